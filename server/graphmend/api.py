@@ -1,0 +1,123 @@
+"""The one entry point every front uses (CLI, language server, tests): text or paths in, diagnostics out."""
+
+from __future__ import annotations
+
+import io
+import os
+import tokenize
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from .checker import check_text
+from .diagnostics import Diagnostic
+from .rules import RULES, RULES_BY_CODE
+from .settings import Settings, SettingsError, settings_for
+
+__all__ = [
+    "RULES",
+    "RULES_BY_CODE",
+    "Diagnostic",
+    "FileResult",
+    "Settings",
+    "SettingsError",
+    "SourceError",
+    "check_paths",
+    "check_source",
+    "discover_python_files",
+    "read_source",
+    "settings_for",
+]
+
+SKIPPED_DIRECTORIES = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache", "build", "dist", "node_modules", ".eggs", "site-packages"}
+)
+
+
+class SourceError(Exception):
+    """A file that is not Python text graphmend can read (binary, undecodable, unreadable)."""
+
+
+@dataclass(frozen=True)
+class FileResult:
+    path: Path
+    diagnostics: tuple[Diagnostic, ...] = ()
+    error: str | None = None  # the file could not be read; nothing was analysed
+
+
+def check_source(text: str, path: Path | None = None, settings: Settings | None = None) -> list[Diagnostic]:
+    """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code."""
+    return check_text(text, path, settings)
+
+
+def read_source(path: Path) -> str:
+    """Read a Python file the way Python would (PEP 263 encoding cookie, BOM), or raise SourceError."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    if b"\x00" in data:
+        raise SourceError("binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, LookupError) as error:
+        raise SourceError(f"unknown source encoding: {error}") from None
+    except UnicodeDecodeError as error:
+        raise SourceError(f"not valid {error.encoding} text at byte {error.start}") from None
+
+
+def check_file(path: Path, settings: Settings) -> FileResult:
+    try:
+        text = read_source(path)
+    except SourceError as error:
+        return FileResult(path, error=str(error))
+    return FileResult(path, tuple(check_source(text, path, settings)))
+
+
+def discover_python_files(paths: Iterable[Path]) -> Iterator[Path]:
+    """Python files under `paths`, recursively, skipping VCS, virtualenv, cache and build folders.
+
+    A file named explicitly is always included, whatever its suffix.
+    """
+    for root in paths:
+        if root.is_file():
+            yield root
+            continue
+        if not root.is_dir():
+            continue
+        for directory, subdirectories, files in os.walk(root):
+            subdirectories[:] = sorted(
+                d for d in subdirectories
+                if d not in SKIPPED_DIRECTORIES and not (Path(directory, d) / "pyvenv.cfg").exists()
+            )
+            for name in sorted(files):
+                if name.endswith((".py", ".pyi")):
+                    yield Path(directory, name)
+
+
+def _check_file_job(job: tuple[Path, Settings]) -> FileResult:
+    return check_file(*job)
+
+
+def check_paths(
+    paths: Iterable[Path], overrides: Mapping[str, Any] | None = None, jobs: int | None = None
+) -> list[FileResult]:
+    """Check every Python file under `paths` with its own pyproject settings plus `overrides`.
+
+    Raises SettingsError when a pyproject.toml or an override is invalid.
+    """
+    settings_by_directory: dict[Path, Settings] = {}
+    work: list[tuple[Path, Settings]] = []
+    for path in discover_python_files(paths):
+        directory = path.parent.resolve()
+        if directory not in settings_by_directory:
+            settings_by_directory[directory] = settings_for(directory).merged(overrides or {})
+        work.append((path, settings_by_directory[directory]))
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(work) < 16:
+        return [check_file(path, settings) for path, settings in work]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_check_file_job, work, chunksize=max(1, len(work) // (jobs * 8))))

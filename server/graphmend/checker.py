@@ -1,0 +1,126 @@
+"""Parse → index → compiled regions → per-function walk → rules → diagnostics, for one text."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from .diagnostics import Diagnostic, RelatedLocation, Severity
+from .inference import FunctionAnalysis, ModuleAnalysis
+from .regions import CompiledRegions, Entry, Reach
+from .rules import RULES, Rule
+from .semantics import ModuleIndex, module_name_for
+from .settings import Settings
+from .source import Position, Range, SourceText
+
+SYNTAX_ERROR_CODE = "GM001"
+
+
+def check_text(text: str, path: Path | None = None, settings: Settings | None = None) -> list[Diagnostic]:
+    """All diagnostics for one file's text; never raises for bad input (it reports GM001)."""
+    settings = settings or Settings()
+    source = SourceText(text)
+    try:
+        tree = ast.parse(text, filename=str(path or "<unknown>"))
+    except SyntaxError as error:
+        return [_syntax_error(source, error)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+    except (ValueError, RecursionError, MemoryError) as error:
+        message = "source contains null bytes" if "null" in str(error) else f"cannot parse: {type(error).__name__}"
+        return [_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+    if "torch" not in text and "PreTrainedModel" not in text:
+        return []  # nothing can be compiled without naming torch or a transformers model base
+    module_name = module_name_for(path)
+    index = ModuleIndex(tree, module_name, is_package=path is not None and path.name == "__init__.py")
+    regions = CompiledRegions(index, settings.module_forward_is_compiled)
+    if not regions.reached:
+        return []
+    module = ModuleAnalysis(index, regions)
+    rules = [rule() for rule in RULES if settings.is_enabled(rule.code)]
+    collector = _Collector(source, rules)
+    for reach in regions.reached.values():
+        collector.reach = reach
+        try:
+            FunctionAnalysis(module, reach.chain[-1], visitor=collector).run()
+        except RecursionError:
+            continue  # pathologically deep expressions: skip the function, keep the others
+    return sorted(collector.diagnostics.values(), key=lambda d: (d.range.start, d.code))
+
+
+class _Collector:
+    """Dispatches each visited node to the rules for its type and keeps one diagnostic per site."""
+
+    def __init__(self, source: SourceText, rules: list[Rule]) -> None:
+        self.source = source
+        self.by_type: dict[type[ast.AST], list[Rule]] = {}
+        for rule in rules:
+            for node_type in rule.node_types:
+                self.by_type.setdefault(node_type, []).append(rule)
+        self.diagnostics: dict[tuple[str, int], Diagnostic] = {}
+        self.reach: Reach | None = None
+
+    def __call__(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> None:
+        rules = self.by_type.get(type(node))
+        if not rules:
+            return
+        for rule in rules:
+            key = (rule.code, id(node))
+            if key in self.diagnostics:
+                continue
+            target = rule.check(node, analysis, in_condition)
+            if target is None:
+                continue
+            diagnostic_range = self.source.node_range(target)
+            if self.source.is_suppressed(diagnostic_range.start.line, rule.code):
+                continue
+            assert self.reach is not None
+            self.diagnostics[key] = Diagnostic(
+                code=rule.code,
+                message=rule.message,
+                severity=rule.severity,
+                range=diagnostic_range,
+                reason_id=rule.reason_id,
+                related=(self._related(self.reach),),
+                data={"rule": rule.name, "entry": self.reach.entry.function.qualname},
+            )
+
+    def _related(self, reach: Reach) -> RelatedLocation:
+        entry = reach.entry
+        if len(reach.chain) > 1:
+            via = " → ".join(f"`{f.qualname}`" for f in reach.chain[1:])
+            return RelatedLocation(
+                _definition_range(self.source, entry),
+                f"reached from compiled `{entry.function.qualname}` ({entry.why}) via {via}",
+            )
+        return RelatedLocation(self.source.node_range(entry.site) if entry.site is not entry.function.node
+                               else _definition_range(self.source, entry),
+                               f"`{entry.function.qualname}` is compiled: {entry.why}")
+
+
+def _definition_range(source: SourceText, entry: Entry) -> Range:
+    """The function's name in its `def` line."""
+    node = entry.function.node
+    line = source.lines[node.lineno - 1] if node.lineno - 1 < len(source.lines) else ""
+    start = source.position(node.lineno, node.col_offset)
+    column = line.find(node.name, start.character)
+    if column < 0:
+        return Range(start, start)
+    return Range(Position(start.line, column), Position(start.line, column + len(node.name)))
+
+
+def _syntax_error(source: SourceText, error: SyntaxError) -> Diagnostic:
+    line = max((error.lineno or 1) - 1, 0)
+    # SyntaxError.offset is 1-based and counts characters (code points) of the line.
+    column = max((error.offset or 1) - 1, 0)
+    end_line = max((error.end_lineno or error.lineno or 1) - 1, line)
+    end_column = max((error.end_offset or error.offset or 1) - 1, column if end_line == line else 0)
+    return Diagnostic(
+        code=SYNTAX_ERROR_CODE,
+        message=f"SyntaxError: {error.msg}; graphmend cannot analyse this file until it parses",
+        severity=Severity.ERROR,
+        range=Range(Position(line, column), Position(end_line, end_column)),
+    )
+
+
+def _file_error(message: str) -> Diagnostic:
+    origin = Position(0, 0)
+    return Diagnostic(code=SYNTAX_ERROR_CODE, message=message, severity=Severity.ERROR, range=Range(origin, origin))

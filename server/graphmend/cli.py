@@ -1,0 +1,127 @@
+"""`graphmend check`: the command-line front over `graphmend.api`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__, api
+from .diagnostics import Diagnostic
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphmend",
+        description="Find TorchDynamo graph breaks in PyTorch source before it runs.",
+    )
+    parser.add_argument("--version", action="version", version=f"graphmend {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check = commands.add_parser("check", help="report graph breaks in files or directories")
+    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
+                       help="files or directories (recursive); default: the current directory")
+    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
+    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to report")
+    check.add_argument("--output-format", choices=("text", "json"), default="text")
+    forward = check.add_mutually_exclusive_group()
+    forward.add_argument("--module-forward", dest="module_forward", action="store_true", default=None,
+                         help="treat every nn.Module.forward as compiled (the default)")
+    forward.add_argument("--no-module-forward", dest="module_forward", action="store_false",
+                         help="only code reached from torch.compile counts as compiled")
+    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    rules = commands.add_parser("rules", help="list the rules and their codes")
+    rules.add_argument("--output-format", choices=("text", "json"), default="text")
+    return parser
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip() for c in value.split(",") if c.strip()]
+
+
+def diagnostic_json(diagnostic: Diagnostic, path: Path) -> dict[str, Any]:
+    start, end = diagnostic.range.start, diagnostic.range.end
+    fix = diagnostic.fix
+    return {
+        "code": diagnostic.code,
+        "path": str(path),
+        "line": start.line + 1,
+        "column": start.character + 1,
+        "end_line": end.line + 1,
+        "end_column": end.character + 1,
+        "message": diagnostic.message,
+        "severity": diagnostic.severity.value,
+        "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
+    }
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {}
+    if args.select is not None:
+        overrides["select"] = args.select
+    if args.ignore is not None:
+        overrides["ignore"] = args.ignore
+    if args.module_forward is not None:
+        overrides["module-forward-is-compiled"] = args.module_forward
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        print(f"graphmend: error: no such file or directory: {', '.join(missing)}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        results = api.check_paths(args.paths, overrides, jobs=args.jobs)
+    except api.SettingsError as error:
+        print(f"graphmend: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    findings = [(r.path, d) for r in results for d in r.diagnostics]
+    unreadable = [r for r in results if r.error is not None]
+    if args.output_format == "json":
+        print(json.dumps([diagnostic_json(d, p) for p, d in findings], indent=2))
+    else:
+        for path, d in findings:
+            print(f"{path}:{d.range.start.line + 1}:{d.range.start.character + 1}: {d.code} {d.message}")
+        count = len(findings)
+        summary = f"Found {count} graph break{'s' if count != 1 else ''}" if count else "No graph breaks found"
+        print(f"{summary} in {len(results)} file{'s' if len(results) != 1 else ''}.")
+    for result in unreadable:
+        print(f"graphmend: warning: {result.path}: {result.error}; skipped", file=sys.stderr)
+    return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _run_rules(args: argparse.Namespace) -> int:
+    rows = [
+        {"code": r.code, "name": r.name, "severity": r.severity.value, "fixable": r.fixable,
+         "reason": r.reason, "reason_id": r.reason_id}
+        for r in api.RULES
+    ]
+    if args.output_format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        for row in rows:
+            print(f"{row['code']}  {row['name']:<28} {row['severity']:<12} {row['reason']}")
+    return EXIT_CLEAN
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return EXIT_ERROR if exit_.code not in (0, None) else EXIT_CLEAN
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return _run_check(args) if args.command == "check" else _run_rules(args)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as error:  # an internal bug: say so plainly, exit 2, no traceback at the user
+        print(f"graphmend: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        print("Please report this with the file that triggered it.", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

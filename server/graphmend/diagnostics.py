@@ -1,0 +1,62 @@
+"""The data every front shows: diagnostics, their related locations and (later) their fixes."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from .source import Range
+
+GB_DOC_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFORMATION = "information"
+
+
+class Applicability(str, enum.Enum):
+    """How sure a fix is to keep behaviour: `safe` fixes apply by default, `unsafe` on request."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    range: Range
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple[TextEdit, ...] = ()
+
+
+@dataclass(frozen=True)
+class RelatedLocation:
+    """Another place that explains a diagnostic, e.g. the compiled entry a callee is reached from."""
+
+    range: Range
+    message: str
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    severity: Severity
+    range: Range
+    reason_id: str | None = None
+    related: tuple[RelatedLocation, ...] = ()
+    fix: Fix | None = None
+    data: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def url(self) -> str | None:
+        """Dynamo's own page for the break reason, when there is one."""
+        return GB_DOC_URL.format(self.reason_id) if self.reason_id else None

@@ -1,0 +1,642 @@
+"""Value kinds: is an expression a tensor, a bool tensor, a Python value, a logger — or unknown.
+
+A forward, flow-sensitive walk over one function's statements keeps the kind of every local name
+(`seq_len = torch.max(ids) + 1` makes `seq_len` a tensor, so `if seq_len > limit:` tests data).
+Branches are walked on copies and joined; loop bodies twice, so loop-carried values are seen.
+Every expression is offered to a visitor together with the kinds in force at that point.
+Unknown stays unknown: graphmend only flags what it can show is a tensor.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from functools import cached_property
+from typing import Callable, Protocol
+
+from . import torch_api as api
+from .regions import CompiledRegions
+from .semantics import ClassInfo, FunctionInfo, ModuleIndex
+
+
+class Kind(enum.Enum):
+    UNKNOWN = "unknown"
+    PYTHON = "python"  # a Python scalar, string, shape, dtype, device...
+    NONE = "none"
+    CONTAINER = "container"  # tuple/list/dict of anything: its truthiness is Python's
+    TENSOR = "tensor"
+    BOOL_TENSOR = "bool-tensor"
+    OPTIONAL_TENSOR = "optional-tensor"
+    LOGGER = "logger"
+    SELF = "self"
+
+    @property
+    def is_tensor(self) -> bool:
+        """Definitely a tensor when evaluated (an optional tensor that is used cannot be None)."""
+        return self in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR)
+
+
+_TENSORISH = (Kind.TENSOR, Kind.BOOL_TENSOR)
+
+
+def join(a: Kind, b: Kind) -> Kind:
+    """The kind of a name that holds `a` on one path and `b` on another."""
+    if a is b:
+        return a
+    pair = {a, b}
+    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR}:
+        return Kind.TENSOR
+    if Kind.NONE in pair and pair - {Kind.NONE} <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
+        return Kind.OPTIONAL_TENSOR
+    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
+        return Kind.OPTIONAL_TENSOR
+    if pair <= {Kind.PYTHON, Kind.NONE}:
+        return Kind.PYTHON
+    return Kind.UNKNOWN
+
+
+Env = dict[str, Kind]
+
+_PYTHON_BUILTINS = frozenset(
+    "len isinstance issubclass hasattr callable str repr type id range hash format chr ord divmod".split()
+)
+_CONTAINER_BUILTINS = frozenset("list tuple dict set frozenset zip enumerate sorted reversed map filter".split())
+_STDLIB_LOGGER_FACTORIES = frozenset({"logging.getLogger", "logging.getLoggerClass"})
+_HF_LOGGER_FACTORIES = frozenset({"transformers.utils.logging.get_logger", "transformers.logging.get_logger"})
+_TENSOR_ANNOTATIONS = frozenset(
+    "torch.Tensor torch.FloatTensor torch.LongTensor torch.DoubleTensor torch.HalfTensor torch.IntTensor "
+    "torch.ByteTensor torch.nn.Parameter torch.nn.parameter.Parameter".split()
+)
+_PYTHON_ANNOTATIONS = frozenset("bool int float str complex bytes".split())
+
+
+def is_logger_factory(qualname: str | None) -> bool:
+    if qualname is None:
+        return False
+    if qualname in _STDLIB_LOGGER_FACTORIES or qualname in _HF_LOGGER_FACTORIES:
+        return True
+    # `from ...utils import logging` inside transformers when the package could not be located.
+    return qualname.startswith(".") and qualname.lstrip(".").endswith("utils.logging.get_logger")
+
+
+class ExpressionVisitor(Protocol):
+    def __call__(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> None: ...
+
+
+class ModuleAnalysis:
+    """Shared, cached facts for all functions of one module."""
+
+    def __init__(self, index: ModuleIndex, regions: CompiledRegions) -> None:
+        self.index = index
+        self.regions = regions
+        self._return_kinds: dict[int, Kind] = {}
+        self._in_progress: set[int] = set()
+        self._class_attributes: dict[int, dict[str, Kind]] = {}
+        self._final_envs: dict[int, Env] = {}
+        self.module_env = self._module_env()
+
+    def _module_env(self) -> Env:
+        env: Env = {}
+        probe = FunctionAnalysis(self, None)
+        for stmt in self.index.tree.body:
+            if isinstance(stmt, ast.Assign):
+                kind = probe.kind(stmt.value)
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        env[target.id] = join(env[target.id], kind) if target.id in env else kind
+        return env
+
+    def return_kind(self, function: FunctionInfo) -> Kind:
+        key = id(function.node)
+        if key in self._return_kinds:
+            return self._return_kinds[key]
+        if key in self._in_progress:
+            return Kind.UNKNOWN
+        self._in_progress.add(key)
+        try:
+            analysis = FunctionAnalysis(self, function)
+            analysis.run()
+            kinds = analysis.return_kinds
+            result = kinds[0] if kinds else Kind.NONE
+            for kind in kinds[1:]:
+                result = join(result, kind)
+        finally:
+            self._in_progress.discard(key)
+        self._return_kinds[key] = result
+        return result
+
+    def final_env(self, function: FunctionInfo) -> Env:
+        """Kinds at the end of a function, for closures of functions nested in it."""
+        key = id(function.node)
+        if key not in self._final_envs:
+            self._final_envs[key] = {}
+            analysis = FunctionAnalysis(self, function)
+            analysis.run()
+            self._final_envs[key] = analysis.env
+        return self._final_envs[key]
+
+    def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]:
+        """Kinds of `self.<name>` from every `self.name = ...` and `register_buffer` in the class."""
+        key = id(cls.node)
+        if key in self._class_attributes:
+            return self._class_attributes[key]
+        kinds: dict[str, Kind] = {}
+        self._class_attributes[key] = kinds  # cycles see an empty table, i.e. unknown
+        for klass in reversed(list(cls.mro())):
+            for method in klass.methods.values():
+                probe = FunctionAnalysis(self, method, with_parameters=False)
+                for node in ast.walk(method.node):
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if isinstance(target, ast.Attribute) and probe.is_self(target.value):
+                                kind = probe.kind(node.value)
+                                kinds[target.attr] = join(kinds[target.attr], kind) if target.attr in kinds else kind
+                    elif (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "register_buffer"
+                        and probe.is_self(node.func.value)
+                        and node.args
+                        and isinstance(node.args[0], ast.Constant)
+                        and isinstance(node.args[0].value, str)
+                    ):
+                        kinds[node.args[0].value] = Kind.TENSOR
+        kinds["training"] = Kind.PYTHON
+        return kinds
+
+
+class FunctionAnalysis:
+    """Kinds of the names of one function, walked statement by statement."""
+
+    def __init__(
+        self,
+        module: ModuleAnalysis,
+        function: FunctionInfo | None,
+        visitor: ExpressionVisitor | None = None,
+        with_parameters: bool = True,
+    ) -> None:
+        self.module = module
+        self.index = module.index
+        self.function = function
+        self.visitor = visitor
+        self.return_kinds: list[Kind] = []
+        self.local_names: frozenset[str] = function.local_names if function else frozenset()
+        self.self_name = self._self_parameter()
+        self.env: Env = self._parameter_kinds() if (function and with_parameters) else {}
+        if function is not None and not with_parameters and self.self_name:
+            self.env[self.self_name] = Kind.SELF
+
+    # ----------------------------------------------------------------- parameters
+    def _self_parameter(self) -> str | None:
+        function = self.function
+        while function is not None and function.owner is None:
+            function = function.parent
+        if function is None:
+            return None
+        args = function.node.args
+        positional = [*args.posonlyargs, *args.args]
+        decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
+        if not positional or "staticmethod" in decorators or "classmethod" in decorators:
+            return None
+        return positional[0].arg
+
+    def _parameter_kinds(self) -> Env:
+        assert self.function is not None
+        node = self.function.node
+        args = node.args
+        env: Env = {}
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        evidence = self._tensor_evidence() if pairs else set()
+        for arg, default in pairs:
+            env[arg.arg] = self._parameter_kind(arg, default, evidence)
+        for arg in (args.vararg, args.kwarg):
+            if arg is not None:
+                env[arg.arg] = Kind.CONTAINER
+        if self.self_name and self.function.owner is not None:
+            env[self.self_name] = Kind.SELF
+        return env
+
+    def _parameter_kind(self, arg: ast.arg, default: ast.expr | None, evidence: set[str]) -> Kind:
+        if arg.annotation is not None:
+            kind = self.annotation_kind(arg.annotation)
+            if kind is not Kind.UNKNOWN:
+                if isinstance(default, ast.Constant) and default.value is None and kind.is_tensor:
+                    return Kind.OPTIONAL_TENSOR
+                return kind
+        if isinstance(default, ast.Constant):
+            if default.value is None:
+                return Kind.OPTIONAL_TENSOR if arg.arg in evidence else Kind.NONE
+            return Kind.PYTHON
+        return Kind.TENSOR if arg.arg in evidence else Kind.UNKNOWN
+
+    def annotation_kind(self, annotation: ast.expr) -> Kind:
+        if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
+            return Kind.PYTHON if self.index.is_builtin(annotation.id) else Kind.UNKNOWN
+        if isinstance(annotation, ast.Constant) and annotation.value is None:
+            return Kind.NONE
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return join(self.annotation_kind(annotation.left), self.annotation_kind(annotation.right))
+        if isinstance(annotation, ast.Subscript):
+            origin = self.qualified_name(annotation.value)
+            inner = annotation.slice
+            if origin in ("typing.Optional", "typing_extensions.Optional"):
+                return join(self.annotation_kind(inner), Kind.NONE)
+            if origin in ("typing.Union", "typing_extensions.Union") and isinstance(inner, ast.Tuple):
+                kinds = [self.annotation_kind(e) for e in inner.elts]
+                result = kinds[0]
+                for kind in kinds[1:]:
+                    result = join(result, kind)
+                return result
+            return Kind.UNKNOWN
+        qualname = self.qualified_name(annotation)
+        if qualname in _TENSOR_ANNOTATIONS:
+            return Kind.TENSOR
+        if qualname == "torch.BoolTensor":
+            return Kind.BOOL_TENSOR
+        return Kind.UNKNOWN
+
+    def _tensor_evidence(self) -> set[str]:
+        """Parameter names used as tensors: `x.sum()`, `x[0].item()`, `x.shape`, `torch.relu(x)`."""
+        assert self.function is not None
+        found: set[str] = set()
+        for node in ast.walk(self.function.node):
+            if isinstance(node, ast.Attribute) and node.attr in api.TENSOR_EVIDENCE:
+                base = node.value
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    found.add(base.id)
+            elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+                qualname = self.qualified_name(node.func)
+                if qualname is not None and self._torch_call_kind(qualname) in _TENSORISH:
+                    found.add(node.args[0].id)
+        return found
+
+    # ----------------------------------------------------------------- queries
+    def is_self(self, expr: ast.expr) -> bool:
+        return self.self_name is not None and isinstance(expr, ast.Name) and expr.id == self.self_name
+
+    def qualified_name(self, expr: ast.expr) -> str | None:
+        return self.index.qualified_name(expr, self.shadowed_names, self.local_imports)
+
+    @cached_property
+    def shadowed_names(self) -> frozenset[str]:
+        """Names bound in this function or an enclosing one: they hide module-level bindings."""
+        names = self.local_names
+        parent = self.function.parent if self.function else None
+        while parent is not None:
+            names = names | parent.local_names
+            parent = parent.parent
+        return names
+
+    @cached_property
+    def local_imports(self) -> dict[str, str]:
+        chain: list[FunctionInfo] = []
+        function = self.function
+        while function is not None:
+            chain.append(function)
+            function = function.parent
+        imports: dict[str, str] = {}
+        for function in reversed(chain):
+            imports.update(function.local_imports)
+        return imports
+
+    def is_builtin(self, name: str) -> bool:
+        return self.index.is_builtin(name, self.shadowed_names)
+
+    def name_kind(self, name: str) -> Kind:
+        if name in self.env:
+            return self.env[name]
+        if name in self.local_names:
+            return Kind.UNKNOWN  # bound later on this path, or by something we do not track
+        parent = self.function.parent if self.function else None
+        while parent is not None:
+            if name in parent.local_names:
+                return self.module.final_env(parent).get(name, Kind.UNKNOWN)
+            parent = parent.parent
+        return self.module.module_env.get(name, Kind.UNKNOWN) if self.function else Kind.UNKNOWN
+
+    def kind(self, expr: ast.expr) -> Kind:
+        """The kind of `expr` with the names' kinds in force now."""
+        if isinstance(expr, ast.Constant):
+            return Kind.NONE if expr.value is None else Kind.PYTHON
+        if isinstance(expr, ast.Name):
+            return self.name_kind(expr.id)
+        if isinstance(expr, ast.Attribute):
+            return self._attribute_kind(expr)
+        if isinstance(expr, ast.Call):
+            return self._call_kind(expr)
+        if isinstance(expr, ast.Compare):
+            return self._compare_kind(expr)
+        if isinstance(expr, ast.BinOp):
+            return self._binop_kind(expr)
+        if isinstance(expr, ast.UnaryOp):
+            operand = self.kind(expr.operand)
+            if isinstance(expr.op, ast.Not):
+                return Kind.PYTHON
+            if isinstance(expr.op, ast.Invert) and operand is Kind.BOOL_TENSOR:
+                return Kind.BOOL_TENSOR
+            return Kind.TENSOR if operand.is_tensor else operand if operand is Kind.PYTHON else Kind.UNKNOWN
+        if isinstance(expr, ast.BoolOp):
+            kinds = [self.kind(v) for v in expr.values]
+            return kinds[-1] if all(k is kinds[-1] for k in kinds) else Kind.UNKNOWN
+        if isinstance(expr, ast.IfExp):
+            return join(self.kind(expr.body), self.kind(expr.orelse))
+        if isinstance(expr, ast.Subscript):
+            value = self.kind(expr.value)
+            if value.is_tensor:
+                return Kind.TENSOR
+            return Kind.PYTHON if value is Kind.PYTHON else Kind.UNKNOWN
+        if isinstance(expr, ast.NamedExpr):
+            return self.kind(expr.value)
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)):
+            return Kind.CONTAINER
+        if isinstance(expr, ast.JoinedStr):
+            return Kind.PYTHON
+        return Kind.UNKNOWN
+
+    def _attribute_kind(self, expr: ast.Attribute) -> Kind:
+        if self.qualified_name(expr) is not None:
+            return Kind.UNKNOWN  # a module attribute such as torch.float32
+        value = self.kind(expr.value)
+        if value is Kind.SELF:
+            owner = self._owner()
+            if owner is None:
+                return Kind.UNKNOWN
+            return self.module.class_attributes(owner).get(expr.attr, Kind.UNKNOWN)
+        if expr.attr in api.TENSOR_PYTHON_ATTRIBUTES:
+            return Kind.PYTHON
+        if value.is_tensor and expr.attr in api.TENSOR_TENSOR_ATTRIBUTES:
+            return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    def _owner(self) -> ClassInfo | None:
+        function = self.function
+        while function is not None and function.owner is None:
+            function = function.parent
+        return function.owner if function else None
+
+    def _compare_kind(self, expr: ast.Compare) -> Kind:
+        if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in expr.ops):
+            return Kind.PYTHON
+        kinds = [self.kind(expr.left), *(self.kind(c) for c in expr.comparators)]
+        if any(k.is_tensor for k in kinds):
+            return Kind.BOOL_TENSOR
+        return Kind.PYTHON if all(k in (Kind.PYTHON, Kind.NONE) for k in kinds) else Kind.UNKNOWN
+
+    def _binop_kind(self, expr: ast.BinOp) -> Kind:
+        left, right = self.kind(expr.left), self.kind(expr.right)
+        if isinstance(expr.op, ast.Mod) and (left is Kind.PYTHON or isinstance(expr.left, ast.JoinedStr)):
+            return Kind.PYTHON
+        if left.is_tensor or right.is_tensor:
+            if isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and Kind.TENSOR not in (left, right):
+                return Kind.BOOL_TENSOR
+            return Kind.TENSOR
+        if isinstance(expr.op, ast.MatMult):
+            return Kind.TENSOR
+        return Kind.PYTHON if left is Kind.PYTHON and right is Kind.PYTHON else Kind.UNKNOWN
+
+    def _torch_call_kind(self, qualname: str) -> Kind:
+        if not qualname.startswith("torch."):
+            return Kind.UNKNOWN
+        if qualname.startswith(api.TENSOR_NAMESPACES):
+            return Kind.TENSOR
+        if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return Kind.TENSOR
+        name = qualname[len("torch.") :]
+        if name in api.BOOL_TENSOR_FUNCTIONS:
+            return Kind.BOOL_TENSOR
+        if name in api.TENSOR_FUNCTIONS:
+            return Kind.TENSOR
+        if name in api.PYTHON_VALUE_FUNCTIONS:
+            return Kind.PYTHON
+        return Kind.UNKNOWN
+
+    def _call_kind(self, call: ast.Call) -> Kind:
+        func = call.func
+        qualname = self.qualified_name(func)
+        if qualname is not None:
+            if is_logger_factory(qualname):
+                return Kind.LOGGER
+            if qualname in api.IS_COMPILING_FUNCTIONS:
+                return Kind.PYTHON
+            return self._torch_call_kind(qualname)
+        if isinstance(func, ast.Name):
+            if self.is_builtin(func.id):
+                if func.id in _PYTHON_BUILTINS or func.id in api.SCALAR_BUILTINS:
+                    return Kind.PYTHON
+                if func.id in _CONTAINER_BUILTINS:
+                    return Kind.CONTAINER
+                if func.id == "abs" and call.args:
+                    return self.kind(call.args[0])
+                return Kind.UNKNOWN
+        elif isinstance(func, ast.Attribute):
+            receiver = self.kind(func.value)
+            if receiver.is_tensor:
+                return self._tensor_method_kind(func.attr)
+            if receiver is Kind.LOGGER:
+                return Kind.PYTHON
+            if receiver is Kind.UNKNOWN and func.attr in api.REDUCTION_METHODS and not self._is_same_file_call(call):
+                return Kind.BOOL_TENSOR if func.attr in api.TENSOR_BOOL_METHODS else Kind.TENSOR
+        if self.function is not None:
+            callee = self.module.regions.resolve_call(call, self.function)
+            if callee is not None:
+                return self.module.return_kind(callee)
+        return Kind.UNKNOWN
+
+    def _is_same_file_call(self, call: ast.Call) -> bool:
+        return self.function is not None and self.module.regions.resolve_call(call, self.function) is not None
+
+    @staticmethod
+    def _tensor_method_kind(method: str) -> Kind:
+        if method in api.TENSOR_PYTHON_METHODS or method in api.SCALAR_METHODS or method.startswith("is_"):
+            return Kind.PYTHON
+        if method in api.TENSOR_FOREIGN_METHODS:
+            return Kind.UNKNOWN
+        if method in api.TENSOR_BOOL_METHODS:
+            return Kind.BOOL_TENSOR
+        return Kind.TENSOR
+
+    def is_data_dependent(self, test: ast.expr) -> bool:
+        """Whether Python must read a tensor's value to decide this condition's truth."""
+        if isinstance(test, ast.BoolOp):
+            return any(self.is_data_dependent(v) for v in test.values)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.is_data_dependent(test.operand)
+        return self.kind(test) in _TENSORISH
+
+    def constant_under_compile(self, test: ast.expr) -> bool | None:
+        """`torch.compiler.is_compiling()` is True while Dynamo traces; `not ...` is False."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.constant_under_compile(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Call) and self.qualified_name(test.func) in api.IS_COMPILING_FUNCTIONS:
+            return True
+        return None
+
+    # ----------------------------------------------------------------- the walk
+    def run(self) -> None:
+        if self.function is not None:
+            self._block(self.function.node.body)
+
+    def _visit(self, expr: ast.AST | None, in_condition: bool = False) -> None:
+        if expr is None or self.visitor is None:
+            return
+        stack: list[tuple[ast.AST, bool]] = [(expr, in_condition)]
+        while stack:
+            node, condition = stack.pop()
+            if isinstance(node, ast.Lambda):
+                continue
+            self.visitor(node, self, condition)
+            if isinstance(node, ast.IfExp):
+                stack.append((node.orelse, condition))
+                stack.append((node.body, condition))
+                stack.append((node.test, True))
+            elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                self._visit_comprehension(node, condition)
+            else:
+                stack.extend((child, condition) for child in reversed(list(ast.iter_child_nodes(node))))
+
+    def _visit_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, condition: bool
+    ) -> None:
+        saved = dict(self.env)
+        for generator in node.generators:
+            self._visit(generator.iter, condition)
+            self._bind(generator.target, self._iteration_kind(generator.iter))
+            for test in generator.ifs:
+                self._visit(test, True)
+        if isinstance(node, ast.DictComp):
+            self._visit(node.key, condition)
+            self._visit(node.value, condition)
+        else:
+            self._visit(node.elt, condition)
+        self.env = saved
+
+    def _iteration_kind(self, iterable: ast.expr) -> Kind:
+        return Kind.TENSOR if self.kind(iterable).is_tensor else Kind.UNKNOWN
+
+    def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None = None) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = kind
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                for element, element_value in zip(target.elts, value.elts):
+                    self._bind(element, self.kind(element_value), element_value)
+                return
+            element_kind = Kind.TENSOR if kind.is_tensor else Kind.UNKNOWN
+            for element in target.elts:
+                self._bind(element.value if isinstance(element, ast.Starred) else element,
+                           Kind.UNKNOWN if isinstance(element, ast.Starred) else element_kind)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, Kind.UNKNOWN)
+
+    def _block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self._statement(stmt)
+
+    def _branch(self, body: list[ast.stmt]) -> Env:
+        saved = self.env
+        self.env = dict(saved)
+        self._block(body)
+        result = self.env
+        self.env = saved
+        return result
+
+    def _merge(self, *envs: Env) -> None:
+        merged: Env = {}
+        names = set().union(*envs)
+        for name in names:
+            kinds = [env.get(name) for env in envs]
+            if any(k is None for k in kinds):
+                present = [k for k in kinds if k is not None]
+                merged[name] = join(present[0], Kind.UNKNOWN) if len(set(present)) > 1 else present[0]
+                continue
+            result = kinds[0]
+            for kind in kinds[1:]:
+                result = join(result, kind)  # type: ignore[arg-type]
+            merged[name] = result  # type: ignore[assignment]
+        self.env = merged
+
+    def _statement(self, stmt: ast.stmt) -> None:
+        visit = self._visit
+        if self.visitor is not None:
+            self.visitor(stmt, self, False)
+        if isinstance(stmt, ast.Assign):
+            visit(stmt.value)
+            for target in stmt.targets:
+                if not isinstance(target, ast.Name):
+                    visit(target)
+            kind = self.kind(stmt.value)
+            for target in stmt.targets:
+                self._bind(target, kind, stmt.value)
+        elif isinstance(stmt, ast.AnnAssign):
+            visit(stmt.value)
+            if stmt.value is not None:
+                self._bind(stmt.target, self.kind(stmt.value), stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            visit(stmt.value)
+            if isinstance(stmt.target, ast.Name):
+                combined = ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value)
+                self.env[stmt.target.id] = self._binop_kind(combined)
+            else:
+                visit(stmt.target)
+        elif isinstance(stmt, ast.If):
+            visit(stmt.test, True)
+            constant = self.constant_under_compile(stmt.test)
+            if constant is True:
+                self._block(stmt.body)
+            elif constant is False:
+                self._block(stmt.orelse)
+            else:
+                self._merge(self._branch(stmt.body), self._branch(stmt.orelse))
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            visit(stmt.iter)
+            element = self._iteration_kind(stmt.iter)
+            before = dict(self.env)
+            for _ in range(2):
+                self._bind(stmt.target, element)
+                self._block(stmt.body)
+                self._merge(before, self.env)
+            self._block(stmt.orelse)
+        elif isinstance(stmt, ast.While):
+            before = dict(self.env)
+            for _ in range(2):
+                visit(stmt.test, True)
+                self._block(stmt.body)
+                self._merge(before, self.env)
+            self._block(stmt.orelse)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                visit(item.context_expr)
+                if item.optional_vars is not None:
+                    self._bind(item.optional_vars, Kind.UNKNOWN)
+            self._block(stmt.body)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            body = self._branch(stmt.body + stmt.orelse)  # type: ignore[attr-defined]
+            handlers = [self._branch(h.body) for h in stmt.handlers]  # type: ignore[attr-defined]
+            self._merge(body, *handlers)
+            self._block(stmt.finalbody)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.Return):
+            visit(stmt.value)
+            self.return_kinds.append(self.kind(stmt.value) if stmt.value is not None else Kind.NONE)
+        elif isinstance(stmt, ast.Match):
+            visit(stmt.subject)
+            self._merge(self.env, *(self._branch(case.body) for case in stmt.cases))
+        elif isinstance(stmt, ast.Assert):
+            visit(stmt.test, True)
+            visit(stmt.msg)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for name in self.index.import_bindings(stmt):
+                self.env[name] = Kind.UNKNOWN
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self.env[stmt.name] = Kind.UNKNOWN
+        else:
+            for child in ast.iter_child_nodes(stmt):
+                if isinstance(child, ast.expr):
+                    visit(child)
+
+
+Visitor = Callable[[ast.AST, FunctionAnalysis, bool], None]

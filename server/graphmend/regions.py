@@ -1,0 +1,277 @@
+"""Which code runs under torch.compile: entry points, and everything they call in the same file.
+
+Dynamo traces into every Python function a compiled frame calls, so a break inside a helper is a
+break of the compiled entry (see the nested-graph-break docs). Code that no entry reaches is never
+compiled and must never be flagged.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterator
+
+from .semantics import ClassInfo, FunctionInfo, ModuleIndex
+
+_COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A function Dynamo compiles as a top-level frame, and the node that says so."""
+
+    function: FunctionInfo
+    why: str
+    site: ast.AST
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How a function is reached from a compiled entry (the call chain, entry first)."""
+
+    entry: Entry
+    chain: tuple[FunctionInfo, ...]
+
+
+def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
+    """All nodes below `nodes`, not descending into nested functions, classes or lambdas."""
+    stack: list[ast.AST] = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+class CompiledRegions:
+    """Finds compiled entries of a module and the functions reachable from them."""
+
+    def __init__(self, index: ModuleIndex, module_forward_is_compiled: bool = True) -> None:
+        self.index = index
+        self.module_forward_is_compiled = module_forward_is_compiled
+        self._instances: dict[int, dict[str, ClassInfo]] = {}
+        self._attribute_instances: dict[int, dict[str, ClassInfo]] = {}
+        self.entries = self._find_entries()
+        self.reached = self._reach()
+
+    # ----------------------------------------------------------------- entries
+    def _find_entries(self) -> list[Entry]:
+        entries: list[Entry] = []
+        seen: set[int] = set()
+
+        def add(function: FunctionInfo | None, why: str, site: ast.AST) -> None:
+            if function is not None and id(function.node) not in seen:
+                seen.add(id(function.node))
+                entries.append(Entry(function, why, site))
+
+        for function in self.index.all_functions:
+            for decorator in function.node.decorator_list:
+                if self._is_compile_callable(decorator, function.parent):
+                    add(function, "decorated with @torch.compile", decorator)
+                    break
+
+        for scope, node in self._scoped_nodes():
+            if not isinstance(node, ast.Call):
+                continue
+            shadowed = scope.local_names if scope else frozenset()
+            if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
+                target = node.args[0] if node.args else _keyword(node, "model")
+                if target is not None:
+                    add(self._compile_target(target, scope), f"compiled by torch.compile at line {node.lineno}", node)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+                cls = self._instance_class(node.func.value, scope)
+                if cls is not None and cls.is_module:
+                    add(cls.find_method("forward"), f"compiled by .compile() at line {node.lineno}", node)
+
+        if self.module_forward_is_compiled:
+            for cls in self.index.classes.values():
+                forward = cls.methods.get("forward")
+                if cls.is_module and forward is not None:
+                    add(forward, "nn.Module.forward is treated as compiled", forward.node)
+        return entries
+
+    def _is_compile_callable(self, decorator: ast.expr, scope: FunctionInfo | None) -> bool:
+        shadowed = scope.local_names if scope else frozenset()
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self.index.qualified_name(func, shadowed) in _COMPILE_FUNCTIONS
+
+    def _compile_target(self, target: ast.expr, scope: FunctionInfo | None) -> FunctionInfo | None:
+        if isinstance(target, ast.Name):
+            function = self.resolve_function_name(target.id, scope)
+            if function is not None:
+                return function
+        if isinstance(target, ast.Attribute):
+            owner = self._instance_class(target.value, scope)
+            if owner is not None:
+                return owner.find_method(target.attr)
+            return None
+        cls = self._instance_class(target, scope)
+        return cls.find_method("forward") if cls is not None and cls.is_module else None
+
+    def _scoped_nodes(self) -> Iterator[tuple[FunctionInfo | None, ast.AST]]:
+        for node in _walk_no_scopes(self.index.tree.body):
+            yield None, node
+        for function in self.index.all_functions:
+            for node in _walk_no_scopes(function.node.body):
+                yield function, node
+
+    # ----------------------------------------------------------------- name resolution
+    def resolve_function_name(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
+        """The same-file function a bare name calls, following lexical scoping."""
+        current = scope
+        while current is not None:
+            if name in current.nested:
+                return current.nested[name]
+            if name in current.local_names:
+                return None  # a parameter or local variable, not a function we know
+            current = current.parent
+        return self.index.functions.get(name)
+
+    def _instance_class(self, expr: ast.expr, scope: FunctionInfo | None) -> ClassInfo | None:
+        """The same-file class of `Model()` or of a variable/attribute assigned `Model(...)`."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+            if scope is None or expr.func.id not in scope.local_names:
+                return self.index.classes.get(expr.func.id)
+            return None
+        if isinstance(expr, ast.Name):
+            current = scope
+            while current is not None:
+                if expr.id in current.local_names:
+                    return self._scope_instances(current).get(expr.id)
+                current = current.parent
+            return self._scope_instances(None).get(expr.id)
+        if isinstance(expr, ast.Attribute) and scope is not None and scope.owner is not None:
+            if _is_self(expr.value, scope):
+                return self._class_attribute_instances(scope.owner).get(expr.attr)
+        return None
+
+    def _scope_instances(self, scope: FunctionInfo | None) -> dict[str, ClassInfo]:
+        key = id(scope.node) if scope else 0
+        if key not in self._instances:
+            body = scope.node.body if scope else self.index.tree.body
+            found: dict[str, ClassInfo] = {}
+            for node in _walk_no_scopes(body):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    cls = self._instance_class(node.value, scope) if isinstance(node.value, ast.Call) else None
+                    if cls is not None:
+                        found[node.targets[0].id] = cls
+            self._instances[key] = found
+        return self._instances[key]
+
+    def _class_attribute_instances(self, cls: ClassInfo) -> dict[str, ClassInfo]:
+        """`self.block = Block(...)` in any method → {"block": Block}."""
+        if id(cls.node) not in self._attribute_instances:
+            found: dict[str, ClassInfo] = {}
+            self._attribute_instances[id(cls.node)] = found
+            for method in cls.methods.values():
+                for node in _walk_no_scopes(method.node.body):
+                    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                        continue
+                    func = node.value.func
+                    if not isinstance(func, ast.Name) or func.id in method.local_names:
+                        continue
+                    instance = self.index.classes.get(func.id)
+                    for target in node.targets:
+                        if instance is not None and isinstance(target, ast.Attribute) and _is_self(target.value, method):
+                            found[target.attr] = instance
+        return self._attribute_instances[id(cls.node)]
+
+    # ----------------------------------------------------------------- call graph
+    def resolve_call(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
+        """The same-file function or method a call runs, if it can be known statically."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            function = self.resolve_function_name(func.id, scope)
+            if function is not None:
+                return function
+            cls = self._instance_class(func, scope)
+            return cls.find_method("forward") if cls is not None and cls.is_module else None
+        if not isinstance(func, ast.Attribute):
+            return None
+        owner = scope.owner or _enclosing_owner(scope)
+        receiver = func.value
+        if owner is not None and _is_self(receiver, scope):
+            method = owner.find_method(func.attr)
+            if method is not None:
+                return method
+        if owner is not None and _is_super_call(receiver):
+            for base in owner.bases:
+                method = base.find_method(func.attr)
+                if method is not None:
+                    return method
+            return None
+        if isinstance(receiver, ast.Name) and receiver.id not in scope.local_names and receiver.id in self.index.classes:
+            return self.index.classes[receiver.id].find_method(func.attr)
+        cls = self._instance_class(receiver, scope)
+        if cls is not None:
+            return cls.find_method(func.attr)
+        return None
+
+    def module_call_target(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
+        """`self.block(x)` where `self.block = Block(...)`: calling a module runs its forward."""
+        func = call.func
+        cls = self._instance_class(func, scope)
+        if cls is not None and cls.is_module:
+            return cls.find_method("forward")
+        return None
+
+    def _reach(self) -> dict[int, Reach]:
+        reached: dict[int, Reach] = {}
+        queue: deque[Reach] = deque()
+        for entry in self.entries:
+            reach = Reach(entry, (entry.function,))
+            reached[id(entry.function.node)] = reach
+            queue.append(reach)
+        while queue:
+            reach = queue.popleft()
+            current = reach.chain[-1]
+            for callee in self._callees_with_modules(current):
+                if id(callee.node) not in reached:
+                    nxt = Reach(reach.entry, (*reach.chain, callee))
+                    reached[id(callee.node)] = nxt
+                    queue.append(nxt)
+        return reached
+
+    def _callees_with_modules(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+        for node in _walk_no_scopes(function.node.body):
+            if isinstance(node, ast.Call):
+                callee = self.resolve_call(node, function) or self.module_call_target(node, function)
+                if callee is not None:
+                    yield callee
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _self_name(function: FunctionInfo) -> str | None:
+    args = function.node.args
+    positional = [*args.posonlyargs, *args.args]
+    if not positional:
+        return None
+    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.node.decorator_list):
+        return None
+    return positional[0].arg
+
+
+def _is_self(expr: ast.expr, function: FunctionInfo) -> bool:
+    """`expr` is the method's first parameter (`self`), also from a function nested in the method."""
+    current: FunctionInfo | None = function
+    while current is not None and current.owner is None:
+        current = current.parent
+    return current is not None and isinstance(expr, ast.Name) and expr.id == _self_name(current)
+
+
+def _is_super_call(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"
+
+
+def _enclosing_owner(function: FunctionInfo) -> ClassInfo | None:
+    current: FunctionInfo | None = function
+    while current is not None:
+        if current.owner is not None:
+            return current.owner
+        current = current.parent
+    return None

@@ -1,0 +1,42 @@
+"""The rule registry: an explicit tuple, checked for unique codes at import time."""
+
+from __future__ import annotations
+
+from .base import Rule
+from .gm101_data_dependent_if import DataDependentIf
+from .gm102_data_dependent_ternary import DataDependentTernary
+from .gm103_tensor_truthiness import TensorTruthiness
+from .gm201_print import PrintCall
+from .gm202_logging import LoggingCall
+from .gm203_warnings import WarningsWarn
+from .gm301_scalar_conversion import ScalarConversion
+from .gm302_dynamic_shape import DynamicShapeOperator
+from .gm303_data_dependent_while import DataDependentWhile
+from .gm304_data_dependent_raise import DataDependentRaise
+
+RULES: tuple[type[Rule], ...] = (
+    DataDependentIf,
+    DataDependentTernary,
+    TensorTruthiness,
+    PrintCall,
+    LoggingCall,
+    WarningsWarn,
+    ScalarConversion,
+    DynamicShapeOperator,
+    DataDependentWhile,
+    DataDependentRaise,
+)
+
+
+def _check_registry(rules: tuple[type[Rule], ...]) -> dict[str, type[Rule]]:
+    by_code: dict[str, type[Rule]] = {}
+    for rule in rules:
+        if rule.code in by_code:
+            raise RuntimeError(f"duplicate rule code {rule.code}: {by_code[rule.code].__name__}, {rule.__name__}")
+        by_code[rule.code] = rule
+    return by_code
+
+
+RULES_BY_CODE = _check_registry(RULES)
+
+__all__ = ["RULES", "RULES_BY_CODE", "Rule"]

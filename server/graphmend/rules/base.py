@@ -1,0 +1,32 @@
+"""The rule interface: a stable code, a message, Dynamo's reason, and a check over one node kind."""
+
+from __future__ import annotations
+
+import ast
+from typing import ClassVar
+
+from ..diagnostics import Severity
+from ..inference import FunctionAnalysis
+
+
+class Rule:
+    """One kind of graph break. Subclasses document themselves in their docstring:
+    What it does / Why it breaks the graph / Example / Fix and its safety."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    reason: ClassVar[str]  # Dynamo's own "Graph Break Reason" text
+    reason_id: ClassVar[str]  # its gbNNNN page
+    fixable: ClassVar[bool] = True  # whether a rewrite in this product can remove it
+    node_types: ClassVar[tuple[type[ast.AST], ...]]
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        """Return the node to report (its range is the diagnostic's), or None."""
+        raise NotImplementedError
+
+
+def is_raise_guard(node: ast.If) -> bool:
+    """`if cond: raise ...` with nothing else: an input check, not a computation to predicate."""
+    return not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from .base import Rule, is_raise_guard
+
+
+class DataDependentIf(Rule):
+    """What it does: flags an `if`/`elif` whose condition is a tensor value in compiled code, e.g.
+    `if x.sum() > 10:`, `if torch.any(x > 0):`, `if not mask.any():`, or a name assigned such a
+    value (`seq_len = torch.max(ids) + 1` then `if seq_len > limit:`).
+
+    Why it breaks the graph: Dynamo traces with fake tensors that have shapes but no values, so it
+    cannot decide which branch runs. It compiles the graph so far, runs the `if` in Python (a
+    device-to-host sync) and starts a new graph after it.
+
+    Example:
+        if x.sum() > 10:
+            z = a + b
+        else:
+            z = a * b
+
+    Fix and its safety: compute both branches and select with `torch.where(cond, a_val, b_val)`.
+    Safe when both branches are side-effect free and cannot fault when run unconditionally; the
+    fix is offered only when that can be shown.
+    """
+
+    code = "GM101"
+    name = "data-dependent-if"
+    message = "Data-dependent branching: this `if` tests a tensor value; select with `torch.where` instead"
+    reason = "Data-dependent branching"
+    reason_id = "gb0170"
+    node_types = (ast.If,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.If)
+        if is_raise_guard(node) or not analysis.is_data_dependent(node.test):
+            return None
+        return node.test

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from .base import Rule
+
+
+class DataDependentTernary(Rule):
+    """What it does: flags a conditional expression `a if cond else b` whose `cond` is a tensor
+    value in compiled code, e.g. `h if h.std() > 1 else h * 2`.
+
+    Why it breaks the graph: the same as an `if` statement: Dynamo cannot know the value of the
+    condition while tracing, so it ends the graph and evaluates it in Python.
+
+    Example:
+        y = x if x.std() > 1 else x * 2
+
+    Fix and its safety: `torch.where(cond, a, b)`; both operands are evaluated, so it is safe only
+    when neither can fault or has side effects.
+    """
+
+    code = "GM102"
+    name = "data-dependent-ternary"
+    message = "Data-dependent branching: this conditional expression tests a tensor value; use `torch.where`"
+    reason = "Data-dependent branching"
+    reason_id = "gb0170"
+    node_types = (ast.IfExp,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.IfExp)
+        return node.test if analysis.is_data_dependent(node.test) else None

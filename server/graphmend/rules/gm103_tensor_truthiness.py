@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from .base import Rule
+
+
+class TensorTruthiness(Rule):
+    """What it does: flags `not t`, `t and u`, `t or u` on tensor values outside an `if`/`while`
+    condition, e.g. `keep = not mask.any()` or `ok = x.any() or y.any()`.
+
+    Why it breaks the graph: `not` and `and`/`or` ask Python for the truth value of the tensor,
+    which needs its data; Dynamo cannot trace that and breaks (for `not`, it may abandon the whole
+    frame).
+
+    Example:
+        keep = not mask.any()
+
+    Fix and its safety: use tensor logic that stays in the graph: `~t`/`torch.logical_not(t)`,
+    `torch.logical_and`, `torch.logical_or`. The result is then a bool tensor, not a Python bool.
+    """
+
+    code = "GM103"
+    name = "tensor-truthiness"
+    message = "Data-dependent branching: `not`/`and`/`or` read a tensor's truth value; use `torch.logical_*` instead"
+    reason = "Data-dependent branching"
+    reason_id = "gb0170"
+    node_types = (ast.BoolOp, ast.UnaryOp)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        if in_condition:
+            return None
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.Not) and analysis.is_data_dependent(node.operand):
+                return node
+            return None
+        assert isinstance(node, ast.BoolOp)
+        # Python tests every operand but the last one; the last is returned as the value.
+        return node if any(analysis.is_data_dependent(v) for v in node.values[:-1]) else None

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from .base import Rule
+
+
+class PrintCall(Rule):
+    """What it does: flags a call of the builtin `print` in compiled code. A module-level or local
+    function named `print` is not the builtin and is not flagged.
+
+    Why it breaks the graph: `print` writes to a stream, a side effect Dynamo cannot put in a
+    graph. It compiles what it has, runs the print in Python and starts a new graph.
+
+    Example:
+        x = torch.relu(x)
+        print("tensor:", x)
+        return torch.sin(x)
+
+    Fix and its safety: defer the print until the compiled region has produced its values (a
+    function registered in `torch._dynamo.config.reorderable_logging_functions`, or printing after
+    the compiled call). Same text, same order, printed after the graph runs.
+    """
+
+    code = "GM201"
+    name = "print-in-compiled-code"
+    message = "Failed to trace builtin operator: `print` breaks the graph; defer it until after the compiled region"
+    reason = "Failed to trace builtin operator"
+    reason_id = "gb0059"
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Call)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "print" and analysis.is_builtin("print"):
+            return node
+        if analysis.qualified_name(func) == "builtins.print":
+            return node
+        return None

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis, Kind
+from .base import Rule
+
+STDLIB_LEVEL_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+LOGGER_METHODS = STDLIB_LEVEL_FUNCTIONS | frozenset({"warning_once", "info_once", "warning_advice"})
+
+
+class LoggingCall(Rule):
+    """What it does: flags logging in compiled code: `logging.warning(...)` and the other level
+    functions of the stdlib `logging` module, and methods of loggers made by
+    `logging.getLogger(...)` or Hugging Face's `transformers.utils.logging.get_logger(...)`
+    (including `warning_once`), held in module-level names, locals or `self` attributes.
+
+    Why it breaks the graph: a logger call runs handlers, formatting and I/O that Dynamo does not
+    trace ("logging.Logger method not supported for non-export cases"); it breaks the graph at the
+    call.
+
+    Example:
+        logger = logging.getLogger(__name__)
+        ...
+        logger.warning("clamping %d values", n)
+
+    Fix and its safety: defer the record until the compiled region has run, keeping its text, level
+    and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message.
+    """
+
+    code = "GM202"
+    name = "logging-in-compiled-code"
+    message = "Logger method not supported: this logging call breaks the graph; defer it until after the compiled region"
+    reason = "logging.Logger method not supported for non-export cases"
+    reason_id = "gb0291"
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Call)
+        func = node.func
+        qualname = analysis.qualified_name(func)
+        if qualname is not None:
+            module, _, attr = qualname.rpartition(".")
+            return node if module == "logging" and attr in STDLIB_LEVEL_FUNCTIONS else None
+        if isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS:
+            return node if analysis.kind(func.value) is Kind.LOGGER else None
+        return None

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from .base import Rule
+
+WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
+
+
+class WarningsWarn(Rule):
+    """What it does: flags `warnings.warn(...)` (also imported as `from warnings import warn`) in
+    compiled code.
+
+    Why it breaks the graph: Dynamo marks `warnings.warn` as a function it must skip ("Attempted
+    to call function marked as skipped"), so it ends the graph at the call.
+
+    Example:
+        warnings.warn("input has NaNs", UserWarning)
+
+    Fix and its safety: emit the warning after the compiled region (same message and category),
+    or register it as a reorderable logging function.
+    """
+
+    code = "GM203"
+    name = "warnings-in-compiled-code"
+    message = "Attempted to call function marked as skipped: `warnings.warn` breaks the graph; defer it until after the compiled region"
+    reason = "Attempted to call function marked as skipped"
+    reason_id = "gb0007"
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Call)
+        return node if analysis.qualified_name(node.func) in WARN_FUNCTIONS else None

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Severity
+from ..inference import FunctionAnalysis, Kind
+from ..torch_api import DYNAMIC_SHAPE_FUNCTIONS, DYNAMIC_SHAPE_METHODS
+from .base import Rule
+
+
+class DynamicShapeOperator(Rule):
+    """What it does: flags operators whose output shape depends on tensor data: `torch.nonzero`,
+    `torch.argwhere`, `torch.unique`, `torch.masked_select`, one-argument `torch.where(cond)`, their
+    method forms, and boolean-mask indexing `x[x > 0]` (a read; `x[mask] = v` is fine).
+
+    Why it breaks the graph: without `capture_dynamic_output_shape_ops`, Dynamo cannot give the
+    result a size while tracing ("Dynamic shape operator").
+
+    Example:
+        positive = x[x > 0]
+
+    Fix and its safety: no rewrite keeps the result's shape. Keep shapes static (`torch.where(mask,
+    x, 0)`, a masked reduction), or set `torch._dynamo.config.capture_dynamic_output_shape_ops`.
+    """
+
+    code = "GM302"
+    name = "dynamic-shape-operator"
+    message = "Dynamic shape operator: the result's size depends on tensor data; keep shapes static (e.g. a mask with `torch.where`)"
+    severity = Severity.INFORMATION
+    reason = "Dynamic shape operator"
+    reason_id = "gb0036"
+    fixable = False
+    node_types = (ast.Call, ast.Subscript)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        if isinstance(node, ast.Subscript):
+            if not isinstance(node.ctx, ast.Load) or not analysis.kind(node.value).is_tensor:
+                return None
+            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return node if any(analysis.kind(i) is Kind.BOOL_TENSOR for i in index) else None
+        assert isinstance(node, ast.Call)
+        qualname = analysis.qualified_name(node.func)
+        if qualname in DYNAMIC_SHAPE_FUNCTIONS:
+            return node
+        if qualname == "torch.where" and len(node.args) == 1 and not node.keywords:
+            return node
+        func = node.func
+        if qualname is None and isinstance(func, ast.Attribute) and func.attr in DYNAMIC_SHAPE_METHODS:
+            return node if analysis.kind(func.value).is_tensor else None
+        return None

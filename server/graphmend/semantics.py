@@ -1,0 +1,318 @@
+"""What names mean in one module: imports as qualified names, functions, classes, scopes.
+
+Built once per file from `ast` in a single pass over the statements that define names, so that
+"is `th` torch", "is this the builtin print" and "which method does `self._gate` call" are answered
+by bindings, never by matching text.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Iterator, Union
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
+ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]
+
+# Bases from outside the file known to be nn.Module subclasses (qualified names).
+_MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel",
+    }
+)
+# torch.nn classes that are not modules although capitalised.
+_NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+
+
+@dataclass
+class FunctionInfo:
+    node: FunctionNode
+    qualname: str
+    owner: ClassInfo | None = None
+    parent: FunctionInfo | None = None
+    nested: dict[str, FunctionInfo] = field(default_factory=dict)
+    local_imports: dict[str, str] = field(default_factory=dict)  # `import torch` inside the body
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @cached_property
+    def local_names(self) -> frozenset[str]:
+        """Names bound in this function's own scope (parameters, assignments, imports, defs)."""
+        return _local_names(self.node)
+
+
+@dataclass
+class ClassInfo:
+    node: ast.ClassDef
+    base_names: list[str | None]
+    methods: dict[str, FunctionInfo] = field(default_factory=dict)
+    bases: list[ClassInfo] = field(default_factory=list)
+    is_module: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def mro(self) -> Iterator[ClassInfo]:
+        """This class, then its same-file bases depth-first (good enough for method lookup)."""
+        seen: set[int] = set()
+        stack = [self]
+        while stack:
+            cls = stack.pop(0)
+            if id(cls) in seen:
+                continue
+            seen.add(id(cls))
+            yield cls
+            stack.extend(cls.bases)
+
+    def find_method(self, name: str) -> FunctionInfo | None:
+        for cls in self.mro():
+            if name in cls.methods:
+                return cls.methods[name]
+        return None
+
+
+def module_name_for(path: Path | None) -> str | None:
+    """The dotted module name of a file, found by walking up through packages (`__init__.py`)."""
+    if path is None:
+        return None
+    try:
+        path = path.resolve()
+    except OSError:
+        return None
+    parts = [path.stem] if path.stem != "__init__" else []
+    directory = path.parent
+    while (directory / "__init__.py").is_file():
+        parts.insert(0, directory.name)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    return ".".join(parts) if parts else None
+
+
+class ModuleIndex:
+    """Bindings of a module: imports, module-level names, functions and classes."""
+
+    def __init__(self, tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> None:
+        self.tree = tree
+        self.module_name = module_name
+        self.is_package = is_package
+        self.imports: dict[str, str] = {}
+        self.module_names: set[str] = set()  # every name bound at module level
+        self.functions: dict[str, FunctionInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.all_functions: list[FunctionInfo] = []
+        self._by_node: dict[int, FunctionInfo] = {}
+        self._index_module()
+
+    # ----------------------------------------------------------------- building
+    def _index_module(self) -> None:
+        for stmt in _scope_statements(self.tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.imports.update(self.import_bindings(stmt))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions[stmt.name] = self._add_function(stmt, stmt.name, None, None)
+            elif isinstance(stmt, ast.ClassDef):
+                self.classes[stmt.name] = self._add_class(stmt, stmt.name)
+        self.module_names = set(_local_names(self.tree))
+        for cls in self.classes.values():
+            cls.bases = [self.classes[n] for n in cls.base_names if n is not None and n in self.classes]
+        for cls in self.classes.values():
+            cls.is_module = self._is_module_class(cls, set())
+
+    def _add_function(
+        self, node: FunctionNode, qualname: str, owner: ClassInfo | None, parent: FunctionInfo | None
+    ) -> FunctionInfo:
+        info = FunctionInfo(node=node, qualname=qualname, owner=owner, parent=parent)
+        self.all_functions.append(info)
+        self._by_node[id(node)] = info
+        for stmt in _scope_statements(node.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                info.local_imports.update(self.import_bindings(stmt))
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                info.nested[stmt.name] = self._add_function(stmt, f"{qualname}.{stmt.name}", None, info)
+        return info
+
+    def _add_class(self, node: ast.ClassDef, qualname: str) -> ClassInfo:
+        cls = ClassInfo(node=node, base_names=[self._base_name(b) for b in node.bases])
+        for stmt in _scope_statements(node.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                cls.methods[stmt.name] = self._add_function(stmt, f"{qualname}.{stmt.name}", cls, None)
+        return cls
+
+    def _base_name(self, base: ast.expr) -> str | None:
+        if isinstance(base, ast.Name) and base.id in self._class_names():
+            return base.id
+        return self.qualified_name(base)
+
+    def _class_names(self) -> set[str]:
+        return {s.name for s in _scope_statements(self.tree.body) if isinstance(s, ast.ClassDef)}
+
+    def _is_module_class(self, cls: ClassInfo, visiting: set[int]) -> bool:
+        if id(cls) in visiting:
+            return False
+        visiting.add(id(cls))
+        for name in cls.base_names:
+            if name is None:
+                continue
+            if name in self.classes:
+                if self._is_module_class(self.classes[name], visiting):
+                    return True
+            elif is_module_base_qualname(name):
+                return True
+        return False
+
+    def import_bindings(self, stmt: ast.Import | ast.ImportFrom) -> dict[str, str]:
+        """Name → qualified name for one import statement (relative imports resolved when possible)."""
+        bound: dict[str, str] = {}
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".", 1)[0]
+                    bound[top] = top
+            return bound
+        base = self._resolve_relative(stmt.module, stmt.level)
+        for alias in stmt.names:
+            if alias.name == "*":
+                continue
+            bound[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+        return bound
+
+    def _resolve_relative(self, module: str | None, level: int) -> str:
+        if level == 0:
+            return module or ""
+        if self.module_name:
+            package_parts = self.module_name.split(".")
+            if not self.is_package:
+                package_parts = package_parts[:-1]
+            drop = level - 1
+            if drop <= len(package_parts):
+                anchor = package_parts[: len(package_parts) - drop]
+                return ".".join([*anchor, module] if module else anchor)
+        # Unknown package: keep the relative marker so the name can never pass for an absolute one.
+        return "." * level + (module or "")
+
+    # ----------------------------------------------------------------- queries
+    def function_for(self, node: ast.AST) -> FunctionInfo | None:
+        return self._by_node.get(id(node))
+
+    def qualified_name(
+        self,
+        expr: ast.expr,
+        shadowed: frozenset[str] | set[str] = frozenset(),
+        local_imports: dict[str, str] | None = None,
+    ) -> str | None:
+        """`th.nn.functional.relu` → "torch.nn.functional.relu" when `th` is an imported module alias.
+
+        Returns None when the root name is not an import (or is shadowed by a local binding that is
+        not itself an import).
+        """
+        attrs: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            attrs.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        if local_imports and expr.id in local_imports:
+            root: str | None = local_imports[expr.id]
+        elif expr.id in shadowed:
+            return None
+        else:
+            root = self.imports.get(expr.id)
+        if root is None:
+            return None
+        return ".".join([root, *reversed(attrs)])
+
+    def is_builtin(self, name: str, shadowed: frozenset[str] | set[str] = frozenset()) -> bool:
+        """True when `name` refers to the builtin: not bound locally, at module level, or by import."""
+        return name not in shadowed and name not in self.module_names
+
+
+def is_module_base_qualname(qualname: str) -> bool:
+    """Whether an imported base class is an nn.Module subclass, judged by its qualified name."""
+    if qualname in _MODULE_BASES:
+        return True
+    if qualname.startswith("torch.nn."):
+        last = qualname.rsplit(".", 1)[-1]
+        return last[:1].isupper() and last not in _NN_NON_MODULES
+    # transformers resolved from inside its own package, or a relative import whose package is unknown.
+    return qualname.lstrip(".").endswith("modeling_utils.PreTrainedModel")
+
+
+def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a scope, descending into compound statements but not into nested scopes."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        children: list[ast.stmt] = []
+        for name in ("body", "orelse", "finalbody"):
+            children.extend(getattr(stmt, name, ()) or ())
+        for handler in getattr(stmt, "handlers", ()) or ():
+            children.extend(handler.body)
+        for case in getattr(stmt, "cases", ()) or ():
+            children.extend(case.body)
+        stack.extend(reversed(children))
+
+
+def _local_names(scope: ast.Module | FunctionNode) -> frozenset[str]:
+    names: set[str] = set()
+    declared_global: set[str] = set()
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = scope.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None:
+                names.add(arg.arg)
+    for stmt in _scope_statements(scope.body):
+        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            declared_global.update(stmt.names)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                names.add(alias.asname or alias.name.split(".", 1)[0])
+        elif isinstance(stmt, ast.ImportFrom):
+            names.update(a.asname or a.name for a in stmt.names if a.name != "*")
+        for target in _binding_targets(stmt):
+            names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            if handler.name:
+                names.add(handler.name)
+    # Walrus targets bind in the enclosing function scope wherever they appear.
+    for node in _walk_scope_expressions(scope.body):
+        if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return frozenset(names - declared_global)
+
+
+def _binding_targets(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign):
+        return [t for t in stmt.targets if not isinstance(t, (ast.Attribute, ast.Subscript))]
+    if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        return [stmt.target] if isinstance(stmt.target, ast.Name) else []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
+
+
+def _walk_scope_expressions(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))

@@ -1,0 +1,108 @@
+"""User settings: which codes run, and whether every nn.Module.forward counts as compiled.
+
+Read from `[tool.graphmend]` in the nearest pyproject.toml; command-line flags and editor
+settings override them. Code selection works like Ruff's: the most specific prefix wins.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_SELECT = ("GM",)
+_KNOWN_KEYS = {
+    "select": "select",
+    "ignore": "ignore",
+    "module-forward-is-compiled": "module_forward_is_compiled",
+    "module_forward_is_compiled": "module_forward_is_compiled",
+}
+
+
+class SettingsError(ValueError):
+    """A settings file or value that graphmend cannot use; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = DEFAULT_SELECT
+    ignore: tuple[str, ...] = ()
+    module_forward_is_compiled: bool = True
+    source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
+
+    def is_enabled(self, code: str) -> bool:
+        """The longest matching prefix decides; on a tie, ignore wins."""
+        selected = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        ignored = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
+        return selected >= 0 and selected > ignored
+
+    def merged(self, overrides: Mapping[str, Any]) -> Settings:
+        """These settings with `overrides` (same keys as `[tool.graphmend]`) applied on top."""
+        return replace(self, **_validate(overrides, origin="settings"))
+
+
+def _code_list(value: Any, key: str, origin: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{origin}: `{key}` must be a list of rule codes or prefixes, e.g. [\"GM1\"]")
+    codes = tuple(v.strip().upper() for v in value if v.strip())
+    bad = [c for c in codes if not c.startswith("GM")]
+    if bad:
+        raise SettingsError(f"{origin}: `{key}` has codes that are not graphmend's: {', '.join(bad)}")
+    return codes
+
+
+def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        attribute = _KNOWN_KEYS.get(key)
+        if attribute is None:
+            known = ", ".join(k for k in _KNOWN_KEYS if "_" not in k)
+            raise SettingsError(f"{origin}: unknown setting `{key}` (known: {known})")
+        if attribute in ("select", "ignore"):
+            values[attribute] = _code_list(value, key, origin)
+        elif not isinstance(value, bool):
+            raise SettingsError(f"{origin}: `{key}` must be true or false")
+        else:
+            values[attribute] = value
+    return values
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` that has a `[tool.graphmend]` table."""
+    directory = start if start.is_dir() else start.parent
+    for candidate_dir in [directory, *directory.parents]:
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                if "graphmend" in candidate.read_text(encoding="utf-8", errors="replace"):
+                    return candidate
+            except OSError:
+                continue
+    return None
+
+
+def load_pyproject(path: Path) -> Settings:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise SettingsError(f"{path}: invalid TOML: {error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SettingsError(f"{path}: cannot read: {error}") from None
+    table = data.get("tool", {}).get("graphmend", {})
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: [tool.graphmend] must be a table")
+    return replace(Settings(**_validate(table, origin=f"{path} [tool.graphmend]")), source=path)
+
+
+def settings_for(path: Path) -> Settings:
+    """Settings that apply to a file or directory: its nearest pyproject.toml, else defaults."""
+    pyproject = find_pyproject(path.resolve())
+    return load_pyproject(pyproject) if pyproject is not None else Settings()

@@ -1,0 +1,290 @@
+"""Measure where real TorchDynamo graph-breaks on the ground-truth corpus.
+
+Each program in ``tests/dynamo_corpus`` defines ``ENTRY`` (a callable already wrapped by
+``torch.compile`` in its own source) and ``INPUTS`` (a list of argument tuples that together
+take every branch).  :func:`measure` runs ``ENTRY(*args)`` for every tuple and returns the
+graph-break sites (lines of the corpus file) read from Dynamo's ``graph_breaks`` log, and the
+number of compiled graphs from ``torch._dynamo.utils.counters["stats"]["unique_graphs"]``.
+
+Run ``python tests/dynamo_harness.py [FILE ...]`` for a human-readable summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import itertools
+import logging
+import os
+import pathlib
+import re
+import sys
+import types
+import warnings
+from dataclasses import dataclass
+
+import torch
+import torch._dynamo
+import torch._dynamo.symbolic_convert  # noqa: F401  (creates the graph-break artifact logger)
+import torch._dynamo.utils
+
+CORPUS_DIR = pathlib.Path(__file__).resolve().parent / "dynamo_corpus"
+GRAPH_BREAK_LOGGER = "torch._dynamo.symbolic_convert.__graph_breaks"
+
+_HEADER_RE = re.compile(
+    r"^Graph break (?:\(user stack suppressed due to duplicate graph break\) )?"
+    r"in user code at (?P<file>.+):(?P<line>\d+)\s*$"
+)
+_REASON_RE = re.compile(r"^Graph Break Reason: ?(?P<reason>.*)$", re.MULTILINE)
+_GB_ID_RE = re.compile(r"/gb/(?P<id>gb\d+)\.html")
+_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+
+_module_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Break:
+    line: int  # 1-based line in the corpus file where the break is attributed
+    reason_id: str  # e.g. "gb0170" (from the ".../gb/gbNNNN.html" link), "" if absent
+    reason: str  # first line of the "Graph Break Reason: ..." text (generic wrapper lines skipped)
+
+
+def load_program(path: pathlib.Path) -> types.ModuleType:
+    """Import ``path`` as a fresh module under a unique name (re-executes it every call)."""
+    path = pathlib.Path(path).resolve()
+    name = f"_dynamo_corpus_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{next(_module_counter)}"
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    old_dont_write = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True  # unique module names: cached bytecode would only pile up
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        sys.dont_write_bytecode = old_dont_write
+    return module
+
+
+def _same_file(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return False
+
+
+# Wrapper lines that Dynamo puts in front of the real reason when the break happened while
+# tracing a call (nested function, method, builtin) or when the whole frame was skipped.
+_WRAPPER_PREFIXES = (
+    "Encountered graph break when attempting to trace",
+    "Failed to handle graph break gracefully",
+)
+
+
+def _first_reason_line(message: str) -> str:
+    """First line of the "Graph Break Reason:" text, skipping Dynamo's generic wrapper lines.
+
+    ``Graph Break Reason: Encountered graph break when attempting to trace CALL: ...:`` is
+    followed by the wrapped reason (e.g. ``Data-dependent branching``); that wrapped line is
+    returned instead, so one site gives one reason whether or not it was reached through a call.
+    """
+    m = _REASON_RE.search(message)
+    if m is None:
+        return ""
+    rest = message[m.start("reason"):].splitlines()
+    i = 0
+    while i < len(rest) and rest[i].strip().startswith(_WRAPPER_PREFIXES):
+        j = i + 1
+        while j < len(rest) and not rest[j].strip():
+            j += 1
+        if j >= len(rest):
+            break
+        i = j
+    return rest[i].strip() if i < len(rest) else ""
+
+
+def parse_record(message: str, corpus_file: str) -> Break | None:
+    """Turn one graph-break log message into a :class:`Break` of ``corpus_file``.
+
+    Returns None when the break cannot be attributed to a line of ``corpus_file``.
+    """
+    lines = message.splitlines()
+    if not lines:
+        return None
+    header = _HEADER_RE.match(lines[0])
+    if header is None:
+        return None
+    reason = _first_reason_line(message)
+    gb_m = _GB_ID_RE.search(message)
+    reason_id = gb_m.group("id") if gb_m else ""
+    if _same_file(header.group("file"), corpus_file):
+        return Break(int(header.group("line")), reason_id, reason)
+    # The break happened outside the corpus file (e.g. inside logging/__init__.py):
+    # attribute it to the deepest frame of the corpus file in the user stack.
+    line = None
+    for frame in _FRAME_RE.finditer(message):
+        if _same_file(frame.group("file"), corpus_file):
+            line = int(frame.group("line"))
+    if line is None:
+        return None
+    return Break(line, reason_id, reason)
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.messages.append(record.getMessage())
+        except Exception:  # pragma: no cover - malformed record
+            self.handleError(record)
+
+
+def _all_stream_handlers() -> list[logging.StreamHandler]:
+    loggers = [logging.getLogger()] + [
+        lg for lg in list(logging.Logger.manager.loggerDict.values()) if isinstance(lg, logging.Logger)
+    ]
+    seen: dict[int, logging.StreamHandler] = {}
+    for lg in loggers:
+        for h in list(lg.handlers):
+            if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler):
+                seen.setdefault(id(h), h)
+    return list(seen.values())
+
+
+@contextlib.contextmanager
+def _silenced():
+    """Send prints, warnings and logging output of the program to buffers (yields them).
+
+    Existing logging handlers writing to stdout/stderr are pointed at the buffers for the
+    duration; handlers created meanwhile (e.g. by a first ``import transformers`` or by
+    ``torch._logging.set_logs``) captured a redirected ``sys.stderr``, so they are pointed
+    back at the real streams afterwards.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    real = {id(s): s for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__) if s is not None}
+    swapped: list[tuple[logging.StreamHandler, object]] = []
+    for h in _all_stream_handlers():
+        stream = getattr(h, "stream", None)
+        if id(stream) in real:
+            swapped.append((h, stream))
+            h.stream = out if stream in (sys.stdout, sys.__stdout__) else err
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            # record=True keeps warnings away from outer capturers (e.g. pytest's summary);
+            # they are written to the stderr buffer like everything else.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    yield out, err
+                finally:
+                    for w in caught:
+                        err.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line))
+    finally:
+        for h, stream in swapped:
+            h.stream = stream
+        for h in _all_stream_handlers():
+            if h.stream is out:
+                h.stream = sys.stdout
+            elif h.stream is err:
+                h.stream = sys.stderr
+
+
+@contextlib.contextmanager
+def _capture_graph_breaks():
+    """Collect the raw messages of Dynamo's graph_breaks log (not propagated anywhere else)."""
+    gb_logger = logging.getLogger(GRAPH_BREAK_LOGGER)
+    checker = torch._dynamo.utils.graph_break_dup_warning_checker
+    old_maxsize = checker.maxsize
+    handler = _ListHandler()
+    old_propagate = gb_logger.propagate
+    torch._logging.set_logs(graph_breaks=True)
+    gb_logger.propagate = False
+    gb_logger.addHandler(handler)
+    # A duplicate break is logged without its user stack; with maxsize 0 the checker forgets
+    # every key at once, so each record keeps the stack we need for attribution.
+    checker.maxsize = 0
+    try:
+        yield handler.messages
+    finally:
+        checker.maxsize = old_maxsize
+        gb_logger.removeHandler(handler)
+        torch._logging.set_logs()
+        gb_logger.propagate = old_propagate
+
+
+def _reset_dynamo() -> None:
+    torch._dynamo.reset()
+    torch._dynamo.utils.reset_graph_break_dup_checker()
+    torch._dynamo.utils.counters.clear()
+
+
+def measure(path: pathlib.Path) -> tuple[set[Break], int]:
+    """Run a corpus program; return its graph-break sites and the number of compiled graphs."""
+    path = pathlib.Path(path).resolve()
+    corpus_file = str(path)
+    _reset_dynamo()
+    with _silenced():
+        module = load_program(path)
+        entry = module.ENTRY
+        inputs = list(module.INPUTS)
+        with _capture_graph_breaks() as messages:
+            for args in inputs:
+                entry(*args)
+    graphs = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    breaks: set[Break] = set()
+    for msg in messages:
+        brk = parse_record(msg, corpus_file)
+        if brk is not None:
+            breaks.add(brk)
+    _reset_dynamo()
+    return breaks, graphs
+
+
+EXPECT_MARK = re.compile(r"#\s*dynamo:\s*break\b")
+
+
+def expected_break_lines(path: pathlib.Path) -> set[int]:
+    """Lines of ``path`` carrying a trailing ``# dynamo: break`` comment."""
+    text = pathlib.Path(path).read_text()
+    return {i for i, line in enumerate(text.splitlines(), 1) if EXPECT_MARK.search(line)}
+
+
+def corpus_files() -> list[pathlib.Path]:
+    return sorted(CORPUS_DIR.glob("*.py"))
+
+
+def main(argv: list[str]) -> int:
+    import time
+
+    files = [pathlib.Path(a) for a in argv] or corpus_files()
+    start = time.perf_counter()
+    mismatches = 0
+    for f in files:
+        t0 = time.perf_counter()
+        breaks, graphs = measure(f)
+        dt = time.perf_counter() - t0
+        measured = {b.line for b in breaks}
+        expected = expected_break_lines(f)
+        ok = measured == expected and (not f.name.startswith("neg_") or (not breaks and graphs == 1))
+        mismatches += not ok
+        print(f"{'OK  ' if ok else 'FAIL'} {f.name}: graphs={graphs} breaks={len(measured)} ({dt:.2f}s)")
+        for b in sorted(breaks, key=lambda b: (b.line, b.reason_id, b.reason)):
+            print(f"       line {b.line:3d}  {b.reason_id or '-':7s} {b.reason}")
+        if not ok:
+            print(f"       expected lines {sorted(expected)}, measured {sorted(measured)}")
+    print(f"{len(files)} files, {mismatches} mismatching, {time.perf_counter() - start:.1f}s")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
