@@ -62,9 +62,12 @@ def read_source(path: Path) -> str:
         raise SourceError("binary file (contains NUL bytes), not Python source")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:  # undecodable first lines, or a cookie naming no known codec
+        if str(error).startswith("unknown encoding"):
+            raise SourceError(f"unknown source encoding: {error}") from None
+        raise SourceError("not valid utf-8 text, and no PEP 263 encoding declaration") from None
+    try:
         return data.decode(encoding)
-    except (SyntaxError, LookupError) as error:
-        raise SourceError(f"unknown source encoding: {error}") from None
     except UnicodeDecodeError as error:
         raise SourceError(f"not valid {error.encoding} text at byte {error.start}") from None
 

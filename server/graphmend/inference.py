@@ -208,7 +208,7 @@ class FunctionAnalysis:
         positional = [*args.posonlyargs, *args.args]
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        evidence = self._tensor_evidence() if pairs else set()
+        evidence = self._tensor_evidence() if pairs else {}
         for arg, default in pairs:
             env[arg.arg] = self._parameter_kind(arg, default, evidence)
         for arg in (args.vararg, args.kwarg):
@@ -218,7 +218,7 @@ class FunctionAnalysis:
             env[self.self_name] = Kind.SELF
         return env
 
-    def _parameter_kind(self, arg: ast.arg, default: ast.expr | None, evidence: set[str]) -> Kind:
+    def _parameter_kind(self, arg: ast.arg, default: ast.expr | None, evidence: dict[str, Kind]) -> Kind:
         if arg.annotation is not None:
             kind = self.annotation_kind(arg.annotation)
             if kind is not Kind.UNKNOWN:
@@ -229,7 +229,7 @@ class FunctionAnalysis:
             if default.value is None:
                 return Kind.OPTIONAL_TENSOR if arg.arg in evidence else Kind.NONE
             return Kind.PYTHON
-        return Kind.TENSOR if arg.arg in evidence else Kind.UNKNOWN
+        return evidence.get(arg.arg, Kind.UNKNOWN)
 
     def annotation_kind(self, annotation: ast.expr) -> Kind:
         if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
@@ -257,21 +257,43 @@ class FunctionAnalysis:
             return Kind.BOOL_TENSOR
         return Kind.UNKNOWN
 
-    def _tensor_evidence(self) -> set[str]:
-        """Parameter names used as tensors: `x.sum()`, `x[0].item()`, `x.shape`, `torch.relu(x)`."""
+    def _tensor_evidence(self) -> dict[str, Kind]:
+        """Names used as tensors: `x.sum()`, `x.shape`, `torch.relu(x)` → TENSOR.
+
+        Use through a subscript (`x[0].item()`) is weaker evidence, since `x` may be a tuple of
+        tensors: such names get OPTIONAL_TENSOR, whose own truthiness is never flagged.
+        `h = x * 2` then `h.sum()` carries the evidence back to `x` (only a tensor x makes h one).
+        """
         assert self.function is not None
-        found: set[str] = set()
+        found: dict[str, Kind] = {}
+
+        def note(name: str, kind: Kind) -> bool:
+            if found.get(name) is Kind.TENSOR or found.get(name) is kind:
+                return False
+            found[name] = kind
+            return True
+
+        derived: list[tuple[str, str, bool]] = []  # (local, the name it comes from, through a subscript)
         for node in ast.walk(self.function.node):
             if isinstance(node, ast.Attribute) and node.attr in api.TENSOR_EVIDENCE:
-                base = node.value
-                while isinstance(base, ast.Subscript):
-                    base = base.value
+                base = _subscript_base(node.value)
                 if isinstance(base, ast.Name):
-                    found.add(base.id)
+                    note(base.id, Kind.TENSOR if base is node.value else Kind.OPTIONAL_TENSOR)
             elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
                 qualname = self.qualified_name(node.func)
                 if qualname is not None and self._torch_call_kind(qualname) in _TENSORISH:
-                    found.add(node.args[0].id)
+                    note(node.args[0].id, Kind.TENSOR)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                source = _sole_variable(node.value)
+                if source is not None:
+                    derived.append((node.targets[0].id, *source))
+        changed = True
+        while changed:
+            changed = False
+            for local, source, through_subscript in derived:
+                if local in found:
+                    strength = Kind.OPTIONAL_TENSOR if through_subscript else found[local]
+                    changed |= note(source, strength)
         return found
 
     # ----------------------------------------------------------------- queries
@@ -639,4 +661,27 @@ class FunctionAnalysis:
                     visit(child)
 
 
-Visitor = Callable[[ast.AST, FunctionAnalysis, bool], None]
+
+
+
+def _subscript_base(expr: ast.expr) -> ast.expr:
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _sole_variable(expr: ast.expr, through_subscript: bool = False) -> tuple[str, bool] | None:
+    """The one name in `x * 2`, `-x`, `x[0]`, `(x - 0.5) / 2` (everything else a literal), and
+    whether it is reached through a subscript."""
+    if isinstance(expr, ast.Name):
+        return expr.id, through_subscript
+    if isinstance(expr, ast.Subscript):
+        return _sole_variable(expr.value, True)
+    if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
+        return _sole_variable(expr.operand, through_subscript)
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.right, ast.Constant):
+            return _sole_variable(expr.left, through_subscript)
+        if isinstance(expr.left, ast.Constant):
+            return _sole_variable(expr.right, through_subscript)
+    return None

@@ -1,0 +1,1 @@
+"""The language server front (pygls): a thin layer over `graphmend.api`."""

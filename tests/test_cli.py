@@ -1,0 +1,137 @@
+"""`graphmend check`: output formats, exit codes, settings, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmend.cli import main
+
+from conftest import ROOT
+
+FIGURE1 = ROOT / "examples" / "figure1.py"
+BROKEN = """import torch
+
+@torch.compile
+def f(x):
+    if x.sum() > 0:
+        print(x)
+    return x
+"""
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_text_output_and_exit_code(capsys) -> None:
+    code, out, _ = run(capsys, "check", str(ROOT / "examples"))
+    assert code == 1
+    assert f"{FIGURE1}:10:8: GM101 Data-dependent branching" in out
+    assert "examples/figure5.py:9:5: GM201" in out
+
+
+def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
+    code, out, _ = run(capsys, "check", "--output-format", "json", str(FIGURE1))
+    assert code == 1
+    (item,) = json.loads(out)
+    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix"}
+    assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == ("GM101", 10, 8, 10, 20)
+    assert item["severity"] == "warning" and item["fix"] is None
+
+
+def test_clean_directory_exits_zero(tmp_path: Path, capsys) -> None:
+    (tmp_path / "ok.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    return torch.where(x > 0, x, -x)\n")
+    code, out, _ = run(capsys, "check", str(tmp_path))
+    assert code == 0 and "No graph breaks found in 1 file." in out
+
+
+def test_select_and_ignore(tmp_path: Path, capsys) -> None:
+    target = tmp_path / "m.py"
+    target.write_text(BROKEN)
+    assert {d["code"] for d in json.loads(run(capsys, "check", "--output-format", "json", str(target))[1])} == {"GM101", "GM201"}
+    out = run(capsys, "check", "--output-format", "json", "--select", "GM2", str(target))[1]
+    assert {d["code"] for d in json.loads(out)} == {"GM201"}
+    out = run(capsys, "check", "--output-format", "json", "--ignore", "GM101", str(target))[1]
+    assert {d["code"] for d in json.loads(out)} == {"GM201"}
+
+
+def test_pyproject_settings_apply_and_flags_override(tmp_path: Path, capsys) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\nignore = ["GM2"]\nmodule-forward-is-compiled = false\n')
+    (tmp_path / "m.py").write_text(BROKEN)
+    (tmp_path / "model.py").write_text(
+        "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            return x\n        return -x\n"
+    )
+    out = run(capsys, "check", "--output-format", "json", str(tmp_path))[1]
+    assert {(Path(d["path"]).name, d["code"]) for d in json.loads(out)} == {("m.py", "GM101")}
+    out = run(capsys, "check", "--output-format", "json", "--module-forward", str(tmp_path))[1]
+    assert {(Path(d["path"]).name, d["code"]) for d in json.loads(out)} == {("m.py", "GM101"), ("model.py", "GM101")}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('[tool.graphmend\nselect = ["GM"]\n', "invalid TOML"),
+        ('[tool.graphmend]\nselcet = ["GM"]\n', "unknown setting `selcet`"),
+        ('[tool.graphmend]\nselect = ["E501"]\n', "not graphmend's"),
+    ],
+)
+def test_bad_pyproject_is_a_clear_error(tmp_path: Path, capsys, content: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(content)
+    (tmp_path / "m.py").write_text(BROKEN)
+    code, out, err = run(capsys, "check", str(tmp_path))
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_syntax_error_is_reported_and_the_run_continues(tmp_path: Path, capsys) -> None:
+    (tmp_path / "a_broken.py").write_text("import torch\ndef f(x:\n    return x\n")
+    (tmp_path / "b_model.py").write_text(BROKEN)
+    code, out, _ = run(capsys, "check", "--output-format", "json", str(tmp_path))
+    items = json.loads(out)
+    assert code == 1
+    assert [(Path(d["path"]).name, d["code"], d["severity"]) for d in items if d["code"] == "GM001"] == [
+        ("a_broken.py", "GM001", "error")
+    ]
+    assert {d["code"] for d in items if d["path"].endswith("b_model.py")} == {"GM101", "GM201"}
+
+
+def test_binary_and_undecodable_files_are_skipped_with_a_warning(tmp_path: Path, capsys) -> None:
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02torch")
+    (tmp_path / "latin.py").write_bytes(b"# caf\xe9\nimport torch\n")
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    code, out, err = run(capsys, "check", str(tmp_path))
+    assert code == 0
+    assert "blob.py: binary file" in err and "latin.py: not valid utf-8" in err
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_skips_virtualenvs_and_vcs_folders(tmp_path: Path, capsys) -> None:
+    for folder in (".git", ".venv", "env_custom", "build"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text(BROKEN)
+    (tmp_path / "env_custom" / "pyvenv.cfg").write_text("home = /usr\n")
+    code, out, _ = run(capsys, "check", str(tmp_path))
+    assert code == 0 and "in 0 files" in out
+
+
+def test_usage_errors_exit_two(capsys) -> None:
+    assert run(capsys, "check", "/no/such/path")[0] == 2
+    assert run(capsys, "check", "--output-format", "yaml")[0] == 2
+    assert run(capsys, "frobnicate")[0] == 2
+
+
+def test_version_and_console_script() -> None:
+    result = subprocess.run([sys.executable, "-m", "graphmend", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("graphmend ")
+
+
+def test_rules_listing_is_complete(capsys) -> None:
+    code, out, _ = run(capsys, "rules", "--output-format", "json")
+    assert code == 0
+    assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304"]

@@ -1,0 +1,67 @@
+"""graphmend's flagged lines must equal the lines where real Dynamo (torch 2.13.0) breaks.
+
+Each program in `tests/dynamo_corpus/` is compiled with backend="eager" and run on inputs that
+take every branch; the graph_breaks log gives the ground truth. Negatives (`neg_*`) must compile to
+one graph and get no diagnostic at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphmend.api import check_source  # noqa: E402
+
+import dynamo_harness  # noqa: E402
+
+PROGRAMS = dynamo_harness.corpus_files()
+FIXABLE = ("GM1", "GM2")
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[Path, tuple[set[int], set[tuple[int, str]]]]:
+    """For every program: Dynamo's break lines, and graphmend's (line, code) diagnostics."""
+    results = {}
+    for path in PROGRAMS:
+        breaks, _graphs = dynamo_harness.measure(path)
+        diagnostics = check_source(path.read_text(encoding="utf-8"), path)
+        results[path] = ({b.line for b in breaks}, {(d.range.start.line + 1, d.code) for d in diagnostics})
+    return results
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(PROGRAMS) >= 30
+    assert sum(p.name.startswith("neg_") for p in PROGRAMS) >= 10
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_flagged_lines_equal_dynamo_break_lines(path: Path, measured) -> None:
+    dynamo_lines, diagnostics = measured[path]
+    assert dynamo_lines == dynamo_harness.expected_break_lines(path), "corpus annotation is stale"
+    assert {line for line, _ in diagnostics} == dynamo_lines
+    if path.name.startswith("neg_"):
+        assert not diagnostics
+
+
+def test_recall_and_precision(measured, record_property) -> None:
+    """Over the whole corpus, for the fixable categories and for all codes."""
+    report = []
+    for label, prefixes in (("fixable (GM1xx/GM2xx)", FIXABLE), ("all codes", ("GM",))):
+        true_positive = false_positive = false_negative = 0
+        for path, (dynamo_lines, diagnostics) in measured.items():
+            flagged = {line for line, code in diagnostics if code.startswith(prefixes)}
+            other = {line for line, code in diagnostics if not code.startswith(prefixes)}
+            truth = dynamo_lines - other  # breaks of other categories are not this category's to find
+            true_positive += len(flagged & truth)
+            false_positive += len(flagged - truth)
+            false_negative += len(truth - flagged)
+        recall = true_positive / max(true_positive + false_negative, 1)
+        precision = true_positive / max(true_positive + false_positive, 1)
+        record_property(f"recall {label}", recall)
+        record_property(f"precision {label}", precision)
+        report.append(f"{label}: recall {recall:.3f} precision {precision:.3f} (tp={true_positive}, fp={false_positive}, fn={false_negative})")
+        assert recall == 1.0 and precision == 1.0, report[-1]
+    print("\n" + "\n".join(report))

@@ -1,0 +1,60 @@
+"""Data-driven rule fixtures: `tests/fixtures/<CODE>/<case>.py`, expectations written in the file.
+
+A line that should carry a diagnostic ends with `# expect: CODE[, CODE]`; every other line must
+carry none. A first-line comment `# graphmend-settings: key=value` sets options for the case.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from graphmend.api import Settings, check_source
+from graphmend.rules import RULES_BY_CODE
+
+from conftest import FIXTURES
+
+EXPECT = re.compile(r"expect:\s*(GM\d{3}(?:\s*,\s*GM\d{3})*)")
+SETTINGS = re.compile(r"#\s*graphmend-settings:\s*(.+)")
+CASES = sorted(FIXTURES.glob("GM*/*.py"))
+
+
+def expected(text: str) -> set[tuple[int, str]]:
+    found = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            found.update((number, code.strip()) for code in match.group(1).split(","))
+    return found
+
+
+def settings_of(text: str) -> Settings:
+    match = SETTINGS.match(text)
+    if not match:
+        return Settings()
+    overrides = {}
+    for pair in match.group(1).split(","):
+        key, _, value = pair.strip().partition("=")
+        overrides[key] = value.lower() == "true" if value.lower() in ("true", "false") else value.split("+")
+    return Settings().merged(overrides)
+
+
+def test_there_are_enough_cases_for_every_code() -> None:
+    assert len(CASES) >= 40
+    for code in RULES_BY_CODE:
+        folder = FIXTURES / code
+        assert any(folder.glob("*.py")), f"no fixture for {code}"
+        positives = [p for p in folder.glob("*.py") if (code in p.read_text())]
+        assert positives, f"no positive fixture for {code}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_fixture(case: Path) -> None:
+    text = case.read_text(encoding="utf-8")
+    diagnostics = check_source(text, case, settings_of(text))
+    got = {(d.range.start.line + 1, d.code) for d in diagnostics}
+    assert got == expected(text)
+    if case.stem.startswith("neg_"):
+        assert not got

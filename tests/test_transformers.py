@@ -1,0 +1,56 @@
+"""transformers 4.49.0's own modeling code: the paper's break sites are found, nothing crashes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+from graphmend.api import check_paths, check_source, read_source  # noqa: E402
+
+MODELS = Path(transformers.__file__).parent / "models"
+
+
+def flagged(relative: str) -> dict[int, set[str]]:
+    path = MODELS / relative
+    by_line: dict[int, set[str]] = {}
+    for d in check_source(read_source(path), path):
+        by_line.setdefault(d.range.start.line + 1, set()).add(d.code)
+    return by_line
+
+
+def line_text(relative: str, number: int) -> str:
+    return (MODELS / relative).read_text(encoding="utf-8").splitlines()[number - 1]
+
+
+def test_version_is_the_one_with_the_papers_breaks() -> None:
+    assert transformers.__version__ == "4.49.0"
+
+
+def test_t5_warning_once_is_flagged() -> None:
+    assert "logger.warning_once(" in line_text("t5/modeling_t5.py", 1019)
+    assert "GM202" in flagged("t5/modeling_t5.py").get(1019, set())
+
+
+def test_phi3_longrope_branch_is_flagged() -> None:
+    assert "if seq_len > original_max_position_embeddings:" in line_text("phi3/modeling_phi3.py", 395)
+    assert "GM101" in flagged("phi3/modeling_phi3.py").get(395, set())
+
+
+def test_longformer_sites() -> None:
+    sites = flagged("longformer/modeling_longformer.py")
+    assert "GM202" in sites.get(1592, set())  # logger.warning_once on the padding path
+    assert "GM301" in sites.get(1282, set())  # .item(): not fixable by a rewrite
+
+
+def test_whole_models_tree_without_crash() -> None:
+    results = check_paths([MODELS], jobs=2)
+    assert len(results) > 1000
+    assert not [r for r in results if r.error]
+    syntax_errors = [(r.path, d.message) for r in results for d in r.diagnostics if d.code == "GM001"]
+    assert not syntax_errors
+    counts = Counter(d.code for r in results for d in r.diagnostics)
+    assert counts["GM101"] > 0 and counts["GM202"] > 0
