@@ -21,12 +21,27 @@ def check_text(text: str, path: Path | None = None, settings: Settings | None = 
     settings = settings or Settings()
     source = SourceText(text)
     try:
-        tree = ast.parse(text, filename=str(path or "<unknown>"))
+        tree = ast.parse(source.code, filename=str(path or "<unknown>"))
     except SyntaxError as error:
         return [_syntax_error(source, error)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
     except (ValueError, RecursionError, MemoryError) as error:
-        message = "source contains null bytes" if "null" in str(error) else f"cannot parse: {type(error).__name__}"
+        return [_file_error(_unparsable_reason(error))] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+    try:
+        return _analyse(tree, text, source, path, settings)
+    except RecursionError:
+        message = "code nested too deeply to analyse; graphmend skipped this file"
         return [_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+
+
+def _unparsable_reason(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "code nested too deeply for Python's parser; graphmend cannot analyse this file"
+    if isinstance(error, MemoryError):
+        return "file too large to parse in memory; graphmend cannot analyse this file"
+    return "source contains null bytes" if "null" in str(error) else f"cannot parse: {error}"
+
+
+def _analyse(tree: ast.Module, text: str, source: SourceText, path: Path | None, settings: Settings) -> list[Diagnostic]:
     if "torch" not in text and "PreTrainedModel" not in text:
         return []  # nothing can be compiled without naming torch or a transformers model base
     module_name = module_name_for(path)
@@ -42,7 +57,7 @@ def check_text(text: str, path: Path | None = None, settings: Settings | None = 
         try:
             FunctionAnalysis(module, reach.chain[-1], visitor=collector).run()
         except RecursionError:
-            continue  # pathologically deep expressions: skip the function, keep the others
+            continue  # pathologically deep expressions: skip this function, keep the others
     return sorted(collector.diagnostics.values(), key=lambda d: (d.range.start, d.code))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__, api
+from .checker import SYNTAX_ERROR_CODE
 from .diagnostics import Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -82,12 +83,24 @@ def _run_check(args: argparse.Namespace) -> int:
     else:
         for path, d in findings:
             print(f"{path}:{d.range.start.line + 1}:{d.range.start.character + 1}: {d.code} {d.message}")
-        count = len(findings)
-        summary = f"Found {count} graph break{'s' if count != 1 else ''}" if count else "No graph breaks found"
-        print(f"{summary} in {len(results)} file{'s' if len(results) != 1 else ''}.")
+        print(_summary(findings, len(results)))
     for result in unreadable:
         print(f"graphmend: warning: {result.path}: {result.error}; skipped", file=sys.stderr)
     return EXIT_FINDINGS if findings else EXIT_CLEAN
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _summary(findings: list[tuple[Path, Diagnostic]], files: int) -> str:
+    unparsable = len({path for path, d in findings if d.code == SYNTAX_ERROR_CODE})
+    breaks = sum(d.code != SYNTAX_ERROR_CODE for _, d in findings)
+    found = [_plural(breaks, "graph break")] if breaks else []
+    if unparsable:
+        found.append(_plural(unparsable, "file") + " that could not be analysed")
+    head = f"Found {' and '.join(found)}" if found else "No graph breaks found"
+    return f"{head} in {_plural(files, 'file')}."
 
 
 def _run_rules(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ class Kind(enum.Enum):
     OPTIONAL_TENSOR = "optional-tensor"
     LOGGER = "logger"
     SELF = "self"
+    NUMPY = "numpy"  # arrays and scalars from numpy: never traced as graph tensors here
 
     @property
     def is_tensor(self) -> bool:
@@ -370,7 +371,7 @@ class FunctionAnalysis:
             value = self.kind(expr.value)
             if value.is_tensor:
                 return Kind.TENSOR
-            return Kind.PYTHON if value is Kind.PYTHON else Kind.UNKNOWN
+            return value if value in (Kind.PYTHON, Kind.NUMPY) else Kind.UNKNOWN
         if isinstance(expr, ast.NamedExpr):
             return self.kind(expr.value)
         if isinstance(expr, (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp)):
@@ -416,6 +417,8 @@ class FunctionAnalysis:
             if isinstance(expr.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and Kind.TENSOR not in (left, right):
                 return Kind.BOOL_TENSOR
             return Kind.TENSOR
+        if Kind.NUMPY in (left, right):
+            return Kind.NUMPY
         if isinstance(expr.op, ast.MatMult):
             return Kind.TENSOR
         return Kind.PYTHON if left is Kind.PYTHON and right is Kind.PYTHON else Kind.UNKNOWN
@@ -444,6 +447,11 @@ class FunctionAnalysis:
                 return Kind.LOGGER
             if qualname in api.IS_COMPILING_FUNCTIONS:
                 return Kind.PYTHON
+            root = qualname.split(".", 1)[0]
+            if root == "numpy":
+                return Kind.NUMPY
+            if root == "math":
+                return Kind.PYTHON
             return self._torch_call_kind(qualname)
         if isinstance(func, ast.Name):
             if self.is_builtin(func.id):
@@ -460,6 +468,8 @@ class FunctionAnalysis:
                 return self._tensor_method_kind(func.attr)
             if receiver is Kind.LOGGER:
                 return Kind.PYTHON
+            if receiver is Kind.NUMPY:
+                return Kind.NUMPY
             if receiver is Kind.UNKNOWN and func.attr in api.REDUCTION_METHODS and not self._is_same_file_call(call):
                 return Kind.BOOL_TENSOR if func.attr in api.TENSOR_BOOL_METHODS else Kind.TENSOR
         if self.function is not None:

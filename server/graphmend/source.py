@@ -37,6 +37,9 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        # A byte-order mark is not part of the code: parse without it, count it in line 0's columns.
+        self.has_bom = text.startswith("\ufeff")
+        self.code = text[1:] if self.has_bom else text
 
     @cached_property
     def lines(self) -> list[str]:
@@ -48,9 +51,11 @@ class SourceText:
         if line_index >= len(self.lines):
             return Position(line_index, byte_col)
         line = self.lines[line_index]
+        shift = 1 if line_index == 0 and self.has_bom else 0
         if line.isascii():
             return Position(line_index, byte_col)
-        return Position(line_index, len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace")))
+        code_line = line[shift:]
+        return Position(line_index, shift + len(code_line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace")))
 
     def node_range(self, node: object) -> Range:
         """The range of an `ast` node that has location attributes."""
