@@ -182,25 +182,12 @@ class FunctionAnalysis:
         self.visitor = visitor
         self.return_kinds: list[Kind] = []
         self.local_names: frozenset[str] = function.local_names if function else frozenset()
-        self.self_name = self._self_parameter()
+        self.self_name = function.self_name if function else None
         self.env: Env = self._parameter_kinds() if (function and with_parameters) else {}
         if function is not None and not with_parameters and self.self_name:
             self.env[self.self_name] = Kind.SELF
 
     # ----------------------------------------------------------------- parameters
-    def _self_parameter(self) -> str | None:
-        function = self.function
-        while function is not None and function.owner is None:
-            function = function.parent
-        if function is None:
-            return None
-        args = function.node.args
-        positional = [*args.posonlyargs, *args.args]
-        decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
-        if not positional or "staticmethod" in decorators or "classmethod" in decorators:
-            return None
-        return positional[0].arg
-
     def _parameter_kinds(self) -> Env:
         assert self.function is not None
         node = self.function.node
@@ -299,7 +286,7 @@ class FunctionAnalysis:
 
     # ----------------------------------------------------------------- queries
     def is_self(self, expr: ast.expr) -> bool:
-        return self.self_name is not None and isinstance(expr, ast.Name) and expr.id == self.self_name
+        return self.function is not None and self.function.is_self(expr)
 
     def qualified_name(self, expr: ast.expr) -> str | None:
         return self.index.qualified_name(expr, self.shadowed_names, self.local_imports)
@@ -385,21 +372,16 @@ class FunctionAnalysis:
             return Kind.UNKNOWN  # a module attribute such as torch.float32
         value = self.kind(expr.value)
         if value is Kind.SELF:
-            owner = self._owner()
-            if owner is None:
+            method = self.function.method if self.function else None
+            if method is None or method.owner is None:
                 return Kind.UNKNOWN
+            owner = method.owner
             return self.module.class_attributes(owner).get(expr.attr, Kind.UNKNOWN)
         if expr.attr in api.TENSOR_PYTHON_ATTRIBUTES:
             return Kind.PYTHON
         if value.is_tensor and expr.attr in api.TENSOR_TENSOR_ATTRIBUTES:
             return Kind.TENSOR
         return Kind.UNKNOWN
-
-    def _owner(self) -> ClassInfo | None:
-        function = self.function
-        while function is not None and function.owner is None:
-            function = function.parent
-        return function.owner if function else None
 
     def _compare_kind(self, expr: ast.Compare) -> Kind:
         if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in expr.ops):

@@ -143,7 +143,7 @@ class CompiledRegions:
                 current = current.parent
             return self._scope_instances(None).get(expr.id)
         if isinstance(expr, ast.Attribute) and scope is not None and scope.owner is not None:
-            if _is_self(expr.value, scope):
+            if scope.is_self(expr.value):
                 return self._class_attribute_instances(scope.owner).get(expr.attr)
         return None
 
@@ -174,7 +174,7 @@ class CompiledRegions:
                         continue
                     instance = self.index.classes.get(func.id)
                     for target in node.targets:
-                        if instance is not None and isinstance(target, ast.Attribute) and _is_self(target.value, method):
+                        if instance is not None and isinstance(target, ast.Attribute) and method.is_self(target.value):
                             found[target.attr] = instance
         return self._attribute_instances[id(cls.node)]
 
@@ -190,9 +190,9 @@ class CompiledRegions:
             return cls.find_method("forward") if cls is not None and cls.is_module else None
         if not isinstance(func, ast.Attribute):
             return None
-        owner = scope.owner or _enclosing_owner(scope)
+        owner = scope.method.owner if scope.method else None
         receiver = func.value
-        if owner is not None and _is_self(receiver, scope):
+        if owner is not None and scope.is_self(receiver):
             method = owner.find_method(func.attr)
             if method is not None:
                 return method
@@ -246,32 +246,5 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _self_name(function: FunctionInfo) -> str | None:
-    args = function.node.args
-    positional = [*args.posonlyargs, *args.args]
-    if not positional:
-        return None
-    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.node.decorator_list):
-        return None
-    return positional[0].arg
-
-
-def _is_self(expr: ast.expr, function: FunctionInfo) -> bool:
-    """`expr` is the method's first parameter (`self`), also from a function nested in the method."""
-    current: FunctionInfo | None = function
-    while current is not None and current.owner is None:
-        current = current.parent
-    return current is not None and isinstance(expr, ast.Name) and expr.id == _self_name(current)
-
-
 def _is_super_call(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super"
-
-
-def _enclosing_owner(function: FunctionInfo) -> ClassInfo | None:
-    current: FunctionInfo | None = function
-    while current is not None:
-        if current.owner is not None:
-            return current.owner
-        current = current.parent
-    return None

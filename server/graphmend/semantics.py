@@ -43,6 +43,30 @@ class FunctionInfo:
         return self.node.name
 
     @cached_property
+    def method(self) -> FunctionInfo | None:
+        """The method this function is, or is nested in (None for plain functions)."""
+        current: FunctionInfo | None = self
+        while current is not None and current.owner is None:
+            current = current.parent
+        return current
+
+    @cached_property
+    def self_name(self) -> str | None:
+        """The name of the enclosing method's instance parameter (`self`), if it has one."""
+        method = self.method
+        if method is None:
+            return None
+        args = method.node.args
+        positional = [*args.posonlyargs, *args.args]
+        decorators = {d.id for d in method.node.decorator_list if isinstance(d, ast.Name)}
+        if not positional or decorators & {"staticmethod", "classmethod"}:
+            return None
+        return positional[0].arg
+
+    def is_self(self, expr: ast.expr) -> bool:
+        return self.self_name is not None and isinstance(expr, ast.Name) and expr.id == self.self_name
+
+    @cached_property
     def local_names(self) -> frozenset[str]:
         """Names bound in this function's own scope (parameters, assignments, imports, defs)."""
         return _local_names(self.node)
@@ -114,6 +138,7 @@ class ModuleIndex:
 
     # ----------------------------------------------------------------- building
     def _index_module(self) -> None:
+        self._class_names = {s.name for s in _scope_statements(self.tree.body) if isinstance(s, ast.ClassDef)}
         for stmt in _scope_statements(self.tree.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self.imports.update(self.import_bindings(stmt))
@@ -148,12 +173,9 @@ class ModuleIndex:
         return cls
 
     def _base_name(self, base: ast.expr) -> str | None:
-        if isinstance(base, ast.Name) and base.id in self._class_names():
+        if isinstance(base, ast.Name) and base.id in self._class_names:
             return base.id
         return self.qualified_name(base)
-
-    def _class_names(self) -> set[str]:
-        return {s.name for s in _scope_statements(self.tree.body) if isinstance(s, ast.ClassDef)}
 
     def _is_module_class(self, cls: ClassInfo, visiting: set[int]) -> bool:
         if id(cls) in visiting:
