@@ -51,7 +51,7 @@ def test_recall_and_precision(measured, record_property) -> None:
     report = []
     for label, prefixes in (("fixable (GM1xx/GM2xx)", FIXABLE), ("all codes", ("GM",))):
         true_positive = false_positive = false_negative = 0
-        for path, (dynamo_lines, diagnostics) in measured.items():
+        for dynamo_lines, diagnostics in measured.values():
             flagged = {line for line, code in diagnostics if code.startswith(prefixes)}
             other = {line for line, code in diagnostics if not code.startswith(prefixes)}
             truth = dynamo_lines - other  # breaks of other categories are not this category's to find

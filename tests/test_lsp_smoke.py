@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import enum
 from functools import cached_property
-from typing import Callable, Protocol
+from typing import Protocol
 
 from . import torch_api as api
 from .regions import CompiledRegions
