@@ -22,14 +22,21 @@ FIXABLE = ("GM1", "GM2")
 
 
 @pytest.fixture(scope="module")
-def measured() -> dict[Path, tuple[set[int], set[tuple[int, str]]]]:
-    """For every program: Dynamo's break lines, and graphmend's (line, code) diagnostics."""
-    results = {}
-    for path in PROGRAMS:
-        breaks, _graphs = dynamo_harness.measure(path)
-        diagnostics = check_source(path.read_text(encoding="utf-8"), path)
-        results[path] = ({b.line for b in breaks}, {(d.range.start.line + 1, d.code) for d in diagnostics})
-    return results
+def measurements() -> dict[Path, tuple[set, list]]:
+    """For every program: Dynamo's breaks, and graphmend's diagnostics."""
+    return {
+        path: (dynamo_harness.measure(path)[0], check_source(path.read_text(encoding="utf-8"), path))
+        for path in PROGRAMS
+    }
+
+
+@pytest.fixture(scope="module")
+def measured(measurements) -> dict[Path, tuple[set[int], set[tuple[int, str]]]]:
+    """For every program: Dynamo's break lines, and graphmend's (line, code) pairs."""
+    return {
+        path: ({b.line for b in breaks}, {(d.range.start.line + 1, d.code) for d in diagnostics})
+        for path, (breaks, diagnostics) in measurements.items()
+    }
 
 
 def test_corpus_is_large_enough() -> None:
@@ -44,6 +51,17 @@ def test_flagged_lines_equal_dynamo_break_lines(path: Path, measured) -> None:
     assert {line for line, _ in diagnostics} == dynamo_lines
     if path.name.startswith("neg_"):
         assert not diagnostics
+
+
+def test_reason_pages_are_dynamos_own(measurements) -> None:
+    """Each diagnostic links the gb page Dynamo itself prints for that site."""
+    mismatches = []
+    for path, (breaks, diagnostics) in measurements.items():
+        for d in diagnostics:
+            pages = {b.reason_id for b in breaks if b.line == d.range.start.line + 1}
+            if d.reason_id not in pages:
+                mismatches.append(f"{path.name}:{d.range.start.line + 1} {d.code} {d.reason_id} not in {sorted(pages)}")
+    assert not mismatches, "\n".join(mismatches)
 
 
 def test_recall_and_precision(measured, record_property) -> None:

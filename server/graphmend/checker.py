@@ -93,7 +93,7 @@ class _Collector:
                 message=rule.message,
                 severity=rule.severity,
                 range=diagnostic_range,
-                reason_id=rule.reason_id,
+                reason_id=rule.reason_id_for(target, analysis),
                 related=(self._related(self.reach),),
                 data={"rule": rule.name, "entry": self.reach.entry.function.qualname},
             )

@@ -26,6 +26,10 @@ class Rule:
         """Return the node to report (its range is the diagnostic's), or None."""
         raise NotImplementedError
 
+    def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+        """Dynamo's gb page for this site; rules whose sites Dynamo words differently override it."""
+        return self.reason_id
+
 
 def is_raise_guard(node: ast.If) -> bool:
     """`if cond: raise ...` with nothing else: an input check, not a computation to predicate."""
