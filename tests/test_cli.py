@@ -43,7 +43,8 @@ def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
     (item,) = json.loads(out)
     assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix"}
     assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == ("GM101", 10, 8, 10, 20)
-    assert item["severity"] == "warning" and item["fix"] is None
+    assert item["severity"] == "warning"
+    assert item["fix"] == {"title": "Compute both branches and select with `torch.where`", "applicability": "safe"}
 
 
 def test_clean_directory_exits_zero(tmp_path: Path, capsys) -> None:

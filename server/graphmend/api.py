@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import os
+import re
+import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -11,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .checker import check_text
-from .diagnostics import Diagnostic
+from .diagnostics import Applicability, Diagnostic
+from .fixes import apply_fixes
 from .rules import RULES, RULES_BY_CODE
 from .settings import Settings, SettingsError, settings_for
 
@@ -20,12 +24,15 @@ __all__ = [
     "RULES_BY_CODE",
     "Diagnostic",
     "FileResult",
+    "FixResult",
     "Settings",
     "SettingsError",
     "SourceError",
     "check_paths",
     "check_source",
     "discover_python_files",
+    "fix_file",
+    "fix_source",
     "read_source",
     "settings_for",
 ]
@@ -54,6 +61,11 @@ def check_source(text: str, path: Path | None = None, settings: Settings | None 
 
 def read_source(path: Path) -> str:
     """Read a Python file the way Python would (PEP 263 encoding cookie, BOM), or raise SourceError."""
+    return _read_source(path)[0]
+
+
+def _read_source(path: Path) -> tuple[str, str]:
+    """The text and the encoding it was decoded with."""
     try:
         data = path.read_bytes()
     except OSError as error:
@@ -67,7 +79,7 @@ def read_source(path: Path) -> str:
             raise SourceError(f"unknown source encoding: {error}") from None
         raise SourceError("not valid utf-8 text, and no PEP 263 encoding declaration") from None
     try:
-        return data.decode(encoding)
+        return data.decode(encoding), encoding
     except UnicodeDecodeError as error:
         raise SourceError(f"not valid {error.encoding} text at byte {error.start}") from None
 
@@ -112,15 +124,91 @@ def check_paths(
 
     Raises SettingsError when a pyproject.toml or an override is invalid.
     """
-    settings_by_directory: dict[Path, Settings] = {}
-    work: list[tuple[Path, Settings]] = []
-    for path in discover_python_files(paths):
-        directory = path.parent.resolve()
-        if directory not in settings_by_directory:
-            settings_by_directory[directory] = settings_for(directory).merged(overrides or {})
-        work.append((path, settings_by_directory[directory]))
+    work = list(iter_settings(paths, overrides))
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(work) < 16:
         return [check_file(path, settings) for path, settings in work]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(_check_file_job, work, chunksize=max(1, len(work) // (jobs * 8))))
+
+
+MAX_FIX_ROUNDS = 10
+_LONE_LF = re.compile(r"(?<!\r)\n")
+
+
+@dataclass(frozen=True)
+class FixResult:
+    path: Path | None
+    original: str
+    fixed: str
+    applied: int  # fixes applied over all rounds
+    remaining: tuple[Diagnostic, ...]  # what is still reported in the fixed text
+    error: str | None = None
+
+
+def fix_source(
+    text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False
+) -> FixResult:
+    """Apply fixes until none is left (or MAX_FIX_ROUNDS); never returns text that does not parse.
+
+    Fixes are applied in rounds because one rewrite can enable another (an inner `if`, then the
+    outer one). Unsafe fixes are applied only when asked for.
+    """
+    allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+    current, applied = text, 0
+    crlf = "\r\n" in text
+    diagnostics = check_source(current, path, settings)
+    for _ in range(MAX_FIX_ROUNDS):
+        fixes = [d.fix for d in diagnostics if d.fix is not None and d.fix.applicability in allowed]
+        if not fixes:
+            break
+        candidate, count = apply_fixes(current, fixes)
+        if crlf:
+            candidate = _LONE_LF.sub("\r\n", candidate)
+        if candidate == current or count == 0:
+            break
+        try:
+            ast.parse(candidate)
+        except (SyntaxError, ValueError, RecursionError):
+            return FixResult(path, text, text, 0, tuple(check_source(text, path, settings)),
+                             error="a rewrite produced code that does not parse; nothing was changed (please report this)")
+        current, applied = candidate, applied + count
+        diagnostics = check_source(current, path, settings)
+    return FixResult(path, text, current, applied, tuple(diagnostics))
+
+
+def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool = True) -> FixResult:
+    """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed."""
+    try:
+        text, encoding = _read_source(path)
+    except SourceError as error:
+        return FixResult(path, "", "", 0, (), error=str(error))
+    if any(d.code == "GM001" for d in check_source(text, path, settings)):
+        return FixResult(path, text, text, 0, tuple(check_source(text, path, settings)), error="does not parse; not changed")
+    result = fix_source(text, path, settings, unsafe)
+    if write and result.error is None and result.fixed != text:
+        _write_atomically(path, result.fixed, encoding)
+    return result
+
+
+def _write_atomically(path: Path, text: str, encoding: str) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".graphmend")
+    try:
+        with os.fdopen(descriptor, "w", encoding=encoding, newline="") as handle:
+            handle.write(text)
+        os.chmod(temporary, path.stat().st_mode & 0o7777)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def iter_settings(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None) -> Iterator[tuple[Path, Settings]]:
+    """Each Python file under `paths` with its settings (nearest pyproject.toml plus `overrides`)."""
+    settings_by_directory: dict[Path, Settings] = {}
+    for path in discover_python_files(paths):
+        directory = path.parent.resolve()
+        if directory not in settings_by_directory:
+            settings_by_directory[directory] = settings_for(directory).merged(overrides or {})
+        yield path, settings_by_directory[directory]

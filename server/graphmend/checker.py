@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from .diagnostics import Diagnostic, RelatedLocation, Severity
+from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
+from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .regions import CompiledRegions, Entry, Reach
 from .rules import RULES, Rule
@@ -51,7 +52,7 @@ def _analyse(tree: ast.Module, text: str, source: SourceText, path: Path | None,
         return []
     module = ModuleAnalysis(index, regions)
     rules = [rule() for rule in RULES if settings.is_enabled(rule.code)]
-    collector = _Collector(source, rules)
+    collector = _Collector(source, rules, FixContext(source, index))
     for reach in regions.reached.values():
         collector.reach = reach
         try:
@@ -64,8 +65,9 @@ def _analyse(tree: ast.Module, text: str, source: SourceText, path: Path | None,
 class _Collector:
     """Dispatches each visited node to the rules for its type and keeps one diagnostic per site."""
 
-    def __init__(self, source: SourceText, rules: list[Rule]) -> None:
+    def __init__(self, source: SourceText, rules: list[Rule], fix_context: FixContext) -> None:
         self.source = source
+        self.fix_context = fix_context
         self.by_type: dict[type[ast.AST], list[Rule]] = {}
         for rule in rules:
             for node_type in rule.node_types:
@@ -88,15 +90,28 @@ class _Collector:
             if self.source.is_suppressed(diagnostic_range.start.line, rule.code):
                 continue
             assert self.reach is not None
+            outcome = self._fix(rule, node, target, analysis)
+            message = rule.message
+            data = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
+            if isinstance(outcome, Refusal):
+                message = f"{message} (no automatic fix: {outcome.reason})"
+                data["no_fix"] = outcome.reason
             self.diagnostics[key] = Diagnostic(
                 code=rule.code,
-                message=rule.message,
+                message=message,
                 severity=rule.severity,
                 range=diagnostic_range,
                 reason_id=rule.reason_id_for(target, analysis),
                 related=(self._related(self.reach),),
-                data={"rule": rule.name, "entry": self.reach.entry.function.qualname},
+                fix=outcome if isinstance(outcome, Fix) else None,
+                data=data,
             )
+
+    def _fix(self, rule: Rule, node: ast.AST, target: ast.AST, analysis: FunctionAnalysis) -> Fix | Refusal | None:
+        try:
+            return rule.fix(node, target, analysis, self.fix_context)
+        except Exception as error:  # a bug in a rewrite must cost the fix, never the diagnostics
+            return Refusal(f"internal error while computing it ({type(error).__name__})")
 
     def _related(self, reach: Reach) -> RelatedLocation:
         entry = reach.entry

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any, Sequence
 
 from . import __version__, api
 from .checker import SYNTAX_ERROR_CODE
-from .diagnostics import Diagnostic
+from .diagnostics import Applicability, Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -23,20 +24,29 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"graphmend {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser("check", help="report graph breaks in files or directories")
-    check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
-                       help="files or directories (recursive); default: the current directory")
-    check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
-    check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to report")
+    _add_selection_options(check)
     check.add_argument("--output-format", choices=("text", "json"), default="text")
-    forward = check.add_mutually_exclusive_group()
+    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    fix = commands.add_parser("fix", help="rewrite graph breaks away (safe fixes; unsafe ones on request)")
+    _add_selection_options(fix)
+    fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
+    fix.add_argument("--unsafe-fixes", action="store_true",
+                     help="also apply fixes marked unsafe (their titles say what may change)")
+    rules = commands.add_parser("rules", help="list the rules and their codes")
+    rules.add_argument("--output-format", choices=("text", "json"), default="text")
+    return parser
+
+
+def _add_selection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
+                        help="files or directories (recursive); default: the current directory")
+    parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
+    parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to report")
+    forward = parser.add_mutually_exclusive_group()
     forward.add_argument("--module-forward", dest="module_forward", action="store_true", default=None,
                          help="treat every nn.Module.forward as compiled (the default)")
     forward.add_argument("--no-module-forward", dest="module_forward", action="store_false",
                          help="only code reached from torch.compile counts as compiled")
-    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
-    rules = commands.add_parser("rules", help="list the rules and their codes")
-    rules.add_argument("--output-format", choices=("text", "json"), default="text")
-    return parser
 
 
 def _codes(value: str) -> list[str]:
@@ -59,7 +69,7 @@ def diagnostic_json(diagnostic: Diagnostic, path: Path) -> dict[str, Any]:
     }
 
 
-def _run_check(args: argparse.Namespace) -> int:
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     if args.select is not None:
         overrides["select"] = args.select
@@ -67,9 +77,57 @@ def _run_check(args: argparse.Namespace) -> int:
         overrides["ignore"] = args.ignore
     if args.module_forward is not None:
         overrides["module-forward-is-compiled"] = args.module_forward
+    return overrides
+
+
+def _missing_paths(args: argparse.Namespace) -> bool:
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         print(f"graphmend: error: no such file or directory: {', '.join(missing)}", file=sys.stderr)
+    return bool(missing)
+
+
+def _run_fix(args: argparse.Namespace) -> int:
+    if _missing_paths(args):
+        return EXIT_ERROR
+    try:
+        work = list(api.iter_settings(args.paths, _overrides(args)))
+    except api.SettingsError as error:
+        print(f"graphmend: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    fixed = remaining = unsafe_available = 0
+    failed = False
+    for path, settings in work:
+        result = api.fix_file(path, settings, unsafe=args.unsafe_fixes, write=not args.diff)
+        if result.error is not None:
+            print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
+            failed = failed or "report this" in result.error
+            continue
+        if result.fixed != result.original:
+            fixed += result.applied
+            if args.diff:
+                sys.stdout.writelines(difflib.unified_diff(
+                    result.original.splitlines(keepends=True), result.fixed.splitlines(keepends=True),
+                    fromfile=f"a/{path}", tofile=f"b/{path}"))
+            else:
+                print(f"{path}: fixed {_plural(result.applied, 'graph break')}")
+        for d in result.remaining:
+            remaining += 1
+            if d.fix is not None and d.fix.applicability is Applicability.UNSAFE:
+                unsafe_available += 1
+    verb = "Would fix" if args.diff else "Fixed"
+    summary = f"{verb} {_plural(fixed, 'graph break')}; {remaining} remaining"
+    if unsafe_available and not args.unsafe_fixes:
+        summary += f" ({unsafe_available} fixable with --unsafe-fixes)"
+    print(summary + ".", file=sys.stderr if args.diff else sys.stdout)
+    if failed:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    overrides = _overrides(args)
+    if _missing_paths(args):
         return EXIT_ERROR
     try:
         results = api.check_paths(args.paths, overrides, jobs=args.jobs)
@@ -127,7 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        return _run_check(args) if args.command == "check" else _run_rules(args)
+        runners = {"check": _run_check, "fix": _run_fix, "rules": _run_rules}
+        return runners[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR
     except Exception as error:  # an internal bug: say so plainly, exit 2, no traceback at the user

@@ -267,10 +267,13 @@ class FunctionAnalysis:
                 base = _subscript_base(node.value)
                 if isinstance(base, ast.Name):
                     note(base.id, Kind.TENSOR if base is node.value else Kind.OPTIONAL_TENSOR)
-            elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+            elif isinstance(node, ast.Call) and node.args:
                 qualname = self.qualified_name(node.func)
-                if qualname is not None and self._torch_call_kind(qualname) in _TENSORISH:
-                    note(node.args[0].id, Kind.TENSOR)
+                if qualname is not None and self.torch_call_kind(qualname) in _TENSORISH:
+                    # torch.relu(x), torch.any(x > 0): only a tensor x makes the call valid.
+                    source = _sole_variable(node.args[0])
+                    if source is not None:
+                        note(source[0], Kind.OPTIONAL_TENSOR if source[1] else Kind.TENSOR)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 source = _sole_variable(node.value)
                 if source is not None:
@@ -405,7 +408,7 @@ class FunctionAnalysis:
             return Kind.TENSOR
         return Kind.PYTHON if left is Kind.PYTHON and right is Kind.PYTHON else Kind.UNKNOWN
 
-    def _torch_call_kind(self, qualname: str) -> Kind:
+    def torch_call_kind(self, qualname: str) -> Kind:
         if not qualname.startswith("torch."):
             return Kind.UNKNOWN
         if qualname.startswith(api.TENSOR_NAMESPACES):
@@ -434,7 +437,7 @@ class FunctionAnalysis:
                 return Kind.NUMPY
             if root == "math":
                 return Kind.PYTHON
-            return self._torch_call_kind(qualname)
+            return self.torch_call_kind(qualname)
         if isinstance(func, ast.Name):
             if self.is_builtin(func.id):
                 if func.id in _PYTHON_BUILTINS or func.id in api.SCALAR_BUILTINS:
@@ -676,4 +679,9 @@ def _sole_variable(expr: ast.expr, through_subscript: bool = False) -> tuple[str
             return _sole_variable(expr.left, through_subscript)
         if isinstance(expr.left, ast.Constant):
             return _sole_variable(expr.right, through_subscript)
+    if isinstance(expr, ast.Compare) and len(expr.comparators) == 1:
+        if isinstance(expr.comparators[0], ast.Constant):
+            return _sole_variable(expr.left, through_subscript)
+        if isinstance(expr.left, ast.Constant):
+            return _sole_variable(expr.comparators[0], through_subscript)
     return None

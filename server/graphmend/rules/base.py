@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 from typing import ClassVar
 
-from ..diagnostics import Severity
+from ..diagnostics import Fix, Severity
+from ..fixes.base import FixContext, Refusal
 from ..inference import FunctionAnalysis
 
 
@@ -25,6 +26,11 @@ class Rule:
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         """Return the node to report (its range is the diagnostic's), or None."""
         raise NotImplementedError
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        """The rewrite that removes this break, a refusal that says why there is none, or None
+        for rules no rewrite applies to. Computed with the diagnostic, reused by every front."""
+        return None
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         """Dynamo's gb page for this site; rules whose sites Dynamo words differently override it."""

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.predicate import predicate_if
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
 
@@ -38,3 +41,22 @@ class DataDependentIf(Rule):
         if is_raise_guard(node) or not analysis.is_data_dependent(node.test):
             return None
         return node.test
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.If)
+        return predicate_if(_chain_head(node, analysis, ctx), analysis, ctx)
+
+
+def _chain_head(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> ast.If:
+    """The `if` that starts the chain an `elif` belongs to: the whole chain is rewritten at once."""
+    if analysis.function is None:
+        return node
+    parents = {
+        id(candidate.orelse[0]): candidate
+        for candidate in ast.walk(analysis.function.node)
+        if isinstance(candidate, ast.If) and len(candidate.orelse) == 1 and isinstance(candidate.orelse[0], ast.If)
+    }
+    current = node
+    while id(current) in parents and ctx.source.lines[current.lineno - 1][current.col_offset :].startswith("elif"):
+        current = parents[id(current)]
+    return current

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
 from .base import Rule
 
@@ -30,3 +33,7 @@ class DataDependentTernary(Rule):
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.IfExp)
         return node.test if analysis.is_data_dependent(node.test) else None
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.IfExp)
+        return predicate_ternary(node, analysis, ctx)

@@ -1,0 +1,65 @@
+"""What every rewrite needs: the file's text and names, fresh-name generation, refusals."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..semantics import ModuleIndex
+from ..source import Position, Range, SourceText
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why no fix is offered; shown at the end of the diagnostic's message."""
+
+    reason: str
+
+
+@dataclass
+class FixContext:
+    source: SourceText
+    index: ModuleIndex
+    taken_names: set[str] = field(default_factory=set)
+
+    @cached_property
+    def all_names(self) -> frozenset[str]:
+        """Every identifier in the file: generated names must collide with none of them."""
+        names = {n.id for n in ast.walk(self.index.tree) if isinstance(n, ast.Name)}
+        names |= {n.arg for n in ast.walk(self.index.tree) if isinstance(n, ast.arg)}
+        names |= {
+            n.name for n in ast.walk(self.index.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        }
+        return frozenset(names | set(self.index.imports))
+
+    @cached_property
+    def torch_name(self) -> str | None:
+        """The module-level name bound to the torch module (`torch`, or `th` after `import torch as th`)."""
+        candidates = [name for name, qualname in self.index.imports.items() if qualname == "torch"]
+        return "torch" if "torch" in candidates else (candidates[0] if candidates else None)
+
+    def fresh_name(self, base: str, avoid: set[str] | frozenset[str] = frozenset()) -> str:
+        """`base`, or `base_2`, `base_3`... : a name used nowhere in the file nor handed out before."""
+        candidate, number = base, 1
+        while candidate in self.all_names or candidate in self.taken_names or candidate in avoid:
+            number += 1
+            candidate = f"{base}_{number}"
+        self.taken_names.add(candidate)
+        return candidate
+
+    def line_range(self, first_line: int, last_line: int) -> Range:
+        """Whole lines `first_line..last_line` (1-based, inclusive), without the final line break."""
+        end_text = self.source.lines[last_line - 1] if last_line - 1 < len(self.source.lines) else ""
+        return Range(Position(first_line - 1, 0), Position(last_line - 1, len(end_text)))
+
+    def segment(self, node: ast.AST) -> str:
+        """The exact source text of an expression node."""
+        r = self.source.node_range(node)
+        lines = self.source.lines
+        if r.start.line == r.end.line:
+            return lines[r.start.line][r.start.character : r.end.character]
+        parts = [lines[r.start.line][r.start.character :]]
+        parts.extend(lines[r.start.line + 1 : r.end.line])
+        parts.append(lines[r.end.line][: r.end.character])
+        return "\n".join(parts)

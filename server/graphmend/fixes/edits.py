@@ -1,0 +1,58 @@
+"""Applying fixes to text: non-overlapping edits in one pass, identical edits merged."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..diagnostics import Fix
+from ..source import Position, SourceText
+
+
+def _offset(source: SourceText, position: Position, line_starts: list[int]) -> int:
+    line = min(position.line, len(line_starts) - 1)
+    return line_starts[line] + position.character
+
+
+def _line_starts(source: SourceText) -> list[int]:
+    starts, offset = [], 0
+    text = source.text
+    for line in source.lines:
+        starts.append(offset)
+        offset += len(line)
+        # the line break that followed (\r\n, \r or \n), if any
+        if text.startswith("\r\n", offset):
+            offset += 2
+        elif offset < len(text):
+            offset += 1
+    return starts
+
+
+def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
+    """Apply every fix whose edits do not overlap an earlier applied fix; return text and count.
+
+    A fix applies whole or not at all. Identical edits from different fixes (a shared helper
+    function inserted once) count once.
+    """
+    source = SourceText(text)
+    starts = _line_starts(source)
+    chosen: list[tuple[int, int, str]] = []
+    seen: set[tuple[int, int, str]] = set()
+    applied = 0
+    for fix in fixes:
+        spans = [(_offset(source, e.range.start, starts), _offset(source, e.range.end, starts), e.new_text) for e in fix.edits]
+        fresh = [s for s in spans if s not in seen]
+        if any(_overlaps(span, other) for span in fresh for other in chosen):
+            continue
+        chosen.extend(fresh)
+        seen.update(fresh)
+        applied += 1
+    for start, end, new_text in sorted(chosen, reverse=True):
+        text = text[:start] + new_text + text[end:]
+    return text, applied
+
+
+def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    if a[0] == a[1] or b[0] == b[1]:  # insertions conflict only strictly inside another edit
+        return b[0] < a[0] < b[1] or a[0] < b[0] < a[1]
+    return a[0] < b[1] and b[0] < a[1]
+
