@@ -288,3 +288,84 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+class _Timeline(io.StringIO):
+    """stdout that records each write as an event, in order with log records and warnings."""
+
+    def __init__(self, events: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.events = events
+
+    def write(self, text: str) -> int:
+        if text:
+            self.events.append(("stdout", text))
+        return len(text)
+
+
+@contextlib.contextmanager
+def _observed(events: list[tuple[str, str]]):
+    """Record prints, log records (every logger, whatever its handlers) and warnings, in order."""
+    original_handle = logging.Logger.handle
+
+    def handle(logger: logging.Logger, record: logging.LogRecord) -> None:
+        if not record.name.startswith("torch"):  # torch's own tracing logs are not the program's
+            logger_name = re.sub(r"^_dynamo_corpus_(.*)_\d+$", r"\1", record.name)  # per-load module names
+            events.append(("log", f"{logger_name}:{record.levelname}:{record.getMessage()}"))
+
+    def showwarning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+        events.append(("warning", f"{category.__name__}:{message}"))
+
+    logging.Logger.handle = handle  # type: ignore[method-assign]
+    try:
+        with contextlib.redirect_stdout(_Timeline(events)), contextlib.redirect_stderr(io.StringIO()):
+            with warnings.catch_warnings():
+                warnings.simplefilter("always")
+                warnings.showwarning = showwarning
+                yield
+    finally:
+        logging.Logger.handle = original_handle  # type: ignore[method-assign]
+
+
+def _merged(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Adjacent stdout writes joined: `print` may write its text and its end separately."""
+    merged: list[tuple[str, str]] = []
+    for kind, text in events:
+        if merged and kind == "stdout" and merged[-1][0] == "stdout":
+            merged[-1] = ("stdout", merged[-1][1] + text)
+        else:
+            merged.append((kind, text))
+    return merged
+
+
+def run_observed(path: pathlib.Path) -> tuple[list, list[tuple[str, str]]]:
+    """Run ENTRY on every input; return the outputs and the ordered side effects."""
+    _reset_dynamo()
+    events: list[tuple[str, str]] = []
+    outputs = []
+    torch.manual_seed(0)  # the same random weights for a program and its rewrite
+    with _silenced():
+        module = load_program(pathlib.Path(path))
+    with _observed(events):
+        for args in module.INPUTS:
+            outputs.append(module.ENTRY(*args))
+    _reset_dynamo()
+    return outputs, _merged(events)
+
+
+def fullgraph_passes(path: pathlib.Path) -> bool:
+    """Whether the compiled entry traces as one graph: torch.compile(..., fullgraph=True) runs."""
+    _reset_dynamo()
+    with _silenced():
+        module = load_program(pathlib.Path(path))
+        entry = module.ENTRY
+        original = getattr(entry, "_orig_mod", None) or getattr(entry, "_torchdynamo_orig_callable", None) or entry
+        compiled = torch.compile(original, backend="eager", fullgraph=True)
+        try:
+            for args in module.INPUTS:
+                compiled(*args)
+        except Exception:  # noqa: BLE001 - any failure means "not one graph"
+            return False
+        finally:
+            _reset_dynamo()
+    return True

@@ -30,6 +30,7 @@ class Kind(enum.Enum):
     LOGGER = "logger"
     SELF = "self"
     NUMPY = "numpy"  # arrays and scalars from numpy: never traced as graph tensors here
+    TENSOR_MODULE = "tensor-module"  # a torch.nn layer whose call returns one tensor (Linear, LayerNorm...)
 
     @property
     def is_tensor(self) -> bool:
@@ -196,7 +197,7 @@ class FunctionAnalysis:
         positional = [*args.posonlyargs, *args.args]
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        evidence = self._tensor_evidence() if pairs else {}
+        evidence = self.tensor_evidence if pairs else {}
         for arg, default in pairs:
             env[arg.arg] = self._parameter_kind(arg, default, evidence)
         for arg in (args.vararg, args.kwarg):
@@ -245,7 +246,8 @@ class FunctionAnalysis:
             return Kind.BOOL_TENSOR
         return Kind.UNKNOWN
 
-    def _tensor_evidence(self) -> dict[str, Kind]:
+    @cached_property
+    def tensor_evidence(self) -> dict[str, Kind]:
         """Names used as tensors: `x.sum()`, `x.shape`, `torch.relu(x)` → TENSOR.
 
         Use through a subscript (`x[0].item()`) is weaker evidence, since `x` may be a tuple of
@@ -288,6 +290,12 @@ class FunctionAnalysis:
         return found
 
     # ----------------------------------------------------------------- queries
+    def used_as_tensor(self, expr: ast.expr) -> bool:
+        """A tensor by its kind, or a name this function uses as a tensor (`x.abs().max()`)."""
+        if self.kind(expr).is_tensor:
+            return True
+        return isinstance(expr, ast.Name) and self.function is not None and self.tensor_evidence.get(expr.id) is Kind.TENSOR
+
     def is_self(self, expr: ast.expr) -> bool:
         return self.function is not None and self.function.is_self(expr)
 
@@ -415,6 +423,8 @@ class FunctionAnalysis:
             return Kind.TENSOR
         if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return Kind.TENSOR
+        if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in api.SINGLE_TENSOR_MODULES:
+            return Kind.TENSOR_MODULE
         name = qualname[len("torch.") :]
         if name in api.BOOL_TENSOR_FUNCTIONS:
             return Kind.BOOL_TENSOR
@@ -438,6 +448,8 @@ class FunctionAnalysis:
             if root == "math":
                 return Kind.PYTHON
             return self.torch_call_kind(qualname)
+        if isinstance(func, (ast.Name, ast.Attribute)) and self.kind(func) is Kind.TENSOR_MODULE:
+            return Kind.TENSOR
         if isinstance(func, ast.Name):
             if self.is_builtin(func.id):
                 if func.id in _PYTHON_BUILTINS or func.id in api.SCALAR_BUILTINS:

@@ -15,6 +15,7 @@ from typing import Iterator
 from .semantics import ClassInfo, FunctionInfo, ModuleIndex
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,28 @@ class CompiledRegions:
         self.module_forward_is_compiled = module_forward_is_compiled
         self._instances: dict[int, dict[str, ClassInfo]] = {}
         self._attribute_instances: dict[int, dict[str, ClassInfo]] = {}
+        self.replayed = self._reorderable_functions()
         self.entries = self._find_entries()
         self.reached = self._reach()
 
     # ----------------------------------------------------------------- entries
+    def _reorderable_functions(self) -> frozenset[int]:
+        """Functions registered with `torch._dynamo.config.reorderable_logging_functions.add(f)` at
+        module level: Dynamo records calls to them and replays them after the graph, never tracing
+        their bodies, so nothing in them is compiled code."""
+        found: set[int] = set()
+        for stmt in self.index.tree.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and self.index.qualified_name(call.func) == _REORDERABLE_REGISTRY
+                and len(call.args) == 1
+                and isinstance(call.args[0], ast.Name)
+                and call.args[0].id in self.index.functions
+            ):
+                found.add(id(self.index.functions[call.args[0].id].node))
+        return frozenset(found)
+
     def _find_entries(self) -> list[Entry]:
         entries: list[Entry] = []
         seen: set[int] = set()
@@ -228,7 +247,7 @@ class CompiledRegions:
             reach = queue.popleft()
             current = reach.chain[-1]
             for callee in self._callees_with_modules(current):
-                if id(callee.node) not in reached:
+                if id(callee.node) not in reached and id(callee.node) not in self.replayed:
                     nxt = Reach(reach.entry, (*reach.chain, callee))
                     reached[id(callee.node)] = nxt
                     queue.append(nxt)

@@ -122,3 +122,14 @@ IS_COMPILING_FUNCTIONS = frozenset(
         "transformers.utils.import_utils.is_torchdynamo_compiling",
     }
 )
+
+# torch.nn layers whose call returns one tensor (so `self.proj(x)` is a tensor).
+SINGLE_TENSOR_MODULES = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LayerNorm
+    RMSNorm GroupNorm BatchNorm1d BatchNorm2d BatchNorm3d InstanceNorm1d InstanceNorm2d InstanceNorm3d Embedding
+    Dropout Dropout1d Dropout2d Dropout3d ReLU ReLU6 GELU SiLU Mish Tanh Sigmoid Softmax LogSoftmax Identity
+    Flatten Unflatten MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d
+    AdaptiveAvgPool2d AdaptiveAvgPool3d Upsample LeakyReLU ELU Hardtanh PReLU Softplus
+    """.split()
+)

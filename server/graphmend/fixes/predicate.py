@@ -21,7 +21,7 @@ import libcst as cst
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
 from .base import FixContext, Refusal
-from .purity import dotted, elementwise_bases, impurity, is_scalar_condition, names_in
+from .purity import dotted, elementwise_bases, impurity, is_scalar_condition, names_in, unguarded_division
 
 TITLE = "Compute both branches and select with `torch.where`"
 
@@ -365,6 +365,10 @@ class _Predicator:
         reason = impurity(expr, self.analysis, guarded)
         if reason is not None:
             raise _Refuse(reason)
+        if unguarded_division(expr, guarded):
+            reason = "a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)"
+            if reason not in self.unsafe_reasons:
+                self.unsafe_reasons.append(reason)
 
     # ------------------------------------------------------------------ merging
     def _conditions(self, arms: list[_Arm], lines: list[str]) -> list[str]:
@@ -412,6 +416,8 @@ class _Predicator:
                     missing = True
                     values.append(name)
                     kinds.append(self.before.get(name, Kind.UNKNOWN))
+                if kinds[-1] is Kind.UNKNOWN and self.analysis.tensor_evidence.get(name) is Kind.TENSOR:
+                    kinds[-1] = Kind.TENSOR  # the function uses `name` as a tensor
             if missing and name not in self.before:
                 if name in outside:
                     raise _Refuse(f"`{name}` would be unbound on a path that does not assign it")
@@ -489,7 +495,7 @@ class _Predicator:
             saved = self.analysis.env
             self.analysis.env = dict(arm.kinds)
             try:
-                kinds.append(self.analysis.kind(arm.returned))  # type: ignore[arg-type]
+                kinds.append(Kind.TENSOR if self.analysis.used_as_tensor(arm.returned) else Kind.UNKNOWN)  # type: ignore[arg-type]
             finally:
                 self.analysis.env = saved
         if not all(k.is_tensor for k in kinds):

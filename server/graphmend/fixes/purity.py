@@ -54,7 +54,7 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str]) -> st
             return "a branch has a lambda or comprehension"
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
             return f"a branch has `{type(node).__name__.lower()}`"
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             if names_in(node.right) & guarded:
                 return "a branch divides by a value the condition tests (it would run unguarded)"
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
@@ -97,8 +97,19 @@ def _call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
             if func.attr in _IMPURE_TENSOR_METHODS or func.attr in _RANDOM:
                 return f"a branch calls `.{func.attr}()`"
             return None
-        return f"a branch calls `{dotted(func) or func.attr}`, which is not known to be pure"
+        if receiver is Kind.UNKNOWN and func.attr in api.TENSOR_EVIDENCE and func.attr not in _IMPURE_TENSOR_METHODS:
+            return None  # a tensor-only method: the receiver is a tensor (as the detection assumed)
+        return f"a branch calls `{dotted(func) or '.' + func.attr}`, which is not known to be pure"
     return "a branch calls something that is not known to be pure"
+
+
+def unguarded_division(expr: ast.AST, guarded: set[str]) -> bool:
+    """`x / peak` where the condition tests `peak`: exact values, but when the condition is false
+    the division still runs (inf/NaN on the discarded side, NaN gradients through it)."""
+    return any(
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and bool(names_in(node.right) & guarded)
+        for node in ast.walk(expr)
+    )
 
 
 def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:

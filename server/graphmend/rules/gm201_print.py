@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.deferral import defer_print
 from ..inference import FunctionAnalysis
 from .base import Rule
 
@@ -29,6 +32,10 @@ class PrintCall(Rule):
     reason = "Failed to trace builtin operator"
     reason_id = "gb0059"
     node_types = (ast.Call,)
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.Call)
+        return defer_print(node, analysis, ctx)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.deferral import defer_logging
 from ..inference import FunctionAnalysis, Kind
 from .base import Rule
 
@@ -34,6 +37,10 @@ class LoggingCall(Rule):
     reason = "logging.Logger method not supported for non-export cases"
     reason_id = "gb0291"
     node_types = (ast.Call,)
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.Call)
+        return defer_logging(node, analysis, ctx)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.deferral import defer_warning
 from ..inference import FunctionAnalysis
 from .base import Rule
 
@@ -28,6 +31,10 @@ class WarningsWarn(Rule):
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"
     node_types = (ast.Call,)
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.Call)
+        return defer_warning(node, analysis, ctx)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)

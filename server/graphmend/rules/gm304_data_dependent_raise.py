@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import Severity
+from ..diagnostics import Applicability, Fix, Severity, TextEdit
+from ..fixes.base import FixContext, Refusal
+from ..fixes.purity import impurity, is_scalar_condition
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
 
@@ -34,3 +36,28 @@ class DataDependentRaise(Rule):
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.If)
         return node.test if is_raise_guard(node) and analysis.is_data_dependent(node.test) else None
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        """`if cond: raise E(msg)` → `torch._assert_async(torch.logical_not(cond), msg)`: always unsafe,
+        since the error becomes a RuntimeError raised when the device gets to it."""
+        assert isinstance(node, ast.If)
+        torch_name = ctx.torch_name
+        if torch_name is None:
+            return Refusal("torch is not imported as a module in this file")
+        reason = impurity(node.test, analysis, set())
+        if reason is not None:
+            return Refusal(reason.replace("a branch", "the condition"))
+        if not is_scalar_condition(node.test, analysis):
+            return Refusal("the condition may have more than one element")
+        raised = node.body[0]
+        assert isinstance(raised, ast.Raise)
+        message = "assertion failed"
+        exc = raised.exc
+        if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant) and isinstance(exc.args[0].value, str):
+            message = exc.args[0].value
+        indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
+        condition = ctx.segment(node.test)
+        text = f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {message!r})"
+        edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
+        title = "Check with `torch._assert_async` (unsafe: raises RuntimeError, possibly later, instead of the original exception)"
+        return Fix(title, Applicability.UNSAFE, (edit,))
