@@ -18,7 +18,7 @@ from conftest import FIXTURES
 
 EXPECT = re.compile(r"expect:\s*(GM\d{3}(?:\s*,\s*GM\d{3})*)")
 SETTINGS = re.compile(r"#\s*graphmend-settings:\s*(.+)")
-CASES = sorted(FIXTURES.glob("GM*/*.py"))
+CASES = sorted(p for p in FIXTURES.glob("GM*/*.py") if not p.name.endswith((".in.py", ".out.py")))
 
 
 def expected(text: str) -> set[tuple[int, str]]:

@@ -21,7 +21,7 @@ import libcst as cst
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
 from .base import FixContext, Refusal
-from .purity import dotted, elementwise_bases, impurity, is_scalar_condition, names_in, unguarded_division
+from .purity import Signature, dotted, elementwise_bases, impurity, is_scalar_condition, names_in, unguarded_division
 
 TITLE = "Compute both branches and select with `torch.where`"
 
@@ -43,7 +43,7 @@ class _Arm:
     # filled while processing
     output: list[cst.BaseStatement] = field(default_factory=list)
     mapping: dict[str, str] = field(default_factory=dict)
-    definitions: dict[str, ast.expr] = field(default_factory=dict)  # last value of each name, original names
+    signatures: dict[str, Signature | None] = field(default_factory=dict)  # shape/dtype signature of each name now
     kinds: Env = field(default_factory=dict)
     returned: ast.expr | None = None
     returned_text: str | None = None
@@ -109,7 +109,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     reasons = []
     if not is_scalar_condition(node.test, analysis):
         reasons.append("the condition may have more than one element")
-    signatures = {elementwise_bases(v, analysis, {}) for v in (node.body, node.orelse)}
+    signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
     if None in signatures or len(signatures) != 1:
         reasons.append("the two values may differ in shape or dtype (torch.where broadcasts and promotes)")
     if reasons:
@@ -163,6 +163,7 @@ class _Predicator:
         self.ctx = ctx
         self.before: Env = dict(analysis.env)
         self.unsafe_reasons: list[str] = []
+        self.following: list[ast.stmt] = []
         function = analysis.function
         if function is None:
             raise _Refuse("the `if` is not inside a function")
@@ -181,6 +182,7 @@ class _Predicator:
             following = block[index + 1 :]
             if not following or not isinstance(following[-1], ast.Return):
                 raise _Refuse("only some paths return")
+        self.following = following
         last_line = (following[-1] if following else self.node).end_lineno or self.node.lineno
         indent, snippet = self._snippet(self.node.lineno, last_line)
         module = cst.parse_module(snippet)
@@ -323,16 +325,16 @@ class _Predicator:
                     new_small = small.with_changes(target=_rename(small.target, arm.mapping), value=renamed_value)
                 arm.output.append(cst_stmt.with_changes(body=[new_small]))  # type: ignore[call-arg]
                 kind = analysis.kind(stmt.value)
+                signature = self._signature(stmt.value, arm)
                 for target in targets:
                     analysis._bind(target, kind, stmt.value)
-                    if isinstance(target, ast.Name):
-                        arm.definitions[target.id] = stmt.value
-                    else:
-                        for name in _target_names(target):
-                            arm.definitions.pop(name, None)
+                    for name in _target_names(target):
+                        arm.signatures[name] = signature if isinstance(target, ast.Name) else None
                 return
             if _is_idempotent_refresh(stmt):
-                self._check(stmt.value, guarded)
+                assert isinstance(stmt.value, ast.Call)
+                for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
+                    self._check(argument, guarded)
                 arm.output.append(_rename(cst_stmt, arm.mapping))  # type: ignore[arg-type]
                 return
             raise _Refuse("a branch stores to an attribute or subscript")
@@ -341,6 +343,9 @@ class _Predicator:
             arm.output.append(_rename(cst_stmt, arm.mapping))  # type: ignore[arg-type]
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+                raise _Refuse(f"a branch changes a tensor in place (`.{func.attr}`)")
             if last or self._next_is_return(arm, stmt):
                 for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
                     self._check(argument, guarded)
@@ -424,8 +429,7 @@ class _Predicator:
                 continue  # a temporary of one branch: it stays under its new name
             if not all(k.is_tensor for k in kinds):
                 raise _Refuse(f"`{name}` is not a tensor on every path")
-            old = self._reaching_definition(name)
-            self._require_same_shape([arm.definitions.get(name, old) for arm in arms], arms)
+            self._require_same_shape([arm.signatures[name] if name in arm.signatures else self._old_signature(name) for arm in arms])
             lines.append(f"{name} = {self._select(values, conditions)}")
         calls = [arm.trailing_call for arm in arms]
         if any(c is not None for c in calls):
@@ -446,9 +450,21 @@ class _Predicator:
                 break
         return ast.Name(id=name)
 
-    def _require_same_shape(self, values: list[ast.expr], arms: list[_Arm]) -> None:
+    def _signature(self, value: ast.expr, arm: _Arm) -> Signature | None:
+        """`value`'s signature inside `arm`: names assigned earlier in the arm, else before the `if`."""
+        return elementwise_bases(
+            value, self.analysis, lambda name: arm.signatures[name] if name in arm.signatures else self._old_signature(name)
+        )
+
+    def _old_signature(self, name: str) -> Signature | None:
+        definition = self._reaching_definition(name)
+        if isinstance(definition, ast.Name) and definition.id == name:
+            return frozenset({name}), frozenset()
+        return elementwise_bases(definition, self.analysis)
+
+    def _require_same_shape(self, signatures_per_path: list[Signature | None]) -> None:
         """Mark the fix unsafe unless every path's value provably has the same shape and dtype."""
-        signatures = {elementwise_bases(v, self.analysis, arm.definitions) for v, arm in zip(values, arms)}
+        signatures = set(signatures_per_path)
         if None in signatures or len(signatures) != 1 or not next(iter(signatures))[0]:  # type: ignore[index]
             reason = "the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)"
             if reason not in self.unsafe_reasons:
@@ -467,13 +483,16 @@ class _Predicator:
         for position, arg in enumerate(first.args):
             texts = [_code(c.args[position].value) for c in calls]  # type: ignore[union-attr]
             if len(set(texts)) == 1:
-                merged_args.append(_code(arg))
+                merged_args.append(_code(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
                 continue
             asts = [
                 (arm.trailing_call_ast.args + [k.value for k in arm.trailing_call_ast.keywords])[position]  # type: ignore[union-attr]
                 for arm in arms
             ]
+            registers_buffer = isinstance(first.func, cst.Attribute) and first.func.attr.value == "register_buffer"
             for arm, value in zip(arms, asts):
+                if registers_buffer and not (isinstance(value, ast.Constant) and value.value is None):
+                    continue  # a buffer is a tensor by register_buffer's contract
                 saved = self.analysis.env
                 self.analysis.env = dict(arm.kinds)
                 try:
@@ -500,11 +519,11 @@ class _Predicator:
                 self.analysis.env = saved
         if not all(k.is_tensor for k in kinds):
             raise _Refuse("a path returns something that is not a tensor")
-        self._require_same_shape([arm.returned for arm in arms], arms)  # type: ignore[misc]
+        self._require_same_shape([self._signature(arm.returned, arm) for arm in arms])  # type: ignore[arg-type]
         return f"return {self._select([a.returned_text or '' for a in arms], conditions)}"
 
     def _names_used_outside(self) -> set[str]:
-        inside = {id(n) for n in ast.walk(self.node)}
+        inside = {id(n) for stmt in [self.node, *self.following] for n in ast.walk(stmt)}
         return {
             n.id
             for n in ast.walk(self.function.node)

@@ -8,6 +8,7 @@ and draws no random numbers (which would shift every later random draw).
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from .. import torch_api as api
 from ..inference import FunctionAnalysis, Kind
@@ -152,29 +153,32 @@ _ELEMENTWISE = frozenset(
 )
 
 
+Signature = tuple[frozenset[str], frozenset[str]]
+
+
 def elementwise_bases(
-    expr: ast.expr, analysis: FunctionAnalysis, local_defs: dict[str, ast.expr], seen: frozenset[str] = frozenset()
-) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The tensors `expr` is computed from elementwise, and the kinds of numeric literals it mixes in
-    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` → ({x}, {float}): a float
-    literal promotes integer tensors, an int literal never changes a tensor's dtype); None when it is not plainly
-    elementwise. Two values with equal bases and literal kinds have the same shape and dtype, so
-    `torch.where` neither broadcasts nor promotes either of them."""
+    expr: ast.expr, analysis: FunctionAnalysis, resolve: Callable[[str], Signature | None] | None = None
+) -> Signature | None:
+    """The tensors `expr` is computed from elementwise, and whether it mixes in float literals
+    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` → ({x}, {float}): a float literal promotes integer
+    tensors, an int literal never changes a tensor's dtype); None when it is not plainly
+    elementwise. Two values with equal signatures have the same shape and dtype, so `torch.where`
+    neither broadcasts nor promotes either of them. `resolve` gives the signature a local name
+    holds at this point; by default a name assigned once in the function is followed to its value.
+    """
     if isinstance(expr, ast.Constant):
         if type(expr.value) in (int, bool):
-            return frozenset(), frozenset()  # never promotes a tensor's dtype
+            return frozenset(), frozenset()
         if type(expr.value) is float:
-            return frozenset(), frozenset({"float"})  # promotes integer tensors
+            return frozenset(), frozenset({"float"})
         return None
-    if isinstance(expr, (ast.Name, ast.Attribute)):
+    if resolve is None:
+        resolve = lambda name: _follow(name, analysis, frozenset())  # noqa: E731
+    if isinstance(expr, ast.Name):
+        return resolve(expr.id)
+    if isinstance(expr, ast.Attribute):
         name = dotted(expr)
-        if name is None:
-            return None
-        if isinstance(expr, ast.Name) and name not in seen:
-            definition = local_defs.get(name) if name in local_defs else _unique_definition(name, analysis)
-            if definition is not None:
-                return elementwise_bases(definition, analysis, local_defs, seen | {name})
-        return frozenset({name}), frozenset()
+        return None if name is None else _opaque(name)
     parts: list[ast.expr]
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
         parts = [expr.left, expr.right]
@@ -186,19 +190,29 @@ def elementwise_bases(
         if name not in _ELEMENTWISE:
             return None
         parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
-        if any(not isinstance(p, (ast.Constant, ast.Name, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Call)) for p in parts):
-            return None
     else:
         return None
     bases: set[str] = set()
     literals: set[str] = set()
     for part in parts:
-        found = elementwise_bases(part, analysis, local_defs, seen)
+        found = elementwise_bases(part, analysis, resolve)
         if found is None:
             return None
         bases |= found[0]
         literals |= found[1]
     return frozenset(bases), frozenset(literals)
+
+
+def _follow(name: str, analysis: FunctionAnalysis, seen: frozenset[str]) -> Signature | None:
+    """A name assigned once in the function stands for its value; any other name for itself."""
+    definition = None if name in seen else _unique_definition(name, analysis)
+    if definition is None:
+        return _opaque(name)
+    return elementwise_bases(definition, analysis, lambda other: _follow(other, analysis, seen | {name}))
+
+
+def _opaque(name: str) -> Signature:
+    return frozenset({name}), frozenset()
 
 
 def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None:

@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
+from ..fixes.deferral import literal
 from ..fixes.purity import impurity, is_scalar_condition
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
@@ -57,7 +58,7 @@ class DataDependentRaise(Rule):
             message = exc.args[0].value
         indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
         condition = ctx.segment(node.test)
-        text = f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {message!r})"
+        text = f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
         title = "Check with `torch._assert_async` (unsafe: raises RuntimeError, possibly later, instead of the original exception)"
         return Fix(title, Applicability.UNSAFE, (edit,))

@@ -1,0 +1,70 @@
+"""Before/after fixtures for every rewrite shape and every refusal.
+
+`tests/fixtures/<CODE>/fix_<case>.in.py` is fixed (with unsafe fixes when its first line says
+`# fix-applicability: unsafe`) and must equal `fix_<case>.out.py`, parse, and stay unchanged when
+fixed again. `refuse_<case>.in.py` must stay unchanged even with unsafe fixes, and the line marked
+`# no-fix: <words>` must say "no automatic fix: ..." with those words.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from graphmend.api import check_source, fix_source
+from graphmend.diagnostics import Applicability
+
+from conftest import FIXTURES
+
+FIX_CASES = sorted(FIXTURES.glob("GM*/fix_*.in.py"))
+REFUSAL_CASES = sorted(FIXTURES.glob("GM*/refuse_*.in.py"))
+UNSAFE = "# fix-applicability: unsafe"
+NO_FIX = re.compile(r"no-fix:\s*(.+)$")
+
+
+def ids(paths: list[Path]) -> list[str]:
+    return [f"{p.parent.name}/{p.name.removesuffix('.in.py')}" for p in paths]
+
+
+def test_every_fixable_code_has_rewrite_fixtures() -> None:
+    assert {p.parent.name for p in FIX_CASES} >= {"GM101", "GM102", "GM201", "GM202", "GM203", "GM304"}
+    assert len(FIX_CASES) >= 15 and len(REFUSAL_CASES) >= 8
+
+
+@pytest.mark.parametrize("case", FIX_CASES, ids=ids(FIX_CASES))
+def test_rewrite(case: Path) -> None:
+    before = case.read_text(encoding="utf-8")
+    expected = case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
+    unsafe = before.startswith(UNSAFE)
+    result = fix_source(before, case, unsafe=unsafe)
+    assert result.error is None
+    assert result.fixed == expected
+    ast.parse(result.fixed)
+    assert fix_source(result.fixed, case, unsafe=True).fixed == result.fixed, "not idempotent"
+    fixes = [d.fix for d in check_source(before, case) if d.fix is not None]
+    kinds = {f.applicability for f in fixes}
+    if unsafe:
+        assert Applicability.UNSAFE in kinds
+        assert fix_source(before, case, unsafe=False).fixed != expected, "an unsafe fix was applied by default"
+    else:
+        assert kinds == {Applicability.SAFE}
+
+
+@pytest.mark.parametrize("case", REFUSAL_CASES, ids=ids(REFUSAL_CASES))
+def test_refusal(case: Path) -> None:
+    text = case.read_text(encoding="utf-8")
+    assert fix_source(text, case, unsafe=True).fixed == text
+    marked = {
+        number: match.group(1).strip()
+        for number, line in enumerate(text.splitlines())
+        if (match := NO_FIX.search(line))
+    }
+    assert marked, "a refusal fixture must mark its line with `# no-fix: <reason words>`"
+    diagnostics = {d.range.start.line: d for d in check_source(text, case)}
+    for line, words in marked.items():
+        diagnostic = diagnostics[line]
+        assert diagnostic.fix is None
+        assert "(no automatic fix: " in diagnostic.message and words in diagnostic.message
