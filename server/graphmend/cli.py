@@ -96,15 +96,17 @@ def _run_fix(args: argparse.Namespace) -> int:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     fixed = remaining = unsafe_available = 0
-    failed = False
+    failed = would_change = False
     for path, settings in work:
         result = api.fix_file(path, settings, unsafe=args.unsafe_fixes, write=not args.diff)
         if result.error is not None:
             print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
             failed = failed or "report this" in result.error
+            remaining += len(result.remaining)
             continue
         if result.fixed != result.original:
             fixed += result.applied
+            would_change = would_change or args.diff
             if args.diff:
                 sys.stdout.writelines(difflib.unified_diff(
                     result.original.splitlines(keepends=True), result.fixed.splitlines(keepends=True),
@@ -122,7 +124,7 @@ def _run_fix(args: argparse.Namespace) -> int:
     print(summary + ".", file=sys.stderr if args.diff else sys.stdout)
     if failed:
         return EXIT_ERROR
-    return EXIT_FINDINGS if remaining else EXIT_CLEAN
+    return EXIT_FINDINGS if remaining or would_change else EXIT_CLEAN
 
 
 def _run_check(args: argparse.Namespace) -> int:

@@ -39,7 +39,9 @@ def literal(text: str) -> str:
     return single
 
 
-def _template_part(node: ast.expr, analysis: FunctionAnalysis, values: list[str], ctx: FixContext, plain: str) -> str:
+def _template_part(
+    node: ast.expr, analysis: FunctionAnalysis, values: list[str], ctx: FixContext, plain: str, state: _Values
+) -> str:
     """This argument's share of the format template; tensor values are appended to `values`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.replace("{", "{{").replace("}", "}}")
@@ -58,19 +60,40 @@ def _template_part(node: ast.expr, analysis: FunctionAnalysis, values: list[str]
                     raise _Refuse("an f-string has a computed format spec")
                 spec = ":" + "".join(str(p.value) for p in piece.format_spec.values)  # type: ignore[attr-defined]
             conversion = "" if piece.conversion == -1 else "!" + chr(piece.conversion)
-            values.append(_deferrable_value(piece.value, analysis, ctx))
+            values.append(_deferrable_value(piece.value, analysis, ctx, state))
             parts.append("{" + conversion + spec + "}")
         return "".join(parts)
-    values.append(_deferrable_value(node, analysis, ctx))
+    values.append(_deferrable_value(node, analysis, ctx, state))
     return plain
 
 
-def _deferrable_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> str:
+class _Values:
+    """Per-fix record of the values Dynamo can defer only if they are constants when traced."""
+
+    def __init__(self) -> None:
+        self.uncertain: list[str] = []
+
+
+def _deferrable_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, values: _Values) -> str:
+    """The argument's text, if Dynamo can replay it: a tensor or a constant.
+
+    A Python value Dynamo sees as a constant while tracing (a config int, a flag) defers too, but
+    graphmend cannot prove that statically: such values make the fix unsafe (if one is not a
+    constant, Dynamo keeps the break; the output is the same either way).
+    """
+    text = ctx.segment(node)
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
-        return ctx.segment(node)
-    if analysis.kind(node).is_tensor:
-        return ctx.segment(node)
-    raise _Refuse(f"`{ctx.segment(node)}` is neither a tensor nor a constant, which Dynamo cannot defer")
+        return text
+    kind = analysis.kind(node)
+    if kind.is_tensor:
+        return text
+    is_shape = (isinstance(node, ast.Attribute) and node.attr == "shape") or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args
+    )
+    if is_shape or kind in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY) or not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)):
+        raise _Refuse(f"`{text}` is neither a tensor nor a constant, which Dynamo cannot defer")
+    values.uncertain.append(text)
+    return text
 
 
 class _Refuse(Exception):
@@ -90,6 +113,7 @@ def _constant_keyword(call: ast.Call, name: str, default: str | None) -> str | N
 
 def defer_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     try:
+        state = _Values()
         unknown = [k.arg for k in call.keywords if k.arg not in ("sep", "end", "file")]
         if unknown or any(isinstance(a, ast.Starred) for a in call.args):
             raise _Refuse("the call passes `*args` or keywords other than sep/end/file")
@@ -98,14 +122,14 @@ def defer_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> 
         assert sep is not None and end is not None
         values: list[str] = []
         template = sep.replace("{", "{{").replace("}", "}}").join(
-            _template_part(arg, analysis, values, ctx, "{!s}") for arg in call.args
+            _template_part(arg, analysis, values, ctx, "{!s}", state) for arg in call.args
         )
         stream = _print_stream(call, analysis)
         name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
         target = "" if stream is None else f", file={_stream_text(call, ctx)}"
         helper = _Helper(name, "template, end, *values", f"print(template.format(*values), end=end{target})")
         arguments = [literal(template), literal(end), *values]
-        return _fix(call, analysis, ctx, helper, arguments, "Defer the print until the compiled graph has run", [])
+        return _fix(call, analysis, ctx, helper, arguments, "Defer the print until the compiled graph has run", [], state)
     except _Refuse as refusal:
         return Refusal(refusal.reason)
 
@@ -127,6 +151,7 @@ def _stream_text(call: ast.Call, ctx: FixContext) -> str:
 
 def defer_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     try:
+        state = _Values()
         func = call.func
         if not isinstance(func, ast.Attribute):
             raise _Refuse("the logging function is imported by name; call it through its module or logger")
@@ -147,19 +172,22 @@ def defer_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         base = f"_deferred_{receiver.id}_{method}"
         if isinstance(message, ast.JoinedStr) and not rest:
             values: list[str] = []
-            template = _template_part(message, analysis, values, ctx, "{!s}")
+            template = _template_part(message, analysis, values, ctx, "{!s}", state)
             helper = _Helper(f"{base}_formatted", "template, *values", f"{receiver.id}.{method}(template.format(*values))")
             arguments = [literal(template), *values]
         else:
-            arguments = [_deferrable_value(a, analysis, ctx) for a in call.args]
+            for argument in call.args:
+                _deferrable_value(argument, analysis, ctx, state)
             helper = _Helper(base, "*args", f"{receiver.id}.{method}(*args)")
-        return _fix(call, analysis, ctx, helper, arguments, f"Defer `{receiver.id}.{method}` until the compiled graph has run", [])
+            arguments = None  # passed through unchanged: only the callee is replaced
+        return _fix(call, analysis, ctx, helper, arguments, f"Defer `{receiver.id}.{method}` until the compiled graph has run", [], state)
     except _Refuse as refusal:
         return Refusal(refusal.reason)
 
 
 def defer_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     try:
+        state = _Values()
         if call.keywords and any(k.arg != "category" for k in call.keywords):
             raise _Refuse("the call passes keywords other than category (e.g. stacklevel)")
         arguments_in = list(call.args)
@@ -174,13 +202,13 @@ def defer_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
                 raise _Refuse("the category is not a module-level or builtin name")
             category = category_node.id
         values: list[str] = []
-        template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}")
+        template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}", state)
         function = ctx.segment(call.func)
         helper = _Helper(
             f"_deferred_warn_{category}", "template, *values", f"{function}(template.format(*values), {category}, stacklevel=2)"
         )
         reasons = ["the warning is attributed to the helper's line, so Python's once-per-location filter sees one location"]
-        return _fix(call, analysis, ctx, helper, [literal(template), *values], "Defer the warning until the compiled graph has run", reasons)
+        return _fix(call, analysis, ctx, helper, [literal(template), *values], "Defer the warning until the compiled graph has run", reasons, state)
     except _Refuse as refusal:
         return Refusal(refusal.reason)
 
@@ -190,19 +218,26 @@ def _fix(
     analysis: FunctionAnalysis,
     ctx: FixContext,
     helper: _Helper,
-    arguments: list[str],
+    arguments: list[str] | None,
     title: str,
     unsafe_reasons: list[str],
+    state: _Values,
 ) -> Fix:
     torch_name = ctx.torch_name
     if torch_name is None:
         raise _Refuse("torch is not imported as a module in this file")
     mutated = _mutated_later(call, analysis)
     reasons = list(unsafe_reasons)
+    if state.uncertain:
+        names = ", ".join(f"`{v}`" for v in dict.fromkeys(state.uncertain))
+        reasons.append(f"{names} must be constant when traced for Dynamo to defer the call")
     if mutated:
         reasons.append(f"`{mutated}` is changed in place later, so the deferred message would show its new value")
     name, insertion = _helper_edit(helper, ctx, torch_name)
-    edits = [TextEdit(ctx.source.node_range(call), f"{name}({', '.join(arguments)})")]
+    if arguments is None:  # keep the call's own argument text and layout
+        edits = [TextEdit(ctx.source.node_range(call.func), name)]
+    else:
+        edits = [TextEdit(ctx.source.node_range(call), f"{name}({', '.join(arguments)})")]
     if insertion is not None:
         edits.insert(0, insertion)
     if reasons:
