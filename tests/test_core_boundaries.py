@@ -9,7 +9,7 @@ import sys
 from conftest import ROOT
 
 PACKAGE = ROOT / "server" / "graphmend"
-FRONTS = {"cli.py", "__main__.py"}
+FRONTS = {"cli.py", "__main__.py", "verify.py"}
 ALLOWED_THIRD_PARTY = {"libcst", "tomli"}
 
 

@@ -32,6 +32,21 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
     fix.add_argument("--unsafe-fixes", action="store_true",
                      help="also apply fixes marked unsafe (their titles say what may change)")
+    verify = commands.add_parser(
+        "verify",
+        help="run a file and its rewritten version under real Dynamo and compare them (EXECUTES the file)",
+        description="This EXECUTES the code in FILE (the only graphmend command that does). It imports FILE "
+        "and its rewritten twin, compiles ENTRY in each with torch.compile, calls it on every --inputs, and compares "
+        "graphs, graph-break sites, fullgraph=True, outputs, and printed/logged/warned text. Needs torch "
+        "(pip install 'graphmend[verify]').",
+    )
+    verify.add_argument("file", type=Path, metavar="FILE")
+    verify.add_argument("--entry", required=True, metavar="NAME",
+                        help="a function, nn.Module class or instance in FILE (dotted for attributes)")
+    verify.add_argument("--inputs", action="append", required=True, metavar="EXPR",
+                        help="arguments of one call, as a Python expression with `torch` in scope, "
+                        "e.g. 'torch.randn(4), torch.randn(4)'; repeat for more calls")
+    verify.add_argument("--unsafe-fixes", action="store_true", help="include fixes marked unsafe")
     rules = commands.add_parser("rules", help="list the rules and their codes")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
     return parser
@@ -117,6 +132,7 @@ def _run_fix(args: argparse.Namespace) -> int:
             remaining += 1
             if d.fix is not None and d.fix.applicability is Applicability.UNSAFE:
                 unsafe_available += 1
+    sys.stdout.flush()
     verb = "Would fix" if args.diff else "Fixed"
     summary = f"{verb} {_plural(fixed, 'graph break')}; {remaining} remaining"
     if unsafe_available and not args.unsafe_fixes:
@@ -125,6 +141,24 @@ def _run_fix(args: argparse.Namespace) -> int:
     if failed:
         return EXIT_ERROR
     return EXIT_FINDINGS if remaining or would_change else EXIT_CLEAN
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from .verify import VerifyError, verify
+
+    if not args.file.is_file():
+        print(f"graphmend: error: no such file: {args.file}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        report = verify(args.file, args.entry, args.inputs, api.settings_for(args.file), unsafe=args.unsafe_fixes)
+    except (VerifyError, api.SettingsError, api.SourceError) as error:
+        print(f"graphmend: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{args.file}: {_plural(report.fixes_applied, 'fix')} applied to the twin")
+    print(report.table())
+    if report.after.fullgraph_error and not report.after.fullgraph:
+        print(f"after, fullgraph=True: {report.after.fullgraph_error}")
+    return EXIT_CLEAN if report.ok else EXIT_FINDINGS
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -150,7 +184,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'s' if count != 1 else ''}"
+    return f"{count} {noun}{'es' if noun.endswith('x') and count != 1 else 's' if count != 1 else ''}"
 
 
 def _summary(findings: list[tuple[Path, Diagnostic]], files: int) -> str:
@@ -187,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        runners = {"check": _run_check, "fix": _run_fix, "rules": _run_rules}
+        runners = {"check": _run_check, "fix": _run_fix, "verify": _run_verify, "rules": _run_rules}
         return runners[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR

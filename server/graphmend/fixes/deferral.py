@@ -205,9 +205,9 @@ def defer_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}", state)
         function = ctx.segment(call.func)
         helper = _Helper(
-            f"_deferred_warn_{category}", "template, *values", f"{function}(template.format(*values), {category}, stacklevel=2)"
+            f"_deferred_warn_{category}", "template, *values", f"{function}(template.format(*values), {category})"
         )
-        reasons = ["the warning is attributed to the helper's line, so Python's once-per-location filter sees one location"]
+        reasons = ["the warning is attributed to the helper's line, so Python's once-per-location filter sees one location for all of them"]
         return _fix(call, analysis, ctx, helper, [literal(template), *values], "Defer the warning until the compiled graph has run", reasons, state)
     except _Refuse as refusal:
         return Refusal(refusal.reason)
@@ -243,6 +243,12 @@ def _fix(
     if reasons:
         return Fix(f"{title} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(edits))
     return Fix(title, Applicability.SAFE, tuple(edits))
+
+
+def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
+    """`<base>_if(when, *args)`: replays `<base>(*args)` only if the tensor `when` is true, so a
+    deferred message from inside a branch still appears only when that branch would have run."""
+    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n        {base}(*args)"), ctx, torch_name)
 
 
 def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:

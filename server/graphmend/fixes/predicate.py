@@ -21,6 +21,7 @@ import libcst as cst
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
 from .base import FixContext, Refusal
+from .deferral import predicated_helper
 from .purity import Signature, dotted, elementwise_bases, impurity, is_scalar_condition, names_in, unguarded_division
 
 TITLE = "Compute both branches and select with `torch.where`"
@@ -49,6 +50,7 @@ class _Arm:
     returned_text: str | None = None
     trailing_call: cst.Call | None = None
     trailing_call_ast: ast.Call | None = None
+    deferred: dict[int, tuple[str, cst.Call]] = field(default_factory=dict)  # output index → (helper, call)
 
 
 class _Renamer(cst.CSTTransformer):
@@ -201,15 +203,48 @@ class _Predicator:
             raise _Refuse("only some paths return")
         lines = [f"# {c.lstrip('#').strip()}" if c else "" for c in comments]
         condition_names = self._conditions(arms, lines)
-        for arm in arms:
-            code = cst.Module(body=arm.output).code if arm.output else ""
-            lines.extend(code.rstrip("\n").split("\n") if code else [])
+        helper_edits: list[TextEdit] = []
+        for number, arm in enumerate(arms):
+            lines.extend(self._render(arm, self._arm_predicate(number, condition_names), helper_edits))
         lines.extend(self._merges(arms, condition_names))
         text = "\n".join((indent + line) if line.strip() else "" for line in lines)
-        edit = TextEdit(self.ctx.line_range(self.node.lineno, last_line), text)
+        edits = (*helper_edits, TextEdit(self.ctx.line_range(self.node.lineno, last_line), text))
         if self.unsafe_reasons:
-            return Fix(f"{TITLE} (unsafe: {'; '.join(self.unsafe_reasons)})", Applicability.UNSAFE, (edit,))
-        return Fix(TITLE, Applicability.SAFE, (edit,))
+            return Fix(f"{TITLE} (unsafe: {'; '.join(self.unsafe_reasons)})", Applicability.UNSAFE, edits)
+        return Fix(TITLE, Applicability.SAFE, edits)
+
+    def _render(self, arm: _Arm, predicate: str, helper_edits: list[TextEdit]) -> list[str]:
+        """The arm's statements as lines; its deferred calls carry the arm's predicate."""
+        lines: list[str] = []
+        pending: list[cst.BaseStatement] = []
+
+        def flush() -> None:
+            if pending:
+                lines.extend(cst.Module(body=list(pending)).code.rstrip("\n").split("\n"))
+                pending.clear()
+
+        for index in range(len(arm.output) + 1):
+            if index in arm.deferred:
+                flush()
+                base, call = arm.deferred[index]
+                name, insertion = predicated_helper(base, self.ctx, self.torch)
+                if insertion is not None and insertion not in helper_edits:
+                    helper_edits.append(insertion)
+                arguments = ", ".join(_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in call.args)
+                lines.append(f"{name}({predicate}, {arguments})" if arguments else f"{name}({predicate})")
+            if index < len(arm.output):
+                pending.append(arm.output[index])
+        flush()
+        return lines
+
+    def _arm_predicate(self, number: int, conditions: list[str]) -> str:
+        """True exactly when this arm of the chain runs: its condition and none before it."""
+        earlier = [f"{self.torch}.logical_not({c})" for c in conditions[:number]]
+        parts = earlier + ([conditions[number]] if number < len(conditions) else [])
+        predicate = parts[0]
+        for part in parts[1:]:
+            predicate = f"{self.torch}.logical_and({predicate}, {part})"
+        return predicate
 
     def _enclosing_block(self) -> tuple[list[ast.stmt], int]:
         for holder in ast.walk(self.function.node):
@@ -342,6 +377,13 @@ class _Predicator:
             self.unsafe_reasons.append("a lazily created attribute would be created even when its branch is not taken")
             arm.output.append(_rename(cst_stmt, arm.mapping))  # type: ignore[arg-type]
             return
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self._replayed(stmt.value):
+            for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
+                self._check(argument, guarded)
+            small = _only_small(cst_stmt)
+            assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+            arm.deferred[len(arm.output)] = (stmt.value.func.id, _rename(small.value, arm.mapping))  # type: ignore[attr-defined]
+            return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
@@ -361,6 +403,14 @@ class _Predicator:
         if isinstance(stmt, ast.If):
             raise _Refuse("a branch contains another `if`; fix the inner one first")
         raise _Refuse(f"a branch contains `{kind}`")
+
+    def _replayed(self, call: ast.Call) -> bool:
+        """A call of a module-level function registered as reorderable (a deferred print or log)."""
+        func = call.func
+        if not isinstance(func, ast.Name) or func.id in self.analysis.shadowed_names:
+            return False
+        function = self.ctx.index.functions.get(func.id)
+        return function is not None and id(function.node) in self.analysis.module.regions.replayed
 
     def _next_is_return(self, arm: _Arm, stmt: ast.stmt) -> bool:
         index = arm.body.index(stmt)
