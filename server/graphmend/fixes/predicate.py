@@ -489,16 +489,35 @@ class _Predicator:
         return lines
 
     def _reaching_definition(self, name: str) -> ast.expr:
-        """The value `name` holds before the `if`, when a plain assignment just before it says so."""
-        block, index = self._enclosing_block()
-        for stmt in reversed(block[:index]):
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-                return stmt.value if len(stmt.targets) == 1 else ast.Name(id=name)
-            if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr)) or name in {
-                n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            }:
-                break
-        return ast.Name(id=name)
+        """The value `name` holds before the `if`, when plain assignments before it say so.
+
+        Walks back through the enclosing blocks (out of `if`/`with` bodies, never out of a loop,
+        where the value may come from the previous iteration).
+        """
+        target: ast.stmt = self.node
+        while True:
+            found = self._block_of(target)
+            if found is None:
+                return ast.Name(id=name)
+            holder, block, index = found
+            for stmt in reversed(block[:index]):
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                    return stmt.value if len(stmt.targets) == 1 else ast.Name(id=name)
+                if name in {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
+                    return ast.Name(id=name)
+            if not isinstance(holder, (ast.If, ast.With)) or block is not getattr(holder, "body", None):
+                return ast.Name(id=name)
+            target = holder
+
+    def _block_of(self, stmt: ast.stmt) -> tuple[ast.AST, list[ast.stmt], int] | None:
+        for holder in ast.walk(self.function.node):
+            for field_name in ("body", "orelse", "finalbody"):
+                block = getattr(holder, field_name, None)
+                if isinstance(block, list):
+                    for index, candidate in enumerate(block):
+                        if candidate is stmt:
+                            return holder, block, index
+        return None
 
     def _signature(self, value: ast.expr, arm: _Arm) -> Signature | None:
         """`value`'s signature inside `arm`: names assigned earlier in the arm, else before the `if`."""
