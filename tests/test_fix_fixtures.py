@@ -43,7 +43,7 @@ def test_rewrite(case: Path) -> None:
     assert result.error is None
     assert result.fixed == expected
     ast.parse(result.fixed)
-    assert fix_source(result.fixed, case, unsafe=True).fixed == result.fixed, "not idempotent"
+    assert fix_source(result.fixed, case, unsafe=unsafe).fixed == result.fixed, "not idempotent"
     fixes = [d.fix for d in check_source(before, case) if d.fix is not None]
     kinds = {f.applicability for f in fixes}
     if unsafe:
