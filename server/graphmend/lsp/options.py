@@ -1,0 +1,73 @@
+"""Editor settings: from initializationOptions and workspace/didChangeConfiguration.
+
+Accepted shapes: `{"graphmend": {...}}` or the inner table itself, with camelCase (VS Code) or
+pyproject-style keys. Editor settings override `[tool.graphmend]`; only keys the editor sets do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..settings import Settings, SettingsError
+
+_SETTING_KEYS = {
+    "select": "select",
+    "ignore": "ignore",
+    "moduleForwardIsCompiled": "module-forward-is-compiled",
+    "module-forward-is-compiled": "module-forward-is-compiled",
+    "module_forward_is_compiled": "module-forward-is-compiled",
+}
+_SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable"}
+
+
+@dataclass(frozen=True)
+class EditorOptions:
+    overrides: dict[str, Any] = field(default_factory=dict)  # keys of [tool.graphmend]
+    run: str = "onType"  # or "onSave"
+    debounce_ms: int = 150
+    problems: tuple[str, ...] = ()  # what could not be understood, reported to the user once
+
+    def apply(self, settings: Settings) -> Settings:
+        try:
+            return settings.merged(self.overrides)
+        except SettingsError:
+            return settings
+
+
+def parse_options(raw: Any) -> EditorOptions:
+    """Editor options from whatever the client sent; unknown or bad values are reported, not fatal."""
+    if not isinstance(raw, dict):
+        return EditorOptions()
+    table = raw.get("graphmend", raw)
+    if not isinstance(table, dict):
+        return EditorOptions()
+    overrides: dict[str, Any] = {}
+    problems: list[str] = []
+    run, debounce = "onType", 150
+    for key, value in table.items():
+        if value is None:
+            continue
+        if key in _SETTING_KEYS:
+            candidate = {_SETTING_KEYS[key]: value}
+            try:
+                Settings().merged(candidate)
+            except SettingsError as error:
+                problems.append(str(error))
+                continue
+            if key == "select" and value == []:
+                continue  # an empty select in an editor means "use the default", not "nothing"
+            overrides.update(candidate)
+        elif key == "run":
+            if value in ("onType", "onSave"):
+                run = value
+            else:
+                problems.append(f"settings: `run` must be \"onType\" or \"onSave\", not {value!r}")
+        elif key in ("debounce", "debounceMs"):
+            if isinstance(value, int) and 0 <= value <= 10_000:
+                debounce = value
+            else:
+                problems.append(f"settings: `{key}` must be a number of milliseconds (0-10000), not {value!r}")
+        elif key not in _SERVER_KEYS:
+            problems.append(f"settings: unknown setting `{key}` (ignored)")
+    return EditorOptions(overrides, run, debounce, tuple(problems))

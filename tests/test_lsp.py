@@ -1,0 +1,230 @@
+"""End-to-end tests of graphmend-lsp over stdio, under VS Code's and Neovim's client capabilities.
+
+VS Code 1.65 gets pushed diagnostics, UTF-16 columns and versioned TextDocumentEdits; Neovim 0.11
+pulls diagnostics, negotiates UTF-8 and takes plain `changes` edits. Every test runs under both.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from conftest import ROOT
+from lsp_helpers import apply_edits, change_document, diagnostics, open_document, text_edits, uses_pull
+
+FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
+PRINTS = """import torch
+
+
+@torch.compile
+def f(x):
+    y = torch.relu(x)
+    print("relu:", y)
+    return y
+"""
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "graphmend.lsp", "--stdio"]),
+    params=["visual_studio_code", "neovim"],
+)
+async def client(request, lsp_client: LanguageClient):
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(request.param),
+            root_uri=ROOT.as_uri(),
+            initialization_options={"graphmend": {"debounce": 20}},
+        )
+    )
+    encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
+    lsp_client.encoding = "utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16"  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+def write(folder: Path, name: str, text: str) -> str:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path.as_uri()
+
+
+async def test_open_change_close(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "figure1.py", FIGURE1)
+    open_document(client, uri, FIGURE1)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert diagnostic.code == "GM101" and diagnostic.source == "graphmend"
+    assert diagnostic.severity == types.DiagnosticSeverity.Warning
+    assert diagnostic.range == types.Range(types.Position(9, 7), types.Position(9, 19))
+    assert diagnostic.code_description.href.endswith("/gb0170.html")
+    assert diagnostic.data["fix"]["applicability"] == "safe"
+    assert diagnostic.related_information and "compiled" in diagnostic.related_information[0].message
+
+    change_document(client, uri, FIGURE1 + PRINTS.split("\n", 1)[1].replace("def f", "def g"), 2)
+    assert {d.code for d in await diagnostics(client, uri)} == {"GM101", "GM201"}
+
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    assert await diagnostics(client, uri) == []
+
+
+async def test_quick_fix_removes_the_break(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "figure1.py", FIGURE1)
+    open_document(client, uri, FIGURE1)
+    (diagnostic,) = await diagnostics(client, uri)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and "torch.where" in a.title)
+    assert fix.is_preferred
+    if fix.edit is None:  # lazily resolved
+        fix = await client.code_action_resolve_async(fix)
+    edits, version = text_edits(fix.edit, uri)
+    assert version in (1, None)
+    fixed = apply_edits(FIGURE1, edits, client.encoding)
+    assert "z = torch.where(cond, z_if, z_else)" in fixed
+    ast.parse(fixed)
+    change_document(client, uri, fixed, 2)
+    assert await diagnostics(client, uri) == []
+
+
+async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> None:
+    text = FIGURE1 + "\n\n" + PRINTS.split("\n", 2)[2]
+    uri = write(tmp_path, "both.py", text)
+    open_document(client, uri, text)
+    assert len(await diagnostics(client, uri)) == 2
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]),
+        )
+    )
+    (fix_all,) = actions
+    assert fix_all.kind == "source.fixAll.graphmend"
+    if fix_all.edit is None:
+        fix_all = await client.code_action_resolve_async(fix_all)
+    fixed = apply_edits(text, text_edits(fix_all.edit, uri)[0], client.encoding)
+    assert "torch.where" in fixed and "_deferred_print(" in fixed
+    change_document(client, uri, fixed, 2)
+    assert await diagnostics(client, uri) == []
+    diff = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="graphmend.showFixDiff", arguments=[uri])
+    )
+    assert diff == ""  # nothing left to rewrite
+
+
+async def test_ignore_comment_action(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "prints.py", PRINTS)
+    open_document(client, uri, PRINTS)
+    (diagnostic,) = await diagnostics(client, uri)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    ignore = next(a for a in actions if a.title == "graphmend: ignore GM201 on this line")
+    assert not ignore.is_preferred
+    suppressed = apply_edits(PRINTS, text_edits(ignore.edit, uri)[0], client.encoding)
+    assert 'print("relu:", y)  # graphmend: ignore[GM201]' in suppressed
+    change_document(client, uri, suppressed, 2)
+    assert await diagnostics(client, uri) == []
+
+
+async def test_hover_explains_and_previews(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "figure1.py", FIGURE1)
+    open_document(client, uri, FIGURE1)
+    await diagnostics(client, uri)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(9, 10))
+    )
+    text = hover.contents.value
+    assert "GM101" in text and "Data-dependent branching" in text
+    assert "z = torch.where(cond, z_if, z_else)" in text and "gb0170.html" in text
+    nothing = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(2, 0))
+    )
+    assert nothing is None
+
+
+async def test_settings_from_the_editor(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "prints.py", PRINTS)
+    open_document(client, uri, PRINTS)
+    assert [d.code for d in await diagnostics(client, uri)] == ["GM201"]
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"graphmend": {"ignore": ["GM2"], "debounce": 20}})
+    )
+    assert await diagnostics(client, uri) == []
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"graphmend": {"debounce": 20}}))
+    assert [d.code for d in await diagnostics(client, uri)] == ["GM201"]
+
+
+async def test_settings_from_pyproject(client: LanguageClient, tmp_path: Path) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.graphmend]\nignore = ["GM201"]\n')
+    uri = write(tmp_path, "prints.py", PRINTS)
+    open_document(client, uri, PRINTS)
+    assert await diagnostics(client, uri) == []
+    pyproject.write_text('[tool.graphmend]\nignore = []\n')
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=pyproject.as_uri())))
+    assert [d.code for d in await diagnostics(client, uri)] == ["GM201"]
+
+
+async def test_syntax_error_keeps_the_server_and_other_files(client: LanguageClient, tmp_path: Path) -> None:
+    good = write(tmp_path, "prints.py", PRINTS)
+    bad = write(tmp_path, "figure1.py", FIGURE1)
+    open_document(client, good, PRINTS)
+    assert [d.code for d in await diagnostics(client, good)] == ["GM201"]
+    open_document(client, bad, FIGURE1)
+    await diagnostics(client, bad)
+    change_document(client, bad, FIGURE1.replace("if x.sum() > 10:", "if x.sum() >"), 2)
+    (error,) = await diagnostics(client, bad)
+    assert error.code == "GM001" and error.severity == types.DiagnosticSeverity.Error
+    assert error.range.start.line == 9
+    if uses_pull(client):
+        assert [d.code for d in await diagnostics(client, good)] == ["GM201"]
+    else:
+        assert [d.code for d in client.diagnostics[good]] == ["GM201"]
+    assert not [m for m in client.messages if m.type == types.MessageType.Error]
+
+
+async def test_non_ascii_columns(client: LanguageClient, tmp_path: Path) -> None:
+    text = FIGURE1.replace("    return torch.relu(z)\n", "    z = ('😀é', z)[1] if x.sum() > 0 else z  # ü\n    return torch.relu(z)\n")
+    uri = write(tmp_path, "unicode.py", text)
+    open_document(client, uri, text)
+    ternary = next(d for d in await diagnostics(client, uri) if d.code == "GM102")
+    line = text.split("\n")[13]
+    prefix = line[: line.index("x.sum()")]
+    units = len(prefix.encode("utf-8")) if client.encoding == "utf-8" else len(prefix.encode("utf-16-le")) // 2
+    assert ternary.range.start == types.Position(13, units)
+
+
+async def test_stale_code_action_is_not_applied(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "figure1.py", FIGURE1)
+    open_document(client, uri, FIGURE1)
+    (diagnostic,) = await diagnostics(client, uri)
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    fix = next(a for a in actions if "torch.where" in a.title)
+    change_document(client, uri, "# a new first line\n" + FIGURE1, 2)
+    await diagnostics(client, uri)
+    if fix.edit is None:
+        resolved = await client.code_action_resolve_async(fix)
+        assert resolved.edit is None and resolved.disabled is not None
+    else:
+        assert text_edits(fix.edit, uri)[1] == 1  # versioned: the editor refuses it for version 2
