@@ -24,6 +24,7 @@ from pygls.uris import to_fs_path
 
 from .. import __version__, api
 from ..diagnostics import Applicability, Diagnostic, Fix, Severity
+from ..fixes import apply_fixes
 from ..rules import RULES_BY_CODE
 from ..source import Position, Range, SourceText
 from .options import EditorOptions, parse_options
@@ -419,9 +420,12 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
             action.disabled = types.CodeActionDisabled(reason="the document changed; ask for the fix again")
             return action
     if data.get("fixAll"):
-        fixed = api.fix_source(result.text, _path(uri), result.settings, unsafe=False)
-        if fixed.error is None and fixed.fixed != result.text:
-            action.edit = ls.whole_document_edit(uri, result, fixed.fixed)
+        # One round over the fixes already computed with the diagnostics: no re-analysis, so the
+        # lightbulb stays instant. (The applyAllFixes command repeats rounds until nothing changes.)
+        safe = [d.fix for d in result.diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE]
+        fixed_text, applied = apply_fixes(result.text, safe)
+        if applied and fixed_text != result.text:
+            action.edit = ls.whole_document_edit(uri, result, fixed_text)
         return action
     index = data.get("index")
     if isinstance(index, int) and 0 <= index < len(result.diagnostics) and result.diagnostics[index].fix is not None:
