@@ -10,7 +10,6 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
 import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
@@ -63,6 +62,7 @@ async def test_open_change_close(client: LanguageClient, tmp_path: Path) -> None
     assert diagnostic.range == types.Range(types.Position(9, 7), types.Position(9, 19))
     assert diagnostic.code_description.href.endswith("/gb0170.html")
     assert diagnostic.data["fix"]["applicability"] == "safe"
+    assert "torch.where" in diagnostic.data["fix"]["edits"][-1]["newText"]
     assert diagnostic.related_information and "compiled" in diagnostic.related_information[0].message
 
     change_document(client, uri, FIGURE1 + PRINTS.split("\n", 1)[1].replace("def f", "def g"), 2)

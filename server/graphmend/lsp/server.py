@@ -203,8 +203,15 @@ class GraphmendServer(LanguageServer):
                 for r in diagnostic.related
             ]
         data: dict[str, Any] = {"uri": uri, "version": result.version, "index": index, **diagnostic.data}
-        if diagnostic.fix is not None:
-            data["fix"] = {"title": diagnostic.fix.title, "applicability": diagnostic.fix.applicability.value}
+        if diagnostic.fix is not None:  # precomputed with the diagnostic, in the client's position units
+            data["fix"] = {
+                "title": diagnostic.fix.title,
+                "applicability": diagnostic.fix.applicability.value,
+                "edits": [
+                    {"range": _range_json(self.to_range(uri, result.lines, e.range)), "newText": e.new_text}
+                    for e in diagnostic.fix.edits
+                ],
+            }
         return types.Diagnostic(
             range=self.to_range(uri, result.lines, diagnostic.range),
             message=diagnostic.message,
@@ -231,6 +238,13 @@ class GraphmendServer(LanguageServer):
         end = Position(last, len(result.lines[last]))
         whole = self.to_range(uri, result.lines, Range(Position(0, 0), end))
         return self._edit(uri, result.version, [types.TextEdit(whole, new_text)])
+
+
+def _range_json(r: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
 
 
 def _path(uri: str) -> Path | None:
