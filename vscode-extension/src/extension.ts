@@ -1,0 +1,143 @@
+import { execFile } from "node:child_process";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  LanguageClientOptions,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import { GraphmendSettings, serverOptions } from "./options";
+import { INSTALL_HINT, ServerCommand, probeArgs, serverCandidates } from "./serverCommand";
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+let status: vscode.StatusBarItem;
+
+function settings(): GraphmendSettings {
+  const config = vscode.workspace.getConfiguration("graphmend");
+  return {
+    select: config.get<string[]>("select", []),
+    ignore: config.get<string[]>("ignore", []),
+    run: config.get<"onType" | "onSave">("run", "onType"),
+    moduleForwardIsCompiled: config.get<boolean | null>("moduleForwardIsCompiled", null),
+  };
+}
+
+function setStatus(text: string, tooltip: string): void {
+  status.text = text;
+  status.tooltip = tooltip;
+  status.show();
+}
+
+async function pythonExtensionInterpreter(): Promise<string[] | undefined> {
+  const extension = vscode.extensions.getExtension("ms-python.python");
+  if (!extension) return undefined;
+  try {
+    const api = extension.isActive ? extension.exports : await extension.activate();
+    const environment = api?.environments?.getActiveEnvironmentPath?.();
+    return environment?.path ? [environment.path] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function starts(candidate: ServerCommand): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(candidate.command, probeArgs(candidate), { timeout: 15000 }, (error) => resolve(!error));
+  });
+}
+
+async function findServer(): Promise<ServerCommand | undefined> {
+  const config = vscode.workspace.getConfiguration("graphmend");
+  const candidates = serverCandidates({
+    path: config.get<string[]>("path", []),
+    interpreter: config.get<string[]>("interpreter", []),
+    pythonExtension: vscode.workspace.isTrusted ? await pythonExtensionInterpreter() : undefined,
+    trusted: vscode.workspace.isTrusted,
+  });
+  for (const candidate of candidates) {
+    if (await starts(candidate)) return candidate;
+    output.appendLine(`graphmend: ${candidate.source}: \`${candidate.command} ${probeArgs(candidate).join(" ")}\` did not start`);
+  }
+  return undefined;
+}
+
+async function start(): Promise<void> {
+  setStatus("$(sync~spin) graphmend", "Starting graphmend-lsp");
+  const server = await findServer();
+  if (!server) {
+    setStatus("$(error) graphmend", INSTALL_HINT);
+    const choice = await vscode.window.showErrorMessage(INSTALL_HINT, "Show Output");
+    if (choice) output.show();
+    return;
+  }
+  output.appendLine(`graphmend: starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
+  const run: ServerOptions = { command: server.command, args: server.args };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "python" },
+      { scheme: "untitled", language: "python" },
+    ],
+    initializationOptions: serverOptions(settings()),
+    synchronize: { configurationSection: "graphmend" },
+    outputChannel: output,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+  };
+  client = new LanguageClient("graphmend", "graphmend", run, clientOptions);
+  client.onDidChangeState((event) => {
+    if (event.newState === State.Running) setStatus("$(check) graphmend", `graphmend-lsp (${server.source})`);
+    if (event.newState === State.Stopped) setStatus("$(circle-slash) graphmend", "graphmend-lsp stopped");
+  });
+  try {
+    await client.start();
+  } catch (error) {
+    setStatus("$(error) graphmend", String(error));
+    output.appendLine(`graphmend: the server failed to start: ${error}`);
+    void vscode.window.showErrorMessage(INSTALL_HINT, "Show Output").then((choice) => choice && output.show());
+  }
+}
+
+async function stop(): Promise<void> {
+  const running = client;
+  client = undefined;
+  if (running) await running.stop();
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("graphmend");
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
+  status.command = "graphmend.showOutput";
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.commands.registerCommand("graphmend.showOutput", () => output.show()),
+    vscode.commands.registerCommand("graphmend.restart", async () => {
+      await stop();
+      await start();
+    }),
+    vscode.commands.registerCommand("graphmend.fixAll", async () => {
+      const editor = vscode.window.activeTextEditor;
+      if (!client || !editor) return;
+      await client.sendRequest("workspace/executeCommand", {
+        command: "graphmend.applyAllFixes",
+        arguments: [editor.document.uri.toString()],
+      });
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (event) => {
+      if (event.affectsConfiguration("graphmend.path") || event.affectsConfiguration("graphmend.interpreter")) {
+        await stop();
+        await start();
+      }
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
+      await stop();
+      await start();
+    }),
+  );
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  await stop();
+}

@@ -1,0 +1,17 @@
+/** Editor settings → what the server reads (initializationOptions / didChangeConfiguration). */
+
+export interface GraphmendSettings {
+  select: string[];
+  ignore: string[];
+  run: "onType" | "onSave";
+  moduleForwardIsCompiled: boolean | null;
+}
+
+/** Only what the user set: empty lists and null mean "use pyproject.toml or the defaults". */
+export function serverOptions(settings: GraphmendSettings): { graphmend: Record<string, unknown> } {
+  const graphmend: Record<string, unknown> = { run: settings.run };
+  if (settings.select.length > 0) graphmend.select = settings.select;
+  if (settings.ignore.length > 0) graphmend.ignore = settings.ignore;
+  if (settings.moduleForwardIsCompiled !== null) graphmend.moduleForwardIsCompiled = settings.moduleForwardIsCompiled;
+  return { graphmend };
+}

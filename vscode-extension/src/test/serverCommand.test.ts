@@ -1,0 +1,46 @@
+import { strict as assert } from "node:assert";
+import { test } from "node:test";
+import { probeArgs, serverCandidates } from "../serverCommand";
+import { serverOptions } from "../options";
+
+test("candidates are tried in the documented order", () => {
+  const candidates = serverCandidates({
+    path: ["/opt/graphmend-lsp"],
+    interpreter: ["/venv/bin/python"],
+    pythonExtension: ["/usr/bin/python3"],
+    trusted: true,
+  });
+  assert.deepEqual(
+    candidates.map((c) => [c.source, c.command, ...c.args]),
+    [
+      ["graphmend.path", "/opt/graphmend-lsp", "--stdio"],
+      ["graphmend.interpreter", "/venv/bin/python", "-m", "graphmend.lsp", "--stdio"],
+      ["Python extension", "/usr/bin/python3", "-m", "graphmend.lsp", "--stdio"],
+      ["PATH", "graphmend-lsp", "--stdio"],
+    ],
+  );
+});
+
+test("an untrusted workspace never runs a workspace interpreter", () => {
+  const candidates = serverCandidates({ path: [], interpreter: ["./venv/bin/python"], pythonExtension: ["/x/python"], trusted: false });
+  assert.deepEqual(candidates.map((c) => c.source), ["PATH"]);
+});
+
+test("empty settings fall through to PATH; blank parts are dropped", () => {
+  const candidates = serverCandidates({ path: ["", " "], interpreter: [], trusted: true });
+  assert.deepEqual(candidates.map((c) => c.command), ["graphmend-lsp"]);
+});
+
+test("the probe asks for the version instead of starting the stdio server", () => {
+  const [interpreter] = serverCandidates({ path: [], interpreter: ["py", "-3.11"], trusted: true });
+  assert.deepEqual(probeArgs(interpreter), ["-3.11", "-m", "graphmend.lsp", "--version"]);
+});
+
+test("server options carry only what the user set", () => {
+  assert.deepEqual(serverOptions({ select: [], ignore: [], run: "onType", moduleForwardIsCompiled: null }), {
+    graphmend: { run: "onType" },
+  });
+  assert.deepEqual(serverOptions({ select: ["GM1"], ignore: ["GM3"], run: "onSave", moduleForwardIsCompiled: false }), {
+    graphmend: { run: "onSave", select: ["GM1"], ignore: ["GM3"], moduleForwardIsCompiled: false },
+  });
+});
