@@ -273,13 +273,18 @@ def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str
         f"    {helper.body}\n\n\n"
         f"{torch_name}._dynamo.config.reorderable_logging_functions.add({name})"
     )
-    end = _end(ctx, _after_imports(ctx))
+    needed = {torch_name} | {n.id for n in ast.walk(ast.parse(helper.body)) if isinstance(n, ast.Name)}
+    end = _end(ctx, _anchor(ctx, needed))
+    following = ctx.source.lines[end.line + 1] if end.line + 1 < len(ctx.source.lines) else ""
+    if following.strip():
+        code += "\n"  # keep a blank line between the registration and the next statement
     return name, TextEdit(Range(end, end), code)
 
 
-def _after_imports(ctx: FixContext) -> ast.stmt:
-    """The last statement of the file's leading block of docstring, imports and assignments to
-    module-level names the helpers may use (loggers)."""
+def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
+    """The top-level statement after which the helper goes: after the leading docstring/imports,
+    and after every top-level statement that binds a name the helper needs when it is defined or
+    registered (torch) or called (the logger, `sys`, `warnings`)."""
     body = ctx.index.tree.body
     last = body[0]
     for stmt in body:
@@ -287,11 +292,25 @@ def _after_imports(ctx: FixContext) -> ast.stmt:
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt is body[0]
         ):
             last = stmt
-        elif isinstance(stmt, ast.Assign):
-            last = stmt
         else:
             break
+    for stmt in body:
+        if _binds(stmt, needed) and stmt.lineno > last.lineno:
+            last = stmt
     return last
+
+
+def _binds(stmt: ast.stmt, names: set[str]) -> bool:
+    """Whether a top-level statement (or anything directly inside it, like a `try`) binds one of `names`."""
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not stmt:
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((a.asname or a.name.split(".")[0]) in names for a in node.names):
+                return True
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
+            return True
+    return False
 
 
 def _end(ctx: FixContext, stmt: ast.stmt) -> Position:
