@@ -136,3 +136,21 @@ def test_rules_listing_is_complete(capsys) -> None:
     code, out, _ = run(capsys, "rules", "--output-format", "json")
     assert code == 0
     assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304"]
+
+
+def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys) -> None:
+    target = tmp_path / "m.py"
+    target.write_text(BROKEN)
+    cache = tmp_path / "cache"
+    first = run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1]
+    entries = list(cache.rglob("*.json"))
+    assert len(entries) == 1
+    assert run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1] == first
+    # A cached result is what is reported: tamper with it to prove the file was not analysed again.
+    entries[0].write_text("[]")
+    assert json.loads(run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1]) == []
+    target.write_text(BROKEN.replace("print(x)", "print(x, x)"))  # changed content: a miss
+    assert {d["code"] for d in json.loads(run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1])} == {"GM101", "GM201"}
+    out = run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), "--select", "GM2", str(target))[1]
+    assert {d["code"] for d in json.loads(out)} == {"GM201"}  # other settings: a miss
+    assert run(capsys, "check", "--no-cache", "--output-format", "json", "--cache-dir", str(cache), str(target))[0] == 1

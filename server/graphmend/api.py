@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from .cache import Cache
 from .checker import check_text
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
@@ -84,12 +85,24 @@ def _read_source(path: Path) -> tuple[str, str]:
         raise SourceError(f"not valid {error.encoding} text at byte {error.start}") from None
 
 
-def check_file(path: Path, settings: Settings) -> FileResult:
+def check_file(path: Path, settings: Settings, cache: Cache | None = None) -> FileResult:
+    key = None
+    if cache is not None:
+        try:
+            key = cache.key(path, path.read_bytes(), settings)
+        except OSError:
+            key = None
+        cached = cache.get(key) if key is not None else None
+        if cached is not None:
+            return FileResult(path, tuple(cached))
     try:
         text = read_source(path)
     except SourceError as error:
         return FileResult(path, error=str(error))
-    return FileResult(path, tuple(check_source(text, path, settings)))
+    diagnostics = check_source(text, path, settings)
+    if cache is not None and key is not None:
+        cache.put(key, diagnostics)
+    return FileResult(path, tuple(diagnostics))
 
 
 def discover_python_files(paths: Iterable[Path]) -> Iterator[Path]:
@@ -113,21 +126,26 @@ def discover_python_files(paths: Iterable[Path]) -> Iterator[Path]:
                     yield Path(directory, name)
 
 
-def _check_file_job(job: tuple[Path, Settings]) -> FileResult:
+def _check_file_job(job: tuple[Path, Settings, Cache | None]) -> FileResult:
     return check_file(*job)
 
 
 def check_paths(
-    paths: Iterable[Path], overrides: Mapping[str, Any] | None = None, jobs: int | None = None
+    paths: Iterable[Path],
+    overrides: Mapping[str, Any] | None = None,
+    jobs: int | None = None,
+    cache_dir: Path | None = None,
 ) -> list[FileResult]:
-    """Check every Python file under `paths` with its own pyproject settings plus `overrides`.
+    """Check every Python file under `paths` with its own pyproject settings plus `overrides`,
+    on `jobs` processes, skipping files whose diagnostics are in the cache at `cache_dir`.
 
     Raises SettingsError when a pyproject.toml or an override is invalid.
     """
-    work = list(iter_settings(paths, overrides))
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    work = [(path, settings, cache) for path, settings in iter_settings(paths, overrides)]
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(work) < 16:
-        return [check_file(path, settings) for path, settings in work]
+        return [check_file(*job) for job in work]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(_check_file_job, work, chunksize=max(1, len(work) // (jobs * 8))))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -27,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     _add_selection_options(check)
     check.add_argument("--output-format", choices=("text", "json"), default="text")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    check.add_argument("--cache-dir", type=Path, default=None,
+                       help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)")
+    check.add_argument("--no-cache", action="store_true", help="analyse every file, read and write no cache")
     fix = commands.add_parser("fix", help="rewrite graph breaks away (safe fixes; unsafe ones on request)")
     _add_selection_options(fix)
     fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
@@ -166,7 +170,8 @@ def _run_check(args: argparse.Namespace) -> int:
     if _missing_paths(args):
         return EXIT_ERROR
     try:
-        results = api.check_paths(args.paths, overrides, jobs=args.jobs)
+        cache_dir = None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
+        results = api.check_paths(args.paths, overrides, jobs=args.jobs, cache_dir=cache_dir)
     except api.SettingsError as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
