@@ -1,7 +1,7 @@
 """A content-addressed cache of diagnostics, so `graphmend check` skips files it has seen unchanged.
 
 The key is the file's bytes, its resolved path (relative imports and settings depend on where it
-is), the effective settings and graphmend's version: any change to one of them is a miss.
+is), the effective settings, and graphmend's version and code: any change to one of them is a miss.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,18 @@ from .settings import Settings
 from .source import Position, Range
 
 
+@lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """graphmend's own sources: a changed rule or rewrite invalidates the cache, not only a new version."""
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.rglob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 class Cache:
     def __init__(self, directory: Path) -> None:
-        self.directory = directory / __version__
+        self.directory = directory / f"{__version__}-{_code_fingerprint()}"
 
     def key(self, path: Path, data: bytes, settings: Settings) -> str:
         digest = hashlib.sha256()

@@ -470,8 +470,9 @@ class FunctionAnalysis:
             if receiver is Kind.UNKNOWN and func.attr in api.REDUCTION_METHODS and not self._is_same_file_call(call):
                 return Kind.BOOL_TENSOR if func.attr in api.TENSOR_BOOL_METHODS else Kind.TENSOR
         if self.function is not None:
-            callee = self.module.regions.resolve_call(call, self.function)
-            if callee is not None:
+            regions = self.module.regions
+            callee = regions.resolve_call(call, self.function) or regions.module_call_target(call, self.function)
+            if callee is not None:  # a same-file function, or `self.block(x)` running Block.forward
                 return self.module.return_kind(callee)
         return Kind.UNKNOWN
 

@@ -34,7 +34,9 @@ class DynamicShapeOperator(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         if isinstance(node, ast.Subscript):
-            if not isinstance(node.ctx, ast.Load) or not analysis.kind(node.value).is_tensor:
+            # Indexing by a bool tensor: the value is a tensor too (unless known to be something else).
+            value = analysis.kind(node.value)
+            if not isinstance(node.ctx, ast.Load) or not (value.is_tensor or value is Kind.UNKNOWN):
                 return None
             index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             return node if any(analysis.kind(i) is Kind.BOOL_TENSOR for i in index) else None
