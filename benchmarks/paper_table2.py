@@ -24,8 +24,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-MODEL_FILES = ["t5/modeling_t5.py", "phi3/modeling_phi3.py", "longformer/modeling_longformer.py"]
-CASES = ["t5", "phi3-long-seq8", "phi3-short-seq3", "longformer-seq7"]
+MODEL_FILES = [
+    "t5/modeling_t5.py",
+    "phi3/modeling_phi3.py",
+    "longformer/modeling_longformer.py",
+    "qwen2_audio/modeling_qwen2_audio.py",
+    "mixtral/modeling_mixtral.py",
+]
+CASES = ["t5", "phi3-long-seq8", "phi3-short-seq3", "longformer-seq7", "qwen2-audio", "mixtral-moe"]
 
 WORKER = r'''
 import json, logging, re, sys
@@ -41,7 +47,7 @@ class Collect(logging.Handler):
     def emit(self, record):
         match = re.search(r"in user code at (\S+):(\d+)", record.getMessage())
         if match and "/transformers/" in match.group(1):
-            sites.append(match.group(1).split("/transformers/")[1] + ":" + match.group(2))
+            sites.append(match.group(1).split("/transformers/")[-1] + ":" + match.group(2))
 
 
 torch._logging.set_logs(graph_breaks=True)
@@ -69,6 +75,22 @@ elif case == "longformer-seq7":
                                            pad_token_id=1)
     model = transformers.LongformerModel(config)
     inputs = dict(input_ids=torch.randint(2, 32, (1, 7)))
+elif case == "qwen2-audio":
+    audio = transformers.Qwen2AudioEncoderConfig(num_mel_bins=8, encoder_layers=1, encoder_attention_heads=2,
+                                                 encoder_ffn_dim=32, d_model=16, max_source_positions=8)
+    text = transformers.Qwen2Config(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                    num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64)
+    model = transformers.Qwen2AudioForConditionalGeneration(
+        transformers.Qwen2AudioConfig(audio_config=audio, text_config=text, audio_token_index=50))
+    ids = torch.tensor([[1, 2] + [50] * 4 + [3, 4]])  # 16 mel frames -> 4 audio tokens (expanded inputs)
+    inputs = dict(input_ids=ids, attention_mask=torch.ones_like(ids), input_features=torch.randn(1, 8, 16),
+                  feature_attention_mask=torch.ones(1, 16, dtype=torch.long))
+elif case == "mixtral-moe":
+    config = transformers.MixtralConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                        num_attention_heads=2, num_key_value_heads=2, num_local_experts=4,
+                                        num_experts_per_tok=2, max_position_embeddings=32, pad_token_id=0)
+    model = transformers.MixtralForCausalLM(config)
+    inputs = dict(input_ids=torch.randint(1, 32, (1, 6)))
 else:
     raise SystemExit(f"unknown case {case}")
 
