@@ -1,0 +1,181 @@
+"""Keystroke replay: drive graphmend-lsp over stdio the way an editor does, on real model files.
+
+    python tests/replay.py [--all | --sample N] [--edits K] [--seed S]
+
+For every file: open it, then apply a stream of incremental edits that delete a chunk of lines and
+put it back (syntax errors on the way), asking for code actions and hovers along the way, then
+close it. Checks: no error response, the server never exits, diagnostics are only ever published
+for the version the editor has (never an older one after a newer), and the server's memory after
+closing everything is within 20% of what it was after a warm-up of the first five files (which
+load LibCST's native parser and the rewrite code on first use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+
+WARM_UP = 5  # files: lazy imports (LibCST's native parser, rewrite code) happen here, then memory is measured
+
+
+@dataclass
+class Report:
+    files: int = 0
+    edits: int = 0
+    requests: int = 0
+    errors: list[str] = field(default_factory=list)
+    stale_publications: list[str] = field(default_factory=list)
+    rss_start_mb: float = 0.0
+    rss_end_mb: float = 0.0
+    seconds: float = 0.0
+    rss_marks: list[float] = field(default_factory=list)
+    server_alive: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not self.stale_publications and self.server_alive and self.rss_end_mb <= 1.2 * self.rss_start_mb
+
+
+def model_files() -> list[Path]:
+    import transformers
+
+    return sorted((Path(transformers.__file__).parent / "models").rglob("modeling_*.py"))
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1) -> Report:
+    report = Report()
+    rng = random.Random(seed)
+    client = LanguageClient("graphmend-replay", "1")
+    latest_published: dict[str, int] = {}
+    sent_version: dict[str, int] = {}
+    published = asyncio.Event()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_publish(params: types.PublishDiagnosticsParams) -> None:
+        uri, version = params.uri, params.version
+        if version is not None:
+            if version < latest_published.get(uri, -1) or version > sent_version.get(uri, -1):
+                report.stale_publications.append(f"{uri}: v{version} after v{latest_published.get(uri)}")
+            latest_published[uri] = max(version, latest_published.get(uri, -1))
+        published.set()
+
+    await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
+    pid = client._server.pid  # type: ignore[attr-defined]
+    capabilities = types.ClientCapabilities(
+        text_document=types.TextDocumentClientCapabilities(
+            code_action=types.CodeActionClientCapabilities(resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])),
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=True),
+        ),
+        workspace=types.WorkspaceClientCapabilities(workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)),
+    )
+    await client.initialize_async(types.InitializeParams(capabilities=capabilities, initialization_options={"debounce": 5}))
+    client.initialized(types.InitializedParams())
+    start = time.perf_counter()
+
+    async def request(coroutine) -> object:  # noqa: ANN001
+        report.requests += 1
+        try:
+            return await asyncio.wait_for(coroutine, 60)
+        except Exception as error:  # noqa: BLE001 - every failure is a finding
+            report.errors.append(f"{type(error).__name__}: {error}")
+            return None
+
+    for number, path in enumerate(files * rounds):
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        uri = path.as_uri()
+        version = 1
+        sent_version[uri] = version
+        latest_published.pop(uri, None)  # a reopened document starts its versions again
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        for _ in range(edits):
+            first = rng.randrange(0, max(1, len(lines) - 1))
+            count = rng.randint(1, min(12, len(lines) - first))
+            chunk = "\n".join(lines[first : first + count]) + "\n"
+            end = types.Position(first + count, 0)
+            for change in (
+                types.TextDocumentContentChangePartial(range=types.Range(types.Position(first, 0), end), text=""),
+                types.TextDocumentContentChangePartial(range=types.Range(types.Position(first, 0), types.Position(first, 0)), text=chunk),
+            ):
+                version += 1
+                sent_version[uri] = version
+                client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change])
+                )
+                report.edits += 1
+                position = types.Position(rng.randrange(0, len(lines)), rng.randrange(0, 20))
+                if rng.random() < 0.5:
+                    actions = await request(client.text_document_code_action_async(types.CodeActionParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(position, position),
+                        context=types.CodeActionContext(diagnostics=[]))))
+                    for action in (actions or [])[:2]:
+                        if isinstance(action, types.CodeAction) and action.edit is None:
+                            await request(client.code_action_resolve_async(action))
+                else:
+                    await request(client.text_document_hover_async(
+                        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)))
+        deadline = time.perf_counter() + 30
+        while latest_published.get(uri) != version and time.perf_counter() < deadline:
+            published.clear()
+            try:
+                await asyncio.wait_for(published.wait(), 1)
+            except asyncio.TimeoutError:
+                pass
+        if latest_published.get(uri) != version:
+            report.errors.append(f"{path.name}: the final version {version} never got diagnostics")
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+        report.files += 1
+        if number % 10 == 9 or number == WARM_UP - 1:
+            await asyncio.sleep(0.2)
+            report.rss_marks.append(_rss_mb(pid))
+        if number == WARM_UP - 1:
+            report.rss_start_mb = report.rss_marks[-1]
+    await asyncio.sleep(0.5)
+    report.server_alive = client._server.returncode is None  # type: ignore[attr-defined]
+    report.rss_end_mb = _rss_mb(pid) if report.server_alive else 0.0
+    report.seconds = time.perf_counter() - start
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return report
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--all", action="store_true", help="every modeling file of transformers 4.49.0")
+    parser.add_argument("--sample", type=int, default=50)
+    parser.add_argument("--edits", type=int, default=6, help="delete/re-insert pairs per file")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=1, help="replay the files this many times in one session")
+    args = parser.parse_args()
+    files = model_files()
+    if not args.all:
+        files = random.Random(args.seed).sample(files, min(args.sample, len(files)))
+    report = asyncio.run(replay(files, args.edits, args.seed, args.rounds))
+    print(f"files {report.files}, edits {report.edits}, requests {report.requests}, errors {len(report.errors)}, "
+          f"stale publications {len(report.stale_publications)}, server alive {report.server_alive}, "
+          f"RSS {report.rss_start_mb:.0f} MB after {WARM_UP} files -> {report.rss_end_mb:.0f} MB at the end "
+          f"(marks {', '.join(f'{m:.0f}' for m in report.rss_marks)}), {report.seconds:.0f} s")
+    for problem in [*report.errors, *report.stale_publications][:20]:
+        print("  ", problem)
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
