@@ -1,0 +1,200 @@
+"""Rewrite fuzzing: generated compiled functions with data-dependent ifs, elifs, returns, ternaries,
+prints and logger calls. `fix --unsafe-fixes` must give code that parses, is idempotent, keeps every
+comment, and — run with torch on inputs that take every branch — returns the same values and
+prints/logs the same text in the same order.
+
+CI runs a seed-fixed sample; the documented longer run is
+`GRAPHMEND_FUZZ_PARSE=10000 GRAPHMEND_FUZZ_EXECUTE=500 pytest tests/test_fuzz_rewrites.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import logging
+import os
+import re
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from graphmend.api import check_source, fix_source  # noqa: E402
+
+PARSE_EXAMPLES = int(os.environ.get("GRAPHMEND_FUZZ_PARSE", "300"))
+EXECUTE_EXAMPLES = int(os.environ.get("GRAPHMEND_FUZZ_EXECUTE", "60"))
+HEADER = """import logging
+
+import torch
+
+logger = logging.getLogger("fuzzed")
+
+"""
+FOOTER = """
+
+compiled = torch.compile(f, backend="eager")
+"""
+
+
+class _Program:
+    """Builds the text of one generated function; names are bound before use."""
+
+    def __init__(self, draw: st.DrawFn) -> None:
+        self.draw = draw
+        self.names = ["x", "y"]
+        self.comments = 0
+
+    def comment(self) -> str:
+        if self.draw(st.booleans()):
+            self.comments += 1
+            return f"  # c{self.comments}"
+        return ""
+
+    def value(self) -> str:
+        a = self.draw(st.sampled_from(self.names))
+        b = self.draw(st.sampled_from(self.names))
+        form = self.draw(st.integers(0, 6))
+        constant = self.draw(st.integers(1, 3))
+        return [f"{a} * {constant}", f"{a} + {b}", f"{a} - {constant}", f"torch.relu({a})", f"{a} * {b}",
+                f"-{a}", f"torch.tanh({a})"][form]
+
+    def condition(self) -> str:
+        a = self.draw(st.sampled_from(self.names))
+        threshold = self.draw(st.integers(-3, 3))
+        form = self.draw(st.integers(0, 4))
+        return [f"{a}.sum() > {threshold}", f"{a}.mean() < {threshold}", f"({a} > {threshold}).any()",
+                f"not ({a} > {threshold}).all()", f"{a}.max() > {a}.min() + {abs(threshold)}"][form]
+
+    def effect(self) -> str:
+        a = self.draw(st.sampled_from(self.names))
+        form = self.draw(st.integers(0, 3))
+        return [f'print("value", {a})', f'print(f"sum={{{a}.sum()}}")', f'logger.warning("step %s", {a}.max())',
+                'print("plain")'][form]
+
+    def assignment(self, indent: str) -> list[str]:
+        name = self.draw(st.sampled_from([*self.names, f"v{len(self.names)}"]))
+        line = f"{indent}{name} = {self.value()}{self.comment()}"
+        if name not in self.names:
+            self.names.append(name)
+        return [line]
+
+    def branch_body(self, indent: str, assigned: str) -> list[str]:
+        lines = [f"{indent}{assigned} = {self.value()}{self.comment()}"]
+        if self.draw(st.booleans()):
+            lines.append(f"{indent}{self.effect()}")
+        return lines
+
+    def if_statement(self, indent: str) -> list[str]:
+        target = self.draw(st.sampled_from(self.names))
+        lines = [f"{indent}if {self.condition()}:{self.comment()}", *self.branch_body(indent + "    ", target)]
+        for _ in range(self.draw(st.integers(0, 1))):
+            lines += [f"{indent}elif {self.condition()}:", *self.branch_body(indent + "    ", target)]
+        if self.draw(st.booleans()):
+            lines += [f"{indent}else:{self.comment()}", *self.branch_body(indent + "    ", target)]
+        return lines
+
+    def statement(self, indent: str) -> list[str]:
+        kind = self.draw(st.integers(0, 4))
+        if kind == 0:
+            return self.assignment(indent)
+        if kind == 1:
+            return self.if_statement(indent)
+        if kind == 2:
+            target = self.draw(st.sampled_from(self.names))
+            return [f"{indent}{target} = {self.value()} if {self.condition()} else {self.value()}{self.comment()}"]
+        if kind == 3:
+            return [f"{indent}{self.effect()}{self.comment()}"]
+        return [f"{indent}for _ in range(2):", *self.if_statement(indent + "    ")]
+
+    def ending(self) -> list[str]:
+        if self.draw(st.booleans()):
+            return [f"    if {self.condition()}:", f"        return {self.value()}", f"    return {self.value()}"]
+        return [f"    return {self.value()}"]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> tuple[str, int]:
+    program = _Program(draw)
+    body: list[str] = []
+    for _ in range(draw(st.integers(1, 5))):
+        body += program.statement("    ")
+    body += program.ending()
+    text = HEADER + "\ndef f(x, y):\n    h = x.sum() + y.sum()  # c0\n" + "\n".join(body) + "\n" + FOOTER
+    return text, program.comments
+
+
+def _comments(text: str) -> list[str]:
+    return sorted(re.findall(r"# c\d+", text))
+
+
+@seed(20261122)
+@settings(max_examples=PARSE_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(programs())
+def test_fixed_code_parses_is_idempotent_and_keeps_comments(generated: tuple[str, int]) -> None:
+    text, _ = generated
+    result = fix_source(text, unsafe=True)
+    assert result.error is None
+    ast.parse(result.fixed)
+    assert fix_source(result.fixed, unsafe=True).fixed == result.fixed
+    assert _comments(result.fixed) == _comments(text)
+    assert not [d for d in check_source(result.fixed) if d.code == "GM001"]
+
+
+def _run(text: str, inputs: list[tuple[object, object]]) -> tuple[list[object], list[str]]:
+    module = types.ModuleType("fuzzed_program")
+    events: list[str] = []
+
+    class Record(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            events.append(f"log:{record.levelname}:{record.getMessage()}")
+
+    handler = Record()
+    logger = logging.getLogger("fuzzed")
+    logger.addHandler(handler)
+    logger.propagate = False
+    outputs: list[object] = []
+    stdout = io.StringIO()
+    try:
+        exec(compile(text, "<fuzzed>", "exec"), module.__dict__)  # noqa: S102 - our own generated program
+        with contextlib.redirect_stdout(stdout):
+            for x, y in inputs:
+                try:
+                    outputs.append(module.f(x.clone(), y.clone()))
+                except Exception as error:  # noqa: BLE001 - the same error must happen in both
+                    outputs.append(f"{type(error).__name__}: {error}")
+                events.append("stdout:" + stdout.getvalue())
+                stdout.seek(0)
+                stdout.truncate()
+    finally:
+        logger.removeHandler(handler)
+    return outputs, events
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.allclose(a, b, equal_nan=True))
+    return a == b
+
+
+INPUTS = [
+    (torch.full((3,), 2.0), torch.full((3,), -1.0)),
+    (torch.full((3,), -2.0), torch.full((3,), 1.0)),
+    (torch.tensor([3.0, -1.0, 0.5]), torch.tensor([-0.5, 2.0, 0.0])),
+    (torch.zeros(3), torch.ones(3)),
+]
+
+
+@seed(20261123)
+@settings(max_examples=EXECUTE_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+@given(programs())
+def test_fixed_code_behaves_the_same(generated: tuple[str, int]) -> None:
+    text, _ = generated
+    fixed = fix_source(text, unsafe=True).fixed
+    before_outputs, before_events = _run(text, INPUTS)
+    after_outputs, after_events = _run(fixed, INPUTS)
+    assert all(_same(a, b) for a, b in zip(before_outputs, after_outputs)), (text, fixed)
+    assert after_events == before_events, (text, fixed)
