@@ -149,11 +149,12 @@ def main() -> int:
         same = torch.equal(torch.load(work / f"{case}.before.json.pt"), torch.load(work / f"{case}.after.json.pt"))
         rows.append((case, before, after, same))
     print()
-    print("| model / input | graphs before | graphs after | break sites before | break sites left | logits equal |")
-    print("|---|---:|---:|---|---|---|")
+    print("| model / input | graphs before | graphs after | break sites before | break sites left | fixed % | logits equal |")
+    print("|---|---:|---:|---|---|---:|---|")
     for case, before, after, same in rows:
+        fixed = 100 * (len(before["sites"]) - len(after["sites"])) / len(before["sites"]) if before["sites"] else 100.0
         print(f"| {case} | {before['graphs']} | {after['graphs']} | {', '.join(before['sites']) or '—'} "
-              f"| {', '.join(after['sites']) or '—'} | {'yes' if same else 'NO'} |")
+              f"| {', '.join(after['sites']) or '—'} | {fixed:.0f}% | {'yes' if same else 'NO'} |")
     return 0 if all(row[3] for row in rows) else 1
 
 

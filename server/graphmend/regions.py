@@ -35,15 +35,18 @@ class Reach:
     chain: tuple[FunctionInfo, ...]
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
 def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
-    """All nodes below `nodes`, not descending into nested functions, classes or lambdas."""
-    stack: list[ast.AST] = list(reversed(nodes))
+    """All nodes below `nodes` (in no particular order), not descending into nested functions,
+    classes or lambdas."""
+    stack: list[ast.AST] = list(nodes)
     while stack:
         node = stack.pop()
         yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 class CompiledRegions:
@@ -54,6 +57,7 @@ class CompiledRegions:
         self.module_forward_is_compiled = module_forward_is_compiled
         self._instances: dict[int, dict[str, ClassInfo]] = {}
         self._attribute_instances: dict[int, dict[str, ClassInfo]] = {}
+        self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
         self.replayed = self._reorderable_functions()
         self.entries = self._find_entries()
         self.reached = self._reach()
@@ -91,9 +95,7 @@ class CompiledRegions:
                     add(function, "decorated with @torch.compile", decorator)
                     break
 
-        for scope, node in self._scoped_nodes():
-            if not isinstance(node, ast.Call):
-                continue
+        for scope, node in self._scoped_calls():
             shadowed = scope.local_names if scope else frozenset()
             if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
                 target = node.args[0] if node.args else _keyword(node, "model")
@@ -129,12 +131,33 @@ class CompiledRegions:
         cls = self._instance_class(target, scope)
         return cls.find_method("forward") if cls is not None and cls.is_module else None
 
-    def _scoped_nodes(self) -> Iterator[tuple[FunctionInfo | None, ast.AST]]:
-        for node in _walk_no_scopes(self.index.tree.body):
-            yield None, node
+    def _scoped_calls(self) -> Iterator[tuple[FunctionInfo | None, ast.Call]]:
+        for call in self._calls(None):
+            yield None, call
         for function in self.index.all_functions:
-            for node in _walk_no_scopes(function.node.body):
-                yield function, node
+            for call in self._calls(function):
+                yield function, call
+
+    def _calls(self, function: FunctionInfo | None) -> list[ast.Call]:
+        """The calls in a scope's own body (not in nested scopes): entries, instance tracking and
+        the call graph all need them, so one walk per scope collects calls and assignments."""
+        return self._facts(function)[0]
+
+    def _assignments(self, function: FunctionInfo | None) -> list[ast.Assign]:
+        return self._facts(function)[1]
+
+    def _facts(self, function: FunctionInfo | None) -> tuple[list[ast.Call], list[ast.Assign]]:
+        key = id(function.node) if function else 0
+        if key not in self._call_cache:
+            calls: list[ast.Call] = []
+            assignments: list[ast.Assign] = []
+            for node in _walk_no_scopes(function.node.body if function else self.index.tree.body):
+                if isinstance(node, ast.Call):
+                    calls.append(node)
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    assignments.append(node)
+            self._call_cache[key] = (calls, sorted(assignments, key=lambda a: (a.lineno, a.col_offset)))
+        return self._call_cache[key]
 
     # ----------------------------------------------------------------- name resolution
     def resolve_function_name(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
@@ -169,11 +192,10 @@ class CompiledRegions:
     def _scope_instances(self, scope: FunctionInfo | None) -> dict[str, ClassInfo]:
         key = id(scope.node) if scope else 0
         if key not in self._instances:
-            body = scope.node.body if scope else self.index.tree.body
             found: dict[str, ClassInfo] = {}
-            for node in _walk_no_scopes(body):
-                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    cls = self._instance_class(node.value, scope) if isinstance(node.value, ast.Call) else None
+            for node in self._assignments(scope):
+                if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    cls = self._instance_class(node.value, scope)
                     if cls is not None:
                         found[node.targets[0].id] = cls
             self._instances[key] = found
@@ -185,10 +207,8 @@ class CompiledRegions:
             found: dict[str, ClassInfo] = {}
             self._attribute_instances[id(cls.node)] = found
             for method in cls.methods.values():
-                for node in _walk_no_scopes(method.node.body):
-                    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-                        continue
-                    func = node.value.func
+                for node in self._assignments(method):
+                    func = node.value.func  # type: ignore[attr-defined]
                     if not isinstance(func, ast.Name) or func.id in method.local_names:
                         continue
                     instance = self.index.classes.get(func.id)
@@ -254,11 +274,10 @@ class CompiledRegions:
         return reached
 
     def _callees_with_modules(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
-        for node in _walk_no_scopes(function.node.body):
-            if isinstance(node, ast.Call):
-                callee = self.resolve_call(node, function) or self.module_call_target(node, function)
-                if callee is not None:
-                    yield callee
+        for node in self._calls(function):
+            callee = self.resolve_call(node, function) or self.module_call_target(node, function)
+            if callee is not None:
+                yield callee
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

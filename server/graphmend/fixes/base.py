@@ -27,12 +27,15 @@ class FixContext:
     @cached_property
     def all_names(self) -> frozenset[str]:
         """Every identifier in the file: generated names must collide with none of them."""
-        names = {n.id for n in ast.walk(self.index.tree) if isinstance(n, ast.Name)}
-        names |= {n.arg for n in ast.walk(self.index.tree) if isinstance(n, ast.arg)}
-        names |= {
-            n.name for n in ast.walk(self.index.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        }
-        return frozenset(names | set(self.index.imports))
+        names: set[str] = set(self.index.imports)
+        for node in ast.walk(self.index.tree):  # one pass: this runs on every file with a fix
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+        return frozenset(names)
 
     @cached_property
     def torch_name(self) -> str | None:
