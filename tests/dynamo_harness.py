@@ -29,6 +29,8 @@ import torch._dynamo
 import torch._dynamo.symbolic_convert  # noqa: F401  (creates the graph-break artifact logger)
 import torch._dynamo.utils
 
+from graphmend.verify import record_effects
+
 CORPUS_DIR = pathlib.Path(__file__).resolve().parent / "dynamo_corpus"
 GRAPH_BREAK_LOGGER = "torch._dynamo.symbolic_convert.__graph_breaks"
 
@@ -290,54 +292,6 @@ if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
 
 
-class _Timeline(io.StringIO):
-    """stdout that records each write as an event, in order with log records and warnings."""
-
-    def __init__(self, events: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self.events = events
-
-    def write(self, text: str) -> int:
-        if text:
-            self.events.append(("stdout", text))
-        return len(text)
-
-
-@contextlib.contextmanager
-def _observed(events: list[tuple[str, str]]):
-    """Record prints, log records (every logger, whatever its handlers) and warnings, in order."""
-    original_handle = logging.Logger.handle
-
-    def handle(logger: logging.Logger, record: logging.LogRecord) -> None:
-        if not record.name.startswith("torch"):  # torch's own tracing logs are not the program's
-            logger_name = re.sub(r"^_dynamo_corpus_(.*)_\d+$", r"\1", record.name)  # per-load module names
-            events.append(("log", f"{logger_name}:{record.levelname}:{record.getMessage()}"))
-
-    def showwarning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
-        events.append(("warning", f"{category.__name__}:{message}"))
-
-    logging.Logger.handle = handle  # type: ignore[method-assign]
-    try:
-        with contextlib.redirect_stdout(_Timeline(events)), contextlib.redirect_stderr(io.StringIO()):
-            with warnings.catch_warnings():
-                warnings.simplefilter("always")
-                warnings.showwarning = showwarning
-                yield
-    finally:
-        logging.Logger.handle = original_handle  # type: ignore[method-assign]
-
-
-def _merged(events: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Adjacent stdout writes joined: `print` may write its text and its end separately."""
-    merged: list[tuple[str, str]] = []
-    for kind, text in events:
-        if merged and kind == "stdout" and merged[-1][0] == "stdout":
-            merged[-1] = ("stdout", merged[-1][1] + text)
-        else:
-            merged.append((kind, text))
-    return merged
-
-
 def run_observed(path: pathlib.Path) -> tuple[list, list[tuple[str, str]]]:
     """Run ENTRY on every input; return the outputs and the ordered side effects."""
     _reset_dynamo()
@@ -346,11 +300,11 @@ def run_observed(path: pathlib.Path) -> tuple[list, list[tuple[str, str]]]:
     torch.manual_seed(0)  # the same random weights for a program and its rewrite
     with _silenced():
         module = load_program(pathlib.Path(path))
-    with _observed(events):
+    with record_effects(events):
         for args in module.INPUTS:
             outputs.append(module.ENTRY(*args))
     _reset_dynamo()
-    return outputs, _merged(events)
+    return outputs, events
 
 
 def fullgraph_passes(path: pathlib.Path) -> bool:

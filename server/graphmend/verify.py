@@ -159,9 +159,9 @@ def _run(torch: Any, path: Path, entry: str, arguments: list[tuple[Any, ...]]) -
     run = Run()
     torch._dynamo.reset()
     torch.manual_seed(0)  # the same initial weights for the file and its twin
-    with _effects([]):  # importing the file is not what is compared
+    with record_effects([]):  # importing the file is not what is compared
         function = _entry(torch, _load(path), entry)
-    with _effects(run.effects):
+    with record_effects(run.effects):
         counter = torch._dynamo.testing.CompileCounter()
         compiled = torch.compile(function, backend=counter)
         with _graph_breaks() as records:
@@ -176,7 +176,7 @@ def _run(torch: Any, path: Path, entry: str, arguments: list[tuple[Any, ...]]) -
     run.sites = sorted(set(sites), key=lambda s: int(s.rsplit(":", 1)[1]))
     torch._dynamo.reset()
     full = torch.compile(function, backend="eager", fullgraph=True)
-    with _effects([]):
+    with record_effects([]):
         try:
             for args in arguments:
                 full(*_clone(torch, args))
@@ -225,7 +225,7 @@ class _Stdout(io.StringIO):
 
 
 @contextlib.contextmanager
-def _effects(effects: list[tuple[str, str]]) -> Iterator[None]:
+def record_effects(effects: list[tuple[str, str]]) -> Iterator[None]:
     """Record the program's prints, log records and warnings, in order, without showing them."""
     original = logging.Logger.handle
 
