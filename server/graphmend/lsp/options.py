@@ -18,7 +18,7 @@ _SETTING_KEYS = {
     "module-forward-is-compiled": "module-forward-is-compiled",
     "module_forward_is_compiled": "module-forward-is-compiled",
 }
-_SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable"}
+_SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,7 @@ class EditorOptions:
     overrides: dict[str, Any] = field(default_factory=dict)  # keys of [tool.graphmend]
     run: str = "onType"  # or "onSave"
     debounce_ms: int = 150
+    worker_idle_s: float = 30.0  # stop the analysis worker this long after the last document closes
     problems: tuple[str, ...] = ()  # what could not be understood, reported to the user once
 
     def apply(self, settings: Settings) -> Settings:
@@ -44,7 +45,7 @@ def parse_options(raw: Any) -> EditorOptions:
         return EditorOptions()
     overrides: dict[str, Any] = {}
     problems: list[str] = []
-    run, debounce = "onType", 150
+    run, debounce, idle = "onType", 150, 30.0
     for key, value in table.items():
         if value is None:
             continue
@@ -68,6 +69,11 @@ def parse_options(raw: Any) -> EditorOptions:
                 debounce = value
             else:
                 problems.append(f"settings: `{key}` must be a number of milliseconds (0-10000), not {value!r}")
+        elif key == "workerIdleSeconds":
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 86_400:
+                idle = float(value)
+            else:
+                problems.append(f"settings: `workerIdleSeconds` must be a number of seconds, not {value!r}")
         elif key not in _SERVER_KEYS:
             problems.append(f"settings: unknown setting `{key}` (ignored)")
-    return EditorOptions(overrides, run, debounce, tuple(problems))
+    return EditorOptions(overrides, run, debounce, idle, tuple(problems))

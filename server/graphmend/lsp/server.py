@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import multiprocessing
 import logging
 import re
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,9 @@ from .. import __version__, api
 from ..diagnostics import Applicability, Diagnostic, Fix, Severity
 from ..fixes import apply_fixes
 from ..rules import RULES_BY_CODE
-from ..source import Position, Range, SourceText
+from ..source import Position, Range
 from .options import EditorOptions, parse_options
+from .worker import Analysis, analyse
 
 SOURCE = "graphmend"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.graphmend"
@@ -39,19 +41,9 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFORMATION: types.DiagnosticSeverity.Information,
 }
+ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
 _IGNORE_COMMENT = re.compile(r"#\s*graphmend:\s*ignore(\[(?P<codes>[^\]]*)\])?")
 log = logging.getLogger("graphmend.lsp")
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """graphmend's result for one version of one document."""
-
-    version: int | None
-    text: str
-    lines: list[str]
-    diagnostics: tuple[Diagnostic, ...]
-    settings: api.Settings
 
 
 class GraphmendServer(LanguageServer):
@@ -60,7 +52,9 @@ class GraphmendServer(LanguageServer):
         self.options = EditorOptions()
         self.results: dict[str, Analysis] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmend-analysis")
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmend-commands")
+        self._pool: ProcessPoolExecutor | None = None
+        self._idle: asyncio.TimerHandle | None = None
         self.reported_problems: set[str] = set()
 
     # ------------------------------------------------------------------ errors and logging
@@ -122,7 +116,7 @@ class GraphmendServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         if document.source is None:
             return None
-        return _analyse(document.source, document.version, _path(uri), self.settings_for(_path(uri)))
+        return analyse(document.source, document.version, _path(uri), self.settings_for(_path(uri)))
 
     def current(self, uri: str) -> Analysis | None:
         """The analysis of the document's current version, computing it if needed."""
@@ -150,8 +144,7 @@ class GraphmendServer(LanguageServer):
             text, version = document.source, document.version
             path = _path(uri)
             settings = self.settings_for(path)
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self.executor, _analyse, text, version, path, settings)
+            result = await self.analyse_in_worker(text, version, path, settings)
             latest = self.workspace.get_text_document(uri)
             if latest.version != version or latest.source != text or uri not in self.workspace.text_documents:
                 return  # the document moved on (or closed): a newer run will publish
@@ -167,6 +160,41 @@ class GraphmendServer(LanguageServer):
         finally:
             if self.pending.get(uri) is asyncio.current_task():
                 del self.pending[uri]
+
+    async def analyse_in_worker(self, text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
+        """Analyse in the worker process; if it died (killed, out of memory), start a new one and
+        analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
+        loop = asyncio.get_running_loop()
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=ANALYSES_PER_WORKER
+            )
+        try:
+            return await loop.run_in_executor(self._pool, analyse, text, version, path, settings)
+        except BrokenProcessPool:
+            self.log(types.MessageType.Warning, "graphmend: the analysis worker stopped; starting a new one")
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings)
+
+    def close_worker(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def documents_changed(self) -> None:
+        """With no document open, stop the worker after a while: an editor session with no Python
+        file open holds no analysis memory; the next open starts a fresh worker."""
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if not self.workspace.text_documents:
+            self._idle = asyncio.get_running_loop().call_later(self.options.worker_idle_s, self._stop_if_idle)
+
+    def _stop_if_idle(self) -> None:
+        self._idle = None
+        if not self.workspace.text_documents:
+            self.close_worker()
 
     def _refresh_pull(self) -> None:
         workspace = self.client_capabilities.workspace
@@ -252,11 +280,6 @@ def _path(uri: str) -> Path | None:
     return Path(path) if path else None
 
 
-def _analyse(text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
-    """Runs on the worker thread: never touches the server or the event loop."""
-    return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
-
-
 server = GraphmendServer()
 
 
@@ -268,6 +291,7 @@ def initialize(ls: GraphmendServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: GraphmendServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.documents_changed()
     ls.schedule(params.text_document.uri)
 
 
@@ -297,6 +321,12 @@ def did_close(ls: GraphmendServer, params: types.DidCloseTextDocumentParams) -> 
     ls.results.pop(uri, None)
     if not ls.pull_mode:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.documents_changed()
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: GraphmendServer, *args: Any) -> None:
+    ls.close_worker()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
