@@ -55,6 +55,7 @@ class GraphmendServer(LanguageServer):
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmend-commands")
         self._pool: ProcessPoolExecutor | None = None
         self._idle: asyncio.TimerHandle | None = None
+        self._analyses = 0
         self.reported_problems: set[str] = set()
 
     # ------------------------------------------------------------------ errors and logging
@@ -166,15 +167,23 @@ class GraphmendServer(LanguageServer):
         analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
         loop = asyncio.get_running_loop()
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"), max_tasks_per_child=ANALYSES_PER_WORKER
-            )
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._analyses = 0
+        pool = self._pool
         try:
-            return await loop.run_in_executor(self._pool, analyse, text, version, path, settings)
+            future = loop.run_in_executor(pool, analyse, text, version, path, settings)
+            self._analyses += 1
+            if self._analyses >= ANALYSES_PER_WORKER:
+                # Replace the worker: what is already submitted still finishes on the old one
+                # (Python's own max_tasks_per_child can hang a queued task in 3.11, so it is not used).
+                self._pool = None
+                pool.shutdown(wait=False, cancel_futures=False)
+            return await future
         except BrokenProcessPool:
             self.log(types.MessageType.Warning, "graphmend: the analysis worker stopped; starting a new one")
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+            if self._pool is pool:
+                self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
             return await loop.run_in_executor(self.executor, analyse, text, version, path, settings)
 
     def close_worker(self) -> None:
