@@ -69,3 +69,15 @@ def apply_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
     for start, end, new_text in spans:
         text = text[:start] + new_text + text[end:]
     return text
+
+
+async def code_actions(client: LanguageClient, uri: str, diagnostic: types.Diagnostic) -> list[types.CodeAction]:
+    """The code actions offered for one diagnostic, as an editor's lightbulb asks for them."""
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    return [a for a in actions or [] if isinstance(a, types.CodeAction)]

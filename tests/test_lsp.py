@@ -15,7 +15,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import ROOT
-from lsp_helpers import apply_edits, change_document, diagnostics, open_document, text_edits, uses_pull
+from lsp_helpers import apply_edits, change_document, code_actions, diagnostics, open_document, text_edits, uses_pull
 
 FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
 PRINTS = """import torch
@@ -76,13 +76,7 @@ async def test_quick_fix_removes_the_break(client: LanguageClient, tmp_path: Pat
     uri = write(tmp_path, "figure1.py", FIGURE1)
     open_document(client, uri, FIGURE1)
     (diagnostic,) = await diagnostics(client, uri)
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
-        )
-    )
+    actions = await code_actions(client, uri, diagnostic)
     fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and "torch.where" in a.title)
     assert fix.is_preferred
     if fix.edit is None:  # lazily resolved
@@ -126,13 +120,7 @@ async def test_ignore_comment_action(client: LanguageClient, tmp_path: Path) -> 
     uri = write(tmp_path, "prints.py", PRINTS)
     open_document(client, uri, PRINTS)
     (diagnostic,) = await diagnostics(client, uri)
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
-        )
-    )
+    actions = await code_actions(client, uri, diagnostic)
     ignore = next(a for a in actions if a.title == "graphmend: ignore GM201 on this line")
     assert not ignore.is_preferred
     suppressed = apply_edits(PRINTS, text_edits(ignore.edit, uri)[0], client.encoding)
@@ -213,13 +201,7 @@ async def test_stale_code_action_is_not_applied(client: LanguageClient, tmp_path
     uri = write(tmp_path, "figure1.py", FIGURE1)
     open_document(client, uri, FIGURE1)
     (diagnostic,) = await diagnostics(client, uri)
-    actions = await client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            range=diagnostic.range,
-            context=types.CodeActionContext(diagnostics=[diagnostic]),
-        )
-    )
+    actions = await code_actions(client, uri, diagnostic)
     fix = next(a for a in actions if "torch.where" in a.title)
     change_document(client, uri, "# a new first line\n" + FIGURE1, 2)
     await diagnostics(client, uri)

@@ -238,25 +238,34 @@ class ModuleIndex:
         Returns None when the root name is not an import (or is shadowed by a local binding that is
         not itself an import).
         """
-        attrs: list[str] = []
-        while isinstance(expr, ast.Attribute):
-            attrs.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        chain = attribute_chain(expr)
+        if chain is None:
             return None
-        if local_imports and expr.id in local_imports:
-            root: str | None = local_imports[expr.id]
-        elif expr.id in shadowed:
+        name, attrs = chain
+        if local_imports and name in local_imports:
+            root: str | None = local_imports[name]
+        elif name in shadowed:
             return None
         else:
-            root = self.imports.get(expr.id)
+            root = self.imports.get(name)
         if root is None:
             return None
-        return ".".join([root, *reversed(attrs)])
+        return ".".join([root, *attrs])
 
     def is_builtin(self, name: str, shadowed: frozenset[str] | set[str] = frozenset()) -> bool:
         """True when `name` refers to the builtin: not bound locally, at module level, or by import."""
         return name not in shadowed and name not in self.module_names
+
+
+def attribute_chain(expr: ast.expr) -> tuple[str, list[str]] | None:
+    """`a.b.c` → ("a", ["b", "c"]); None for anything but a name followed by attributes."""
+    attrs: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        attrs.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    return expr.id, attrs[::-1]
 
 
 def is_module_base_qualname(qualname: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import torch_api as api
 from ..inference import FunctionAnalysis, Kind
+from ..semantics import attribute_chain
 
 _RANDOM = frozenset(
     """
@@ -28,13 +29,8 @@ _SCALAR_REDUCTIONS = api.REDUCTION_METHODS
 
 def dotted(expr: ast.expr) -> str | None:
     """`self.n` → "self.n"; None for anything that is not a plain name or attribute chain."""
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if not isinstance(expr, ast.Name):
-        return None
-    return ".".join([expr.id, *reversed(parts)])
+    chain = attribute_chain(expr)
+    return None if chain is None else ".".join([chain[0], *chain[1]])
 
 
 def names_in(expr: ast.AST) -> set[str]:
