@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .cache import Cache
-from .checker import check_text
+from .checker import SYNTAX_ERROR_CODE, check_text
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
 from .rules import RULES, RULES_BY_CODE
@@ -167,7 +167,8 @@ class FixResult:
 def fix_source(
     text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False
 ) -> FixResult:
-    """Apply fixes until none is left (or MAX_FIX_ROUNDS); never returns text that does not parse.
+    """Apply fixes until none is left (or MAX_FIX_ROUNDS); never returns text that does not parse,
+    and leaves text that does not parse as it is.
 
     Fixes are applied in rounds because one rewrite can enable another (an inner `if`, then the
     outer one). Unsafe fixes are applied only when asked for.
@@ -176,6 +177,8 @@ def fix_source(
     current, applied = text, 0
     crlf = "\r\n" in text
     diagnostics = check_source(current, path, settings)
+    if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
+        return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
     for _ in range(MAX_FIX_ROUNDS):
         fixes = [d.fix for d in diagnostics if d.fix is not None and d.fix.applicability in allowed]
         if not fixes:
@@ -201,8 +204,6 @@ def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool =
         text, encoding = _read_source(path)
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
-    if any(d.code == "GM001" for d in check_source(text, path, settings)):
-        return FixResult(path, text, text, 0, tuple(check_source(text, path, settings)), error="does not parse; not changed")
     result = fix_source(text, path, settings, unsafe)
     if write and result.error is None and result.fixed != text:
         _write_atomically(path, result.fixed, encoding)
