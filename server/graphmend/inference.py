@@ -294,7 +294,11 @@ class FunctionAnalysis:
         """A tensor by its kind, or a name this function uses as a tensor (`x.abs().max()`)."""
         if self.kind(expr).is_tensor:
             return True
-        return isinstance(expr, ast.Name) and self.function is not None and self.tensor_evidence.get(expr.id) is Kind.TENSOR
+        return isinstance(expr, ast.Name) and self.has_tensor_evidence(expr.id)
+
+    def has_tensor_evidence(self, name: str) -> bool:
+        """The function uses `name` itself as a tensor (`name.sum()`, `torch.relu(name)`)."""
+        return self.function is not None and self.tensor_evidence.get(name) is Kind.TENSOR
 
     def is_self(self, expr: ast.expr) -> bool:
         return self.function is not None and self.function.is_self(expr)

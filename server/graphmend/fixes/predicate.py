@@ -177,7 +177,10 @@ class _Predicator:
 
     # ------------------------------------------------------------------ structure
     def build(self) -> Fix:
-        block, index = self._enclosing_block()
+        found = self._block_of(self.node)
+        if found is None:
+            raise _Refuse("the `if` could not be located")
+        _, block, index = found
         following: list[ast.stmt] = []
         arms_end_in_return = self._all_arms_return(self.node)
         if arms_end_in_return and not self._has_else(self.node):
@@ -245,16 +248,6 @@ class _Predicator:
         for part in parts[1:]:
             predicate = f"{self.torch}.logical_and({predicate}, {part})"
         return predicate
-
-    def _enclosing_block(self) -> tuple[list[ast.stmt], int]:
-        for holder in ast.walk(self.function.node):
-            for name in ("body", "orelse", "finalbody"):
-                block = getattr(holder, name, None)
-                if isinstance(block, list):
-                    for index, stmt in enumerate(block):
-                        if stmt is self.node:
-                            return block, index
-        raise _Refuse("the `if` could not be located")
 
     @staticmethod
     def _has_else(node: ast.If) -> bool:
@@ -471,7 +464,7 @@ class _Predicator:
                     missing = True
                     values.append(name)
                     kinds.append(self.before.get(name, Kind.UNKNOWN))
-                if kinds[-1] is Kind.UNKNOWN and self.analysis.tensor_evidence.get(name) is Kind.TENSOR:
+                if kinds[-1] is Kind.UNKNOWN and self.analysis.has_tensor_evidence(name):
                     kinds[-1] = Kind.TENSOR  # the function uses `name` as a tensor
             if missing and name not in self.before:
                 if name in outside:
