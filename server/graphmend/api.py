@@ -162,6 +162,7 @@ class FixResult:
     applied: int  # fixes applied over all rounds
     remaining: tuple[Diagnostic, ...]  # what is still reported in the fixed text
     error: str | None = None
+    internal_error: bool = False  # the error is graphmend's own bug (a rewrite that did not parse)
 
 
 def fix_source(
@@ -192,7 +193,8 @@ def fix_source(
             ast.parse(candidate)
         except (SyntaxError, ValueError, RecursionError):
             return FixResult(path, text, text, 0, tuple(check_source(text, path, settings)),
-                             error="a rewrite produced code that does not parse; nothing was changed (please report this)")
+                             error="a rewrite produced code that does not parse; nothing was changed (please report this)",
+                             internal_error=True)
         current, applied = candidate, applied + count
         diagnostics = check_source(current, path, settings)
     return FixResult(path, text, current, applied, tuple(diagnostics))

@@ -120,7 +120,7 @@ def _run_fix(args: argparse.Namespace) -> int:
         result = api.fix_file(path, settings, unsafe=args.unsafe_fixes, write=not args.diff)
         if result.error is not None:
             print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
-            failed = failed or "report this" in result.error
+            failed = failed or result.internal_error
             remaining += len(result.remaining)
             continue
         if result.fixed != result.original:
