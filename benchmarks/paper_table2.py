@@ -1,81 +1,129 @@
-"""Reproduce the GraphMend paper's Table 2 on transformers 4.49.0 with tiny random models.
+"""Reproduce the GraphMend paper's Table 2 on transformers 4.49.0 with tiny random models, and extend it.
 
-    python benchmarks/paper_table2.py [--keep DIR]
+    python benchmarks/paper_table2.py [--cases A,B] [--json OUT] [--keep DIR] [--jobs N] [--timeout S]
 
 1. Copies the installed transformers package and runs `graphmend fix --unsafe-fixes` on the
-   model files of the table (T5, Phi-3, Longformer) in the copy.
-2. For each model and input, in a fresh process per variant (installed = before, copy = after):
-   builds the model from a tiny config with seeded random weights (eval, no_grad), compiles it
-   with a counting backend, runs it, and records the number of graphs, the graph-break sites
-   (from Dynamo's graph_breaks log) and the logits.
-3. Prints the table: graphs before → after, break sites left, logits equal.
+   model files of every case (`models/<family>/modeling_<family>.py`) in the copy.
+2. For each case, in a fresh process per variant (installed = before, copy = after): builds the
+   model from a tiny config with seeded random weights, compiles it with a counting backend, runs
+   it on its inputs, and records the number of graphs, the graph-break sites (from Dynamo's
+   graph_breaks log) and the first output (logits). Eval cases run under no_grad; `-fp16` cases
+   run the model in half precision (the fp16 clamp guards only break there); `-train-layerdrop`
+   cases run model.train() with layerdrop 0.5 and every dropout probability 0.0, reseeding
+   before each forward so the layerdrop draws are the only randomness.
+3. Prints the table: graphs before → after, break sites left, outputs equal (torch.equal and
+   torch.allclose) between before and after, and whether compiled matched eager in each variant;
+   then the break sites that `graphmend check` does not flag in the installed files.
 
-Nothing is downloaded: configs are built in code.
+Text inputs are a batch of 2 whose second row is padded (right for encoders and seq2seq models,
+left for decoder-only LMs); audio inputs pad the second row's tail. Nothing is downloaded:
+configs are built in code.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any, Callable
 
-MODEL_FILES = [
-    "t5/modeling_t5.py",
-    "phi3/modeling_phi3.py",
-    "longformer/modeling_longformer.py",
-    "qwen2_audio/modeling_qwen2_audio.py",
-    "mixtral/modeling_mixtral.py",
-]
-CASES = ["t5", "phi3-long-seq8", "phi3-short-seq3", "longformer-seq7", "qwen2-audio", "mixtral-moe"]
-
-WORKER = r'''
-import json, logging, re, sys
-import torch, torch._dynamo, torch._dynamo.testing
+import torch
+import torch._dynamo
+import torch._dynamo.testing
 import transformers
+from torch import nn
 
-case, out_path = sys.argv[1], sys.argv[2]
-torch.manual_seed(0)
-sites = []
+Inputs = dict[str, Any]
+Built = tuple[nn.Module, list[Inputs]]  # the model and the inputs of each forward call, in order
+
+WRONG_PACKAGE = 3  # worker exit status: it imported another transformers than the variant's
+TRAIN_SEEDS = (0, 1, 2)  # each training forward runs once per seed, reseeded just before
+PAD_ROW_TOKENS = 2  # padding tokens in the second row of text inputs
+# training config overrides: layerdrop 0.5 and every dropout 0.0, so the layerdrop draws are the only randomness
+SEQ2SEQ_TRAIN = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                     encoder_layerdrop=0.5, decoder_layerdrop=0.5)
+DECODER_TRAIN = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.5)
+AUDIO_TRAIN = dict(hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0,
+                   final_dropout=0.0, layerdrop=0.5)
 
 
-class Collect(logging.Handler):
-    def emit(self, record):
-        match = re.search(r"in user code at (\S+):(\d+)", record.getMessage())
-        if match and "/transformers/" in match.group(1):
-            sites.append(match.group(1).split("/transformers/")[-1] + ":" + match.group(2))
+@dataclass(frozen=True)
+class Case:
+    """One row of the table: a model family, how to build it, and how to run it."""
+
+    name: str
+    family: str  # the folder under transformers/models whose modeling file is fixed
+    build: Callable[[], Built]
+    half: bool = False
+    train: bool = False
 
 
-torch._logging.set_logs(graph_breaks=True)
-breaks_logger = logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks")
-breaks_logger.addHandler(Collect())
-breaks_logger.propagate = False
-transformers.logging.set_verbosity_error()
+# ---------------------------------------------------------------- inputs
 
-if case == "t5":
+
+def _text(seq: int, pad_id: int, left: bool = False, low: int = 3, vocab: int = 32) -> Inputs:
+    """Token ids of shape (2, seq) and their attention mask; the second row is padded."""
+    ids = torch.randint(low, vocab, (2, seq))
+    mask = torch.ones_like(ids)
+    pad = slice(0, PAD_ROW_TOKENS) if left else slice(seq - PAD_ROW_TOKENS, seq)
+    ids[1, pad] = pad_id
+    mask[1, pad] = 0
+    return dict(input_ids=ids, attention_mask=mask)
+
+
+def _seq2seq_inputs(pad_id: int, source: int = 6, target: int = 4) -> Inputs:
+    """Encoder ids and decoder ids, both right-padded in the second row."""
+    encoder, decoder = _text(source, pad_id), _text(target, pad_id)
+    return dict(**encoder, decoder_input_ids=decoder["input_ids"], decoder_attention_mask=decoder["attention_mask"])
+
+
+def _audio(batch_frames: tuple[int, ...], padded: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random features of shape (2, frames, ...) with the last `padded` frames of the second row zeroed."""
+    features = torch.randn(2, *batch_frames)
+    mask = torch.ones(2, batch_frames[0], dtype=torch.long)
+    features[1, -padded:] = 0
+    mask[1, -padded:] = 0
+    return features, mask
+
+
+# ---------------------------------------------------------------- the paper's cases (unpadded, as published)
+
+
+def _t5() -> Built:
     config = transformers.T5Config(vocab_size=32, d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=2,
                                    num_heads=2, feed_forward_proj="gated-gelu", decoder_start_token_id=0, pad_token_id=0)
     model = transformers.T5ForConditionalGeneration(config)
-    inputs = dict(input_ids=torch.randint(1, 32, (1, 6)), decoder_input_ids=torch.randint(1, 32, (1, 4)))
-elif case.startswith("phi3"):
-    seq = 8 if "seq8" in case else 3
+    return model, [dict(input_ids=torch.randint(1, 32, (1, 6)), decoder_input_ids=torch.randint(1, 32, (1, 4)))]
+
+
+def _phi3(seq: int) -> Built:
     config = transformers.Phi3Config(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                                      num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=32,
                                      original_max_position_embeddings=4, pad_token_id=0,
                                      rope_scaling={"type": "longrope", "short_factor": [1.0] * 4, "long_factor": [2.0] * 4})
-    model = transformers.Phi3ForCausalLM(config)
-    inputs = dict(input_ids=torch.randint(1, 32, (1, seq)))
-elif case == "longformer-seq7":
+    return transformers.Phi3ForCausalLM(config), [dict(input_ids=torch.randint(1, 32, (1, seq)))]
+
+
+def _longformer() -> Built:
     config = transformers.LongformerConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                                            intermediate_size=32, attention_window=[4, 4], max_position_embeddings=64,
                                            pad_token_id=1)
-    model = transformers.LongformerModel(config)
-    inputs = dict(input_ids=torch.randint(2, 32, (1, 7)))
-elif case == "qwen2-audio":
+    return transformers.LongformerModel(config), [dict(input_ids=torch.randint(2, 32, (1, 7)))]
+
+
+def _qwen2_audio() -> Built:
     audio = transformers.Qwen2AudioEncoderConfig(num_mel_bins=8, encoder_layers=1, encoder_attention_heads=2,
                                                  encoder_ffn_dim=32, d_model=16, max_source_positions=8)
     text = transformers.Qwen2Config(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
@@ -83,79 +131,479 @@ elif case == "qwen2-audio":
     model = transformers.Qwen2AudioForConditionalGeneration(
         transformers.Qwen2AudioConfig(audio_config=audio, text_config=text, audio_token_index=50))
     ids = torch.tensor([[1, 2] + [50] * 4 + [3, 4]])  # 16 mel frames -> 4 audio tokens (expanded inputs)
-    inputs = dict(input_ids=ids, attention_mask=torch.ones_like(ids), input_features=torch.randn(1, 8, 16),
-                  feature_attention_mask=torch.ones(1, 16, dtype=torch.long))
-elif case == "mixtral-moe":
+    return model, [dict(input_ids=ids, attention_mask=torch.ones_like(ids), input_features=torch.randn(1, 8, 16),
+                        feature_attention_mask=torch.ones(1, 16, dtype=torch.long))]
+
+
+def _mixtral() -> Built:
     config = transformers.MixtralConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
                                         num_attention_heads=2, num_key_value_heads=2, num_local_experts=4,
                                         num_experts_per_tok=2, max_position_embeddings=32, pad_token_id=0)
-    model = transformers.MixtralForCausalLM(config)
-    inputs = dict(input_ids=torch.randint(1, 32, (1, 6)))
-else:
-    raise SystemExit(f"unknown case {case}")
-
-model.eval()
-counter = torch._dynamo.testing.CompileCounter()
-compiled = torch.compile(model, backend=counter)
-with torch.no_grad():
-    eager = model(**inputs)
-    torch._dynamo.reset()
-    output = compiled(**inputs)
-first = output[0] if isinstance(output, tuple) else (output.logits if hasattr(output, "logits") else output.last_hidden_state)
-reference = eager[0] if isinstance(eager, tuple) else (eager.logits if hasattr(eager, "logits") else eager.last_hidden_state)
-torch.save(first, out_path + ".pt")
-json.dump({"graphs": counter.frame_count, "sites": sorted(set(sites)),
-           "compiled_equals_eager": bool(torch.allclose(first, reference, atol=1e-6)),
-           "transformers": transformers.__file__}, open(out_path, "w"))
-'''
+    return transformers.MixtralForCausalLM(config), [dict(input_ids=torch.randint(1, 32, (1, 6)))]
 
 
-def run_case(case: str, pythonpath: str | None, out: Path) -> dict:
+# ---------------------------------------------------------------- encoder-decoder text models
+
+
+def _model_class(name: str) -> type[transformers.PreTrainedModel]:
+    """A transformers model class by name, looked up only when built (a worker imports one model's modules)."""
+    return getattr(transformers, name)
+
+
+def _bart_like(model: str, **overrides: Any) -> Built:
+    """A BART-style seq2seq model (its config takes BART's argument names)."""
+    model_class = _model_class(model)
+    config = model_class.config_class(vocab_size=32, d_model=16, encoder_layers=2, decoder_layers=2,
+                                      encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                      decoder_ffn_dim=32, max_position_embeddings=32, pad_token_id=1, bos_token_id=0,
+                                      eos_token_id=2, decoder_start_token_id=2, **overrides)
+    return model_class(config), [_seq2seq_inputs(pad_id=1)]
+
+
+def _fsmt(**overrides: Any) -> Built:
+    config = transformers.FSMTConfig(langs=["en", "de"], src_vocab_size=32, tgt_vocab_size=32, d_model=16,
+                                     encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+                                     decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                                     max_position_embeddings=32, **overrides)
+    return transformers.FSMTForConditionalGeneration(config), [_seq2seq_inputs(pad_id=1)]
+
+
+def _led() -> Built:
+    config = transformers.LEDConfig(vocab_size=32, d_model=16, encoder_layers=2, decoder_layers=2,
+                                    encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                    decoder_ffn_dim=32, attention_window=4, max_encoder_position_embeddings=64,
+                                    max_decoder_position_embeddings=32)
+    return transformers.LEDForConditionalGeneration(config), [_seq2seq_inputs(pad_id=1, source=7)]
+
+
+def _nllb_moe() -> Built:
+    config = transformers.NllbMoeConfig(vocab_size=32, d_model=16, encoder_layers=2, decoder_layers=2,
+                                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                        decoder_ffn_dim=32, max_position_embeddings=32, num_experts=4,
+                                        expert_capacity=8, encoder_sparse_step=2, decoder_sparse_step=2)
+    return transformers.NllbMoeForConditionalGeneration(config), [_seq2seq_inputs(pad_id=1)]
+
+
+def _t5_like(model: str, **overrides: Any) -> Built:
+    """A T5-style seq2seq model (pad 0, decoder starts at 0)."""
+    model_class = _model_class(model)
+    config = model_class.config_class(vocab_size=32, d_model=16, d_kv=8, d_ff=32, num_layers=2, num_decoder_layers=2,
+                                      num_heads=2, decoder_start_token_id=0, pad_token_id=0, **overrides)
+    return model_class(config), [_seq2seq_inputs(pad_id=0, source=10)]
+
+
+def _pix2struct_text() -> Built:
+    config = transformers.Pix2StructTextConfig(vocab_size=32, hidden_size=16, d_kv=8, d_ff=32, num_layers=2,
+                                               num_heads=2, initializer_range=0.02)  # read by _init_weights
+    return transformers.Pix2StructTextModel(config), [_text(6, pad_id=0)]
+
+
+# ---------------------------------------------------------------- speech models
+
+
+def _whisper(**overrides: Any) -> Built:
+    config = transformers.WhisperConfig(vocab_size=32, num_mel_bins=8, encoder_layers=2, decoder_layers=2,
+                                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                        decoder_ffn_dim=32, d_model=16, max_source_positions=8,
+                                        max_target_positions=16, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                                        decoder_start_token_id=2, begin_suppress_tokens=None, **overrides)
+    model = transformers.WhisperForConditionalGeneration(config)
+    decoder = _text(4, pad_id=1)
+    features = torch.randn(2, 8, 16)  # Whisper's encoder takes exactly 2 * max_source_positions frames, no mask
+    return model, [dict(input_features=features, decoder_input_ids=decoder["input_ids"],
+                        decoder_attention_mask=decoder["attention_mask"])]
+
+
+def _speech_to_text(**overrides: Any) -> Built:
+    config = transformers.Speech2TextConfig(vocab_size=32, d_model=16, encoder_layers=2, decoder_layers=2,
+                                            encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                            decoder_ffn_dim=32, max_source_positions=32, max_target_positions=32,
+                                            conv_channels=16, input_feat_per_channel=8, **overrides)
+    model = transformers.Speech2TextForConditionalGeneration(config)
+    features, mask = _audio((20, 8), padded=6)
+    decoder = _text(4, pad_id=1)
+    return model, [dict(input_features=features, attention_mask=mask, decoder_input_ids=decoder["input_ids"],
+                        decoder_attention_mask=decoder["attention_mask"])]
+
+
+def _wav2vec2_like(model: str, **overrides: Any) -> Built:
+    """A wav2vec2-style CTC model on 400 raw samples (48 frames); SpecAugment off (it draws from numpy)."""
+    model_class = _model_class(model)
+    config = model_class.config_class(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=32, conv_dim=(16, 16), conv_stride=(4, 2), conv_kernel=(8, 4),
+                                      num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2,
+                                      apply_spec_augment=False, mask_time_prob=0.0, **overrides)
+    values, mask = _audio((400,), padded=120)
+    return model_class(config), [dict(input_values=values, attention_mask=mask)]
+
+
+# ---------------------------------------------------------------- decoder-only LMs (left padding)
+
+
+def _causal(config: transformers.PretrainedConfig, model_class: type, seqs: tuple[int, ...] = (6,)) -> Built:
+    """A causal LM run on left-padded batches, one forward per sequence length in `seqs`."""
+    pad_id = config.pad_token_id if config.pad_token_id is not None else 0
+    return model_class(config), [_text(seq, pad_id, left=True) for seq in seqs]
+
+
+def _opt(**overrides: Any) -> Built:
+    return _causal(transformers.OPTConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, ffn_dim=32,
+                                          num_attention_heads=2, max_position_embeddings=32, word_embed_proj_dim=16,
+                                          **overrides), transformers.OPTForCausalLM)
+
+
+def _biogpt() -> Built:
+    return _causal(transformers.BioGptConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                             intermediate_size=32, max_position_embeddings=32),
+                   transformers.BioGptForCausalLM)
+
+
+def _xglm(**overrides: Any) -> Built:
+    return _causal(transformers.XGLMConfig(vocab_size=32, d_model=16, ffn_dim=32, num_layers=2, attention_heads=2,
+                                           max_position_embeddings=32, **overrides), transformers.XGLMForCausalLM)
+
+
+def _gpt_neox(rope_scaling: dict[str, Any] | None = None) -> Built:
+    """GPT-NeoX; with dynamic RoPE, a sequence past max_position_embeddings (growth) then a short one (reset)."""
+    config = transformers.GPTNeoXConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                                        intermediate_size=32, rotary_pct=0.5, pad_token_id=1,
+                                        max_position_embeddings=8 if rope_scaling else 32, rope_scaling=rope_scaling)
+    return _causal(config, transformers.GPTNeoXForCausalLM, seqs=(12, 4) if rope_scaling else (6,))
+
+
+def _llama_dynamic_rope() -> Built:
+    """Llama with dynamic RoPE: a sequence past max_position_embeddings (growth) then a short one (reset)."""
+    config = transformers.LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                      num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=8,
+                                      pad_token_id=0, rope_scaling={"rope_type": "dynamic", "factor": 2.0})
+    return _causal(config, transformers.LlamaForCausalLM, seqs=(12, 4))
+
+
+def _qwen2() -> Built:
+    return _causal(transformers.Qwen2Config(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                            num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
+                                            pad_token_id=0), transformers.Qwen2ForCausalLM)
+
+
+def _gemma() -> Built:
+    return _causal(transformers.GemmaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                            num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                                            max_position_embeddings=32), transformers.GemmaForCausalLM)
+
+
+def _mistral() -> Built:
+    """Mistral with a 4-token sliding window on 8 tokens."""
+    return _causal(transformers.MistralConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                              num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
+                                              sliding_window=4, pad_token_id=0), transformers.MistralForCausalLM,
+                   seqs=(8,))
+
+
+def _zamba() -> Built:
+    """Zamba (two Mamba layers, then a hybrid one with the shared attention block) on the kernel-free Mamba path."""
+    config = transformers.ZambaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=3,
+                                      num_attention_heads=2, num_key_value_heads=2, n_mamba_heads=1,
+                                      attn_layer_period=2, attn_layer_offset=1, mamba_d_state=4, mamba_d_conv=4,
+                                      mamba_expand=2, use_mamba_kernels=False, max_position_embeddings=32)
+    return _causal(config, transformers.ZambaForCausalLM)
+
+
+# ---------------------------------------------------------------- the case table
+
+
+def _variants(name: str, family: str, build: Callable[..., Built], fp16: bool = False,
+              train: dict[str, float] | None = None) -> list[Case]:
+    """The eval case, plus its fp16 twin and its training twin (`build` with the `train` config overrides)."""
+    cases = [Case(name, family, build)]
+    if fp16:
+        cases.append(Case(f"{name}-fp16", family, build, half=True))
+    if train:
+        cases.append(Case(f"{name}-train-layerdrop", family, partial(build, **train), train=True))
+    return cases
+
+
+CASES: dict[str, Case] = {case.name: case for case in [
+    Case("t5", "t5", _t5),
+    Case("phi3-long-seq8", "phi3", partial(_phi3, 8)),
+    Case("phi3-short-seq3", "phi3", partial(_phi3, 3)),
+    Case("longformer-seq7", "longformer", _longformer),
+    Case("qwen2-audio", "qwen2_audio", _qwen2_audio),
+    Case("mixtral-moe", "mixtral", _mixtral),
+    *_variants("bart", "bart", partial(_bart_like, "BartForConditionalGeneration"), fp16=True, train=SEQ2SEQ_TRAIN),
+    *_variants("mbart", "mbart", partial(_bart_like, "MBartForConditionalGeneration"), fp16=True,
+               train=SEQ2SEQ_TRAIN),
+    *_variants("marian", "marian", partial(_bart_like, "MarianMTModel"), fp16=True),
+    *_variants("pegasus", "pegasus", partial(_bart_like, "PegasusForConditionalGeneration"), fp16=True),
+    *_variants("blenderbot", "blenderbot", partial(_bart_like, "BlenderbotForConditionalGeneration"), fp16=True),
+    *_variants("blenderbot-small", "blenderbot_small", partial(_bart_like, "BlenderbotSmallForConditionalGeneration"),
+               fp16=True),
+    *_variants("plbart", "plbart", partial(_bart_like, "PLBartForConditionalGeneration"), fp16=True),
+    *_variants("m2m100", "m2m_100", partial(_bart_like, "M2M100ForConditionalGeneration"), fp16=True,
+               train=SEQ2SEQ_TRAIN),
+    *_variants("fsmt", "fsmt", _fsmt, train=SEQ2SEQ_TRAIN),
+    *_variants("led-seq7", "led", _led, fp16=True),
+    *_variants("nllb-moe", "nllb_moe", _nllb_moe, fp16=True),
+    *_variants("longt5-tglobal", "longt5",
+               partial(_t5_like, "LongT5ForConditionalGeneration", local_radius=2, global_block_size=4,
+                       encoder_attention_type="transient-global"), fp16=True),
+    *_variants("switch-moe", "switch_transformers",
+               partial(_t5_like, "SwitchTransformersForConditionalGeneration", num_sparse_encoder_layers=1,
+                       num_sparse_decoder_layers=1, num_experts=4, expert_capacity=8), fp16=True),
+    *_variants("pix2struct-text", "pix2struct", _pix2struct_text, fp16=True),
+    *_variants("whisper", "whisper", _whisper, fp16=True, train=SEQ2SEQ_TRAIN),
+    *_variants("speech2text", "speech_to_text", _speech_to_text, fp16=True, train=SEQ2SEQ_TRAIN),
+    *_variants("wav2vec2-stable-ln", "wav2vec2",
+               partial(_wav2vec2_like, "Wav2Vec2ForCTC", feat_extract_norm="layer", do_stable_layer_norm=True),
+               train=AUDIO_TRAIN),
+    *_variants("hubert", "hubert", partial(_wav2vec2_like, "HubertForCTC"), train=AUDIO_TRAIN),
+    *_variants("opt", "opt", _opt, train=DECODER_TRAIN),
+    *_variants("xglm", "xglm", _xglm, train=DECODER_TRAIN),
+    Case("biogpt", "biogpt", _biogpt),
+    Case("gpt-neox", "gpt_neox", _gpt_neox),
+    Case("gpt-neox-dynamic-rope", "gpt_neox", partial(_gpt_neox, {"rope_type": "dynamic", "factor": 2.0})),
+    Case("llama-dynamic-rope", "llama", _llama_dynamic_rope),
+    Case("qwen2", "qwen2", _qwen2),
+    Case("gemma", "gemma", _gemma),
+    Case("mistral-sliding", "mistral", _mistral),
+    Case("zamba", "zamba", _zamba),
+]}
+MODEL_FILES = sorted({f"{case.family}/modeling_{case.family}.py" for case in CASES.values()})
+
+
+# ---------------------------------------------------------------- the worker (one case, one variant, one process)
+
+
+def _assert_only_layerdrop_is_random(model: nn.Module) -> None:
+    """Training cases must draw nothing but layerdrop: every dropout probability is 0."""
+    config = model.config.to_dict()
+    configs = [config] + [value for value in config.values() if isinstance(value, dict)]
+    live = [f"{key}={value}" for part in configs for key, value in part.items()
+            if "dropout" in str(key) and "layerdrop" not in str(key) and isinstance(value, float) and value != 0.0]
+    live += [name for name, module in model.named_modules() if isinstance(module, nn.Dropout) and module.p != 0.0]
+    if live:
+        raise SystemExit(f"training case has live dropout: {', '.join(live)}")
+
+
+def _forward(model: Callable[..., Any], calls: list[Inputs], seeds: tuple[int, ...]) -> list[torch.Tensor]:
+    """The first output (logits) of every call under every seed, reseeding just before each forward."""
+    outputs = []
+    for inputs in calls:
+        for seed in seeds:
+            torch.manual_seed(seed)
+            outputs.append(model(**inputs)[0].detach())
+    return outputs
+
+
+def _same(first: list[torch.Tensor], second: list[torch.Tensor], exact: bool) -> bool:
+    """torch.equal (exact) or torch.allclose (atol 1e-6, NaN equal to NaN) on every pair."""
+    if len(first) != len(second) or any(a.shape != b.shape for a, b in zip(first, second)):
+        return False
+    if exact:
+        return all(torch.equal(a, b) for a, b in zip(first, second))
+    return all(torch.allclose(a, b, atol=1e-6, equal_nan=True) for a, b in zip(first, second))
+
+
+def _reason(message: str) -> str:
+    """The first line of a graph-break message's reason that is not a lead-in ("... encountered:")."""
+    if "Graph Break Reason:" not in message:
+        return ""
+    lines = (line.strip() for line in message.split("Graph Break Reason:", 1)[1].splitlines())
+    return next((line for line in lines if line and not line.endswith(":")), "")
+
+
+def worker(name: str, out: Path, expected_package: Path) -> None:
+    """Build, compile and run one case; write its record to `out` and its outputs to `out`.pt."""
+    imported = Path(transformers.__file__).resolve().parent
+    if imported != expected_package.resolve():
+        print(f"imported transformers from {imported}, expected {expected_package}", file=sys.stderr)
+        sys.exit(WRONG_PACKAGE)
+    torch.set_num_threads(1)  # same numerics whatever else runs beside this process
+    sites: dict[str, str] = {}
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            match = re.search(r"in user code at (\S+):(\d+)", message)
+            if match:
+                path = match.group(1)  # relative to the transformers package, else to site-packages
+                path = path.split("/transformers/")[-1] if "/transformers/" in path else path.split("site-packages/")[-1]
+                sites.setdefault(f"{path}:{match.group(2)}", _reason(message))
+
+    torch._logging.set_logs(graph_breaks=True)
+    breaks_logger = logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks")
+    breaks_logger.addHandler(Collect())
+    breaks_logger.propagate = False
+    transformers.logging.set_verbosity_error()
+
+    case = CASES[name]
+    torch.manual_seed(0)
+    model, calls = case.build()
+    if case.half:
+        model.half()
+        calls = [{key: value.half() if torch.is_tensor(value) and value.is_floating_point() else value
+                  for key, value in inputs.items()} for inputs in calls]
+    if case.train:
+        _assert_only_layerdrop_is_random(model)
+        if "use_cache" in inspect.signature(model.forward).parameters:
+            calls = [dict(inputs, use_cache=False) for inputs in calls]
+    model.train(case.train)
+    seeds = TRAIN_SEEDS if case.train else (0,)
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(model, backend=counter)
+    with torch.set_grad_enabled(case.train):
+        eager = _forward(model, calls, seeds)
+        torch._dynamo.reset()
+        output = _forward(compiled, calls, seeds)
+    torch.save(output, f"{out}.pt")
+    out.write_text(json.dumps({
+        "graphs": counter.frame_count, "reasons": sites,
+        "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
+        "compiled_equal_eager": _same(output, eager, exact=True),
+        "compiled_close_eager": _same(output, eager, exact=False),
+        "transformers": transformers.__file__}))
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def run_variant(case: str, package: Path, pythonpath: Path | None, out: Path, timeout: float) -> dict[str, Any]:
+    """Run the worker for one variant in a fresh process; its record, or {"error": why}."""
     env = dict(os.environ)
     if pythonpath:
-        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
-    worker = out.parent / "worker.py"
-    worker.write_text(WORKER)
-    subprocess.run([sys.executable, str(worker), case, str(out)], check=True, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
+    log = Path(f"{out}.log")
+    out.unlink(missing_ok=True)
+    try:
+        with log.open("w") as stderr:
+            done = subprocess.run([sys.executable, __file__, "--worker", case, str(out), str(package)],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    if done.returncode == WRONG_PACKAGE:
+        raise RuntimeError(f"{case}: {log.read_text().strip()}")
+    if done.returncode != 0:
+        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+        return {"error": (lines[-1] if lines else f"exit status {done.returncode}")[:300]}
     return json.loads(out.read_text())
 
 
-def main() -> int:
-    import torch
-    import transformers
+def flagged_lines(files: list[Path]) -> dict[Path, list[tuple[int, int]]]:
+    """The (first, last) line of every `graphmend check` diagnostic in each file."""
+    check = subprocess.run([sys.executable, "-m", "graphmend", "check", "--no-cache", "--output-format", "json",
+                            *map(str, files)], capture_output=True, text=True)
+    spans: dict[Path, list[tuple[int, int]]] = {file.resolve(): [] for file in files}
+    for diagnostic in json.loads(check.stdout or "[]"):
+        spans.setdefault(Path(diagnostic["path"]).resolve(), []).append((diagnostic["line"], diagnostic["end_line"]))
+    return spans
 
+
+def unflagged_sites(rows: list[dict[str, Any]], installed: Path) -> None:
+    """Add to each row the break sites (before the fix, in transformers) that no graphmend diagnostic covers."""
+    def located(site: str) -> tuple[Path, int]:
+        path, line = site.rsplit(":", 1)
+        return (installed / path).resolve(), int(line)
+
+    files = sorted({located(site)[0] for row in rows for site in row["sites_before"] if located(site)[0].is_file()})
+    spans = flagged_lines(files) if files else {}
+    for row in rows:
+        row["unflagged_before"] = [site for site in row["sites_before"] if located(site)[0] in spans and not any(
+            first <= located(site)[1] <= last for first, last in spans[located(site)[0]])]
+
+
+def compare(case: Case, before: dict[str, Any], after: dict[str, Any], work: Path) -> dict[str, Any]:
+    """One JSON row: graphs and sites before/after and whether the outputs agree."""
+    row: dict[str, Any] = {
+        "case": case.name, "mode": "train" if case.train else "eval", "dtype": "float16" if case.half else "float32",
+        "graphs_before": before.get("graphs"), "graphs_after": after.get("graphs"),
+        "sites_before": before.get("sites", []), "sites_after": after.get("sites", []),
+        "reasons_before": before.get("reasons", {}), "reasons_after": after.get("reasons", {}),
+        "compiled_equal_eager_before": before.get("compiled_equal_eager"),
+        "compiled_equal_eager_after": after.get("compiled_equal_eager"),
+        "compiled_close_eager_before": before.get("compiled_close_eager"),
+        "compiled_close_eager_after": after.get("compiled_close_eager"),
+        "error_before": before.get("error"), "error_after": after.get("error"),
+        "logits_equal": None, "logits_allclose": None}
+    if "error" not in before and "error" not in after:
+        first, second = (torch.load(work / f"{case.name}.{variant}.json.pt") for variant in ("before", "after"))
+        row["logits_equal"], row["logits_allclose"] = _same(first, second, True), _same(first, second, False)
+    return row
+
+
+def _yes(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "NO")
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """The markdown table, then the break sites graphmend does not flag."""
+    print("| case | graphs before | graphs after | break sites before | break sites left | fixed % "
+          "| before = after (equal / allclose) | compiled = eager (before / after) |")
+    print("|---|---:|---:|---|---|---:|---|---|")
+    for row in rows:
+        if row["error_before"] or row["error_after"]:
+            errors = "; ".join(f"{variant}: {row[f'error_{variant}']}" for variant in ("before", "after")
+                               if row[f"error_{variant}"])
+            print(f"| {row['case']} | {row['graphs_before'] or '—'} | {row['graphs_after'] or '—'} "
+                  f"| FAILED: {errors} | | | | |")
+            continue
+        before, after = row["sites_before"], row["sites_after"]
+        fixed = 100 * (len(before) - len(after)) / len(before) if before else 100.0
+        print(f"| {row['case']} | {row['graphs_before']} | {row['graphs_after']} | {', '.join(before) or '—'} "
+              f"| {', '.join(after) or '—'} | {fixed:.0f}% "
+              f"| {_yes(row['logits_equal'])} / {_yes(row['logits_allclose'])} "
+              f"| {_yes(row['compiled_equal_eager_before'])} / {_yes(row['compiled_equal_eager_after'])} |")
+    unflagged = {site: row["reasons_before"].get(site, "") for row in rows for site in row["unflagged_before"]}
+    print("\nBreak sites that `graphmend check` does not flag (installed files):")
+    for site, reason in sorted(unflagged.items()):
+        cases = ", ".join(row["case"] for row in rows if site in row["unflagged_before"])
+        print(f"- {site} ({reason}) — {cases}")
+    if not unflagged:
+        print("- none")
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", help=f"comma-separated subset of: {', '.join(CASES)}")
+    parser.add_argument("--json", type=Path, help="write the rows as JSON to this file")
     parser.add_argument("--keep", type=Path, help="folder for the fixed copy and outputs (default: a temp dir)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes at once (default 1)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per worker process (default 300)")
+    parser.add_argument("--worker", nargs=3, metavar=("CASE", "OUT", "PACKAGE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.worker[0], Path(args.worker[1]), Path(args.worker[2]))
+        return 0
     if transformers.__version__ != "4.49.0":
         print(f"needs transformers==4.49.0 (the paper's breaks), found {transformers.__version__}", file=sys.stderr)
         return 2
+    names = args.cases.split(",") if args.cases else list(CASES)
+    unknown = [name for name in names if name not in CASES]
+    if unknown:
+        parser.error(f"unknown cases {', '.join(unknown)}; known: {', '.join(CASES)}")
+    started = time.monotonic()
     work = args.keep or Path(tempfile.mkdtemp(prefix="graphmend-table2-"))
     work.mkdir(parents=True, exist_ok=True)
     copy_root = work / "site"
     installed = Path(transformers.__file__).parent
     if not (copy_root / "transformers").exists():
         shutil.copytree(installed, copy_root / "transformers", ignore=shutil.ignore_patterns("__pycache__"))
-    targets = [str(copy_root / "transformers" / "models" / f) for f in MODEL_FILES]
+    targets = [str(copy_root / "transformers" / "models" / file) for file in MODEL_FILES]
     fix = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets],
                          capture_output=True, text=True)
     print(fix.stdout.strip())
-    rows = []
-    for case in CASES:
-        before = run_case(case, None, work / f"{case}.before.json")
-        after = run_case(case, str(copy_root), work / f"{case}.after.json")
-        assert "/site/transformers/" in after["transformers"], "the fixed copy was not imported"
-        same = torch.equal(torch.load(work / f"{case}.before.json.pt"), torch.load(work / f"{case}.after.json.pt"))
-        rows.append((case, before, after, same))
+    variants = {"before": (installed, None), "after": (copy_root / "transformers", copy_root)}
+    jobs = [(name, variant) for name in names for variant in variants]
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        records = dict(zip(jobs, pool.map(
+            lambda job: run_variant(job[0], *variants[job[1]], work / f"{job[0]}.{job[1]}.json", args.timeout),
+            jobs)))
+    rows = [compare(CASES[name], records[name, "before"], records[name, "after"], work) for name in names]
+    unflagged_sites(rows, installed)
     print()
-    print("| model / input | graphs before | graphs after | break sites before | break sites left | fixed % | logits equal |")
-    print("|---|---:|---:|---|---|---:|---|")
-    for case, before, after, same in rows:
-        fixed = 100 * (len(before["sites"]) - len(after["sites"])) / len(before["sites"]) if before["sites"] else 100.0
-        print(f"| {case} | {before['graphs']} | {after['graphs']} | {', '.join(before['sites']) or '—'} "
-              f"| {', '.join(after['sites']) or '—'} | {fixed:.0f}% | {'yes' if same else 'NO'} |")
-    return 0 if all(row[3] for row in rows) else 1
+    print_table(rows)
+    print(f"\n{len(rows)} cases in {time.monotonic() - started:.0f} s (--jobs {args.jobs})")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0 if all(row["logits_equal"] for row in rows) else 1
 
 
 if __name__ == "__main__":

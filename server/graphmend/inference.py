@@ -94,6 +94,7 @@ class ModuleAnalysis:
         self._return_kinds: dict[int, Kind] = {}
         self._in_progress: set[int] = set()
         self._class_attributes: dict[int, dict[str, Kind]] = {}
+        self._initialized: dict[int, frozenset[str]] = {}
         self._final_envs: dict[int, Env] = {}
         self.module_env = self._module_env()
 
@@ -136,6 +137,32 @@ class ModuleAnalysis:
             analysis.run()
             self._final_envs[key] = analysis.env
         return self._final_envs[key]
+
+    def initialized_attributes(self, cls: ClassInfo) -> frozenset[str]:
+        """`self.<name>`s that `__init__` (of the class or a same-file base) sets or registers:
+        they exist before any other method runs."""
+        key = id(cls.node)
+        if key not in self._initialized:
+            names: set[str] = set()
+            for klass in cls.mro():
+                init = klass.methods.get("__init__")
+                if init is None:
+                    continue
+                for node in ast.walk(init.node):
+                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and init.is_self(node.value):
+                        names.add(node.attr)
+                    elif (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr in ("register_buffer", "register_parameter")
+                        and init.is_self(node.func.value)
+                        and node.args
+                        and isinstance(node.args[0], ast.Constant)
+                        and isinstance(node.args[0].value, str)
+                    ):
+                        names.add(node.args[0].value)
+            self._initialized[key] = frozenset(names)
+        return self._initialized[key]
 
     def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]:
         """Kinds of `self.<name>` from every `self.name = ...` and `register_buffer` in the class."""
@@ -348,7 +375,11 @@ class FunctionAnalysis:
         if isinstance(expr, ast.Constant):
             return Kind.NONE if expr.value is None else Kind.PYTHON
         if isinstance(expr, ast.Name):
-            return self.name_kind(expr.id)
+            kind = self.name_kind(expr.id)
+            if kind is Kind.UNKNOWN and expr.id not in self.shadowed_names:
+                qualname = self.qualified_name(expr)
+                return self._module_value_kind(qualname) if qualname is not None else kind
+            return kind
         if isinstance(expr, ast.Attribute):
             return self._attribute_kind(expr)
         if isinstance(expr, ast.Call):
@@ -383,8 +414,9 @@ class FunctionAnalysis:
         return Kind.UNKNOWN
 
     def _attribute_kind(self, expr: ast.Attribute) -> Kind:
-        if self.qualified_name(expr) is not None:
-            return Kind.UNKNOWN  # a module attribute such as torch.float32
+        qualname = self.qualified_name(expr)
+        if qualname is not None:
+            return self._module_value_kind(qualname)
         value = self.kind(expr.value)
         if value is Kind.SELF:
             method = self.function.method if self.function else None
@@ -392,10 +424,17 @@ class FunctionAnalysis:
                 return Kind.UNKNOWN
             owner = method.owner
             return self.module.class_attributes(owner).get(expr.attr, Kind.UNKNOWN)
-        if expr.attr in api.TENSOR_PYTHON_ATTRIBUTES:
-            return Kind.PYTHON
+        if expr.attr in api.TENSOR_PYTHON_ATTRIBUTES or value is Kind.PYTHON:
+            return Kind.PYTHON  # `t.shape`, or an attribute of a Python value (`torch.finfo(t.dtype).max`)
         if value.is_tensor and expr.attr in api.TENSOR_TENSOR_ATTRIBUTES:
             return Kind.TENSOR
+        return Kind.UNKNOWN
+
+    @staticmethod
+    def _module_value_kind(qualname: str) -> Kind:
+        """An imported value: `torch.float16` is a Python object; anything else is not known."""
+        if qualname.startswith("torch.") and qualname[len("torch.") :] in api.PYTHON_VALUE_ATTRIBUTES:
+            return Kind.PYTHON
         return Kind.UNKNOWN
 
     def _compare_kind(self, expr: ast.Compare) -> Kind:

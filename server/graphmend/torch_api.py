@@ -53,6 +53,16 @@ PYTHON_VALUE_FUNCTIONS = frozenset(
     """.split()
 )
 
+# torch.<name> values that are Python objects (dtypes, layouts, memory formats): comparing with
+# one (`h.dtype == torch.float16`) is decided while tracing.
+PYTHON_VALUE_ATTRIBUTES = frozenset(
+    """
+    float16 half float32 float float64 double bfloat16 complex32 complex64 cfloat complex128 cdouble uint8
+    int8 int16 short int32 int int64 long bool uint16 uint32 uint64 float8_e4m3fn float8_e5m2 qint8 quint8
+    qint32 strided sparse_coo sparse_csr contiguous_format channels_last channels_last_3d preserve_format
+    """.split()
+)
+
 # Submodules whose functions all return tensors.
 TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 

@@ -6,9 +6,11 @@
         z = a * b               z = torch.where(cond, z_if, z_else)
 
 Each branch's statements are moved, renamed where they assign, with their comments (LibCST on the
-statement's own lines only, so the rest of the file is untouched byte for byte). The rewrite is
-offered only when running every branch unconditionally is provably harmless; otherwise the
-diagnostic says why not.
+statement's own lines only, so the rest of the file is untouched byte for byte). The Python part of
+a condition stays a Python `if` around the rewrite (`if h.dtype == torch.float16 and t.any():`
+keeps `if h.dtype == torch.float16:`); stores to `self` attributes and `register_buffer` calls are
+merged like names (`self.n = torch.where(cond, n_if, self.n)`). The rewrite is offered only when
+running every branch unconditionally is provably harmless; otherwise the diagnostic says why not.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import libcst as cst
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
+from . import conditions, flow
 from .base import FixContext, Refusal
 from .deferral import predicated_helper
 from .purity import Signature, dotted, elementwise_bases, impurity, is_scalar_condition, names_in, unguarded_division
@@ -33,6 +36,14 @@ class _Refuse(Exception):
         self.reason = reason
 
 
+@dataclass(frozen=True)
+class _Store:
+    """How a branch stores to `self.<attribute>`: plainly, or by `register_buffer(name, value, ...)`."""
+
+    attribute: str
+    buffer_keywords: str | None  # the keyword arguments' text of register_buffer; None for `self.a = v`
+
+
 @dataclass
 class _Arm:
     """One path through the `if` chain: its condition (None for the else path) and statements."""
@@ -43,9 +54,12 @@ class _Arm:
     suffix: str
     # filled while processing
     output: list[cst.BaseStatement] = field(default_factory=list)
-    mapping: dict[str, str] = field(default_factory=dict)
+    mapping: dict[str, str] = field(default_factory=dict)  # name or "self.attr" → its name in this arm
     signatures: dict[str, Signature | None] = field(default_factory=dict)  # shape/dtype signature of each name now
     kinds: Env = field(default_factory=dict)
+    values: dict[str, ast.expr] = field(default_factory=dict)  # the last value assigned to each name or store
+    stores: dict[str, _Store] = field(default_factory=dict)  # "self.attr" → how it is stored
+    inlined: dict[str, str] = field(default_factory=dict)  # store → its value's text, used at the merge
     returned: ast.expr | None = None
     returned_text: str | None = None
     trailing_call: cst.Call | None = None
@@ -54,10 +68,12 @@ class _Arm:
 
 
 class _Renamer(cst.CSTTransformer):
-    """Renames variable reads/writes, leaving attribute names and keyword names alone."""
+    """Renames variable reads/writes and `self.<attr>` stores of this branch, leaving attribute
+    names and keyword names alone."""
 
-    def __init__(self, mapping: dict[str, str]) -> None:
+    def __init__(self, mapping: dict[str, str], self_name: str | None) -> None:
         self.mapping = mapping
+        self.self_name = self_name
         self.skip: set[int] = set()
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -69,14 +85,18 @@ class _Renamer(cst.CSTTransformer):
             self.skip.add(id(node.keyword))
         return True
 
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        value = original_node.value
+        if isinstance(value, cst.Name) and value.value == self.self_name:
+            renamed = self.mapping.get(f"{self.self_name}.{original_node.attr.value}")
+            if renamed is not None:
+                return cst.Name(renamed)
+        return updated_node
+
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
         if id(original_node) in self.skip or original_node.value not in self.mapping:
             return updated_node
         return updated_node.with_changes(value=self.mapping[original_node.value])
-
-
-def _rename(node: cst.CSTNode, mapping: dict[str, str]) -> cst.CSTNode:
-    return node.visit(_Renamer(dict(mapping))) if mapping else node
 
 
 def _code(node: cst.CSTNode) -> str:
@@ -86,30 +106,35 @@ def _code(node: cst.CSTNode) -> str:
 def predicate_if(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     try:
         return _Predicator(node, analysis, ctx).build()
-    except _Refuse as refusal:
+    except (_Refuse, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)
 
 
 def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """`a if cond else b` → `torch.where(cond, a, b)`; a Python part of `cond` stays a Python
+    conditional: `a if flag and t.any() else b` → `(torch.where(t.any(), a, b) if flag else b)`."""
     torch_name = ctx.torch_name
     if torch_name is None:
         return Refusal("torch is not imported as a module in this file")
-    guarded = names_in(node.test)
-    for part in (node.test, node.body, node.orelse):
-        reason = impurity(part, analysis, guarded)
+    split = conditions.split(node.test, analysis)
+    guarded = names_in(split.rest)
+    for part in (split.rest, node.body, node.orelse):
+        reason = impurity(part, analysis, guarded, condition=part is split.rest)
         if reason is not None:
             return Refusal(reason.replace("a branch", "an operand"))
-    kinds = [analysis.kind(node.body), analysis.kind(node.orelse)]
-    if not _mergeable(kinds, [node.body, node.orelse]):
-        return Refusal("a side of the conditional expression is not a tensor or a number")
+    reasons: list[str] = []
     try:
-        condition = _tensor_condition(node.test, analysis, ctx, torch_name)
-    except _Refuse as refusal:
+        _require_mergeable(["the true value", "the false value"], [analysis.kind(node.body), analysis.kind(node.orelse)],
+                           [node.body, node.orelse], reasons)
+        condition = conditions.tensor_logic(split.rest, analysis, ctx.segment, torch_name)
+    except (_Refuse, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)
-    text = f"{torch_name}.where({condition}, {ctx.segment(node.body)}, {ctx.segment(node.orelse)})"
+    body, orelse = _operand_text(node.body, ctx), _operand_text(node.orelse, ctx)
+    text = f"{torch_name}.where({condition}, {body}, {orelse})"
+    if split.static:
+        text = f"({text} if {_static_text(split.static, ctx)} else {orelse})"
     edit = TextEdit(ctx.source.node_range(node), text)
-    reasons = []
-    if not is_scalar_condition(node.test, analysis):
+    if not is_scalar_condition(split.rest, analysis):
         reasons.append("the condition may have more than one element")
     signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
     if None in signatures or len(signatures) != 1:
@@ -119,43 +144,47 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     return Fix(TITLE, Applicability.SAFE, (edit,))
 
 
-def _mergeable(kinds: list[Kind], values: list[ast.expr]) -> bool:
-    """Every value is a tensor or a numeric literal, and at least one is a tensor."""
-    numeric = [isinstance(v, ast.Constant) and type(v.value) in (int, float) for v in values]
-    return any(k.is_tensor for k in kinds) and all(k.is_tensor or n for k, n in zip(kinds, numeric))
+def _operand_text(expr: ast.expr, ctx: FixContext) -> str:
+    text = ctx.segment(expr)
+    return f"({text})" if isinstance(expr, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
 
 
-def _tensor_condition(test: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, torch_name: str) -> str:
-    """The condition as tensor logic: `not`/`and`/`or` become `torch.logical_*`."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return f"{torch_name}.logical_not({_tensor_condition(test.operand, analysis, ctx, torch_name)})"
-    if isinstance(test, ast.BoolOp):
-        for operand in test.values[:-1]:
-            if _is_guard(operand):
-                raise _Refuse("the condition guards a later test (`is None`, `isinstance`, `hasattr`)")
-        function = "logical_and" if isinstance(test.op, ast.And) else "logical_or"
-        parts = [_tensor_condition(v, analysis, ctx, torch_name) for v in test.values]
-        combined = parts[0]
-        for part in parts[1:]:
-            combined = f"{torch_name}.{function}({combined}, {part})"
-        return combined
-    text = ctx.segment(test)
-    kind = analysis.kind(test)
-    if kind is Kind.BOOL_TENSOR:
-        return text
-    if kind.is_tensor:  # the truth of a number tensor is "not zero"
-        simple = isinstance(test, (ast.Name, ast.Call, ast.Attribute, ast.Subscript))
-        return f"{text} != 0" if simple else f"({text}) != 0"
-    return f"{torch_name}.as_tensor({text})"
+def _static_text(operands: tuple[ast.expr, ...], ctx: FixContext) -> str:
+    """The Python operands of a condition, joined with `and` as they were written."""
+    texts = []
+    for operand in operands:
+        text = conditions.python_text(operand, ctx.segment)
+        wrap = isinstance(operand, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text
+        texts.append(f"({text})" if wrap else text)
+    return " and ".join(texts)
 
 
-def _is_guard(expr: ast.expr) -> bool:
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-            return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "hasattr", "callable"):
-            return True
-    return False
+def _is_number(expr: ast.expr | None) -> bool:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _is_number(expr.operand)
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float)
+
+
+def _require_mergeable(
+    labels: list[str], kinds: list[Kind], values: list[ast.expr | None], reasons: list[str], where: str = ""
+) -> None:
+    """`torch.where` can select between tensors and numbers: refuse anything else; an unknown
+    value, or numbers only, make the fix unsafe (it fails loudly, or yields a 0-d tensor)."""
+    numbers = [_is_number(v) for v in values]
+    for label, kind, number in zip(labels, kinds, numbers):
+        if kind.is_tensor or number:
+            continue
+        if kind is Kind.UNKNOWN:
+            reason = f"{label} is not known to be a tensor or a number"
+            if reason not in reasons:
+                reasons.append(reason)
+            continue
+        what = "None" if kind is Kind.NONE else "a Python value"
+        raise _Refuse(f"{label} is {what}{where}, not a tensor or a number")
+    if not any(k.is_tensor for k in kinds):
+        reason = f"{' and '.join(dict.fromkeys(labels))} may become a 0-d tensor"
+        if reason not in reasons:
+            reasons.append(reason)
 
 
 class _Predicator:
@@ -166,18 +195,25 @@ class _Predicator:
         self.before: Env = dict(analysis.env)
         self.unsafe_reasons: list[str] = []
         self.following: list[ast.stmt] = []
+        self.kept: set[str] = set()  # temporaries of one branch that keep their own name
+        self.floating: set[str] = set()  # tensors the condition's Python part proves floating point
         function = analysis.function
         if function is None:
             raise _Refuse("the `if` is not inside a function")
         self.function = function
+        self.self_name = function.self_name
         torch_name = ctx.torch_name
         if torch_name is None:
             raise _Refuse("torch is not imported as a module in this file")
         self.torch = torch_name
 
+    def _unsafe(self, reason: str) -> None:
+        if reason not in self.unsafe_reasons:
+            self.unsafe_reasons.append(reason)
+
     # ------------------------------------------------------------------ structure
     def build(self) -> Fix:
-        found = self._block_of(self.node)
+        found = flow.locate(self.function.node, self.node)
         if found is None:
             raise _Refuse("the `if` could not be located")
         _, block, index = found
@@ -188,17 +224,20 @@ class _Predicator:
             if not following or not isinstance(following[-1], ast.Return):
                 raise _Refuse("only some paths return")
         self.following = following
+        split = conditions.split(self.node.test, self.analysis)
+        self.floating = set().union(*(_floating_names(e, self.analysis) for e in split.static)) if split.static else set()
         last_line = (following[-1] if following else self.node).end_lineno or self.node.lineno
         indent, snippet = self._snippet(self.node.lineno, last_line)
         module = cst.parse_module(snippet)
         cst_if = module.body[0]
         if not isinstance(cst_if, cst.If):
             raise _Refuse("the statement could not be isolated")
-        arms, comments = self._arms(cst_if, following, list(module.body[1:]))
+        arms, comments = self._arms(cst_if, following, list(module.body[1:]), split.rest)
         guarded: set[str] = set()
         for arm in arms:
             if arm.test is not None:
                 guarded |= names_in(arm.test)
+        self.kept = self._temporaries(arms)
         for arm in arms:
             self._process(arm, guarded)
         returns = [arm.returned is not None for arm in arms]
@@ -210,11 +249,48 @@ class _Predicator:
         for number, arm in enumerate(arms):
             lines.extend(self._render(arm, self._arm_predicate(number, condition_names), helper_edits))
         lines.extend(self._merges(arms, condition_names))
-        text = "\n".join((indent + line) if line.strip() else "" for line in lines)
+        if split.static:
+            inner = indent + self._indent_unit()
+            body = "\n".join((inner + line) if line.strip() else "" for line in lines)
+            text = f"{indent}if {_static_text(split.static, self.ctx)}:\n{body}"
+            if self.node.orelse or following:
+                text += "\n" + self._original_rest()
+        else:
+            text = "\n".join((indent + line) if line.strip() else "" for line in lines)
         edits = (*helper_edits, TextEdit(self.ctx.line_range(self.node.lineno, last_line), text))
         if self.unsafe_reasons:
             return Fix(f"{TITLE} (unsafe: {'; '.join(self.unsafe_reasons)})", Applicability.UNSAFE, edits)
         return Fix(TITLE, Applicability.SAFE, edits)
+
+    def _indent_unit(self) -> str:
+        """One level of indentation as this statement's body uses it (spaces or a tab)."""
+        first = self.ctx.source.lines[self.node.body[0].lineno - 1]
+        outer = self.ctx.source.lines[self.node.lineno - 1]
+        body_indent = first[: len(first) - len(first.lstrip())]
+        outer_indent = outer[: len(outer) - len(outer.lstrip())]
+        unit = body_indent[len(outer_indent) :] if body_indent.startswith(outer_indent) else ""
+        return unit or "    "
+
+    def _original_rest(self) -> str:
+        """What runs when the condition's Python part is false, exactly as written: the `elif`/
+        `else` clauses, or the statements after an `if` whose branches all return."""
+        lines = self.ctx.source.lines
+        if self.following:
+            first = self.following[0].lineno - 1
+            while first > (self.node.end_lineno or self.node.lineno) and not lines[first - 1].strip() == "":
+                first -= 1  # comments just above the first following statement
+            return "\n".join(lines[first : (self.following[-1].end_lineno or self.following[-1].lineno)])
+        outer = lines[self.node.lineno - 1]
+        indent = outer[: len(outer) - len(outer.lstrip())]
+        start = self.node.orelse[0].lineno - 1
+        while start > self.node.lineno - 1:
+            start -= 1
+            text = lines[start][len(indent) :] if lines[start].startswith(indent) else ""
+            if text.startswith(("else", "elif")) and not text[4:5].isidentifier():
+                break
+        else:
+            raise _Refuse("the `else` could not be located")
+        return "\n".join(lines[start : (self.node.end_lineno or self.node.lineno)])
 
     def _render(self, arm: _Arm, predicate: str, helper_edits: list[TextEdit]) -> list[str]:
         """The arm's statements as lines; its deferred calls carry the arm's predicate."""
@@ -240,14 +316,12 @@ class _Predicator:
         flush()
         return lines
 
-    def _arm_predicate(self, number: int, conditions: list[str]) -> str:
+    def _arm_predicate(self, number: int, conditions_: list[str]) -> str:
         """True exactly when this arm of the chain runs: its condition and none before it."""
-        earlier = [f"{self.torch}.logical_not({c})" for c in conditions[:number]]
-        parts = earlier + ([conditions[number]] if number < len(conditions) else [])
-        predicate = parts[0]
-        for part in parts[1:]:
-            predicate = f"{self.torch}.logical_and({predicate}, {part})"
-        return predicate
+        parts = [f"~{c}" for c in conditions_[:number]]
+        if number < len(conditions_):
+            parts.append(conditions_[number])
+        return " & ".join(parts)
 
     @staticmethod
     def _has_else(node: ast.If) -> bool:
@@ -275,7 +349,7 @@ class _Predicator:
         return indent, "\n".join(line[len(indent) :] for line in lines) + "\n"
 
     def _arms(
-        self, cst_if: cst.If, following: list[ast.stmt], following_cst: list[cst.BaseStatement]
+        self, cst_if: cst.If, following: list[ast.stmt], following_cst: list[cst.BaseStatement], head_test: ast.expr
     ) -> tuple[list[_Arm], list[str]]:
         arms: list[_Arm] = []
         comments: list[str] = []
@@ -283,11 +357,12 @@ class _Predicator:
         current: cst.If = cst_if
         number = 0
         while True:
-            if not self.analysis.is_data_dependent(node.test):
+            test = head_test if number == 0 else node.test
+            if not self.analysis.is_data_dependent(test):
                 raise _Refuse("an `elif` tests a Python value, not a tensor")
             suffix = "if" if number == 0 else ("elif" if number == 1 else f"elif{number}")
             comments.extend(_block_comments(current.body))
-            arms.append(_Arm(node.test, node.body, list(current.body.body), suffix))
+            arms.append(_Arm(test, node.body, list(current.body.body), suffix))
             number += 1
             orelse = current.orelse
             if isinstance(orelse, cst.If):
@@ -305,6 +380,27 @@ class _Predicator:
                 arms.append(_Arm(None, [], [], "else"))
             return arms, comments
 
+    def _temporaries(self, arms: list[_Arm]) -> set[str]:
+        """Names bound by exactly one branch, read by no other branch nor any condition, and dead
+        after the `if`: they can keep their name (no merge, no rename)."""
+        assigned: list[set[str]] = [
+            {n for stmt in arm.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+             for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in _bound(t)}
+            for arm in arms
+        ]
+        read: list[set[str]] = [{n.id for stmt in arm.body for n in ast.walk(stmt) if isinstance(n, ast.Name)} for arm in arms]
+        tests = {n.id for arm in arms if arm.test is not None for n in ast.walk(arm.test) if isinstance(n, ast.Name)}
+        end = self.following[-1] if self.following else self.node
+        kept: set[str] = set()
+        for number, names in enumerate(assigned):
+            others = [i for i in range(len(arms)) if i != number]
+            for name in names:
+                if name in tests or any(name in assigned[i] or name in read[i] for i in others):
+                    continue
+                if not flow.live_after(self.function.node, end, name):
+                    kept.add(name)
+        return kept
+
     # ------------------------------------------------------------------ branches
     def _process(self, arm: _Arm, guarded: set[str]) -> None:
         if len(arm.body) != len(arm.cst_body):
@@ -315,12 +411,14 @@ class _Predicator:
             for position, (stmt, cst_stmt) in enumerate(zip(arm.body, arm.cst_body)):
                 last = position == len(arm.body) - 1
                 self._statement(arm, stmt, cst_stmt, guarded, last)
-            arm.kinds = dict(self.analysis.env)
+            arm.kinds = {**self.analysis.env, **arm.kinds}  # names, then the stores ("self.a") kept while processing
         finally:
             self.analysis.env, self.analysis.visitor = saved_env, saved_visitor
 
+    def _rename(self, node: cst.CSTNode, arm: _Arm) -> cst.CSTNode:
+        return node.visit(_Renamer(dict(arm.mapping), self.self_name)) if arm.mapping else node
+
     def _statement(self, arm: _Arm, stmt: ast.stmt, cst_stmt: cst.BaseStatement, guarded: set[str], last: bool) -> None:
-        analysis = self.analysis
         if isinstance(stmt, ast.Pass):
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
@@ -333,51 +431,43 @@ class _Predicator:
             arm.returned = stmt.value
             small = _only_small(cst_stmt)
             assert isinstance(small, cst.Return) and small.value is not None
-            arm.returned_text = _code(_rename(small.value, arm.mapping))
+            arm.returned_text = _code(self._rename(small.value, arm))
             return
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if all(_is_name_target(t) for t in targets):
-                self._check(stmt.value, guarded)
-                small = _only_small(cst_stmt)
-                renamed_value = _rename(small.value, arm.mapping)  # type: ignore[attr-defined]
-                for target in targets:
-                    for name in _target_names(target):
-                        if name not in arm.mapping:
-                            arm.mapping[name] = self.ctx.fresh_name(f"{name}_{arm.suffix}")
-                if isinstance(small, cst.Assign):
-                    new_targets = [t.with_changes(target=_rename(t.target, arm.mapping)) for t in small.targets]
-                    new_small: cst.BaseSmallStatement = small.with_changes(targets=new_targets, value=renamed_value)
-                else:
-                    assert isinstance(small, cst.AnnAssign)
-                    new_small = small.with_changes(target=_rename(small.target, arm.mapping), value=renamed_value)
-                arm.output.append(cst_stmt.with_changes(body=[new_small]))  # type: ignore[call-arg]
-                kind = analysis.kind(stmt.value)
-                signature = self._signature(stmt.value, arm)
-                for target in targets:
-                    analysis._bind(target, kind, stmt.value)
-                    for name in _target_names(target):
-                        arm.signatures[name] = signature if isinstance(target, ast.Name) else None
+                self._assign_names(arm, stmt, cst_stmt, targets, guarded)
                 return
             if _is_idempotent_refresh(stmt):
                 assert isinstance(stmt.value, ast.Call)
                 for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
                     self._check(argument, guarded)
-                arm.output.append(_rename(cst_stmt, arm.mapping))  # type: ignore[arg-type]
+                arm.output.append(self._rename(cst_stmt, arm))  # type: ignore[arg-type]
                 return
-            raise _Refuse("a branch stores to an attribute or subscript")
-        if isinstance(stmt, ast.If) and _is_lazy_init(stmt, self.function.self_name):
-            self.unsafe_reasons.append("a lazily created attribute would be created even when its branch is not taken")
-            arm.output.append(_rename(cst_stmt, arm.mapping))  # type: ignore[arg-type]
+            attribute = self._self_attribute(targets[0]) if len(targets) == 1 and isinstance(stmt, ast.Assign) else None
+            if attribute is None:
+                raise _Refuse("a branch stores to a subscript or to an attribute of something other than `self`")
+            self._store(arm, attribute, None, stmt.value, _only_small(cst_stmt).value, guarded)  # type: ignore[attr-defined]
+            return
+        if isinstance(stmt, ast.If) and _is_lazy_init(stmt, self.self_name):
+            self._unsafe("a lazily created attribute would be created even when its branch is not taken")
+            arm.output.append(self._rename(cst_stmt, arm))  # type: ignore[arg-type]
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self._replayed(stmt.value):
             for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
                 self._check(argument, guarded)
             small = _only_small(cst_stmt)
             assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-            arm.deferred[len(arm.output)] = (stmt.value.func.id, _rename(small.value, arm.mapping))  # type: ignore[attr-defined]
+            arm.deferred[len(arm.output)] = (stmt.value.func.id, self._rename(small.value, arm))  # type: ignore[attr-defined]
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            buffer = self._buffer_registration(stmt.value)
+            if buffer is not None:
+                name, value, keywords = buffer
+                small = _only_small(cst_stmt)
+                assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                self._store(arm, name, keywords, value, small.value.args[1].value, guarded)
+                return
             func = stmt.value.func
             if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
                 raise _Refuse(f"a branch changes a tensor in place (`.{func.attr}`)")
@@ -386,7 +476,7 @@ class _Predicator:
                     self._check(argument, guarded)
                 small = _only_small(cst_stmt)
                 assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-                arm.trailing_call = _rename(small.value, arm.mapping)  # type: ignore[assignment]
+                arm.trailing_call = self._rename(small.value, arm)  # type: ignore[assignment]
                 arm.trailing_call_ast = stmt.value
                 return
             raise _Refuse(f"a branch calls `{_call_name(stmt.value)}` for its side effect")
@@ -396,6 +486,94 @@ class _Predicator:
         if isinstance(stmt, ast.If):
             raise _Refuse("a branch contains another `if`; fix the inner one first")
         raise _Refuse(f"a branch contains `{kind}`")
+
+    def _assign_names(
+        self, arm: _Arm, stmt: ast.Assign | ast.AnnAssign, cst_stmt: cst.BaseStatement, targets: list[ast.expr], guarded: set[str]
+    ) -> None:
+        assert stmt.value is not None
+        self._check(stmt.value, guarded)
+        small = _only_small(cst_stmt)
+        renamed_value = self._rename(small.value, arm)  # type: ignore[attr-defined]
+        for target in targets:
+            for name in _bound(target):
+                if name not in arm.mapping and name not in self.kept:
+                    arm.mapping[name] = self.ctx.fresh_name(f"{name}_{arm.suffix}")
+        if isinstance(small, cst.Assign):
+            new_targets = [t.with_changes(target=self._rename(t.target, arm)) for t in small.targets]
+            new_small: cst.BaseSmallStatement = small.with_changes(targets=new_targets, value=renamed_value)
+        else:
+            assert isinstance(small, cst.AnnAssign)
+            new_small = small.with_changes(target=self._rename(small.target, arm), value=renamed_value)
+        arm.output.append(cst_stmt.with_changes(body=[new_small]))  # type: ignore[call-arg]
+        kind = self.analysis.kind(stmt.value)
+        signature = self._signature(stmt.value, arm)
+        for target in targets:
+            self.analysis._bind(target, kind, stmt.value)
+            for name in _bound(target):
+                arm.signatures[name] = signature if isinstance(target, ast.Name) else None
+                arm.values[name] = stmt.value if isinstance(target, ast.Name) else None  # type: ignore[assignment]
+
+    def _self_attribute(self, target: ast.expr) -> str | None:
+        """`self.a` → "a" (a plain attribute of the instance), else None."""
+        if isinstance(target, ast.Attribute) and self.self_name and isinstance(target.value, ast.Name) and target.value.id == self.self_name:
+            return target.attr
+        return None
+
+    def _buffer_registration(self, call: ast.Call) -> tuple[str, ast.expr, str] | None:
+        """`self.register_buffer("name", value, persistent=...)` → (name, value, keywords text)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "register_buffer" and self._self_attribute(func) is not None):
+            return None
+        if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
+            return None
+        if any(k.arg is None for k in call.keywords):
+            return None
+        return call.args[0].value, call.args[1], ", ".join(self.ctx.segment(k) for k in call.keywords)
+
+    def _store(self, arm: _Arm, attribute: str, buffer_keywords: str | None, value: ast.expr, cst_value: cst.BaseExpression, guarded: set[str]) -> None:
+        """A branch's store to `self.<attribute>`: its value goes to a name of the branch (or is
+        used as written when it is a constant or a plain name), merged after the branches."""
+        self._check(value, guarded)
+        key = f"{self.self_name}.{attribute}"
+        store = _Store(attribute, buffer_keywords)
+        if arm.stores.setdefault(key, store) != store:
+            raise _Refuse(f"a branch stores `{key}` in two different ways")
+        method = self.function.method
+        if method is None or method.owner is None or attribute not in self.analysis.module.initialized_attributes(method.owner):
+            raise _Refuse(f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists")
+        renamed = self._rename(cst_value, arm)
+        stored_later = self._stored_later(arm, value)
+        if key not in arm.mapping and not stored_later and (_is_number(value) or isinstance(value, (ast.Name, ast.Attribute))):
+            arm.inlined[key] = _code(renamed)
+        else:
+            arm.inlined.pop(key, None)
+            if key not in arm.mapping:
+                arm.mapping[key] = self.ctx.fresh_name(f"{attribute}_{arm.suffix}")
+            statement = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(arm.mapping[key]))], value=renamed)])
+            arm.output.append(statement)
+        arm.values[key] = value
+        arm.kinds[key] = Kind.TENSOR if buffer_keywords is not None and not _is_none(value) else self.analysis.kind(value)
+        arm.signatures[key] = self._signature(value, arm)
+
+    def _stored_later(self, arm: _Arm, value: ast.expr) -> bool:
+        """Whether a later statement of the branch rebinds what `value` reads (then it cannot be
+        inlined at the merge, after the whole branch has run)."""
+        read = names_in(value)
+        position = next((i for i, s in enumerate(arm.body) if any(n is value for n in ast.walk(s))), len(arm.body))
+        for stmt in arm.body[position + 1 :]:
+            for node in ast.walk(stmt):
+                if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store) and dotted(node) in read:
+                    return True
+                if isinstance(node, ast.Call) and self._buffer_registration(node) is not None:
+                    if f"{self.self_name}.{self._buffer_registration(node)[0]}" in read:  # type: ignore[index]
+                        return True
+        return False
+
+    def _class_attributes(self) -> dict[str, Kind]:
+        method = self.function.method
+        if method is None or method.owner is None:
+            return {}
+        return self.analysis.module.class_attributes(method.owner)
 
     def _replayed(self, call: ast.Call) -> bool:
         """A call of a module-level function registered as reorderable (a deferred print or log)."""
@@ -414,9 +592,7 @@ class _Predicator:
         if reason is not None:
             raise _Refuse(reason)
         if unguarded_division(expr, guarded):
-            reason = "a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)"
-            if reason not in self.unsafe_reasons:
-                self.unsafe_reasons.append(reason)
+            self._unsafe("a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)")
 
     # ------------------------------------------------------------------ merging
     def _conditions(self, arms: list[_Arm], lines: list[str]) -> list[str]:
@@ -424,62 +600,86 @@ class _Predicator:
         for arm in arms:
             if arm.test is None:
                 continue
-            reason = impurity(arm.test, self.analysis, set())
+            reason = impurity(arm.test, self.analysis, set(), condition=True)
             if reason is not None:
                 raise _Refuse(reason.replace("a branch", "the condition"))
             if not is_scalar_condition(arm.test, self.analysis):
-                reason = "the condition may have more than one element"
-                if reason not in self.unsafe_reasons:
-                    self.unsafe_reasons.append(reason)
+                self._unsafe("the condition may have more than one element")
             if isinstance(arm.test, ast.Name) and self.analysis.kind(arm.test) is Kind.BOOL_TENSOR:
                 names.append(arm.test.id)
                 continue
+            text = conditions.tensor_logic(arm.test, self.analysis, self.ctx.segment, self.torch)
+            if "\n" in text and not text.startswith("("):
+                text = f"({text})"
             name = self.ctx.fresh_name("cond")
-            lines.append(f"{name} = {_tensor_condition(arm.test, self.analysis, self.ctx, self.torch)}")
+            lines.append(f"{name} = {text}")
             names.append(name)
         return names
 
-    def _select(self, values: list[str], conditions: list[str]) -> str:
+    def _select(self, values: list[str], conditions_: list[str]) -> str:
         """where(c1, v1, where(c2, v2, v3)) for an if/elif/else chain."""
         result = values[-1]
-        for condition, value in reversed(list(zip(conditions, values[:-1]))):
+        for condition, value in reversed(list(zip(conditions_, values[:-1]))):
             result = f"{self.torch}.where({condition}, {value}, {result})"
         return result
 
-    def _merges(self, arms: list[_Arm], conditions: list[str]) -> list[str]:
+    def _merges(self, arms: list[_Arm], conditions_: list[str]) -> list[str]:
         lines: list[str] = []
         assigned: list[str] = []
         for arm in arms:
-            assigned.extend(n for n in arm.mapping if n not in assigned)
-        outside = self._names_used_outside()
+            assigned.extend(n for n in [*arm.mapping, *arm.inlined] if n not in assigned)
+        end = self.following[-1] if self.following else self.node
         for name in assigned:
+            store = next((arm.stores[name] for arm in arms if name in arm.stores), None)
             values: list[str] = []
             kinds: list[Kind] = []
+            literals: list[ast.expr | None] = []
             missing = False
             for arm in arms:
-                if name in arm.mapping:
-                    values.append(arm.mapping[name])
+                if name in arm.mapping or name in arm.inlined:
+                    values.append(arm.inlined.get(name) or arm.mapping[name])
                     kinds.append(arm.kinds.get(name, Kind.UNKNOWN))
+                    literals.append(arm.values.get(name))
                 else:
                     missing = True
                     values.append(name)
-                    kinds.append(self.before.get(name, Kind.UNKNOWN))
-                if kinds[-1] is Kind.UNKNOWN and self.analysis.has_tensor_evidence(name):
+                    literals.append(None)
+                    kinds.append(self._old_kind(name, store))
+                if kinds[-1] is Kind.UNKNOWN and store is None and self.analysis.has_tensor_evidence(name):
                     kinds[-1] = Kind.TENSOR  # the function uses `name` as a tensor
-            if missing and name not in self.before:
-                if name in outside:
+            if store is None and missing and name not in self.before:
+                if flow.live_after(self.function.node, end, name):
                     raise _Refuse(f"`{name}` would be unbound on a path that does not assign it")
                 continue  # a temporary of one branch: it stays under its new name
-            if not all(k.is_tensor for k in kinds):
-                raise _Refuse(f"`{name}` is not a tensor on every path")
+            if store is not None and any(name in arm.stores and arm.stores[name] != store for arm in arms):
+                raise _Refuse(f"the branches store `{name}` in different ways")
+            label = f"`{name}`"
+            _require_mergeable([label] * len(kinds), kinds, literals, self.unsafe_reasons, " on some path")
+            if store is not None and not all(k.is_tensor for k in kinds):
+                self._unsafe(f"{label} may change from a Python number to a 0-d tensor")
             self._require_same_shape([arm.signatures[name] if name in arm.signatures else self._old_signature(name) for arm in arms])
-            lines.append(f"{name} = {self._select(values, conditions)}")
+            selected = self._select(values, conditions_)
+            if store is None:
+                lines.append(f"{name} = {selected}")
+            elif store.buffer_keywords is None:
+                lines.append(f"{name} = {selected}")
+            else:
+                keywords = f", {store.buffer_keywords}" if store.buffer_keywords else ""
+                lines.append(f'{self.self_name}.register_buffer("{store.attribute}", {selected}{keywords})')
         calls = [arm.trailing_call for arm in arms]
         if any(c is not None for c in calls):
-            lines.extend(self._merged_call(arms, conditions))
+            lines.extend(self._merged_call(arms, conditions_))
         if arms[0].returned is not None:
-            lines.append(self._merged_return(arms, conditions))
+            lines.append(self._merged_return(arms, conditions_))
         return lines
+
+    def _old_kind(self, name: str, store: _Store | None) -> Kind:
+        """The kind of what a name or stored attribute holds before the `if`."""
+        if store is None:
+            return self.before.get(name, Kind.UNKNOWN)
+        if store.buffer_keywords is not None:
+            return Kind.TENSOR
+        return self._class_attributes().get(store.attribute, Kind.UNKNOWN)
 
     def _reaching_definition(self, name: str) -> ast.expr:
         """The value `name` holds before the `if`, when plain assignments before it say so.
@@ -489,7 +689,7 @@ class _Predicator:
         """
         target: ast.stmt = self.node
         while True:
-            found = self._block_of(target)
+            found = flow.locate(self.function.node, target)
             if found is None:
                 return ast.Name(id=name)
             holder, block, index = found
@@ -500,17 +700,7 @@ class _Predicator:
                     return ast.Name(id=name)
             if not isinstance(holder, (ast.If, ast.With)) or block is not getattr(holder, "body", None):
                 return ast.Name(id=name)
-            target = holder
-
-    def _block_of(self, stmt: ast.stmt) -> tuple[ast.AST, list[ast.stmt], int] | None:
-        for holder in ast.walk(self.function.node):
-            for field_name in ("body", "orelse", "finalbody"):
-                block = getattr(holder, field_name, None)
-                if isinstance(block, list):
-                    for index, candidate in enumerate(block):
-                        if candidate is stmt:
-                            return holder, block, index
-        return None
+            target = holder  # type: ignore[assignment]
 
     def _signature(self, value: ast.expr, arm: _Arm) -> Signature | None:
         """`value`'s signature inside `arm`: names assigned earlier in the arm, else before the `if`."""
@@ -519,20 +709,27 @@ class _Predicator:
         )
 
     def _old_signature(self, name: str) -> Signature | None:
+        if "." in name:  # a stored attribute: its value before the `if` is opaque
+            return frozenset({name}), frozenset()
         definition = self._reaching_definition(name)
         if isinstance(definition, ast.Name) and definition.id == name:
             return frozenset({name}), frozenset()
-        return elementwise_bases(definition, self.analysis)
+        # Elementwise in other names: compare by those; anything else is this one tensor.
+        return elementwise_bases(definition, self.analysis) or (frozenset({name}), frozenset())
 
     def _require_same_shape(self, signatures_per_path: list[Signature | None]) -> None:
         """Mark the fix unsafe unless every path's value provably has the same shape and dtype."""
-        signatures = set(signatures_per_path)
+        signatures = {self._without_promotion(s) for s in signatures_per_path}
         if None in signatures or len(signatures) != 1 or not next(iter(signatures))[0]:  # type: ignore[index]
-            reason = "the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)"
-            if reason not in self.unsafe_reasons:
-                self.unsafe_reasons.append(reason)
+            self._unsafe("the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)")
 
-    def _merged_call(self, arms: list[_Arm], conditions: list[str]) -> list[str]:
+    def _without_promotion(self, signature: Signature | None) -> Signature | None:
+        """A Python float cannot change the dtype of a tensor known to be floating point."""
+        if signature is not None and signature[0] and signature[0] <= self.floating:
+            return signature[0], frozenset()
+        return signature
+
+    def _merged_call(self, arms: list[_Arm], conditions_: list[str]) -> list[str]:
         calls = [arm.trailing_call for arm in arms]
         if any(c is None for c in calls):
             raise _Refuse("a branch calls a function for its side effect that another branch does not")
@@ -551,10 +748,7 @@ class _Predicator:
                 (arm.trailing_call_ast.args + [k.value for k in arm.trailing_call_ast.keywords])[position]  # type: ignore[union-attr]
                 for arm in arms
             ]
-            registers_buffer = isinstance(first.func, cst.Attribute) and first.func.attr.value == "register_buffer"
             for arm, value in zip(arms, asts):
-                if registers_buffer and not (isinstance(value, ast.Constant) and value.value is None):
-                    continue  # a buffer is a tensor by register_buffer's contract
                 saved = self.analysis.env
                 self.analysis.env = dict(arm.kinds)
                 try:
@@ -562,11 +756,11 @@ class _Predicator:
                         raise _Refuse("the branches call the same function with arguments that are not tensors")
                 finally:
                     self.analysis.env = saved
-            selected = self._select(texts, conditions)
+            selected = self._select(texts, conditions_)
             merged_args.append(f"{arg.keyword.value}={selected}" if arg.keyword else selected)
         return [f"{_code(first.func)}({', '.join(merged_args)})"]
 
-    def _merged_return(self, arms: list[_Arm], conditions: list[str]) -> str:
+    def _merged_return(self, arms: list[_Arm], conditions_: list[str]) -> str:
         returned = [arm.returned for arm in arms]
         tuples = [r for r in returned if isinstance(r, ast.Tuple)]
         if tuples:
@@ -576,21 +770,40 @@ class _Predicator:
             saved = self.analysis.env
             self.analysis.env = dict(arm.kinds)
             try:
+                kind = self.analysis.kind(arm.returned)  # type: ignore[arg-type]
+                if kind is Kind.NONE:
+                    raise _Refuse("a path returns None where another returns a tensor")
                 kinds.append(Kind.TENSOR if self.analysis.used_as_tensor(arm.returned) else Kind.UNKNOWN)  # type: ignore[arg-type]
             finally:
                 self.analysis.env = saved
         if not all(k.is_tensor for k in kinds):
             raise _Refuse("a path returns something that is not a tensor")
         self._require_same_shape([self._signature(arm.returned, arm) for arm in arms])  # type: ignore[arg-type]
-        return f"return {self._select([a.returned_text or '' for a in arms], conditions)}"
+        return f"return {self._select([a.returned_text or '' for a in arms], conditions_)}"
 
-    def _names_used_outside(self) -> set[str]:
-        inside = {id(n) for stmt in [self.node, *self.following] for n in ast.walk(stmt)}
-        return {
-            n.id
-            for n in ast.walk(self.function.node)
-            if isinstance(n, ast.Name) and id(n) not in inside
-        }
+
+def _floating_names(test: ast.expr, analysis: FunctionAnalysis) -> set[str]:
+    """Tensors a true `test` proves floating point: `x.dtype == torch.float16`, `x.is_floating_point()`."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute) and test.left.attr == "dtype":
+        base = dotted(test.left.value)
+        right = test.comparators[0]
+        candidates = right.elts if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+        if base is not None and isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)) and candidates and all(
+            (analysis.qualified_name(c) or "").removeprefix("torch.") in _FLOATING_DTYPES for c in candidates
+        ):
+            return {base}
+    if isinstance(test, ast.Call) and len(test.args) <= 1:
+        func = test.func
+        if isinstance(func, ast.Attribute) and func.attr == "is_floating_point" and not test.args:
+            base = dotted(func.value)
+            return {base} if base is not None else set()
+        if analysis.qualified_name(func) == "torch.is_floating_point" and test.args:
+            base = dotted(test.args[0])
+            return {base} if base is not None else set()
+    return set()
+
+
+_FLOATING_DTYPES = frozenset("float16 half float32 float float64 double bfloat16".split())
 
 
 def _block_comments(block: cst.BaseSuite) -> list[str]:
@@ -608,16 +821,22 @@ def _only_small(statement: cst.BaseStatement) -> cst.BaseSmallStatement:
     return statement.body[0]
 
 
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
+
+
 def _is_name_target(target: ast.expr) -> bool:
     if isinstance(target, ast.Name):
         return True
     return isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts)
 
 
-def _target_names(target: ast.expr) -> list[str]:
+def _bound(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
-    return [e.id for e in target.elts if isinstance(e, ast.Name)]  # type: ignore[attr-defined]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return []
 
 
 def _call_name(call: ast.Call) -> str:

@@ -44,8 +44,9 @@ def names_in(expr: ast.AST) -> set[str]:
     return found
 
 
-def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str]) -> str | None:
-    """Why `expr` cannot be evaluated unconditionally, or None when it can."""
+def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condition: bool = False) -> str | None:
+    """Why `expr` cannot be evaluated unconditionally, or None when it can. A `condition` may use
+    `and`/`or`/`not` on tensors: the rewrite turns them into tensor logic."""
     for node in ast.walk(expr):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return "a branch has a lambda or comprehension"
@@ -57,16 +58,16 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str]) -> st
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if names_in(node.slice) & guarded:
                 return "a branch indexes with a value the condition tests (it would run unguarded)"
-        if isinstance(node, ast.BoolOp) and any(analysis.is_data_dependent(v) for v in node.values[:-1]):
+        if not condition and isinstance(node, ast.BoolOp) and any(analysis.is_data_dependent(v) for v in node.values[:-1]):
             return "a branch tests a tensor with `and`/`or`"
         if isinstance(node, ast.Call):
-            reason = _call_impurity(node, analysis)
+            reason = call_impurity(node, analysis)
             if reason is not None:
                 return reason
     return None
 
 
-def _call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     func = call.func
     qualname = analysis.qualified_name(func)
     if any(k.arg == "inplace" for k in call.keywords):
@@ -149,6 +150,9 @@ _ELEMENTWISE = frozenset(
 )
 
 
+# Keyword arguments of elementwise functions that are operands like the positional ones.
+_BOUND_KEYWORDS = {"clamp": ("min", "max"), "clip": ("min", "max"), "clamp_min": ("min",), "clamp_max": ("max",)}
+
 Signature = tuple[frozenset[str], frozenset[str]]
 
 
@@ -168,6 +172,8 @@ def elementwise_bases(
         if type(expr.value) is float:
             return frozenset(), frozenset({"float"})
         return None
+    if analysis.kind(expr) is Kind.PYTHON:  # a Python scalar: no shape of its own; may be a float
+        return frozenset(), frozenset({"float"})
     if resolve is None:
         resolve = lambda name: _follow(name, analysis, frozenset())  # noqa: E731
     if isinstance(expr, ast.Name):
@@ -180,12 +186,13 @@ def elementwise_bases(
         parts = [expr.left, expr.right]
     elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         parts = [expr.operand]
-    elif isinstance(expr, ast.Call) and not expr.keywords:
+    elif isinstance(expr, ast.Call):
         qualname = analysis.qualified_name(expr.func)
         name = qualname.rsplit(".", 1)[-1] if qualname else (expr.func.attr if isinstance(expr.func, ast.Attribute) else None)
-        if name not in _ELEMENTWISE:
+        if name not in _ELEMENTWISE or any(k.arg not in _BOUND_KEYWORDS.get(name, ()) for k in expr.keywords):
             return None
         parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
+        parts.extend(k.value for k in expr.keywords)
     else:
         return None
     bases: set[str] = set()

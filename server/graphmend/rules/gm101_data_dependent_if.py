@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
+from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_if
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
@@ -26,7 +27,10 @@ class DataDependentIf(Rule):
 
     Fix and its safety: compute both branches and select with `torch.where(cond, a_val, b_val)`.
     Safe when both branches are side-effect free and cannot fault when run unconditionally; the
-    fix is offered only when that can be shown.
+    fix is offered only when that can be shown. A Python part of the condition stays a Python
+    `if` around the rewrite. Inside a loop, an `if` that skips a layer (LayerDrop: `continue`, a
+    `to_drop` flag, a branch that runs the layer) becomes "run the layer, keep its result where
+    it was not skipped" — always unsafe, since a skipped layer then still runs.
     """
 
     code = "GM101"
@@ -44,6 +48,9 @@ class DataDependentIf(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
+        gate = loop_gate(node, analysis, ctx)
+        if gate is not None:
+            return gate
         return predicate_if(_chain_head(node, analysis, ctx), analysis, ctx)
 
 

@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
+from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
 from .base import Rule
@@ -36,4 +37,19 @@ class DataDependentTernary(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.IfExp)
+        holder = _assignment_of(node, analysis)
+        if holder is not None:
+            gate = loop_gate(holder, analysis, ctx)
+            if gate is not None:
+                return gate
         return predicate_ternary(node, analysis, ctx)
+
+
+def _assignment_of(node: ast.IfExp, analysis: FunctionAnalysis) -> ast.Assign | None:
+    """The statement `flag = <node>`, when the conditional expression is a whole assigned value."""
+    if analysis.function is None:
+        return None
+    return next(
+        (s for s in ast.walk(analysis.function.node) if isinstance(s, ast.Assign) and s.value is node),
+        None,
+    )

@@ -6,6 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_print
 from ..inference import FunctionAnalysis
+from ..messages import is_print
 from .base import Rule
 
 
@@ -39,9 +40,4 @@ class PrintCall(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
-        func = node.func
-        if isinstance(func, ast.Name) and func.id == "print" and analysis.is_builtin("print"):
-            return node
-        if analysis.qualified_name(func) == "builtins.print":
-            return node
-        return None
+        return node if is_print(node, analysis) else None

@@ -5,11 +5,9 @@ import ast
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_logging
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..messages import is_logging
 from .base import Rule
-
-STDLIB_LEVEL_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
-LOGGER_METHODS = STDLIB_LEVEL_FUNCTIONS | frozenset({"warning_once", "info_once", "warning_advice"})
 
 
 class LoggingCall(Rule):
@@ -44,14 +42,7 @@ class LoggingCall(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
-        func = node.func
-        qualname = analysis.qualified_name(func)
-        if qualname is not None:
-            module, _, attr = qualname.rpartition(".")
-            return node if module == "logging" and attr in STDLIB_LEVEL_FUNCTIONS else None
-        if isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS:
-            return node if analysis.kind(func.value) is Kind.LOGGER else None
-        return None
+        return node if is_logging(node, analysis) else None
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: the module function `logging.warning(...)` breaks inside the

@@ -6,9 +6,9 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_warning
 from ..inference import FunctionAnalysis
+from ..messages import is_warning
 from .base import Rule
 
-WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 
 
 class WarningsWarn(Rule):
@@ -38,4 +38,4 @@ class WarningsWarn(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
-        return node if analysis.qualified_name(node.func) in WARN_FUNCTIONS else None
+        return node if is_warning(node, analysis) else None

@@ -1,0 +1,193 @@
+"""Conditions as tensor logic: the Python part of a test stays Python, the tensor part is a bool tensor.
+
+    if h.dtype == torch.float16 and (torch.isinf(h).any() or torch.isnan(h).any()):
+                 ↓                                  ↓
+    static prefix (a Python `if`)      torch.isinf(h).any() | torch.isnan(h).any()
+
+Python evaluates `and`/`or` lazily, and the lazy part often guards the rest
+(`mask is not None and (mask == 0).any()`). The translation keeps every such guard: leading Python
+operands become a Python `if` around the rewrite, and a Python operand between tensor operands
+becomes a conditional expression (`(t2 if ready else False)`), so a tensor operand is evaluated
+exactly where Python would have evaluated it. Only the tensor operands, which Dynamo cannot decide
+while tracing, are evaluated eagerly, with `&`, `|`, `~` (bool tensors) or `!= 0` (truthiness of a
+number tensor).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..inference import FunctionAnalysis, Kind
+
+
+class ConditionError(Exception):
+    """The condition cannot be written as tensor logic; the message says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Split:
+    """A test as `static and rest`: `static` (may be empty) stays a Python condition, `rest` is
+    data-dependent and becomes a bool tensor."""
+
+    static: tuple[ast.expr, ...]
+    rest: ast.expr
+
+
+@dataclass(frozen=True)
+class _Text:
+    text: str
+    is_tensor: bool  # always a tensor (False: may be a Python bool on some path)
+    atomic: bool = False  # needs no parentheses as an operand of `&`, `|`, `~`
+
+
+def is_tensor_operand(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """An operand whose truth Python cannot know while tracing: a tensor value."""
+    return analysis.is_data_dependent(expr)
+
+
+def split(test: ast.expr, analysis: FunctionAnalysis) -> Split:
+    """The leading Python operands of a top-level `and`, and the rest."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        values = test.values
+        count = 0
+        while count < len(values) - 1 and _is_python_operand(values[count], analysis):
+            count += 1
+        if count:
+            rest = values[count:]
+            remainder = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=list(rest))
+            if len(rest) > 1:
+                ast.copy_location(remainder, rest[0])
+            return Split(tuple(values[:count]), remainder)
+    return Split((), test)
+
+
+def _is_python_operand(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """Decided by Python, lazily, as written: not a tensor, and not a comparison that may be one."""
+    if is_tensor_operand(expr, analysis):
+        return False
+    return not (isinstance(expr, ast.Compare) and analysis.kind(expr) is not Kind.PYTHON)
+
+
+def tensor_logic(test: ast.expr, analysis: FunctionAnalysis, segment, torch_name: str) -> str:  # noqa: ANN001
+    """`test` as an expression that is a bool tensor on every path, keeping Python's laziness."""
+    result = _Translator(analysis, segment, torch_name).translate(test, negate=False)
+    if not result.is_tensor:
+        raise ConditionError("the condition may be decided by a Python value alone on some path")
+    return result.text
+
+
+class _Translator:
+    def __init__(self, analysis: FunctionAnalysis, segment, torch_name: str) -> None:  # noqa: ANN001
+        self.analysis = analysis
+        self.segment = segment
+        self.torch = torch_name
+
+    def translate(self, expr: ast.expr, negate: bool) -> _Text:
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            return self.translate(expr.operand, not negate)
+        if isinstance(expr, ast.BoolOp):
+            # De Morgan: `not (a and b)` is `not a or not b`.
+            conjunction = isinstance(expr.op, ast.And) != negate
+            return self._lazy(expr.values, conjunction, negate)
+        return self._atom(expr, negate)
+
+    def _lazy(self, values: list[ast.expr], conjunction: bool, negate: bool) -> _Text:
+        """`v1 and v2 and ...` (or `or`): tensor operands are combined eagerly; a Python operand
+        decides in Python whether the operands after it are evaluated at all."""
+        operator = "&" if conjunction else "|"
+        parts: list[_Text] = []
+        for position, value in enumerate(values):
+            if _is_python_operand(value, self.analysis) and position < len(values) - 1:
+                rest = self._lazy(values[position + 1 :], conjunction, negate)
+                decided = "False" if conjunction else "True"
+                guard = self._python_truth(value, negate)
+                # `rest if guard else decided` for and, `decided if guard else rest` for or.
+                if conjunction:
+                    text = f"({rest.text} if {guard} else {decided})"
+                else:
+                    text = f"({decided} if {guard} else {rest.text})"
+                parts.append(_Text(text, False, atomic=True))
+                break
+            parts.append(self.translate(value, negate))
+        if len(parts) == 1:
+            return parts[0]
+        texts = [p.text if p.atomic else f"({p.text})" for p in parts]
+        return _Text(f" {operator} ".join(texts), any(p.is_tensor for p in parts))
+
+    def _python_truth(self, expr: ast.expr, negate: bool) -> str:
+        """A Python operand's truth as Python computes it (the same laziness, the same result)."""
+        text = python_text(expr, self.segment)
+        if isinstance(expr, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text:
+            text = f"({text})"
+        return f"not {text}" if negate else text
+
+    def _atom(self, expr: ast.expr, negate: bool) -> _Text:
+        text = python_text(expr, self.segment)
+        simple = isinstance(expr, (ast.Name, ast.Call, ast.Attribute, ast.Subscript))
+        kind = self.analysis.kind(expr)
+        if kind is Kind.BOOL_TENSOR:
+            if negate:
+                return _Text(f"~{text}" if simple else f"~({text})", True, atomic=True)
+            return _Text(text, True, atomic=simple)
+        if is_tensor_operand(expr, self.analysis):  # the truth of a number tensor is "not zero"
+            operand = text if simple else f"({text})"
+            return _Text(f"{operand} {'==' if negate else '!='} 0", True)
+        if isinstance(expr, ast.Compare) and kind is not Kind.PYTHON:
+            # A Python bool or a bool tensor, depending on values graphmend cannot see: `&`/`|`
+            # are right for both; a negation is left to Python.
+            if negate:
+                return _Text(f"(False if {text} else True)", False, atomic=True)
+            return _Text(text, False, atomic=False)
+        if negate or _is_bool_valued(expr, self.analysis):
+            return _Text(self._python_truth(expr, negate), False, atomic=not negate and simple)
+        # `t & 2` is bitwise; Python's `t and 2` asks for the truth of 2.
+        if self.analysis.is_builtin("bool"):
+            return _Text(f"bool({text})", False, atomic=True)
+        return _Text(f"(True if {text} else False)", False, atomic=True)
+
+
+def _is_bool_valued(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    if isinstance(expr, ast.Compare):
+        return True
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, bool)
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id in ("isinstance", "issubclass", "hasattr", "callable", "bool")
+        and analysis.is_builtin(expr.func.id)
+    )
+
+
+def negated(expr: ast.expr) -> ast.expr:
+    """`not expr` with the negation pushed inward (De Morgan), so that its Python part can be split
+    off: `not (not training or p > limit)` → `training and not p > limit`."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return expr.operand
+    if isinstance(expr, ast.BoolOp):
+        op: ast.boolop = ast.Or() if isinstance(expr.op, ast.And) else ast.And()
+        return ast.copy_location(ast.BoolOp(op=op, values=[negated(v) for v in expr.values]), expr)
+    return ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=expr), expr)
+
+
+def python_text(expr: ast.expr, segment) -> str:  # noqa: ANN001
+    """Source text of `expr`; `not`/`and`/`or` made by `negated` are written out from their parts."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = expr.operand
+        text = python_text(inner, segment)
+        wrap = isinstance(inner, (ast.BoolOp, ast.IfExp, ast.Compare, ast.Lambda, ast.NamedExpr)) or "\n" in text
+        return f"not ({text})" if wrap else f"not {text}"
+    if isinstance(expr, ast.BoolOp):
+        joiner = " and " if isinstance(expr.op, ast.And) else " or "
+        parts = []
+        for value in expr.values:
+            text = python_text(value, segment)
+            wrap = isinstance(value, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text
+            parts.append(f"({text})" if wrap else text)
+        return joiner.join(parts)
+    return segment(expr)

@@ -1,0 +1,168 @@
+"""Where a statement sits, and whether a name's value is still needed after it (liveness).
+
+A rewrite that runs a branch unconditionally must merge every name the branch binds that is read
+afterwards; a temporary of one branch (`clamp_value` in transformers' fp16 clamp, rebound before
+each use) needs no merge. "Read afterwards" is decided on the function's structure: the rest of
+the block, the blocks around it, the next iteration of an enclosing loop, and closures — with every
+path that may skip a rebinding counted as reading (conservative).
+"""
+
+from __future__ import annotations
+
+import ast
+
+Block = list[ast.stmt]
+_FIELDS = ("body", "orelse", "finalbody")
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def locate(function: ast.AST, stmt: ast.stmt) -> tuple[ast.AST, Block, int] | None:
+    """The statement holding `stmt` (or the function), the block it is in, and its index there."""
+    for holder in ast.walk(function):
+        for field in _FIELDS:
+            block = getattr(holder, field, None)
+            if isinstance(block, list):
+                for index, candidate in enumerate(block):
+                    if candidate is stmt:
+                        return holder, block, index
+        for handler in getattr(holder, "handlers", ()) or ():
+            for index, candidate in enumerate(handler.body):
+                if candidate is stmt:
+                    return handler, handler.body, index
+    return None
+
+
+def enclosing_loops(function: ast.AST, stmt: ast.stmt) -> list[ast.For | ast.AsyncFor | ast.While]:
+    """Loops around `stmt` inside `function`, innermost first."""
+    loops = []
+    current: ast.AST = stmt
+    while current is not function:
+        found = locate(function, current)  # type: ignore[arg-type]
+        if found is None:
+            break
+        holder, block, _ = found
+        if isinstance(holder, (ast.For, ast.AsyncFor, ast.While)) and block is holder.body:
+            loops.append(holder)
+        current = holder
+    return loops
+
+
+def live_after(function: ast.AST, stmt: ast.stmt, name: str, ignoring: frozenset[int] = frozenset()) -> bool:
+    """Whether the value `name` holds right after `stmt` may be read later; statements whose id is
+    in `ignoring` count as reading nothing (a rewrite accounts for them itself)."""
+    return _Liveness(name, ignoring).after(function, stmt)
+
+
+class _Liveness:
+    def __init__(self, name: str, ignoring: frozenset[int]) -> None:
+        self.name = name
+        self.ignoring = ignoring
+
+    def after(self, function: ast.AST, stmt: ast.stmt) -> bool:
+        name = self.name
+        current: ast.AST = stmt
+        while current is not function:
+            found = locate(function, current)  # type: ignore[arg-type]
+            if found is None:
+                return True
+            holder, block, index = found
+            read, killed = self.scan(block[index + 1 :])
+            if read:
+                return True
+            if killed:
+                return False
+            if isinstance(holder, (ast.For, ast.AsyncFor, ast.While)) and block is holder.body:
+                # The next iteration: the loop header, then the body from its start.
+                if isinstance(holder, ast.While) and _reads(holder.test, name):
+                    return True
+                rebound = isinstance(holder, (ast.For, ast.AsyncFor)) and name in _bound_names(holder.target)
+                if not rebound and self.scan(holder.body)[0]:
+                    return True
+                if self.scan(holder.orelse)[0]:
+                    return True
+            elif isinstance(holder, ast.Try) or type(holder).__name__ == "TryStar":
+                handlers = [h.body for h in holder.handlers]  # type: ignore[attr-defined]
+                if any(self.scan(body)[0] for body in handlers) or self.scan(holder.finalbody)[0]:  # type: ignore[attr-defined]
+                    return True
+            elif isinstance(holder, ast.ExceptHandler):
+                current = _handler_owner(function, holder)
+                continue
+            current = holder
+        return False
+
+    def scan(self, block: Block) -> tuple[bool, bool]:
+        """(may read the name before rebinding it, rebinds it on every path through the block)."""
+        for stmt in block:
+            read, killed = self.statement(stmt)
+            if read:
+                return True, False
+            if killed:
+                return False, True
+        return False, False
+
+    def statement(self, stmt: ast.stmt) -> tuple[bool, bool]:
+        name = self.name
+        if id(stmt) in self.ignoring:
+            return False, False
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return _reads(stmt, name), False  # a closure may read it whenever it is called
+        if isinstance(stmt, ast.Assign):
+            if _reads(stmt.value, name) or any(_reads_in_target(t, name) for t in stmt.targets):
+                return True, False
+            return False, any(name in _bound_names(t) for t in stmt.targets)
+        if isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None and _reads(stmt.value, name):
+                return True, False
+            return False, stmt.value is not None and name in _bound_names(stmt.target)
+        if isinstance(stmt, ast.AugAssign):
+            return _reads(stmt, name) or (isinstance(stmt.target, ast.Name) and stmt.target.id == name), False
+        if isinstance(stmt, ast.If):
+            if _reads(stmt.test, name):
+                return True, False
+            body, orelse = self.scan(stmt.body), self.scan(stmt.orelse)
+            return body[0] or orelse[0], body[1] and orelse[1]
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            header = stmt.iter if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt.test
+            if _reads(header, name):
+                return True, False
+            return self.scan(stmt.body)[0] or self.scan(stmt.orelse)[0], False
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            if any(_reads(item.context_expr, name) for item in stmt.items):
+                return True, False
+            return self.scan(stmt.body)
+        if isinstance(stmt, ast.Return):
+            return _reads(stmt, name), True  # nothing after it runs
+        # `raise`, `break`, `continue` jump elsewhere; scanning on past them over-approximates reads.
+        return _reads(stmt, name), False
+
+
+def _handler_owner(function: ast.AST, handler: ast.ExceptHandler) -> ast.AST:
+    for node in ast.walk(function):
+        if handler in getattr(node, "handlers", ()):
+            return node
+    return function
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+
+
+def _reads_in_target(target: ast.expr, name: str) -> bool:
+    """`a[name] = ...` or `name.attr = ...` read `name`."""
+    if isinstance(target, (ast.Attribute, ast.Subscript)):
+        return _reads(target, name)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_reads_in_target(e, name) for e in target.elts)
+    if isinstance(target, ast.Starred):
+        return _reads_in_target(target.value, name)
+    return False
+
+
+def _bound_names(target: ast.expr) -> set[str]:
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*(_bound_names(e) for e in target.elts)) if target.elts else set()
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return set()

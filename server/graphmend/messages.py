@@ -1,0 +1,41 @@
+"""Calls that write a message — print, logging, warnings — decided by bindings, not by names.
+
+The rules that flag them (GM201–GM203) and the rewrites that must know whether a statement only
+writes a message (a loop gate keeps such a call; it then also runs for a skipped layer) share
+these predicates.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .inference import FunctionAnalysis, Kind
+
+STDLIB_LEVEL_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+LOGGER_METHODS = STDLIB_LEVEL_FUNCTIONS | frozenset({"warning_once", "info_once", "warning_advice"})
+WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
+
+
+def is_print(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name) and func.id == "print" and analysis.is_builtin("print"):
+        return True
+    return analysis.qualified_name(func) == "builtins.print"
+
+
+def is_logging(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """`logging.warning(...)` and the other level functions, or a method of a known logger."""
+    func = call.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None:
+        module, _, attr = qualname.rpartition(".")
+        return module == "logging" and attr in STDLIB_LEVEL_FUNCTIONS
+    return isinstance(func, ast.Attribute) and func.attr in LOGGER_METHODS and analysis.kind(func.value) is Kind.LOGGER
+
+
+def is_warning(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    return analysis.qualified_name(call.func) in WARN_FUNCTIONS
+
+
+def is_message(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    return is_print(call, analysis) or is_logging(call, analysis) or is_warning(call, analysis)
