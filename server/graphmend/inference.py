@@ -64,7 +64,20 @@ _PYTHON_BUILTINS = frozenset(
 )
 _CONTAINER_BUILTINS = frozenset("list tuple dict set frozenset zip enumerate sorted reversed map filter".split())
 _STDLIB_LOGGER_FACTORIES = frozenset({"logging.getLogger", "logging.getLoggerClass"})
-_HF_LOGGER_FACTORIES = frozenset({"transformers.utils.logging.get_logger", "transformers.logging.get_logger"})
+_HF_LOGGER_FACTORIES = frozenset(
+    {
+        "transformers.utils.logging.get_logger",
+        "transformers.logging.get_logger",
+        "diffusers.utils.logging.get_logger",
+        "diffusers.logging.get_logger",
+        "accelerate.logging.get_logger",
+        "huggingface_hub.utils.logging.get_logger",
+    }
+)
+_CONTAINER_ANNOTATIONS = frozenset(
+    "dict list tuple set frozenset typing.Dict typing.List typing.Tuple typing.Set typing.FrozenSet typing.Sequence "
+    "typing.Mapping typing.Iterable collections.abc.Sequence collections.abc.Mapping collections.abc.Iterable".split()
+)
 _TENSOR_ANNOTATIONS = frozenset(
     "torch.Tensor torch.FloatTensor torch.LongTensor torch.DoubleTensor torch.HalfTensor torch.IntTensor "
     "torch.ByteTensor torch.nn.Parameter torch.nn.parameter.Parameter".split()
@@ -95,6 +108,7 @@ class ModuleAnalysis:
         self._in_progress: set[int] = set()
         self._class_attributes: dict[int, dict[str, Kind]] = {}
         self._initialized: dict[int, frozenset[str]] = {}
+        self._constructors: dict[int, dict[str, frozenset[str]]] = {}
         self._final_envs: dict[int, Env] = {}
         self.module_env = self._module_env()
 
@@ -163,6 +177,26 @@ class ModuleAnalysis:
                         names.add(node.args[0].value)
             self._initialized[key] = frozenset(names)
         return self._initialized[key]
+
+    def constructors(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
+        """`self.<name> = Ctor(...)` in `__init__` → {name: {qualified Ctor}} (a same-file class by
+        its own name; "?" for any value that is not such a call): what calling `self.<name>` runs."""
+        key = id(cls.node)
+        if key not in self._constructors:
+            found: dict[str, set[str]] = {}
+            for klass in cls.mro():
+                init = klass.methods.get("__init__")
+                if init is None:
+                    continue
+                probe = FunctionAnalysis(self, init, with_parameters=False)
+                for node in ast.walk(init.node):
+                    if not isinstance(node, ast.Assign):
+                        continue
+                    for target in node.targets:
+                        if isinstance(target, ast.Attribute) and init.is_self(target.value):
+                            found.setdefault(target.attr, set()).add(_constructor(node.value, probe, self.index))
+            self._constructors[key] = {name: frozenset(ctors) for name, ctors in found.items()}
+        return self._constructors[key]
 
     def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]:
         """Kinds of `self.<name>` from every `self.name = ...` and `register_buffer` in the class."""
@@ -250,6 +284,8 @@ class FunctionAnalysis:
     def annotation_kind(self, annotation: ast.expr) -> Kind:
         if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
             return Kind.PYTHON if self.index.is_builtin(annotation.id) else Kind.UNKNOWN
+        if isinstance(annotation, ast.Name) and annotation.id in _CONTAINER_ANNOTATIONS and self.index.is_builtin(annotation.id):
+            return Kind.CONTAINER
         if isinstance(annotation, ast.Constant) and annotation.value is None:
             return Kind.NONE
         if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
@@ -265,8 +301,15 @@ class FunctionAnalysis:
                 for kind in kinds[1:]:
                     result = join(result, kind)
                 return result
+            if origin in _CONTAINER_ANNOTATIONS or (
+                isinstance(annotation.value, ast.Name) and annotation.value.id in _CONTAINER_ANNOTATIONS
+                and self.index.is_builtin(annotation.value.id)
+            ):
+                return Kind.CONTAINER
             return Kind.UNKNOWN
         qualname = self.qualified_name(annotation)
+        if qualname in _CONTAINER_ANNOTATIONS:
+            return Kind.CONTAINER
         if qualname in _TENSOR_ANNOTATIONS:
             return Kind.TENSOR
         if qualname == "torch.BoolTensor":
@@ -298,7 +341,11 @@ class FunctionAnalysis:
                     note(base.id, Kind.TENSOR if base is node.value else Kind.OPTIONAL_TENSOR)
             elif isinstance(node, ast.Call) and node.args:
                 qualname = self.qualified_name(node.func)
-                if qualname is not None and self.torch_call_kind(qualname) in _TENSORISH:
+                if (
+                    qualname is not None
+                    and self.torch_call_kind(qualname) in _TENSORISH
+                    and qualname.rsplit(".", 1)[-1] not in api.FACTORY_FUNCTIONS
+                ):
                     # torch.relu(x), torch.any(x > 0): only a tensor x makes the call valid.
                     source = _sole_variable(node.args[0])
                     if source is not None:
@@ -440,6 +487,9 @@ class FunctionAnalysis:
     def _compare_kind(self, expr: ast.Compare) -> Kind:
         if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in expr.ops):
             return Kind.PYTHON
+        if any(_is_non_numeric_literal(e) for e in [expr.left, *expr.comparators]):
+            # A tensor compared with a string or None is never equal: Python's bool, no data read.
+            return Kind.PYTHON
         kinds = [self.kind(expr.left), *(self.kind(c) for c in expr.comparators)]
         if any(k.is_tensor for k in kinds):
             return Kind.BOOL_TENSOR
@@ -483,7 +533,7 @@ class FunctionAnalysis:
         if qualname is not None:
             if is_logger_factory(qualname):
                 return Kind.LOGGER
-            if qualname in api.IS_COMPILING_FUNCTIONS:
+            if qualname in api.IS_COMPILING_FUNCTIONS or qualname in api.IS_SCRIPTING_FUNCTIONS:
                 return Kind.PYTHON
             root = qualname.split(".", 1)[0]
             if root == "numpy":
@@ -526,7 +576,7 @@ class FunctionAnalysis:
     def _tensor_method_kind(method: str) -> Kind:
         if method in api.TENSOR_PYTHON_METHODS or method in api.SCALAR_METHODS or method.startswith("is_"):
             return Kind.PYTHON
-        if method in api.TENSOR_FOREIGN_METHODS:
+        if method in api.TENSOR_FOREIGN_METHODS or method not in api.TENSOR_METHODS:
             return Kind.UNKNOWN
         if method in api.TENSOR_BOOL_METHODS:
             return Kind.BOOL_TENSOR
@@ -545,8 +595,12 @@ class FunctionAnalysis:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.constant_under_compile(test.operand)
             return None if inner is None else not inner
-        if isinstance(test, ast.Call) and self.qualified_name(test.func) in api.IS_COMPILING_FUNCTIONS:
-            return True
+        if isinstance(test, ast.Call):
+            qualname = self.qualified_name(test.func)
+            if qualname in api.IS_COMPILING_FUNCTIONS:
+                return True
+            if qualname in api.IS_SCRIPTING_FUNCTIONS:
+                return False
         return None
 
     # ----------------------------------------------------------------- the walk
@@ -713,6 +767,22 @@ class FunctionAnalysis:
 
 
 
+
+
+def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -> str:
+    if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Name) and value.func.id in index.classes and value.func.id not in probe.shadowed_names:
+            return value.func.id
+        qualname = probe.qualified_name(value.func)
+        if qualname is not None:
+            return qualname
+    return "?"
+
+
+def _is_non_numeric_literal(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.JoinedStr):
+        return True
+    return isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, (str, bytes)))
 
 
 def _subscript_base(expr: ast.expr) -> ast.expr:

@@ -6,9 +6,14 @@ records the call while tracing and replays it after the graph has run, with the 
 and order (measured on torch 2.13.0). Run eagerly, the function simply does the effect at once.
 The user's code gains no dependency on graphmend: only torch and what the call already used.
 
-Dynamo replays only calls whose arguments are tensors, constants or format strings, so messages
-are passed as one format template plus tensor values (`print("loss:", t)` becomes
-`_deferred_print("loss: {!s}", "\\n", t)`); anything else is refused.
+Dynamo replays a call only if its arguments are tensors, constants or a lazy `str.format` (measured:
+a shape, a size, a tuple or an int that became dynamic breaks as a plain argument, and defers
+inside `"...".format(...)`, formatted after the graph with real values). So a message is passed
+as one `"template".format(*values)`: `print("loss:", t)` becomes `_deferred_print("loss: {!s}".format(t), "\n")`.
+
+Deferral is wrong in one case: a tensor changed in place after the call would be shown with its
+later value. A print then goes into the graph instead, with `torch._higher_order_ops.print`, which
+prints the value at that point (measured on the eager, aot_eager and inductor backends).
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import ast
 from dataclasses import dataclass
 
 from ..diagnostics import Applicability, Fix, TextEdit
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis, Kind, is_logger_factory
+from ..messages import is_logging, is_print, is_warning
 from ..source import Position, Range
 from .base import FixContext, Refusal
 
 MARKER = "graphmend: replayed by torch.compile after the graph runs"
+IN_GRAPH_PRINT = "_higher_order_ops.print"
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,23 @@ class _Helper:
     name: str
     parameters: str
     body: str
+
+
+@dataclass
+class Plan:
+    """How one message call leaves the traced code: the function called instead (a deferred
+    helper, or the in-graph print), its arguments, and what makes it unsafe."""
+
+    helper: _Helper | None  # None: the in-graph print, no helper
+    arguments: list[str] | None  # None: the call keeps its own argument text, only the callee changes
+    title: str
+    reasons: list[str]
+
+
+class _Refuse(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def literal(text: str) -> str:
@@ -39,10 +63,9 @@ def literal(text: str) -> str:
     return single
 
 
-def _template_part(
-    node: ast.expr, analysis: FunctionAnalysis, values: list[str], ctx: FixContext, plain: str, state: _Values
-) -> str:
-    """This argument's share of the format template; tensor values are appended to `values`."""
+# ---------------------------------------------------------------------- messages as templates
+def _template_part(node: ast.expr, analysis: FunctionAnalysis, values: list[str], ctx: FixContext, plain: str) -> str:
+    """This argument's share of the format template; its values are appended to `values`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.replace("{", "{{").replace("}", "}}")
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, type(None))):
@@ -60,46 +83,47 @@ def _template_part(
                     raise _Refuse("an f-string has a computed format spec")
                 spec = ":" + "".join(str(p.value) for p in piece.format_spec.values)  # type: ignore[attr-defined]
             conversion = "" if piece.conversion == -1 else "!" + chr(piece.conversion)
-            values.append(_deferrable_value(piece.value, analysis, ctx, state))
+            values.append(_formatted_value(piece.value, analysis, ctx))
             parts.append("{" + conversion + spec + "}")
         return "".join(parts)
-    values.append(_deferrable_value(node, analysis, ctx, state))
+    values.append(_formatted_value(node, analysis, ctx))
     return plain
 
 
-class _Values:
-    """Per-fix record of the values Dynamo can defer only if they are constants when traced."""
-
-    def __init__(self) -> None:
-        self.uncertain: list[str] = []
-
-
-def _deferrable_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, values: _Values) -> str:
-    """The argument's text, if Dynamo can replay it: a tensor or a constant.
-
-    A Python value Dynamo sees as a constant while tracing (a config int, a flag) defers too, but
-    graphmend cannot prove that statically: such values make the fix unsafe (if one is not a
-    constant, Dynamo keeps the break; the output is the same either way).
-    """
+def _formatted_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> str:
+    """A value formatted lazily by `str.format` after the graph: tensors, numbers, shapes, sizes,
+    dtypes, tuples and lists all work (measured, static and dynamic shapes alike)."""
+    kind = analysis.kind(node)
+    if kind in (Kind.LOGGER, Kind.SELF, Kind.NUMPY):
+        raise _Refuse(f"`{ctx.segment(node)}` cannot be formatted after the graph ({kind.value})")
     text = ctx.segment(node)
+    return f"({text})" if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
+
+
+def _message(template: str, values: list[str]) -> str:
+    """`"template".format(values)`, or the plain literal when there is nothing to format."""
+    if not values:
+        return literal(template.format())
+    return f"{literal(template)}.format({', '.join(values)})"
+
+
+def _passed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, uncertain: list[str]) -> None:
+    """An argument passed to a deferred call unformatted: Dynamo replays tensors and constants;
+    a Python value defers only while it is a constant when traced (graphmend cannot know)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
-        return text
+        return
     kind = analysis.kind(node)
     if kind.is_tensor:
-        return text
+        return
+    text = ctx.segment(node)
     is_shape = (isinstance(node, ast.Attribute) and node.attr == "shape") or (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args
     )
-    if is_shape or kind in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY) or not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)):
+    if is_shape or kind in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY) or not isinstance(
+        node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)
+    ):
         raise _Refuse(f"`{text}` is neither a tensor nor a constant, which Dynamo cannot defer")
-    values.uncertain.append(text)
-    return text
-
-
-class _Refuse(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    uncertain.append(text)
 
 
 def _constant_keyword(call: ast.Call, name: str, default: str | None) -> str | None:
@@ -111,27 +135,61 @@ def _constant_keyword(call: ast.Call, name: str, default: str | None) -> str | N
     raise _Refuse(f"`{name}=` is not a constant string")
 
 
-def defer_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
-    try:
-        state = _Values()
-        unknown = [k.arg for k in call.keywords if k.arg not in ("sep", "end", "file")]
-        if unknown or any(isinstance(a, ast.Starred) for a in call.args):
-            raise _Refuse("the call passes `*args` or keywords other than sep/end/file")
-        sep = _constant_keyword(call, "sep", " ")
-        end = _constant_keyword(call, "end", "\n")
-        assert sep is not None and end is not None
-        values: list[str] = []
-        template = sep.replace("{", "{{").replace("}", "}}").join(
-            _template_part(arg, analysis, values, ctx, "{!s}", state) for arg in call.args
-        )
-        stream = _print_stream(call, analysis)
-        name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
-        target = "" if stream is None else f", file={_stream_text(call, ctx)}"
-        helper = _Helper(name, "template, end, *values", f"print(template.format(*values), end=end{target})")
-        arguments = [literal(template), literal(end), *values]
-        return _fix(call, analysis, ctx, helper, arguments, "Defer the print until the compiled graph has run", [], state)
-    except _Refuse as refusal:
-        return Refusal(refusal.reason)
+# ---------------------------------------------------------------------- plans per kind of message
+def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool = False) -> Plan:
+    """The plan for a print, logging or warnings call (raises _Refuse with the reason)."""
+    if ctx.torch_name is None:
+        raise _Refuse("torch is not imported as a module in this file")
+    if is_print(call, analysis):
+        return _plan_print(call, analysis, ctx, in_branch)
+    if is_logging(call, analysis):
+        return _plan_logging(call, analysis, ctx)
+    if is_warning(call, analysis):
+        return _plan_warning(call, analysis, ctx)
+    raise _Refuse("the call writes no message graphmend knows")
+
+
+def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool) -> Plan:
+    unknown = [k.arg for k in call.keywords if k.arg not in ("sep", "end", "file")]
+    if unknown or any(isinstance(a, ast.Starred) for a in call.args):
+        raise _Refuse("the call passes `*args` or keywords other than sep/end/file")
+    sep = _constant_keyword(call, "sep", " ")
+    end = _constant_keyword(call, "end", "\n")
+    assert sep is not None and end is not None
+    values: list[str] = []
+    template = sep.replace("{", "{{").replace("}", "}}").join(
+        _template_part(arg, analysis, values, ctx, "{!s}") for arg in call.args
+    )
+    stream = _print_stream(call, analysis)
+    mutated = _mutated_later(call, analysis)
+    in_graph = all(_is_tensor_or_constant(a, analysis) for a in _printed_values(call))
+    if mutated and in_graph and not in_branch and stream is None and end == "\n":
+        torch_name = ctx.torch_name
+        title = (f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (`{mutated}` is changed in place "
+                 "afterwards, so a deferred print would show its later value)")
+        reasons = ["under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"]
+        return Plan(None, [literal(template), *values], title, reasons)
+    name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
+    target = "" if stream is None else f", file={_stream_text(call, ctx)}"
+    helper = _Helper(name, "message, end", f"print(message, end=end{target})")
+    reasons = [] if not mutated else [_mutated_reason(mutated)]
+    return Plan(helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", reasons)
+
+
+def _printed_values(call: ast.Call) -> list[ast.expr]:
+    """What a print formats: its arguments, and the values inside its f-strings."""
+    values: list[ast.expr] = []
+    for argument in call.args:
+        if isinstance(argument, ast.JoinedStr):
+            values.extend(p.value for p in argument.values if isinstance(p, ast.FormattedValue))
+        else:
+            values.append(argument)
+    return values
+
+
+def _is_tensor_or_constant(node: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """What the in-graph print formats on every backend (a shape or a tuple fails under inductor)."""
+    return isinstance(node, ast.Constant) or analysis.kind(node).is_tensor
 
 
 def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
@@ -149,100 +207,152 @@ def _stream_text(call: ast.Call, ctx: FixContext) -> str:
     return ctx.segment(keyword.value)
 
 
-def defer_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
-    try:
-        state = _Values()
-        func = call.func
-        if not isinstance(func, ast.Attribute):
-            raise _Refuse("the logging function is imported by name; call it through its module or logger")
-        receiver = func.value
-        if not isinstance(receiver, ast.Name):
-            raise _Refuse("the logger is an attribute or expression; only module-level loggers can be deferred")
-        if receiver.id in analysis.shadowed_names:
-            raise _Refuse("the logger is a local variable; only module-level loggers can be deferred")
-        is_module_logger = analysis.module.module_env.get(receiver.id) is Kind.LOGGER
-        if not is_module_logger and analysis.qualified_name(receiver) != "logging":
-            raise _Refuse("only module-level loggers and the logging module can be deferred")
-        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-            raise _Refuse("the call passes keywords or `*args` (e.g. exc_info, extra)")
-        if not call.args:
-            raise _Refuse("the call has no message")
-        method = func.attr
-        message, rest = call.args[0], call.args[1:]
-        base = f"_deferred_{receiver.id}_{method}"
-        if isinstance(message, ast.JoinedStr) and not rest:
-            values: list[str] = []
-            template = _template_part(message, analysis, values, ctx, "{!s}", state)
-            helper = _Helper(f"{base}_formatted", "template, *values", f"{receiver.id}.{method}(template.format(*values))")
-            arguments = [literal(template), *values]
-        else:
-            for argument in call.args:
-                _deferrable_value(argument, analysis, ctx, state)
-            helper = _Helper(base, "*args", f"{receiver.id}.{method}(*args)")
-            arguments = None  # passed through unchanged: only the callee is replaced
-        return _fix(call, analysis, ctx, helper, arguments, f"Defer `{receiver.id}.{method}` until the compiled graph has run", [], state)
-    except _Refuse as refusal:
-        return Refusal(refusal.reason)
-
-
-def defer_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
-    try:
-        state = _Values()
-        if call.keywords and any(k.arg != "category" for k in call.keywords):
-            raise _Refuse("the call passes keywords other than category (e.g. stacklevel)")
-        arguments_in = list(call.args)
-        category_node = next((k.value for k in call.keywords if k.arg == "category"), None)
-        if len(arguments_in) == 2 and category_node is None:
-            category_node = arguments_in.pop()
-        if len(arguments_in) != 1:
-            raise _Refuse("the call does not have exactly one message")
-        category = "UserWarning"
-        if category_node is not None:
-            if not isinstance(category_node, ast.Name) or category_node.id in analysis.shadowed_names:
-                raise _Refuse("the category is not a module-level or builtin name")
-            category = category_node.id
+def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        raise _Refuse("the logging function is imported by name; call it through its module or logger")
+    method = func.attr
+    owner, base = _logger_owner(func.value, analysis, ctx)
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        raise _Refuse("the call passes keywords or `*args` (e.g. exc_info, extra)")
+    if not call.args:
+        raise _Refuse("the call has no message")
+    helper = _Helper(f"_deferred_{base}_{method}", "*args", f"{owner}.{method}(*args)")
+    title = f"Defer `{ctx.segment(func)}` until the compiled graph has run"
+    reasons = _mutated_reasons(call, analysis)
+    message, rest = call.args[0], call.args[1:]
+    if isinstance(message, ast.JoinedStr) and not rest:
         values: list[str] = []
-        template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}", state)
-        function = ctx.segment(call.func)
-        helper = _Helper(
-            f"_deferred_warn_{category}", "template, *values", f"{function}(template.format(*values), {category})"
-        )
-        reasons = ["the warning is attributed to the helper's line, so Python's once-per-location filter sees one location for all of them"]
-        return _fix(call, analysis, ctx, helper, [literal(template), *values], "Defer the warning until the compiled graph has run", reasons, state)
+        template = _template_part(message, analysis, values, ctx, "{!s}")
+        return Plan(helper, [_message(template, values)], title, reasons)
+    uncertain: list[str] = []
+    for argument in call.args:
+        _passed_as_is(argument, analysis, ctx, uncertain)
+    if uncertain:
+        names = ", ".join(f"`{v}`" for v in dict.fromkeys(uncertain))
+        reasons.append(f"{names} must be constant when traced for Dynamo to defer the call")
+    return Plan(helper, None, title, reasons)  # the arguments keep their text and layout
+
+
+def _logger_owner(receiver: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, str]:
+    """How a module-level helper reaches the same logger: its module-level name, the `logging`
+    module, or (`self.log = logging.getLogger("m")` in `__init__`) the same factory call, which
+    returns the same logger object every time."""
+    if isinstance(receiver, ast.Name):
+        if receiver.id in analysis.shadowed_names:
+            raise _Refuse("the logger is a local variable; only module-level loggers and `self` loggers made in `__init__` can be deferred")
+        if analysis.module.module_env.get(receiver.id) is Kind.LOGGER or analysis.qualified_name(receiver) == "logging":
+            return receiver.id, receiver.id
+        raise _Refuse("only module-level loggers and the logging module can be deferred")
+    if isinstance(receiver, ast.Attribute) and analysis.is_self(receiver.value):
+        factory = _logger_factory_text(receiver.attr, analysis, ctx)
+        if factory is not None:
+            return factory, f"{receiver.attr.lstrip('_')}"
+    raise _Refuse("the logger is an attribute or expression whose logger graphmend cannot name from module level")
+
+
+def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
+    """The text of `logging.getLogger("m")` when `__init__` sets `self.<attribute>` to exactly that
+    (a factory with constant or `__name__` arguments), else None."""
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None:
+        return None
+    init = owner.find_method("__init__")
+    if init is None:
+        return None
+    texts = set()
+    for node in ast.walk(init.node):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == attribute and init.is_self(t.value) for t in node.targets
+        ):
+            value = node.value
+            if not isinstance(value, ast.Call) or value.keywords or not all(
+                (isinstance(a, ast.Constant) and isinstance(a.value, str)) or (isinstance(a, ast.Name) and a.id == "__name__")
+                for a in value.args
+            ):
+                return None
+            if not is_logger_factory(analysis.index.qualified_name(value.func, init.local_names)):
+                return None
+            if not isinstance(value.func, (ast.Name, ast.Attribute)) or analysis.index.qualified_name(value.func) is None:
+                return None  # the factory must be reachable by the same name at module level
+            texts.add(ctx.segment(value))
+    return texts.pop() if len(texts) == 1 else None
+
+
+def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
+    if call.keywords and any(k.arg != "category" for k in call.keywords):
+        raise _Refuse("the call passes keywords other than category (e.g. stacklevel)")
+    arguments_in = list(call.args)
+    category_node = next((k.value for k in call.keywords if k.arg == "category"), None)
+    if len(arguments_in) == 2 and category_node is None:
+        category_node = arguments_in.pop()
+    if len(arguments_in) != 1:
+        raise _Refuse("the call does not have exactly one message")
+    category = "UserWarning"
+    if category_node is not None:
+        if not isinstance(category_node, ast.Name) or category_node.id in analysis.shadowed_names:
+            raise _Refuse("the category is not a module-level or builtin name")
+        category = category_node.id
+    values: list[str] = []
+    template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}")
+    function = ctx.segment(call.func)
+    helper = _Helper(f"_deferred_warn_{category}", "message", f"{function}(message, {category})")
+    reasons = ["the warning is attributed to the helper's line, so Python's once-per-location filter sees one location for all of them"]
+    reasons.extend(_mutated_reasons(call, analysis))
+    return Plan(helper, [_message(template, values)], "Defer the warning until the compiled graph has run", reasons)
+
+
+def _mutated_reasons(call: ast.Call, analysis: FunctionAnalysis) -> list[str]:
+    mutated = _mutated_later(call, analysis)
+    return [_mutated_reason(mutated)] if mutated else []
+
+
+def _mutated_reason(name: str) -> str:
+    return f"`{name}` is changed in place later, so the deferred message would show its new value"
+
+
+# ---------------------------------------------------------------------- fixes
+def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """The fix for a print, logging or warnings call: the call is replaced, the helper defined."""
+    try:
+        plan = plan_message(call, analysis, ctx)
     except _Refuse as refusal:
         return Refusal(refusal.reason)
-
-
-def _fix(
-    call: ast.Call,
-    analysis: FunctionAnalysis,
-    ctx: FixContext,
-    helper: _Helper,
-    arguments: list[str] | None,
-    title: str,
-    unsafe_reasons: list[str],
-    state: _Values,
-) -> Fix:
     torch_name = ctx.torch_name
-    if torch_name is None:
-        raise _Refuse("torch is not imported as a module in this file")
-    mutated = _mutated_later(call, analysis)
-    reasons = list(unsafe_reasons)
-    if state.uncertain:
-        names = ", ".join(f"`{v}`" for v in dict.fromkeys(state.uncertain))
-        reasons.append(f"{names} must be constant when traced for Dynamo to defer the call")
-    if mutated:
-        reasons.append(f"`{mutated}` is changed in place later, so the deferred message would show its new value")
-    name, insertion = _helper_edit(helper, ctx, torch_name)
-    if arguments is None:  # keep the call's own argument text and layout
-        edits = [TextEdit(ctx.source.node_range(call.func), name)]
+    assert torch_name is not None
+    edits: list[TextEdit] = []
+    if plan.helper is None:
+        callee = f"{torch_name}.{IN_GRAPH_PRINT}"
     else:
-        edits = [TextEdit(ctx.source.node_range(call), f"{name}({', '.join(arguments)})")]
+        callee, insertion = _helper_edit(plan.helper, ctx, torch_name)
+        if insertion is not None:
+            edits.append(insertion)
+    if plan.arguments is None:  # keep the call's own argument text and layout
+        edits.append(TextEdit(ctx.source.node_range(call.func), callee))
+    else:
+        edits.append(TextEdit(ctx.source.node_range(call), f"{callee}({', '.join(plan.arguments)})"))
+    if plan.reasons:
+        return Fix(f"{plan.title} (unsafe: {'; '.join(plan.reasons)})", Applicability.UNSAFE, tuple(edits))
+    return Fix(plan.title, Applicability.SAFE, tuple(edits))
+
+
+def message_in_branch(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, list[str], list[TextEdit], list[str]]:
+    """A message call inside a branch that now always runs becomes `<helper>_if(when, args)`, which
+    replays the message only when the branch would have run: (that helper's name, the arguments'
+    text, the edits defining the helpers, the unsafe reasons). The caller supplies `when`."""
+    plan = plan_message(call, analysis, ctx, in_branch=True)
+    torch_name = ctx.torch_name
+    assert torch_name is not None and plan.helper is not None
+    edits: list[TextEdit] = []
+    base, insertion = _helper_edit(plan.helper, ctx, torch_name)
     if insertion is not None:
-        edits.insert(0, insertion)
-    if reasons:
-        return Fix(f"{title} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(edits))
-    return Fix(title, Applicability.SAFE, tuple(edits))
+        edits.append(insertion)
+    name, guarded = predicated_helper(base, ctx, torch_name)
+    if guarded is not None:
+        edits.append(guarded)
+    arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
+    return name, arguments, edits, plan.reasons
 
 
 def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:

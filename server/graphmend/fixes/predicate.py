@@ -22,10 +22,13 @@ import libcst as cst
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
+from ..messages import is_message
 from . import conditions, flow
 from .base import FixContext, Refusal
-from .deferral import predicated_helper
-from .purity import Signature, dotted, elementwise_bases, impurity, is_scalar_condition, names_in, unguarded_division
+from .deferral import _Refuse as _NoDeferral
+from .deferral import message_in_branch, predicated_helper
+from .purity import dotted, impurity, names_in, unguarded_division
+from .shapes import Signature, elementwise_bases, is_scalar_condition
 
 TITLE = "Compute both branches and select with `torch.where`"
 
@@ -64,7 +67,8 @@ class _Arm:
     returned_text: str | None = None
     trailing_call: cst.Call | None = None
     trailing_call_ast: ast.Call | None = None
-    deferred: dict[int, tuple[str, cst.Call]] = field(default_factory=dict)  # output index → (helper, call)
+    # output index → (the `<helper>_if` to call, its arguments after the predicate)
+    deferred: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
 
 
 class _Renamer(cst.CSTTransformer):
@@ -197,6 +201,7 @@ class _Predicator:
         self.following: list[ast.stmt] = []
         self.kept: set[str] = set()  # temporaries of one branch that keep their own name
         self.floating: set[str] = set()  # tensors the condition's Python part proves floating point
+        self.message_edits: list[TextEdit] = []  # helpers for the messages of the branches
         function = analysis.function
         if function is None:
             raise _Refuse("the `if` is not inside a function")
@@ -249,6 +254,7 @@ class _Predicator:
         for number, arm in enumerate(arms):
             lines.extend(self._render(arm, self._arm_predicate(number, condition_names), helper_edits))
         lines.extend(self._merges(arms, condition_names))
+        helper_edits.extend(e for e in self.message_edits if e not in helper_edits)
         if split.static:
             inner = indent + self._indent_unit()
             body = "\n".join((inner + line) if line.strip() else "" for line in lines)
@@ -305,12 +311,8 @@ class _Predicator:
         for index in range(len(arm.output) + 1):
             if index in arm.deferred:
                 flush()
-                base, call = arm.deferred[index]
-                name, insertion = predicated_helper(base, self.ctx, self.torch)
-                if insertion is not None and insertion not in helper_edits:
-                    helper_edits.append(insertion)
-                arguments = ", ".join(_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in call.args)
-                lines.append(f"{name}({predicate}, {arguments})" if arguments else f"{name}({predicate})")
+                name, arguments = arm.deferred[index]
+                lines.append(f"{name}({', '.join([predicate, *arguments])})")
             if index < len(arm.output):
                 pending.append(arm.output[index])
         flush()
@@ -415,6 +417,12 @@ class _Predicator:
         finally:
             self.analysis.env, self.analysis.visitor = saved_env, saved_visitor
 
+    def _rename_text(self, text: str, arm: _Arm) -> str:
+        """An expression's text with this branch's renamings applied (so far)."""
+        if not arm.mapping:
+            return text
+        return _code(self._rename(cst.parse_expression(text), arm))
+
     def _rename(self, node: cst.CSTNode, arm: _Arm) -> cst.CSTNode:
         return node.visit(_Renamer(dict(arm.mapping), self.self_name)) if arm.mapping else node
 
@@ -458,7 +466,24 @@ class _Predicator:
                 self._check(argument, guarded)
             small = _only_small(cst_stmt)
             assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
-            arm.deferred[len(arm.output)] = (stmt.value.func.id, self._rename(small.value, arm))  # type: ignore[attr-defined]
+            name, insertion = predicated_helper(stmt.value.func.id, self.ctx, self.torch)  # type: ignore[attr-defined]
+            if insertion is not None:
+                self.message_edits.append(insertion)
+            renamed = self._rename(small.value, arm)
+            assert isinstance(renamed, cst.Call)
+            arm.deferred[len(arm.output)] = (name, [_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in renamed.args])
+            return
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and is_message(stmt.value, self.analysis):
+            for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
+                self._check(argument, guarded)
+            try:
+                name, arguments, edits, reasons = message_in_branch(stmt.value, self.analysis, self.ctx)
+            except _NoDeferral as refusal:
+                raise _Refuse(f"a message in a branch cannot be deferred: {refusal.reason}") from None
+            self.message_edits.extend(e for e in edits if e not in self.message_edits)
+            for reason in reasons:
+                self._unsafe(reason)
+            arm.deferred[len(arm.output)] = (name, [self._rename_text(a, arm) for a in arguments])
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             buffer = self._buffer_registration(stmt.value)

@@ -1,4 +1,4 @@
-"""Can this code run unconditionally? Purity, faulting operations and scalar conditions.
+"""Can this code run unconditionally? Purity and faulting operations, by one documented table.
 
 A predicated rewrite evaluates both branches every time. That is exact only when neither branch
 changes anything but its own new names, cannot raise where the original would not have run it,
@@ -8,11 +8,12 @@ and draws no random numbers (which would shift every later random draw).
 from __future__ import annotations
 
 import ast
-from typing import Callable
+import weakref
 
 from .. import torch_api as api
-from ..inference import FunctionAnalysis, Kind
-from ..semantics import attribute_chain
+from ..inference import FunctionAnalysis, Kind, ModuleAnalysis
+from ..messages import is_message
+from ..semantics import FunctionInfo, attribute_chain
 
 _RANDOM = frozenset(
     """
@@ -24,7 +25,6 @@ _IMPURE_TENSOR_METHODS = frozenset(
     "item tolist numpy backward register_hook retain_grad record_stream bernoulli multinomial cpu_ share_memory_".split()
 )
 _PURE_BUILTINS = frozenset({"len", "abs", "min", "max", "isinstance", "hasattr", "round"})
-_SCALAR_REDUCTIONS = api.REDUCTION_METHODS
 
 
 def dotted(expr: ast.expr) -> str | None:
@@ -67,38 +67,238 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
     return None
 
 
+# What a branch may call and still run unconditionally: the purity table (docs: README, "What a
+# fix may run unconditionally"; a test keeps that section equal to this table).
+PURITY_TABLE: tuple[tuple[str, str], ...] = (
+    ("`torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` that return tensors", "pure; refused when in-place (`_` suffix, `inplace=`) or random (`rand*`, `dropout`, `bernoulli`, ...)"),
+    ("tensor methods (`.to`, `.float`, `.view`, `.masked_fill`, `.sum`, ...)", "pure; refused: in-place methods, `.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods"),
+    ("`torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`", "pure"),
+    ("`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`", "pure"),
+    ("`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer", "pure"),
+    ("... `self.x = torch.nn.Dropout*(...)`", "refused: draws random numbers in training (running it always shifts later draws)"),
+    ("... `self.x = torch.nn.BatchNorm*/InstanceNorm*/SyncBatchNorm(...)`", "refused: updates its running statistics in training"),
+    ("a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`)", "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw"),
+    ("anything else", "refused: not known to be pure"),
+)
+
+_PURE_NN_LAYERS = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LayerNorm
+    RMSNorm GroupNorm Embedding Identity Flatten Unflatten ReLU ReLU6 GELU SiLU Mish Tanh Sigmoid Softmax
+    LogSoftmax LeakyReLU ELU SELU CELU Hardtanh Hardswish Hardsigmoid PReLU Softplus Softsign GLU
+    MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d
+    AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d Upsample PixelShuffle PixelUnshuffle
+    """.split()
+)
+_RANDOM_NN_LAYERS = frozenset("Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout RReLU".split())
+_STATEFUL_NN_LAYERS = frozenset(
+    "BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyBatchNorm1d".split()
+)
+_PURE_NAMESPACES = ("torchvision.transforms.functional.", "torchvision.transforms.v2.functional.", "math.")
+_PURE_BUILTIN_CALLS = _PURE_BUILTINS | frozenset("sum int float bool tuple list range enumerate zip".split())
+_ALIASING_METHODS = frozenset(
+    """
+    view view_as reshape reshape_as expand expand_as transpose permute squeeze unsqueeze flatten unflatten
+    contiguous detach to type type_as float half double bfloat16 long int bool narrow select unbind chunk
+    split t T mT movedim swapaxes swapdims diagonal as_strided real imag
+    """.split()
+)
+
+# Same-file functions: why each is not pure (None: pure), per analysed module.
+_SUMMARIES: "weakref.WeakKeyDictionary[ModuleAnalysis, dict[int, str | None]]" = weakref.WeakKeyDictionary()
+_IN_PROGRESS = "calls itself (recursion)"
+
+
 def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """Why this call cannot run where the original would not have run it, by the purity table."""
     func = call.func
-    qualname = analysis.qualified_name(func)
     if any(k.arg == "inplace" for k in call.keywords):
         return "a branch calls an operation with `inplace=`"
+    qualname = analysis.qualified_name(func)
     if qualname is not None:
-        name = qualname.rsplit(".", 1)[-1]
-        if qualname.startswith("math."):
-            return None
-        if not qualname.startswith("torch.") or analysis.torch_call_kind(qualname) is Kind.UNKNOWN:
-            return f"a branch calls `{qualname}`, which is not known to be pure"
-        if name.endswith("_"):
-            return f"a branch calls the in-place `{qualname}`"
-        if name in _RANDOM:
-            return f"a branch draws random numbers (`{qualname}`); running it always would change later draws"
-        return None
-    if isinstance(func, ast.Name):
-        if analysis.is_builtin(func.id) and func.id in _PURE_BUILTINS:
-            return None
-        return f"a branch calls `{func.id}`, which is not known to be pure"
+        return _qualified_impurity(qualname, analysis)
+    if isinstance(func, ast.Name) and analysis.is_builtin(func.id):
+        return None if func.id in _PURE_BUILTIN_CALLS else f"a branch calls `{func.id}`, which is not known to be pure"
     if isinstance(func, ast.Attribute):
         receiver = analysis.kind(func.value)
         if receiver.is_tensor:
-            if func.attr.endswith("_"):
-                return f"a branch changes a tensor in place (`.{func.attr}`)"
-            if func.attr in _IMPURE_TENSOR_METHODS or func.attr in _RANDOM:
-                return f"a branch calls `.{func.attr}()`"
-            return None
-        if receiver is Kind.UNKNOWN and func.attr in api.TENSOR_EVIDENCE and func.attr not in _IMPURE_TENSOR_METHODS:
+            return _tensor_method_impurity(func.attr)
+        if analysis.is_self(func.value):
+            known, reason = _submodule_impurity(func.attr, analysis)
+            if known:
+                return reason
+        elif receiver is Kind.UNKNOWN and func.attr in api.TENSOR_EVIDENCE and func.attr not in _IMPURE_TENSOR_METHODS:
             return None  # a tensor-only method: the receiver is a tensor (as the detection assumed)
-        return f"a branch calls `{dotted(func) or '.' + func.attr}`, which is not known to be pure"
-    return "a branch calls something that is not known to be pure"
+    known, reason = _same_file_impurity(call, analysis)
+    if known:
+        return reason
+    return f"a branch calls `{dotted(func) or 'something'}`, which is not known to be pure"
+
+
+def _qualified_impurity(qualname: str, analysis: FunctionAnalysis) -> str | None:
+    name = qualname.rsplit(".", 1)[-1]
+    if qualname.startswith(_PURE_NAMESPACES):
+        return None
+    if not qualname.startswith("torch.") or analysis.torch_call_kind(qualname) is Kind.UNKNOWN:
+        return f"a branch calls `{qualname}`, which is not known to be pure"
+    if name.endswith("_"):
+        return f"a branch calls the in-place `{qualname}`"
+    if name in _RANDOM:
+        return f"a branch draws random numbers (`{qualname}`); running it always would change later draws"
+    return None
+
+
+def _tensor_method_impurity(method: str) -> str | None:
+    if method.endswith("_"):
+        return f"a branch changes a tensor in place (`.{method}`)"
+    if method in _IMPURE_TENSOR_METHODS or method in _RANDOM:
+        return f"a branch calls `.{method}()`"
+    if method not in api.TENSOR_METHODS:
+        return f"a branch calls `.{method}()`, which is not a tensor method known to be pure"
+    return None
+
+
+def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[bool, str | None]:
+    """`self.<attribute>(...)` judged by what `__init__` built: (known, why not pure)."""
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None or owner.find_method(attribute) is not None:
+        return False, None  # a method of the class: judged as a same-file function
+    constructors = analysis.module.constructors(owner).get(attribute, frozenset())
+    if not constructors or "?" in constructors:
+        return False, None
+    for constructor in sorted(constructors):
+        layer = constructor.rsplit(".", 1)[-1]
+        from_nn = constructor.startswith("torch.nn.")
+        if from_nn and layer in _PURE_NN_LAYERS:
+            continue
+        if from_nn and layer in _RANDOM_NN_LAYERS:
+            return True, f"a branch calls `self.{attribute}` (`{layer}`), which draws random numbers in training"
+        if from_nn and layer in _STATEFUL_NN_LAYERS:
+            return True, f"a branch calls `self.{attribute}` (`{layer}`), which updates its running statistics in training"
+        forward = analysis.index.classes[constructor].find_method("forward") if constructor in analysis.index.classes else None
+        if forward is None:
+            return False, None
+        reason = function_impurity(forward, analysis)
+        if reason is not None:
+            return True, f"a branch calls `self.{attribute}`, whose `forward` {reason.removeprefix('a branch ')}"
+    return True, None
+
+
+def _same_file_impurity(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, str | None]:
+    """A call of a function or method of this file, judged by its body: (known, why not pure)."""
+    if analysis.function is None:
+        return False, None
+    callee = analysis.module.regions.resolve_call(call, analysis.function)
+    if callee is None:
+        return False, None
+    reason = function_impurity(callee, analysis)
+    if reason is None:
+        return True, None
+    return True, f"a branch calls `{dotted(call.func) or callee.name}`, which {reason.removeprefix('a branch ')}"
+
+
+def function_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:
+    """Why running `function` is not free of effects (None: it is), by this same table applied to
+    its body. Computed once per function and module."""
+    summaries = _SUMMARIES.setdefault(analysis.module, {})
+    key = id(function.node)
+    if key in summaries:
+        return summaries[key]
+    summaries[key] = _IN_PROGRESS
+    inner = FunctionAnalysis(analysis.module, function)
+    inner.run()  # the kinds of its names at its end are enough for the calls it makes
+    reason = _body_impurity(function, inner)
+    summaries[key] = reason
+    return reason
+
+
+def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:
+    parameters = {a.arg for a in [*function.node.args.posonlyargs, *function.node.args.args, *function.node.args.kwonlyargs]}
+    fresh = _fresh_locals(function, analysis, parameters)
+    for node in _own_nodes(function.node):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return "a branch rebinds a global name"
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return f"a branch has `{type(node).__name__.lower()}`"
+        if isinstance(node, (ast.Raise, ast.Assert)):
+            return "a branch may raise where the original would not have run"
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            base = _base_name(node)
+            if base is None or base not in fresh:
+                return f"a branch stores to `{ast.unparse(node)}`"
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in parameters:
+            if analysis.kind(node.target).is_tensor or analysis.has_tensor_evidence(node.target.id):
+                return f"a branch changes the argument `{node.target.id}` in place"
+        if isinstance(node, ast.Call):
+            func = node.func
+            if is_message(node, analysis):
+                return "a branch writes a message (print, logging, warnings)"
+            if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+                base = _base_name(func.value)
+                if base is not None and base in fresh:
+                    continue  # in place on a tensor the function made itself
+                return f"a branch changes a tensor in place (`.{func.attr}`)"
+            reason = call_impurity(node, analysis)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _own_nodes(function: ast.AST):  # noqa: ANN202
+    """Every node of a function's body, not descending into nested functions, classes or lambdas."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters: set[str]) -> set[str]:
+    """Locals that only ever hold values the function created (no argument, attribute or view of
+    one): changing them in place changes nothing outside."""
+    values: dict[str, list[ast.expr | None]] = {}
+    for node in _own_nodes(function.node):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(node.value)
+                else:
+                    for element in ast.walk(target):
+                        if isinstance(element, ast.Name) and isinstance(element.ctx, ast.Store):
+                            values.setdefault(element.id, []).append(None)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
+            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) else [
+                i.optional_vars for i in node.items if i.optional_vars is not None  # type: ignore[attr-defined]
+            ]
+            for target in targets:
+                for element in ast.walk(target):
+                    if isinstance(element, ast.Name):
+                        values.setdefault(element.id, []).append(None if not isinstance(node, ast.AugAssign) else node.value)
+    return {
+        name for name, assigned in values.items()
+        if name not in parameters and all(v is not None and _creates(v, analysis) for v in assigned)
+    }
+
+
+def _creates(value: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A new tensor or container, never an alias of an existing one."""
+    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Constant)):
+        return True
+    if isinstance(value, ast.Call):
+        qualname = analysis.qualified_name(value.func)
+        if qualname is not None:
+            return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] not in _ALIASING_METHODS
+        func = value.func
+        return isinstance(func, ast.Attribute) and (func.attr == "clone" or func.attr.startswith("new_"))
+    return False
+
+
+def _base_name(expr: ast.expr) -> str | None:
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def unguarded_division(expr: ast.AST, guarded: set[str]) -> bool:
@@ -108,128 +308,3 @@ def unguarded_division(expr: ast.AST, guarded: set[str]) -> bool:
         isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and bool(names_in(node.right) & guarded)
         for node in ast.walk(expr)
     )
-
-
-def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
-    """Whether `expr` is provably a one-element tensor or a Python value (so `torch.where` on it
-    selects whole values, as the `if` did, instead of silently going elementwise)."""
-    if isinstance(expr, ast.Constant):
-        return True
-    if isinstance(expr, (ast.Compare, ast.BoolOp)):
-        parts = [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) else expr.values
-        return all(is_scalar_condition(p, analysis, seen) for p in parts)
-    if isinstance(expr, ast.UnaryOp):
-        return is_scalar_condition(expr.operand, analysis, seen)
-    if isinstance(expr, ast.BinOp):
-        return is_scalar_condition(expr.left, analysis, seen) and is_scalar_condition(expr.right, analysis, seen)
-    kind = analysis.kind(expr)
-    if not kind.is_tensor:
-        return kind in (Kind.PYTHON, Kind.NONE)
-    if isinstance(expr, ast.Call):
-        func = expr.func
-        without_dim = not any(k.arg in ("dim", "axis") for k in expr.keywords)
-        qualname = analysis.qualified_name(func)
-        if qualname is not None:
-            return qualname.rsplit(".", 1)[-1] in _SCALAR_REDUCTIONS and len(expr.args) == 1 and without_dim
-        if isinstance(func, ast.Attribute) and func.attr in _SCALAR_REDUCTIONS:
-            return not expr.args and without_dim
-        return False
-    if isinstance(expr, ast.Name) and expr.id not in seen and analysis.function is not None:
-        values = [
-            node.value
-            for node in ast.walk(analysis.function.node)
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
-        ]
-        return len(values) == 1 and is_scalar_condition(values[0], analysis, seen | {expr.id})
-    return False
-
-
-_ELEMENTWISE = frozenset(
-    "relu sigmoid tanh exp expm1 log1p abs neg negative sin cos clamp clamp_min clamp_max clip square silu gelu".split()
-)
-
-
-# Keyword arguments of elementwise functions that are operands like the positional ones.
-_BOUND_KEYWORDS = {"clamp": ("min", "max"), "clip": ("min", "max"), "clamp_min": ("min",), "clamp_max": ("max",)}
-
-Signature = tuple[frozenset[str], frozenset[str]]
-
-
-def elementwise_bases(
-    expr: ast.expr, analysis: FunctionAnalysis, resolve: Callable[[str], Signature | None] | None = None
-) -> Signature | None:
-    """The tensors `expr` is computed from elementwise, and whether it mixes in float literals
-    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` → ({x}, {float}): a float literal promotes integer
-    tensors, an int literal never changes a tensor's dtype); None when it is not plainly
-    elementwise. Two values with equal signatures have the same shape and dtype, so `torch.where`
-    neither broadcasts nor promotes either of them. `resolve` gives the signature a local name
-    holds at this point; by default a name assigned once in the function is followed to its value.
-    """
-    if isinstance(expr, ast.Constant):
-        if type(expr.value) in (int, bool):
-            return frozenset(), frozenset()
-        if type(expr.value) is float:
-            return frozenset(), frozenset({"float"})
-        return None
-    if analysis.kind(expr) is Kind.PYTHON:  # a Python scalar: no shape of its own; may be a float
-        return frozenset(), frozenset({"float"})
-    if resolve is None:
-        resolve = lambda name: _follow(name, analysis, frozenset())  # noqa: E731
-    if isinstance(expr, ast.Name):
-        return resolve(expr.id)
-    if isinstance(expr, ast.Attribute):
-        name = dotted(expr)
-        return None if name is None else _opaque(name)
-    parts: list[ast.expr]
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
-        parts = [expr.left, expr.right]
-    elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        parts = [expr.operand]
-    elif isinstance(expr, ast.Call):
-        qualname = analysis.qualified_name(expr.func)
-        name = qualname.rsplit(".", 1)[-1] if qualname else (expr.func.attr if isinstance(expr.func, ast.Attribute) else None)
-        if name not in _ELEMENTWISE or any(k.arg not in _BOUND_KEYWORDS.get(name, ()) for k in expr.keywords):
-            return None
-        parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
-        parts.extend(k.value for k in expr.keywords)
-    else:
-        return None
-    bases: set[str] = set()
-    literals: set[str] = set()
-    for part in parts:
-        found = elementwise_bases(part, analysis, resolve)
-        if found is None:
-            return None
-        bases |= found[0]
-        literals |= found[1]
-    return frozenset(bases), frozenset(literals)
-
-
-def _follow(name: str, analysis: FunctionAnalysis, seen: frozenset[str]) -> Signature | None:
-    """A name assigned once in the function stands for its value; any other name for itself."""
-    definition = None if name in seen else _unique_definition(name, analysis)
-    if definition is None:
-        return _opaque(name)
-    return elementwise_bases(definition, analysis, lambda other: _follow(other, analysis, seen | {name}))
-
-
-def _opaque(name: str) -> Signature:
-    return frozenset({name}), frozenset()
-
-
-def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
-    """The value of `name` when the function assigns it exactly once (and it is not a parameter)."""
-    function = analysis.function
-    if function is None:
-        return None
-    args = function.node.args
-    if name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
-        return None
-    values = [
-        node.value
-        for node in ast.walk(function.node)
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-        and any(isinstance(t, ast.Name) and t.id == name for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
-    ]
-    return values[0] if len(values) == 1 and values[0] is not None else None

@@ -37,6 +37,19 @@ class Rule:
         return self.reason_id
 
 
-def is_raise_guard(node: ast.If) -> bool:
-    """`if cond: raise ...` with nothing else: an input check, not a computation to predicate."""
-    return not node.orelse and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)
+def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
+    """`if cond: raise ...` (or `torch._assert(False, msg)`) with nothing else: an input check,
+    not a computation to predicate."""
+    if node.orelse or len(node.body) != 1:
+        return False
+    stmt = node.body[0]
+    if isinstance(stmt, ast.Raise):
+        return True
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and analysis.qualified_name(stmt.value.func) == "torch._assert"
+        and bool(stmt.value.args)
+        and isinstance(stmt.value.args[0], ast.Constant)
+        and stmt.value.args[0].value is False
+    )

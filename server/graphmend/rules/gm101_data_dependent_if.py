@@ -42,7 +42,7 @@ class DataDependentIf(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.If)
-        if is_raise_guard(node) or not analysis.is_data_dependent(node.test):
+        if is_raise_guard(node, analysis) or not analysis.is_data_dependent(node.test):
             return None
         return node.test
 

@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.deferral import defer_warning
+from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
 from ..messages import is_warning
 from .base import Rule
@@ -34,7 +34,7 @@ class WarningsWarn(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
-        return defer_warning(node, analysis, ctx)
+        return defer_message(node, analysis, ctx)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)

@@ -5,7 +5,8 @@ import ast
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import literal
-from ..fixes.purity import impurity, is_scalar_condition
+from ..fixes.purity import impurity
+from ..fixes.shapes import is_scalar_condition
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
 
@@ -36,7 +37,7 @@ class DataDependentRaise(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.If)
-        return node.test if is_raise_guard(node) and analysis.is_data_dependent(node.test) else None
+        return node.test if is_raise_guard(node, analysis) and analysis.is_data_dependent(node.test) else None
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         """`if cond: raise E(msg)` → `torch._assert_async(torch.logical_not(cond), msg)`: always unsafe,
@@ -51,11 +52,12 @@ class DataDependentRaise(Rule):
         if not is_scalar_condition(node.test, analysis):
             return Refusal("the condition may have more than one element")
         raised = node.body[0]
-        assert isinstance(raised, ast.Raise)
         message = "assertion failed"
-        exc = raised.exc
-        if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant) and isinstance(exc.args[0].value, str):
-            message = exc.args[0].value
+        # `raise E("msg")`, or `torch._assert(False, "msg")`
+        exc = raised.exc if isinstance(raised, ast.Raise) else raised.value  # type: ignore[attr-defined]
+        arguments = exc.args[1:] if isinstance(raised, ast.Expr) else getattr(exc, "args", [])
+        if isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.Constant) and isinstance(arguments[0].value, str):
+            message = arguments[0].value
         indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
         condition = ctx.segment(node.test)
         text = f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"

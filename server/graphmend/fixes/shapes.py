@@ -1,0 +1,143 @@
+"""Shapes and dtypes without running the code: is a condition one element, do two values match.
+
+`torch.where(cond, a, b)` broadcasts `a` and `b` and promotes their dtypes, and goes elementwise
+on a condition with several elements: a predicated rewrite is exact only when neither happens.
+These checks decide it from how values are computed (elementwise from the same tensors), and say
+"unknown" otherwise, which makes a fix unsafe, never wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from .. import torch_api as api
+from ..inference import FunctionAnalysis, Kind
+from .purity import dotted
+
+_SCALAR_REDUCTIONS = api.REDUCTION_METHODS
+
+
+def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether `expr` is provably a one-element tensor or a Python value (so `torch.where` on it
+    selects whole values, as the `if` did, instead of silently going elementwise)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, (ast.Compare, ast.BoolOp)):
+        parts = [expr.left, *expr.comparators] if isinstance(expr, ast.Compare) else expr.values
+        return all(is_scalar_condition(p, analysis, seen) for p in parts)
+    if isinstance(expr, ast.UnaryOp):
+        return is_scalar_condition(expr.operand, analysis, seen)
+    if isinstance(expr, ast.BinOp):
+        return is_scalar_condition(expr.left, analysis, seen) and is_scalar_condition(expr.right, analysis, seen)
+    kind = analysis.kind(expr)
+    if not kind.is_tensor:
+        return kind in (Kind.PYTHON, Kind.NONE)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        without_dim = not any(k.arg in ("dim", "axis") for k in expr.keywords)
+        qualname = analysis.qualified_name(func)
+        if qualname is not None:
+            return qualname.rsplit(".", 1)[-1] in _SCALAR_REDUCTIONS and len(expr.args) == 1 and without_dim
+        if isinstance(func, ast.Attribute) and func.attr in _SCALAR_REDUCTIONS:
+            return not expr.args and without_dim
+        return False
+    if isinstance(expr, ast.Name) and expr.id not in seen and analysis.function is not None:
+        values = [
+            node.value
+            for node in ast.walk(analysis.function.node)
+            if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
+        ]
+        return len(values) == 1 and is_scalar_condition(values[0], analysis, seen | {expr.id})
+    return False
+
+
+_ELEMENTWISE = frozenset(
+    "relu sigmoid tanh exp expm1 log1p abs neg negative sin cos clamp clamp_min clamp_max clip square silu gelu".split()
+)
+
+
+# Keyword arguments of elementwise functions that are operands like the positional ones.
+_BOUND_KEYWORDS = {"clamp": ("min", "max"), "clip": ("min", "max"), "clamp_min": ("min",), "clamp_max": ("max",)}
+
+Signature = tuple[frozenset[str], frozenset[str]]
+
+
+def elementwise_bases(
+    expr: ast.expr, analysis: FunctionAnalysis, resolve: Callable[[str], Signature | None] | None = None
+) -> Signature | None:
+    """The tensors `expr` is computed from elementwise, and whether it mixes in float literals
+    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` → ({x}, {float}): a float literal promotes integer
+    tensors, an int literal never changes a tensor's dtype); None when it is not plainly
+    elementwise. Two values with equal signatures have the same shape and dtype, so `torch.where`
+    neither broadcasts nor promotes either of them. `resolve` gives the signature a local name
+    holds at this point; by default a name assigned once in the function is followed to its value.
+    """
+    if isinstance(expr, ast.Constant):
+        if type(expr.value) in (int, bool):
+            return frozenset(), frozenset()
+        if type(expr.value) is float:
+            return frozenset(), frozenset({"float"})
+        return None
+    if analysis.kind(expr) is Kind.PYTHON:  # a Python scalar: no shape of its own; may be a float
+        return frozenset(), frozenset({"float"})
+    if resolve is None:
+        resolve = lambda name: _follow(name, analysis, frozenset())  # noqa: E731
+    if isinstance(expr, ast.Name):
+        return resolve(expr.id)
+    if isinstance(expr, ast.Attribute):
+        name = dotted(expr)
+        return None if name is None else _opaque(name)
+    parts: list[ast.expr]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+        parts = [expr.left, expr.right]
+    elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        parts = [expr.operand]
+    elif isinstance(expr, ast.Call):
+        qualname = analysis.qualified_name(expr.func)
+        name = qualname.rsplit(".", 1)[-1] if qualname else (expr.func.attr if isinstance(expr.func, ast.Attribute) else None)
+        if name not in _ELEMENTWISE or any(k.arg not in _BOUND_KEYWORDS.get(name, ()) for k in expr.keywords):
+            return None
+        parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
+        parts.extend(k.value for k in expr.keywords)
+    else:
+        return None
+    bases: set[str] = set()
+    literals: set[str] = set()
+    for part in parts:
+        found = elementwise_bases(part, analysis, resolve)
+        if found is None:
+            return None
+        bases |= found[0]
+        literals |= found[1]
+    return frozenset(bases), frozenset(literals)
+
+
+def _follow(name: str, analysis: FunctionAnalysis, seen: frozenset[str]) -> Signature | None:
+    """A name assigned once in the function stands for its value; any other name for itself."""
+    definition = None if name in seen else _unique_definition(name, analysis)
+    if definition is None:
+        return _opaque(name)
+    return elementwise_bases(definition, analysis, lambda other: _follow(other, analysis, seen | {name}))
+
+
+def _opaque(name: str) -> Signature:
+    return frozenset({name}), frozenset()
+
+
+def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
+    """The value of `name` when the function assigns it exactly once (and it is not a parameter)."""
+    function = analysis.function
+    if function is None:
+        return None
+    args = function.node.args
+    if name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
+        return None
+    values = [
+        node.value
+        for node in ast.walk(function.node)
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        and any(isinstance(t, ast.Name) and t.id == name for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+    ]
+    return values[0] if len(values) == 1 and values[0] is not None else None
