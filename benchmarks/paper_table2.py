@@ -11,9 +11,10 @@
    run the model in half precision (the fp16 clamp guards only break there); `-train-layerdrop`
    cases run model.train() with layerdrop 0.5 and every dropout probability 0.0, reseeding
    before each forward so the layerdrop draws are the only randomness.
-3. Prints the table: graphs before → after, break sites left, outputs equal (torch.equal and
-   torch.allclose) between before and after, and whether compiled matched eager in each variant;
-   then the break sites that `graphmend check` does not flag in the installed files.
+3. Prints the table: graphs before → after, break sites left, whether the outputs of before and
+   after are bit-identical and allclose (NaN counts as equal to NaN in the same place), and whether
+   compiled matched eager bit for bit in each variant; then the break sites that `graphmend check`
+   does not flag in the installed files. `--json` writes the same rows.
 
 Text inputs are a batch of 2 whose second row is padded (right for encoders and seq2seq models,
 left for decoder-only LMs); audio inputs pad the second row's tail. Nothing is downloaded:
@@ -394,12 +395,18 @@ def _forward(model: Callable[..., Any], calls: list[Inputs], seeds: tuple[int, .
     return outputs
 
 
+def _identical(first: torch.Tensor, second: torch.Tensor) -> bool:
+    """torch.equal, except that NaN equals NaN in the same place (fp16 LongT5 gives NaN on padded rows)."""
+    nan = first.isnan()
+    return torch.equal(nan, second.isnan()) and torch.equal(first[~nan], second[~nan])
+
+
 def _same(first: list[torch.Tensor], second: list[torch.Tensor], exact: bool) -> bool:
-    """torch.equal (exact) or torch.allclose (atol 1e-6, NaN equal to NaN) on every pair."""
+    """Bit-identical (exact) or torch.allclose (atol 1e-6) on every pair; NaN equals NaN in the same place."""
     if len(first) != len(second) or any(a.shape != b.shape for a, b in zip(first, second)):
         return False
     if exact:
-        return all(torch.equal(a, b) for a, b in zip(first, second))
+        return all(_identical(a, b) for a, b in zip(first, second))
     return all(torch.allclose(a, b, atol=1e-6, equal_nan=True) for a, b in zip(first, second))
 
 
@@ -426,7 +433,8 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
             match = re.search(r"in user code at (\S+):(\d+)", message)
             if match:
                 path = match.group(1)  # relative to the transformers package, else to site-packages
-                path = path.split("/transformers/")[-1] if "/transformers/" in path else path.split("site-packages/")[-1]
+                package = "/transformers/" if "/transformers/" in path else "site-packages/"
+                path = path.split(package)[-1]
                 sites.setdefault(f"{path}:{match.group(2)}", _reason(message))
 
     torch._logging.set_logs(graph_breaks=True)
@@ -460,6 +468,7 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
         "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
         "compiled_equal_eager": _same(output, eager, exact=True),
         "compiled_close_eager": _same(output, eager, exact=False),
+        "nan_in_outputs": any(bool(tensor.isnan().any()) for tensor in output),
         "transformers": transformers.__file__}))
 
 
@@ -482,9 +491,16 @@ def run_variant(case: str, package: Path, pythonpath: Path | None, out: Path, ti
     if done.returncode == WRONG_PACKAGE:
         raise RuntimeError(f"{case}: {log.read_text().strip()}")
     if done.returncode != 0:
-        lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-        return {"error": (lines[-1] if lines else f"exit status {done.returncode}")[:300]}
+        return {"error": _exception(log.read_text(errors="replace")) or f"exit status {done.returncode}"}
     return json.loads(out.read_text())
+
+
+def _exception(stderr: str) -> str:
+    """The exception line of the last traceback in a worker's stderr, else its last line (at most 300 characters)."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+    after = lines[starts[-1] + 1:] if starts else []
+    return next((line for line in after if not line[0].isspace()), lines[-1] if lines else "")[:300]
 
 
 def flagged_lines(files: list[Path]) -> dict[Path, list[tuple[int, int]]]:
@@ -521,6 +537,7 @@ def compare(case: Case, before: dict[str, Any], after: dict[str, Any], work: Pat
         "compiled_equal_eager_after": after.get("compiled_equal_eager"),
         "compiled_close_eager_before": before.get("compiled_close_eager"),
         "compiled_close_eager_after": after.get("compiled_close_eager"),
+        "nan_in_outputs": bool(before.get("nan_in_outputs") or after.get("nan_in_outputs")),
         "error_before": before.get("error"), "error_after": after.get("error"),
         "logits_equal": None, "logits_allclose": None}
     if "error" not in before and "error" not in after:
@@ -533,24 +550,29 @@ def _yes(value: bool | None) -> str:
     return "—" if value is None else ("yes" if value else "NO")
 
 
+def _cell(row: dict[str, Any], variant: str) -> str:
+    """A variant's break sites, or why it failed, for a markdown cell."""
+    if row[f"error_{variant}"]:
+        return "FAILED: " + row[f"error_{variant}"].replace("|", "\\|")
+    return ", ".join(row[f"sites_{variant}"]) or "—"
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     """The markdown table, then the break sites graphmend does not flag."""
     print("| case | graphs before | graphs after | break sites before | break sites left | fixed % "
           "| before = after (equal / allclose) | compiled = eager (before / after) |")
     print("|---|---:|---:|---|---|---:|---|---|")
     for row in rows:
-        if row["error_before"] or row["error_after"]:
-            errors = "; ".join(f"{variant}: {row[f'error_{variant}']}" for variant in ("before", "after")
-                               if row[f"error_{variant}"])
-            print(f"| {row['case']} | {row['graphs_before'] or '—'} | {row['graphs_after'] or '—'} "
-                  f"| FAILED: {errors} | | | | |")
-            continue
         before, after = row["sites_before"], row["sites_after"]
-        fixed = 100 * (len(before) - len(after)) / len(before) if before else 100.0
-        print(f"| {row['case']} | {row['graphs_before']} | {row['graphs_after']} | {', '.join(before) or '—'} "
-              f"| {', '.join(after) or '—'} | {fixed:.0f}% "
+        failed = row["error_before"] or row["error_after"]
+        fixed = "—" if failed or not before else f"{100 * (len(before) - len(after)) / len(before):.0f}%"
+        graphs = ["—" if row[key] is None else row[key] for key in ("graphs_before", "graphs_after")]
+        name = row["case"] + (" †" if row["nan_in_outputs"] else "")
+        print(f"| {name} | {graphs[0]} | {graphs[1]} | {_cell(row, 'before')} | {_cell(row, 'after')} | {fixed} "
               f"| {_yes(row['logits_equal'])} / {_yes(row['logits_allclose'])} "
               f"| {_yes(row['compiled_equal_eager_before'])} / {_yes(row['compiled_equal_eager_after'])} |")
+    if any(row["nan_in_outputs"] for row in rows):
+        print("\n† the outputs contain NaN (in eager too); compared NaN-aware")
     unflagged = {site: row["reasons_before"].get(site, "") for row in rows for site in row["unflagged_before"]}
     print("\nBreak sites that `graphmend check` does not flag (installed files):")
     for site, reason in sorted(unflagged.items()):
@@ -590,6 +612,8 @@ def main() -> int:
     fix = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets],
                          capture_output=True, text=True)
     print(fix.stdout.strip())
+    if fix.stderr.strip():
+        print(fix.stderr.strip(), file=sys.stderr)
     variants = {"before": (installed, None), "after": (copy_root / "transformers", copy_root)}
     jobs = [(name, variant) for name in names for variant in variants]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -162,7 +162,7 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     )
     stream = _print_stream(call, analysis)
     mutated = _mutated_later(call, analysis)
-    in_graph = all(_is_tensor_or_constant(a, analysis) for a in _printed_values(call))
+    in_graph = all(_in_graph_printable(a, analysis) for a in _printed_values(call))
     if mutated and in_graph and not in_branch and stream is None and end == "\n":
         torch_name = ctx.torch_name
         title = (f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (`{mutated}` is changed in place "
@@ -187,9 +187,14 @@ def _printed_values(call: ast.Call) -> list[ast.expr]:
     return values
 
 
-def _is_tensor_or_constant(node: ast.expr, analysis: FunctionAnalysis) -> bool:
-    """What the in-graph print formats on every backend (a shape or a tuple fails under inductor)."""
-    return isinstance(node, ast.Constant) or analysis.kind(node).is_tensor
+def _in_graph_printable(node: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """What the in-graph print formats on every backend: tensors, numbers, dtypes... but not a
+    whole shape, a size or a tuple (measured: aot_eager and inductor fail on those)."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or analysis.kind(node) in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY):
+        return False
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return False
+    return not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args)
 
 
 def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:

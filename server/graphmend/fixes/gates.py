@@ -35,6 +35,7 @@ from . import conditions, flow
 from .base import FixContext, Refusal
 from ..messages import is_message
 from .purity import call_impurity, dotted, impurity
+from .text import Unmovable, first_line, indent_of, reindented
 
 TITLE = "Run the layer always and keep its result only where it is not skipped (`torch.where`)"
 
@@ -264,7 +265,7 @@ class _Gate:
             self.definition_text = definition  # written in front of the unwrapped branch
             return
         if outer is not None and fresh:
-            indent = _indent(self.ctx.source.lines[outer.lineno - 1])
+            indent = indent_of(self.ctx.source.lines[outer.lineno - 1])
             start = Position(outer.lineno - 1, 0)
             self.edits.append(TextEdit(Range(start, start), f"{indent}{self.flag} = None\n"))
         self.edits.append(self._replace_statement(site, definition))
@@ -307,22 +308,15 @@ class _Gate:
             return
         # Unwrap the `if`: its running branch, one level less indented, with the selections.
         header = region.header
-        indent = _indent(self.ctx.source.lines[header.lineno - 1])
-        first = _first_line(region.statements[0], self.ctx)
+        indent = indent_of(self.ctx.source.lines[header.lineno - 1])
+        first = first_line(region.statements[0], self.ctx)
         last = region.statements[-1].end_lineno or region.statements[-1].lineno
-        if any(isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and n.lineno != n.end_lineno
-               for s in region.statements for n in ast.walk(s)):
-            raise _Refuse("the layer's branch holds a multi-line string (it would change when re-indented)")
-        body = self._compose(first, last, selected)
-        current = _indent(self.ctx.source.lines[region.statements[0].lineno - 1])
+        try:
+            body = reindented(self._compose(first, last, selected), region.statements, self.ctx, indent)
+        except Unmovable as error:
+            raise _Refuse(f"the layer's branch cannot be moved: {error}") from None
         lines = [indent + self.definition_text] if self.definition_text is not None and header is self.stmt else []
-        for line in body:
-            if not line.strip():
-                lines.append("")
-            elif line.startswith(current):
-                lines.append(indent + line[len(current) :])
-            else:
-                lines.append(line)  # a continuation line inside brackets: its indentation is free
+        lines.extend(body)
         self.edits.append(TextEdit(self.ctx.line_range(header.lineno, header.end_lineno or header.lineno), "\n".join(lines)))
 
     def _compose(self, first: int, last: int, selected: dict[int, list[str]]) -> list[str]:
@@ -499,7 +493,7 @@ class _Gate:
         self._note("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)")
         lines = self.ctx.source.lines
         first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-        indent = _indent(lines[first - 1])
+        indent = indent_of(lines[first - 1])
         force = f" or {_wrapped(conditions.python_text(region.force, self.ctx.segment), region.force)}" if region.force is not None else ""
         keep = f"{self.flag} is None{force}"
 
@@ -522,7 +516,7 @@ class _Gate:
 
     # ------------------------------------------------------------------ text
     def _replace_statement(self, stmt: ast.stmt, text: str) -> TextEdit:
-        indent = _indent(self.ctx.source.lines[stmt.lineno - 1])
+        indent = indent_of(self.ctx.source.lines[stmt.lineno - 1])
         return TextEdit(self.ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), indent + text)
 
     def _delete(self, stmt: ast.stmt) -> TextEdit:
@@ -588,15 +582,6 @@ def _always_reads(expr: ast.AST, name: str) -> bool:
     if isinstance(expr, ast.BoolOp):
         return _always_reads(expr.values[0], name)
     return any(_always_reads(child, name) for child in ast.iter_child_nodes(expr))
-
-
-def _first_line(stmt: ast.stmt, ctx: FixContext) -> int:
-    """The statement's first line, with the comment lines right above it (they belong to it)."""
-    first = stmt.lineno
-    lines = ctx.source.lines
-    while first > 1 and lines[first - 2].strip().startswith("#"):
-        first -= 1
-    return first
 
 
 def _sets_true(body: list[ast.stmt]) -> bool:
@@ -685,10 +670,6 @@ def _is_simple(expr: ast.expr) -> bool:
 
 def _wrapped(text: str, expr: ast.expr) -> str:
     return f"({text})" if isinstance(expr, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
 
 
 def _trailing_comment(line: str) -> str | None:

@@ -446,6 +446,15 @@ class _Predicator:
             if all(_is_name_target(t) for t in targets):
                 self._assign_names(arm, stmt, cst_stmt, targets, guarded)
                 return
+            if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and all(
+                _is_name_target(e) or self._self_attribute(e) is not None for e in targets[0].elts
+            ):
+                for element in targets[0].elts:  # `inv_freq, self.scaling = ...`: the attributes are stores
+                    attribute = self._self_attribute(element)
+                    if attribute is not None:
+                        self._declare_store(arm, attribute, None)
+                self._assign_names(arm, stmt, cst_stmt, targets, guarded)
+                return
             if _is_idempotent_refresh(stmt):
                 assert isinstance(stmt.value, ast.Call)
                 for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
@@ -555,10 +564,8 @@ class _Predicator:
             return None
         return call.args[0].value, call.args[1], ", ".join(self.ctx.segment(k) for k in call.keywords)
 
-    def _store(self, arm: _Arm, attribute: str, buffer_keywords: str | None, value: ast.expr, cst_value: cst.BaseExpression, guarded: set[str]) -> None:
-        """A branch's store to `self.<attribute>`: its value goes to a name of the branch (or is
-        used as written when it is a constant or a plain name), merged after the branches."""
-        self._check(value, guarded)
+    def _declare_store(self, arm: _Arm, attribute: str, buffer_keywords: str | None) -> str:
+        """Record that this branch stores `self.<attribute>`; the attribute must exist before the `if`."""
         key = f"{self.self_name}.{attribute}"
         store = _Store(attribute, buffer_keywords)
         if arm.stores.setdefault(key, store) != store:
@@ -566,6 +573,20 @@ class _Predicator:
         method = self.function.method
         if method is None or method.owner is None or attribute not in self.analysis.module.initialized_attributes(method.owner):
             raise _Refuse(f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists")
+        if key not in arm.mapping:
+            arm.mapping[key] = self.ctx.fresh_name(f"{attribute}_{arm.suffix}")
+            arm.kinds[key] = Kind.UNKNOWN
+        return key
+
+    def _store(self, arm: _Arm, attribute: str, buffer_keywords: str | None, value: ast.expr, cst_value: cst.BaseExpression, guarded: set[str]) -> None:
+        """A branch's store to `self.<attribute>`: its value goes to a name of the branch (or is
+        used as written when it is a constant or a plain name), merged after the branches."""
+        self._check(value, guarded)
+        key = f"{self.self_name}.{attribute}"
+        known = key in arm.mapping
+        self._declare_store(arm, attribute, buffer_keywords)
+        if not known:
+            del arm.mapping[key]  # decided below: inlined, or a name of the branch
         renamed = self._rename(cst_value, arm)
         stored_later = self._stored_later(arm, value)
         if key not in arm.mapping and not stored_later and (_is_number(value) or isinstance(value, (ast.Name, ast.Attribute))):

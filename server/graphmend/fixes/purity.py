@@ -25,6 +25,8 @@ _IMPURE_TENSOR_METHODS = frozenset(
     "item tolist numpy backward register_hook retain_grad record_stream bernoulli multinomial cpu_ share_memory_".split()
 )
 _PURE_BUILTINS = frozenset({"len", "abs", "min", "max", "isinstance", "hasattr", "round"})
+# Methods `torch.nn.Module` shares with `torch.Tensor` that change the module in place.
+_MODULE_METHODS = frozenset("to cuda cpu float half double bfloat16 type apply share_memory requires_grad_ zero_".split())
 
 
 def dotted(expr: ast.expr) -> str | None:
@@ -127,12 +129,31 @@ def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
             known, reason = _submodule_impurity(func.attr, analysis)
             if known:
                 return reason
-        elif receiver is Kind.UNKNOWN and func.attr in api.TENSOR_EVIDENCE and func.attr not in _IMPURE_TENSOR_METHODS:
-            return None  # a tensor-only method: the receiver is a tensor (as the detection assumed)
+        elif receiver is Kind.UNKNOWN and _tensor_method_on_unknown(func.attr):
+            return None  # a tensor's own method: on a tensor it is pure, anything else has no such method
     known, reason = _same_file_impurity(call, analysis)
     if known:
         return reason
-    return f"a branch calls `{dotted(func) or 'something'}`, which is not known to be pure"
+    return f"a branch calls `{_callee(func)}`, which is not known to be pure"
+
+
+def _tensor_method_on_unknown(method: str) -> bool:
+    """A pure method of `torch.Tensor` that no other common object has under the same name with
+    an effect: `Module.to/float/cuda(...)` move a module in place, so those are not trusted."""
+    return (
+        method in api.TENSOR_METHODS
+        and method not in _MODULE_METHODS
+        and not method.endswith("_")
+        and method not in _IMPURE_TENSOR_METHODS
+        and method not in _RANDOM
+    )
+
+
+def _callee(func: ast.expr) -> str:
+    name = dotted(func)
+    if name is not None:
+        return name
+    return f"….{func.attr}" if isinstance(func, ast.Attribute) else "a computed function"
 
 
 def _qualified_impurity(qualname: str, analysis: FunctionAnalysis) -> str | None:

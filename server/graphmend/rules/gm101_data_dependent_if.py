@@ -5,6 +5,7 @@ import ast
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.gates import loop_gate
+from ..fixes.masked import unguard_masked_writes
 from ..fixes.predicate import predicate_if
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
@@ -30,7 +31,9 @@ class DataDependentIf(Rule):
     fix is offered only when that can be shown. A Python part of the condition stays a Python
     `if` around the rewrite. Inside a loop, an `if` that skips a layer (LayerDrop: `continue`, a
     `to_drop` flag, a branch that runs the layer) becomes "run the layer, keep its result where
-    it was not skipped" — always unsafe, since a skipped layer then still runs.
+    it was not skipped" — always unsafe, since a skipped layer then still runs. A check that only
+    guards writes through a boolean mask (`if m.any(): x[m] = v`) is dropped: with no true element
+    the write changes nothing.
     """
 
     code = "GM101"
@@ -48,9 +51,10 @@ class DataDependentIf(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
-        gate = loop_gate(node, analysis, ctx)
-        if gate is not None:
-            return gate
+        for special in (loop_gate, unguard_masked_writes):
+            fix = special(node, analysis, ctx)
+            if fix is not None:
+                return fix
         return predicate_if(_chain_head(node, analysis, ctx), analysis, ctx)
 
 

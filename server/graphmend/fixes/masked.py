@@ -1,0 +1,132 @@
+"""Guards around masked writes: `if m.any(): x[m] = v` becomes `x[m] = v`.
+
+A write through a boolean mask changes nothing where the mask is false, so when the mask has no
+true element at all it is a no-op, and the `if` that checks for one only costs a graph break:
+
+    if pad_mask.any():                       ll.masked_fill_(pad_mask, 0.0)
+        ll.masked_fill_(pad_mask, 0.0)  →
+        smooth.masked_fill_(pad_mask, 0.0)   smooth.masked_fill_(pad_mask, 0.0)
+
+Recognised tests: `m.any()`, `torch.any(m)`, `m.sum() > 0`, `m.sum() != 0`, `m.sum() >= 1` and
+`m.count_nonzero() > 0` for a bool tensor `m`; writes: `t[m] = v` (also through a view,
+`t[1:][m] = v`), `t.masked_fill_(m, v)`, `t.masked_scatter_(m, s)` with the very same mask
+expression. A message in the branch is replayed only when the test holds.
+
+Unsafe: the write now also runs when the mask is all false. Its values are the same, but it still
+counts as an in-place change for autograd, so a tensor saved for backward makes backward raise
+where the original did not reach the write (it would whenever the mask had a true element).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Applicability, Fix, TextEdit
+from ..inference import FunctionAnalysis, Kind
+from ..messages import is_message
+from . import conditions
+from .base import FixContext, Refusal
+from .deferral import _Refuse as _NoDeferral
+from .deferral import message_in_branch
+from .purity import impurity
+from .text import Unmovable, block_text, indent_of, reindented
+
+TITLE = "Drop the check: the masked write changes nothing when the mask has no true element"
+_MASKED_METHODS = frozenset({"masked_fill_", "masked_scatter_"})
+
+
+def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    """The fix for `if <m has a true element>: <writes through m>`; None for any other `if`."""
+    mask = _tested_mask(node.test, analysis)
+    if mask is None or node.orelse or ctx.torch_name is None:
+        return None
+    # `t[m] = v` writes through a mask only when `m` is bool (an integer `m` indexes);
+    # `masked_fill_`/`masked_scatter_` accept nothing but a bool mask.
+    indexing = analysis.kind(mask) is Kind.BOOL_TENSOR
+    writes = [s for s in node.body if _masked_write(s, mask, indexing)]
+    if not writes:
+        return None
+    reasons = [
+        "the write now runs even when the mask is all false: the same values, but an in-place change "
+        "for autograd (a tensor saved for backward would make backward raise)"
+    ]
+    lines: list[str] = []
+    edits: list[TextEdit] = []
+    indent = indent_of(ctx.source.lines[node.lineno - 1])
+    condition: str | None = None
+    if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message(s.value, analysis) for s in node.body):
+        # Tested before any write changes what the test reads.
+        condition = ctx.fresh_name("cond")
+        lines.append(f"{indent}{condition} = {conditions.tensor_logic(node.test, analysis, ctx.segment, ctx.torch_name)}")
+    for stmt in node.body:
+        if stmt in writes:
+            for value in _written_values(stmt):
+                reason = impurity(value, analysis, set())
+                if reason is not None:
+                    return Refusal(reason)
+            try:
+                lines.extend(reindented(block_text([stmt], ctx), [stmt], ctx, indent))
+            except Unmovable as error:
+                return Refusal(str(error))
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and is_message(stmt.value, analysis):
+            assert condition is not None
+            try:
+                name, arguments, helper_edits, message_reasons = message_in_branch(stmt.value, analysis, ctx)
+            except _NoDeferral as refusal:
+                return Refusal(f"a message in the branch cannot be deferred: {refusal.reason}")
+            edits.extend(e for e in helper_edits if e not in edits)
+            reasons.extend(r for r in message_reasons if r not in reasons)
+            lines.append(f"{indent}{name}({', '.join([condition, *arguments])})")
+            continue
+        return None  # something else runs under the check: not this shape (predication may apply)
+    edits.append(TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)))
+    return Fix(f"{TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(edits))
+
+
+def _tested_mask(test: ast.expr, analysis: FunctionAnalysis) -> ast.expr | None:
+    """`m` when `test` is true exactly when the bool tensor `m` has a true element."""
+    reduced = test
+    threshold_ok = True
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        op, bound = test.ops[0], test.comparators[0].value
+        threshold_ok = (isinstance(op, (ast.Gt, ast.NotEq)) and bound == 0) or (isinstance(op, ast.GtE) and bound == 1)
+        reduced = test.left
+    if not threshold_ok or not isinstance(reduced, ast.Call) or reduced.keywords:
+        return None
+    func = reduced.func
+    counting = reduced is not test  # `.sum() > 0`, `.count_nonzero() > 0`
+    if isinstance(func, ast.Attribute) and not reduced.args:
+        method, mask = func.attr, func.value
+    elif analysis.qualified_name(func) in ("torch.any", "torch.sum", "torch.count_nonzero") and len(reduced.args) == 1:
+        method, mask = analysis.qualified_name(func).rsplit(".", 1)[-1], reduced.args[0]  # type: ignore[union-attr]
+    else:
+        return None
+    if method not in ("any", "sum", "count_nonzero") or (method == "any" and counting):
+        return None
+    return mask if analysis.used_as_tensor(mask) or analysis.kind(mask).is_tensor else None
+
+
+def _masked_write(stmt: ast.stmt, mask: ast.expr, indexing: bool) -> bool:
+    same = ast.dump(mask)
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and indexing:
+        target = stmt.targets[0]
+        return isinstance(target, ast.Subscript) and ast.dump(target.slice) == same
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        return (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr in _MASKED_METHODS
+            and len(call.args) == 2
+            and not call.keywords
+            and ast.dump(call.args[0]) == same
+        )
+    return False
+
+
+def _written_values(stmt: ast.stmt) -> list[ast.expr]:
+    """What a masked write evaluates besides the mask: the written value and the target's base."""
+    if isinstance(stmt, ast.Assign):
+        return [stmt.value, stmt.targets[0].value]  # type: ignore[attr-defined]
+    call = stmt.value  # type: ignore[attr-defined]
+    return [call.args[1], call.func.value]
