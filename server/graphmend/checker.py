@@ -56,7 +56,7 @@ def _analyse(tree: ast.Module, text: str, source: SourceText, path: Path | None,
     for reach in regions.reached.values():
         collector.reach = reach
         try:
-            FunctionAnalysis(module, reach.chain[-1], visitor=collector).run()
+            FunctionAnalysis(module, reach.chain[-1], visitor=collector, entry=reach.entry).run()
         except RecursionError:
             continue  # pathologically deep expressions: skip this function, keep the others
     return sorted(collector.diagnostics.values(), key=lambda d: (d.range.start, d.code))

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Protocol
 
 from . import torch_api as api
-from .regions import CompiledRegions
+from .regions import CompiledRegions, Entry
 from .semantics import ClassInfo, FunctionInfo, ModuleIndex
 
 
@@ -237,8 +237,10 @@ class FunctionAnalysis:
         function: FunctionInfo | None,
         visitor: ExpressionVisitor | None = None,
         with_parameters: bool = True,
+        entry: Entry | None = None,
     ) -> None:
         self.module = module
+        self.entry = entry  # the compiled entry this function is analysed as part of
         self.index = module.index
         self.function = function
         self.visitor = visitor
@@ -362,6 +364,11 @@ class FunctionAnalysis:
                     strength = Kind.OPTIONAL_TENSOR if through_subscript else found[local]
                     changed |= note(source, strength)
         return found
+
+    @property
+    def captures(self) -> frozenset[str]:
+        """Dynamo capture settings the compiled entry runs under (`capture_scalar_outputs`...)."""
+        return self.entry.captures if self.entry is not None else frozenset()
 
     # ----------------------------------------------------------------- queries
     def used_as_tensor(self, expr: ast.expr) -> bool:

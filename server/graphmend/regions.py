@@ -16,6 +16,9 @@ from .semantics import ClassInfo, FunctionInfo, ModuleIndex
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 _REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
+CONFIG_PATCH = "torch._dynamo.config.patch"
+# Dynamo settings under which what graphmend reports as GM301/GM302 is traced, not a break.
+CAPTURE_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class Entry:
     function: FunctionInfo
     why: str
     site: ast.AST
+    captures: frozenset[str] = frozenset()  # CAPTURE_SETTINGS turned on for this entry
 
 
 @dataclass(frozen=True)
@@ -83,24 +87,33 @@ class CompiledRegions:
     def _find_entries(self) -> list[Entry]:
         entries: list[Entry] = []
         seen: set[int] = set()
+        everywhere = self._module_level_captures()
 
-        def add(function: FunctionInfo | None, why: str, site: ast.AST) -> None:
+        def add(function: FunctionInfo | None, why: str, site: ast.AST, captures: frozenset[str] = frozenset()) -> None:
             if function is not None and id(function.node) not in seen:
                 seen.add(id(function.node))
-                entries.append(Entry(function, why, site))
+                entries.append(Entry(function, why, site, captures | everywhere))
 
         for function in self.index.all_functions:
+            captures: set[str] = set()
             for decorator in function.node.decorator_list:
                 if self._is_compile_callable(decorator, function.parent):
-                    add(function, "decorated with @torch.compile", decorator)
+                    add(function, "decorated with @torch.compile", decorator, frozenset(captures))
                     break
+                captures |= self._patched_settings(decorator, function.parent)  # a patch above the compile wraps it
 
+        wrapped = {
+            id(node.args[0]): self._patched_settings(node.func, scope)
+            for scope, node in self._scoped_calls()
+            if len(node.args) == 1 and isinstance(node.args[0], ast.Call) and self._patched_settings(node.func, scope)
+        }
         for scope, node in self._scoped_calls():
             shadowed = scope.local_names if scope else frozenset()
             if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
                 target = node.args[0] if node.args else _keyword(node, "model")
                 if target is not None:
-                    add(self._compile_target(target, scope), f"compiled by torch.compile at line {node.lineno}", node)
+                    add(self._compile_target(target, scope), f"compiled by torch.compile at line {node.lineno}", node,
+                        wrapped.get(id(node), frozenset()))
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
                 cls = self._instance_class(node.func.value, scope)
                 if cls is not None and cls.is_module:
@@ -112,6 +125,31 @@ class CompiledRegions:
                 if cls.is_module and forward is not None:
                     add(forward, "nn.Module.forward is treated as compiled", forward.node)
         return entries
+
+    def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:
+        """`torch._dynamo.config.patch(capture_scalar_outputs=True)` → {"capture_scalar_outputs"}."""
+        if not isinstance(expr, ast.Call):
+            return frozenset()
+        shadowed = scope.local_names if scope else frozenset()
+        if self.index.qualified_name(expr.func, shadowed) != CONFIG_PATCH:
+            return frozenset()
+        return frozenset(
+            k.arg for k in expr.keywords
+            if k.arg in CAPTURE_SETTINGS and isinstance(k.value, ast.Constant) and k.value.value is True
+        )
+
+    def _module_level_captures(self) -> frozenset[str]:
+        """`torch._dynamo.config.capture_scalar_outputs = True` at module level: for every entry."""
+        found = set()
+        for stmt in self.index.tree.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
+                for target in stmt.targets:
+                    qualname = self.index.qualified_name(target)
+                    if qualname is not None and qualname.rsplit(".", 1)[0] == "torch._dynamo.config":
+                        setting = qualname.rsplit(".", 1)[1]
+                        if setting in CAPTURE_SETTINGS:
+                            found.add(setting)
+        return frozenset(found)
 
     def _is_compile_callable(self, decorator: ast.expr, scope: FunctionInfo | None) -> bool:
         shadowed = scope.local_names if scope else frozenset()

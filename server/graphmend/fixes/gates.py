@@ -92,6 +92,7 @@ class _Gate:
         self.regions: list[_Region] = []
         self.definition_text: str | None = None  # the gate, when it is written in front of an unwrapped branch
         self._by_id: dict[int, ast.stmt] = {}
+        self.new_names: dict[str, str] = {}
 
     def _note(self, reason: str) -> None:
         if reason not in self.unsafe:
@@ -363,9 +364,10 @@ class _Gate:
                 if name is None:
                     raise _Refuse("the layer's branch updates an attribute or subscript in place")
                 if self._live(end, name):
-                    if not isinstance(stmt.value, (ast.Tuple, ast.List)):
-                        raise _Refuse(f"the layer's branch updates `{name}` in place")
-                    self._collected(name, guard)
+                    if isinstance(stmt.value, (ast.Tuple, ast.List)):
+                        self._collected(name, guard)
+                    else:
+                        selected[id(stmt)] = self._select_update(stmt, name, region, before)
                 continue
             if isinstance(stmt, ast.If):
                 if self.analysis.is_data_dependent(stmt.test):
@@ -503,7 +505,7 @@ class _Gate:
 
         if isinstance(target, ast.Name) and _is_simple(stmt.value):
             return [choose(target.id, self.ctx.segment(stmt.value))]
-        renamed = {name: self.ctx.fresh_name(f"{name}_new") for name in live}
+        renamed = {name: self._new_name(name) for name in live}
         original = lines[first - 1 : last]
         edits = sorted(((self.ctx.source.node_range(e), renamed[e.id]) for e in ast.walk(target)
                         if isinstance(e, ast.Name) and e.id in renamed), key=lambda p: p[0].start.character, reverse=True)
@@ -513,6 +515,34 @@ class _Gate:
                 raise _Refuse("the assignment's targets span several lines")
             first_line = first_line[: where.start.character] + new_name + first_line[where.end.character :]
         return [first_line, *original[1:], *(choose(name, renamed[name]) for name in live)]
+
+    def _new_name(self, name: str) -> str:
+        """One name per variable for the layer's new values (each is read on the next line only)."""
+        if name not in self.new_names:
+            self.new_names[name] = self.ctx.fresh_name(f"{name}_new")
+        return self.new_names[name]
+
+    def _select_update(self, stmt: ast.AugAssign, name: str, region: _Region, earlier: list[ast.stmt]) -> list[str]:
+        """`x *= m` of a tensor still needed after the region: in place as before where Python
+        decides, `x = torch.where(skip, x, x * m)` where the skip is a tensor."""
+        if self.analysis.env.get(name, Kind.UNKNOWN) not in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN):
+            raise _Refuse(f"`{name}` is not a tensor, so its update cannot be selected")
+        if not _bound_before(self.function, self.loop, name) and not _read_first(earlier, name):
+            raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
+        operator = _OPERATORS.get(type(stmt.op))
+        if operator is None or region.force is not None:
+            raise _Refuse(f"the layer's branch updates `{name}` in place")
+        self._note(f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change")
+        self._note("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)")
+        lines = self.ctx.source.lines
+        indent = indent_of(lines[stmt.lineno - 1])
+        value = self.ctx.segment(stmt.value)
+        where = f"{self.torch}.where({self.flag}, {name}, {name} {operator} ({value}))"
+        if not self.may_be_none:
+            return [f"{indent}{name} = {where}"]
+        unit = "    " if not indent.startswith("\t") else "\t"
+        original = lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno]
+        return [f"{indent}if {self.flag} is None:", *(unit + line for line in original), f"{indent}else:", f"{indent}{unit}{name} = {where}"]
 
     # ------------------------------------------------------------------ text
     def _replace_statement(self, stmt: ast.stmt, text: str) -> TextEdit:
@@ -530,6 +560,9 @@ class _Gate:
 
     def _replace_lines(self, stmt: ast.stmt, lines: list[str]) -> TextEdit:
         return TextEdit(self.ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), "\n".join(lines))
+
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.MatMult: "@"}
 
 
 def _elements_of_self_lists(iterable: ast.expr, target: ast.expr, analysis: FunctionAnalysis) -> set[str]:

@@ -25,6 +25,12 @@ _IMPURE_TENSOR_METHODS = frozenset(
     "item tolist numpy backward register_hook retain_grad record_stream bernoulli multinomial cpu_ share_memory_".split()
 )
 _PURE_BUILTINS = frozenset({"len", "abs", "min", "max", "isinstance", "hasattr", "round"})
+# Reads of dicts, lists and sets that copy or look up, and change nothing.
+_CONTAINER_READS = frozenset("copy get keys values items".split())
+# Methods of str, list, dict and set: a name among them says nothing about a tensor.
+_CONTAINER_METHODS = frozenset(
+    n for t in (str, list, dict, set, tuple, bytes) for n in dir(t) if not n.startswith("_")
+)
 # Methods `torch.nn.Module` shares with `torch.Tensor` that change the module in place.
 _MODULE_METHODS = frozenset("to cuda cpu float half double bfloat16 type apply share_memory requires_grad_ zero_".split())
 
@@ -75,6 +81,7 @@ PURITY_TABLE: tuple[tuple[str, str], ...] = (
     ("`torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` that return tensors", "pure; refused when in-place (`_` suffix, `inplace=`) or random (`rand*`, `dropout`, `bernoulli`, ...)"),
     ("tensor methods (`.to`, `.float`, `.view`, `.masked_fill`, `.sum`, ...)", "pure; refused: in-place methods, `.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods"),
     ("`torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`", "pure"),
+    ("`.copy()`, `.get()`, `.keys()`, `.values()`, `.items()` of a dict, list or set", "pure"),
     ("`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`", "pure"),
     ("`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer", "pure"),
     ("... `self.x = torch.nn.Dropout*(...)`", "refused: draws random numbers in training (running it always shifts later draws)"),
@@ -131,6 +138,10 @@ def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
                 return reason
         elif receiver is Kind.UNKNOWN and _tensor_method_on_unknown(func.attr):
             return None  # a tensor's own method: on a tensor it is pure, anything else has no such method
+        elif receiver is Kind.UNKNOWN and func.attr in api.TENSOR_METHODS and _makes_tensor(func.value, analysis):
+            return _tensor_method_impurity(func.attr)  # `.to` on `mask.unsqueeze(-1)`: a tensor for sure
+        elif receiver in (Kind.UNKNOWN, Kind.CONTAINER) and func.attr in _CONTAINER_READS:
+            return None
     known, reason = _same_file_impurity(call, analysis)
     if known:
         return reason
@@ -146,6 +157,17 @@ def _tensor_method_on_unknown(method: str) -> bool:
         and not method.endswith("_")
         and method not in _IMPURE_TENSOR_METHODS
         and method not in _RANDOM
+    )
+
+
+def _makes_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A call of a method that only tensors have (`x.unsqueeze(-1)`): whatever `x` is, a result
+    means it was a tensor, and so is the result."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and _tensor_method_on_unknown(expr.func.attr)
+        and expr.func.attr not in _CONTAINER_METHODS
     )
 
 

@@ -2,10 +2,37 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import Severity
+from ..diagnostics import Fix, Severity
+from ..fixes.base import FixContext, Refusal
+from ..fixes.capture import scope_capture
 from ..inference import FunctionAnalysis
 from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS
 from .base import Rule
+
+
+CAPTURE = "capture_scalar_outputs"
+
+
+def _converts_tensor(node: ast.Call, analysis: FunctionAnalysis) -> bool:
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in SCALAR_METHODS and not node.args:
+        return analysis.kind(func.value).is_tensor
+    return (
+        isinstance(func, ast.Name)
+        and func.id in SCALAR_BUILTINS
+        and len(node.args) == 1
+        and analysis.is_builtin(func.id)
+        and analysis.kind(node.args[0]).is_tensor
+    )
+
+
+def _capturable(node: ast.Call) -> bool:
+    """What `capture_scalar_outputs` traces: `.item()`, `int(t)`, `float(t)` (measured: `.tolist()`
+    of a float tensor still breaks; `bool(t)` is a branch on the value)."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr == "item"
+    return isinstance(func, ast.Name) and func.id in ("int", "float")
 
 
 class ScalarConversion(Rule):
@@ -20,9 +47,11 @@ class ScalarConversion(Rule):
         if x[0].item() > 0:
             ...
 
-    Fix and its safety: no source rewrite here keeps behaviour in general. Keep the value a tensor
-    (compare tensors, use `torch.where`), or set `torch._dynamo.config.capture_scalar_outputs =
-    True` and accept data-dependent symbolic sizes.
+    Fix and its safety: no rewrite of the expression keeps behaviour in general (keep the value a
+    tensor: compare tensors, use `torch.where`). For `.item()`, `int(t)` and `float(t)` whose value
+    feeds no Python branch, the unsafe fix turns on `torch._dynamo.config.capture_scalar_outputs`
+    for the compiled entry only (wrapping its `torch.compile`), so Dynamo traces the value
+    symbolically; not offered where there is no `torch.compile` in the file to wrap.
     """
 
     code = "GM301"
@@ -36,18 +65,17 @@ class ScalarConversion(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in SCALAR_METHODS and not node.args:
-            return node if analysis.kind(func.value).is_tensor else None
-        if (
-            isinstance(func, ast.Name)
-            and func.id in SCALAR_BUILTINS
-            and len(node.args) == 1
-            and analysis.is_builtin(func.id)
-            and analysis.kind(node.args[0]).is_tensor
-        ):
-            return node
-        return None
+        if not _converts_tensor(node, analysis):
+            return None
+        if _capturable(node) and CAPTURE in analysis.captures:
+            return None  # traced as a symbolic value
+        return node
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.Call)
+        if not _capturable(node) or analysis.entry is None:
+            return None
+        return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx)
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: `.tolist()` is reported as "Data dependent operator" (gb0033).

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import Severity
+from ..diagnostics import Fix, Severity
+from ..fixes.base import FixContext, Refusal
+from ..fixes.capture import scope_capture
 from ..inference import FunctionAnalysis, Kind
 from ..torch_api import DYNAMIC_SHAPE_FUNCTIONS, DYNAMIC_SHAPE_METHODS
 from .base import Rule
+
+CAPTURE = "capture_dynamic_output_shape_ops"
 
 
 class DynamicShapeOperator(Rule):
@@ -19,8 +23,10 @@ class DynamicShapeOperator(Rule):
     Example:
         positive = x[x > 0]
 
-    Fix and its safety: no rewrite keeps the result's shape. Keep shapes static (`torch.where(mask,
-    x, 0)`, a masked reduction), or set `torch._dynamo.config.capture_dynamic_output_shape_ops`.
+    Fix and its safety: no rewrite of the expression keeps the result's shape (keep shapes static:
+    `torch.where(mask, x, 0)`, a masked reduction). Where the result's size feeds no Python branch,
+    the unsafe fix turns on `torch._dynamo.config.capture_dynamic_output_shape_ops` for the compiled
+    entry only (wrapping its `torch.compile`), so Dynamo traces the size symbolically.
     """
 
     code = "GM302"
@@ -33,6 +39,16 @@ class DynamicShapeOperator(Rule):
     node_types = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        if CAPTURE in analysis.captures:
+            return None  # traced with a symbolic size
+        return self._dynamic_shape(node, analysis)
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        if analysis.entry is None:
+            return None
+        return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx)
+
+    def _dynamic_shape(self, node: ast.AST, analysis: FunctionAnalysis) -> ast.AST | None:
         if isinstance(node, ast.Subscript):
             # Indexing by a bool tensor: the value is a tensor too (unless known to be something else).
             value = analysis.kind(node.value)

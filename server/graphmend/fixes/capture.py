@@ -1,0 +1,131 @@
+"""Beyond the paper: trace `.item()` and dynamic-shape operators instead of breaking on them.
+
+With `torch._dynamo.config.capture_scalar_outputs` Dynamo traces `t.item()` as a symbolic value,
+with `capture_dynamic_output_shape_ops` it traces `torch.nonzero`, `torch.unique`, boolean-mask
+reads and one-argument `torch.where` with a symbolic size (measured on torch 2.13: one graph,
+outputs equal to eager). The fix turns the setting on for one compiled entry only, by wrapping
+what `torch.compile` returns:
+
+    @torch.compile                       @torch._dynamo.config.patch(capture_scalar_outputs=True)
+    def f(x): ...                  →     @torch.compile
+                                         def f(x): ...
+
+    model = torch.compile(Net())   →     model = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Net()))
+
+(a `config.patch` decorator on the function Dynamo traces would itself break the graph; around
+the compiled callable it covers every call and recompilation of it). It is never offered where the
+value then decides a Python branch or a loop: Dynamo breaks there instead ("Data-dependent
+branching" on a symbolic value).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Applicability, Fix, TextEdit
+from ..inference import FunctionAnalysis
+from ..regions import CONFIG_PATCH, Entry
+from ..source import Position, Range
+from .base import FixContext, Refusal
+
+_DESCRIPTION = {
+    "capture_scalar_outputs": "the scalar",
+    "capture_dynamic_output_shape_ops": "the data-dependent shape",
+}
+
+
+def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """Turn `setting` on for `entry`, by wrapping its `torch.compile` (unsafe), or say why not."""
+    torch_name = ctx.torch_name
+    if torch_name is None:
+        return Refusal("torch is not imported as a module in this file")
+    branch = _deciding_branch(node, analysis)
+    if branch is not None:
+        return Refusal(f"its value decides the Python `{branch[0]}` at line {branch[1]}, where Dynamo would break instead")
+    edit = _wrapping_edit(entry, setting, ctx, torch_name)
+    if isinstance(edit, Refusal):
+        return edit
+    title = f"Trace {_DESCRIPTION[setting]} in the graph: turn on `torch._dynamo.config.{setting}` for `{entry.function.qualname}`"
+    reasons = [
+        "values and sizes become symbolic for everything this compiled entry traces: code that needs them "
+        "as Python numbers breaks there instead, and each new value of such a size may recompile"
+    ]
+    return Fix(f"{title} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (edit,))
+
+
+def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, int] | None:
+    """The first `if`/`while`/conditional expression/loop of the function whose test or iteration
+    reads the value `node` computes (directly or through names assigned from it)."""
+    function = analysis.function
+    if function is None:
+        return None
+    holder = next(
+        (s for s in ast.walk(function.node)
+         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and any(n is node for n in ast.walk(s))),
+        None,
+    )
+    tainted: set[str] = set()
+    if isinstance(holder, ast.Assign):
+        tainted |= {n.id for t in holder.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    changed = True
+    while changed:  # names computed from tainted names
+        changed = False
+        for stmt in ast.walk(function.node):
+            if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(stmt.value)):
+                for target in stmt.targets:
+                    for n in ast.walk(target):
+                        if isinstance(n, ast.Name) and n.id not in tainted:
+                            tainted.add(n.id)
+                            changed = True
+    for current in ast.walk(function.node):
+        tested = None
+        if isinstance(current, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            tested = current.test
+        elif isinstance(current, (ast.For, ast.AsyncFor, ast.comprehension)):
+            tested = current.iter
+        if tested is None:
+            continue
+        reads_value = any(n is node for n in ast.walk(tested))
+        reads_name = any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(tested))
+        if reads_value or reads_name:
+            keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}.get(type(current), "loop")
+            return keyword, getattr(current, "lineno", getattr(tested, "lineno", 0))
+    return None
+
+
+def _wrapping_edit(entry: Entry, setting: str, ctx: FixContext, torch_name: str) -> TextEdit | Refusal:
+    site = entry.site
+    patch = f"{torch_name}._dynamo.config.patch"
+    settings = sorted(entry.captures | {setting})
+    arguments = ", ".join(f"{s}=True" for s in settings)
+    if isinstance(site, ast.expr) and site in entry.function.node.decorator_list:  # @torch.compile
+        decorators = entry.function.node.decorator_list
+        position = decorators.index(site)
+        existing = next((d for d in decorators[:position] if _is_patch(d, ctx)), None)
+        if existing is not None:
+            return TextEdit(ctx.source.node_range(existing), f"{patch}({arguments})")
+        line = ctx.source.lines[site.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        start = Position(ctx.source.node_range(site).start.line, 0)
+        return TextEdit(Range(start, start), f"{indent}@{patch}({arguments})\n")
+    if isinstance(site, ast.Call):  # model = torch.compile(...)
+        wrapper = _wrapping_patch(site, ctx)
+        if wrapper is not None:
+            return TextEdit(ctx.source.node_range(wrapper.func), f"{patch}({arguments})")
+        return TextEdit(ctx.source.node_range(site), f"{patch}({arguments})({ctx.segment(site)})")
+    return Refusal(
+        f"this file has no `torch.compile` of `{entry.function.qualname}` to scope the setting to; "
+        f"set `torch._dynamo.config.{setting} = True` where it is compiled"
+    )
+
+
+def _is_patch(expr: ast.expr, ctx: FixContext) -> bool:
+    return isinstance(expr, ast.Call) and ctx.index.qualified_name(expr.func) == CONFIG_PATCH
+
+
+def _wrapping_patch(call: ast.Call, ctx: FixContext) -> ast.Call | None:
+    """The `torch._dynamo.config.patch(...)(call)` around a compile call, if any."""
+    for node in ast.walk(ctx.index.tree):
+        if isinstance(node, ast.Call) and node.args and node.args[0] is call and _is_patch(node.func, ctx):
+            return node
+    return None
