@@ -72,6 +72,8 @@ class FixContext:
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     for alias in node.names:
                         bindings[alias.asname or alias.name.split(".")[0]] = stmt
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is stmt:
+                    bindings[node.name] = stmt
                 elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     bindings[node.id] = stmt
                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

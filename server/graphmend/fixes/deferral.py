@@ -353,20 +353,26 @@ def message_in_branch(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContex
     base, insertion = _helper_edit(plan.helper, ctx, torch_name)
     if insertion is not None:
         edits.append(insertion)
-    name, guarded = predicated_helper(base, ctx, torch_name)
+    name, guarded = predicated_helper(base, ctx, torch_name, _needed(plan.helper, torch_name))
     if guarded is not None:
         edits.append(guarded)
     arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
     return name, arguments, edits, plan.reasons
 
 
-def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
+def predicated_helper(base: str, ctx: FixContext, torch_name: str, after: set[str] = frozenset()) -> tuple[str, TextEdit | None]:  # type: ignore[assignment]
     """`<base>_if(when, *args)`: replays `<base>(*args)` only if the tensor `when` is true, so a
-    deferred message from inside a branch still appears only when that branch would have run."""
-    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n        {base}(*args)"), ctx, torch_name)
+    deferred message from inside a branch still appears only when that branch would have run.
+    It goes after `<base>` (or, for a `<base>` being added, after what `<base>` needs: `after`)."""
+    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n        {base}(*args)"), ctx, torch_name, after)
 
 
-def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
+def _needed(helper: _Helper, torch_name: str) -> set[str]:
+    """Module-level names a helper needs when it is defined, registered or called."""
+    return {torch_name} | {n.id for n in ast.walk(ast.parse(helper.body)) if isinstance(n, ast.Name)}
+
+
+def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str, after: set[str] = frozenset()) -> tuple[str, TextEdit | None]:  # type: ignore[assignment]
     """The helper's name, and the edit that defines it (None when the file already has it)."""
     existing = ctx.top_level_functions
     name = helper.name
@@ -386,8 +392,7 @@ def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str
         f"    {helper.body}\n\n\n"
         f"{torch_name}._dynamo.config.reorderable_logging_functions.add({name})"
     )
-    needed = {torch_name} | {n.id for n in ast.walk(ast.parse(helper.body)) if isinstance(n, ast.Name)}
-    end = _end(ctx, _anchor(ctx, needed))
+    end = _end(ctx, _anchor(ctx, _needed(helper, torch_name) | set(after)))
     following = ctx.source.lines[end.line + 1] if end.line + 1 < len(ctx.source.lines) else ""
     if following.strip():
         code += "\n"  # keep a blank line between the registration and the next statement

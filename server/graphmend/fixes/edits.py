@@ -46,7 +46,9 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
         chosen.extend(fresh)
         seen.update(fresh)
         applied += 1
-    for start, end, new_text in sorted(chosen, reverse=True):
+    # From the end backwards; insertions at one place end up in the order they were made.
+    ordered = sorted(range(len(chosen)), key=lambda i: (chosen[i][0], chosen[i][1], i), reverse=True)
+    for start, end, new_text in (chosen[i] for i in ordered):
         text = text[:start] + new_text + text[end:]
     return text, applied
 

@@ -34,7 +34,7 @@ from ..source import Position, Range
 from . import conditions, flow
 from .base import FixContext, Refusal
 from ..messages import is_message
-from .purity import call_impurity, dotted, impurity
+from .purity import call_impurity, dotted, draws_random, impurity
 from .text import Unmovable, first_line, indent_of, reindented
 
 TITLE = "Run the layer always and keep its result only where it is not skipped (`torch.where`)"
@@ -431,7 +431,7 @@ class _Gate:
                 self.layer_calls.append(layer)
                 continue
             reason = call_impurity(node, self.analysis)
-            if reason is not None and "draws random numbers" in reason:
+            if reason is not None and draws_random(node, self.analysis):
                 self._note("the branch draws random numbers even for a skipped layer")
             elif reason is not None:
                 raise _Refuse(reason.replace("a branch", "the layer's branch"))

@@ -136,7 +136,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     body, orelse = _operand_text(node.body, ctx), _operand_text(node.orelse, ctx)
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
     if split.static:
-        text = f"({text} if {_static_text(split.static, ctx)} else {orelse})"
+        text = f"{text} if {_static_text(split.static, ctx)} else {orelse}"  # in the place of a conditional expression
     edit = TextEdit(ctx.source.node_range(node), text)
     if not is_scalar_condition(split.rest, analysis):
         reasons.append("the condition may have more than one element")
@@ -689,7 +689,7 @@ class _Predicator:
                 else:
                     missing = True
                     values.append(name)
-                    literals.append(None)
+                    literals.append(self._initial_value(store))
                     kinds.append(self._old_kind(name, store))
                 if kinds[-1] is Kind.UNKNOWN and store is None and self.analysis.has_tensor_evidence(name):
                     kinds[-1] = Kind.TENSOR  # the function uses `name` as a tensor
@@ -718,6 +718,19 @@ class _Predicator:
         if arms[0].returned is not None:
             lines.append(self._merged_return(arms, conditions_))
         return lines
+
+    def _initial_value(self, store: _Store | None) -> ast.expr | None:
+        """What `__init__` assigns to a stored attribute, when that is its only value in the class
+        besides the branches' (so a number literal there makes the attribute a number)."""
+        method = self.function.method
+        if store is None or method is None or method.owner is None:
+            return None
+        init = method.owner.find_method("__init__")
+        values = [
+            node.value for node in ast.walk(init.node) if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == store.attribute and init.is_self(t.value) for t in node.targets)
+        ] if init is not None else []
+        return values[0] if len(values) == 1 else None
 
     def _old_kind(self, name: str, store: _Store | None) -> Kind:
         """The kind of what a name or stored attribute holds before the `if`."""

@@ -54,7 +54,9 @@ def names_in(expr: ast.AST) -> set[str]:
 
 def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condition: bool = False) -> str | None:
     """Why `expr` cannot be evaluated unconditionally, or None when it can. A `condition` may use
-    `and`/`or`/`not` on tensors: the rewrite turns them into tensor logic."""
+    `and`/`or`/`not` on tensors (the rewrite turns them into tensor logic), and it is evaluated
+    where the `if` was, so only its lazy operands (after `and`/`or`) must not draw random numbers."""
+    always = _evaluated_always(expr) if condition else set()
     for node in ast.walk(expr):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return "a branch has a lambda or comprehension"
@@ -70,9 +72,42 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
             return "a branch tests a tensor with `and`/`or`"
         if isinstance(node, ast.Call):
             reason = call_impurity(node, analysis)
-            if reason is not None:
+            if reason is not None and not (id(node) in always and draws_random(node, analysis)):
                 return reason
     return None
+
+
+def draws_random(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A random draw: `torch.rand*`/`dropout`/`bernoulli`..., or a `torch.nn.Dropout*` submodule."""
+    func = call.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None:
+        return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _RANDOM
+    if not isinstance(func, ast.Attribute):
+        return False
+    if analysis.kind(func.value).is_tensor:
+        return func.attr in _RANDOM
+    method = analysis.function.method if analysis.function and analysis.is_self(func.value) else None
+    if method is None or method.owner is None:
+        return False
+    constructors = analysis.module.constructors(method.owner).get(func.attr, frozenset())
+    return any(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _RANDOM_NN_LAYERS for c in constructors)
+
+
+def _evaluated_always(expr: ast.AST) -> set[int]:
+    """Nodes of a condition that Python evaluates every time (not in a lazy operand)."""
+    found: set[int] = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        found.add(id(node))
+        if isinstance(node, ast.BoolOp):
+            stack.append(node.values[0])
+        elif isinstance(node, ast.IfExp):
+            stack.append(node.test)
+        elif not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 # What a branch may call and still run unconditionally: the purity table (docs: README, "What a
