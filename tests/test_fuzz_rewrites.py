@@ -1,5 +1,6 @@
 """Rewrite fuzzing: generated compiled functions with data-dependent ifs, elifs, returns, ternaries,
-prints and logger calls. `fix --unsafe-fixes` must give code that parses, is idempotent, keeps every
+conditions mixing a Python flag with tensor tests, masked writes under `if m.any():`, skipped loop
+iterations (`continue` and flags), prints and logger calls. `fix --unsafe-fixes` must give code that parses, is idempotent, keeps every
 comment, and — run with torch on inputs that take every branch — returns the same values and
 prints/logs the same text in the same order.
 
@@ -62,12 +63,21 @@ class _Program:
         return [f"{a} * {constant}", f"{a} + {b}", f"{a} - {constant}", f"torch.relu({a})", f"{a} * {b}",
                 f"-{a}", f"torch.tanh({a})"][form]
 
-    def condition(self) -> str:
+    def tensor_condition(self) -> str:
         a = self.draw(st.sampled_from(self.names))
         threshold = self.draw(st.integers(-3, 3))
         form = self.draw(st.integers(0, 4))
         return [f"{a}.sum() > {threshold}", f"{a}.mean() < {threshold}", f"({a} > {threshold}).any()",
                 f"not ({a} > {threshold}).all()", f"{a}.max() > {a}.min() + {abs(threshold)}"][form]
+
+    def condition(self) -> str:
+        """A tensor test, alone or mixed with the Python flag (whose part must stay lazy Python)."""
+        form = self.draw(st.integers(0, 6))
+        if form <= 2:
+            return self.tensor_condition()
+        first, second = self.tensor_condition(), self.tensor_condition()
+        return [f"flag and {first}", f"not flag and ({first} or {second})", f"{first} or (flag and {second})",
+                f"({first}) and ({second})"][form - 3]
 
     def effect(self) -> str:
         a = self.draw(st.sampled_from(self.names))
@@ -97,8 +107,32 @@ class _Program:
             lines += [f"{indent}else:{self.comment()}", *self.branch_body(indent + "    ", target)]
         return lines
 
+    def masked_write(self, indent: str) -> list[str]:
+        """`if m.any(): <write through m>`: a no-op when the mask has no true element."""
+        a = self.draw(st.sampled_from(["x", "y"]))
+        threshold = self.draw(st.integers(-2, 2))
+        mask = f"({a} > {threshold})"
+        write = self.draw(st.sampled_from([f"{a}[{mask}] = 0.5", f"{a}.masked_fill_({mask}, -1.0)"]))
+        lines = [f"{indent}if {mask}.any():{self.comment()}", f"{indent}    {write}"]
+        if self.draw(st.booleans()):
+            lines.append(f"{indent}    {self.effect()}")
+        return lines
+
+    def loop_gate(self, indent: str) -> list[str]:
+        """A skipped iteration: `continue`, or a flag set under the test and tested later."""
+        target = self.draw(st.sampled_from(self.names))
+        if self.draw(st.booleans()):
+            return [f"{indent}for _ in range(2):", f"{indent}    if {self.condition()}:{self.comment()}",
+                    f"{indent}        continue", f"{indent}    {target} = {self.value()}"]
+        return [f"{indent}for _ in range(2):", f"{indent}    skip = False", f"{indent}    if {self.condition()}:",
+                f"{indent}        skip = True", f"{indent}    if not skip:{self.comment()}", f"{indent}        {target} = {self.value()}"]
+
     def statement(self, indent: str) -> list[str]:
-        kind = self.draw(st.integers(0, 4))
+        kind = self.draw(st.integers(0, 6))
+        if kind == 5:
+            return self.masked_write(indent)
+        if kind == 6:
+            return self.loop_gate(indent)
         if kind == 0:
             return self.assignment(indent)
         if kind == 1:
@@ -123,7 +157,7 @@ def programs(draw: st.DrawFn) -> tuple[str, int]:
     for _ in range(draw(st.integers(1, 5))):
         body += program.statement("    ")
     body += program.ending()
-    text = HEADER + "\ndef f(x, y):\n    h = x.sum() + y.sum()  # c0\n" + "\n".join(body) + "\n" + FOOTER
+    text = HEADER + "\ndef f(x, y, flag):\n    h = x.sum() + y.sum()  # c0\n" + "\n".join(body) + "\n" + FOOTER
     return text, program.comments
 
 
@@ -161,9 +195,9 @@ def _run(text: str, inputs: list[tuple[object, object]]) -> tuple[list[object], 
     try:
         exec(compile(text, "<fuzzed>", "exec"), module.__dict__)  # noqa: S102 - our own generated program
         with contextlib.redirect_stdout(stdout):
-            for x, y in inputs:
+            for x, y, flag in inputs:
                 try:
-                    outputs.append(module.f(x.clone(), y.clone()))
+                    outputs.append(module.f(x.clone(), y.clone(), flag))
                 except Exception as error:  # noqa: BLE001 - the same error must happen in both
                     outputs.append(f"{type(error).__name__}: {error}")
                 events.append("stdout:" + stdout.getvalue())
@@ -181,10 +215,14 @@ def _same(a: object, b: object) -> bool:
 
 
 INPUTS = [
-    (torch.full((3,), 2.0), torch.full((3,), -1.0)),
-    (torch.full((3,), -2.0), torch.full((3,), 1.0)),
-    (torch.tensor([3.0, -1.0, 0.5]), torch.tensor([-0.5, 2.0, 0.0])),
-    (torch.zeros(3), torch.ones(3)),
+    (x, y, flag)
+    for x, y in [
+        (torch.full((3,), 2.0), torch.full((3,), -1.0)),
+        (torch.full((3,), -2.0), torch.full((3,), 1.0)),
+        (torch.tensor([3.0, -1.0, 0.5]), torch.tensor([-0.5, 2.0, 0.0])),
+        (torch.zeros(3), torch.ones(3)),
+    ]
+    for flag in (True, False)
 ]
 
 

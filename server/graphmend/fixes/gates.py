@@ -24,8 +24,6 @@ Dynamo abandons the whole frame on a break inside a loop (0 graphs), so this is 
 from __future__ import annotations
 
 import ast
-import io
-import tokenize
 from dataclasses import dataclass, field
 
 from ..diagnostics import Applicability, Fix, TextEdit
@@ -35,7 +33,7 @@ from . import conditions, flow
 from .base import FixContext, Refusal
 from ..messages import is_message
 from .purity import call_impurity, dotted, draws_random, impurity
-from .text import Unmovable, first_line, indent_of, reindented
+from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
 TITLE = "Run the layer always and keep its result only where it is not skipped (`torch.where`)"
 
@@ -260,16 +258,18 @@ class _Gate:
             assert isinstance(site, ast.Assign)
             self.edits.append(TextEdit(self.ctx.source.node_range(site.value), value))
             return
-        comment = _trailing_comment(self.ctx.source.lines[site.lineno - 1])
-        definition = f"{self.flag} = {value}" + (f"  {comment}" if comment else "")
+        definition = f"{self.flag} = {value}"
         if keep_statement:
-            self.definition_text = definition  # written in front of the unwrapped branch
+            self.definition_text = definition  # written in front of the unwrapped branch, with its comments
             return
+        indent = indent_of(self.ctx.source.lines[site.lineno - 1])
+        comments = comments_outside(self.ctx, site, [])  # the last one stays at the end of the line
+        lines = [indent + c for c in comments[:-1]] + [f"{indent}{definition}" + (f"  {comments[-1]}" if comments else "")]
         if outer is not None and fresh:
-            indent = indent_of(self.ctx.source.lines[outer.lineno - 1])
+            outer_indent = indent_of(self.ctx.source.lines[outer.lineno - 1])
             start = Position(outer.lineno - 1, 0)
-            self.edits.append(TextEdit(Range(start, start), f"{indent}{self.flag} = None\n"))
-        self.edits.append(self._replace_statement(site, definition))
+            self.edits.append(TextEdit(Range(start, start), f"{outer_indent}{self.flag} = None\n"))
+        self.edits.append(TextEdit(self.ctx.line_range(site.lineno, site.end_lineno or site.lineno), "\n".join(lines)))
 
     # ------------------------------------------------------------------ the regions
     def fix(self) -> Fix:
@@ -316,7 +316,9 @@ class _Gate:
             body = reindented(self._compose(first, last, selected), region.statements, self.ctx, indent)
         except Unmovable as error:
             raise _Refuse(f"the layer's branch cannot be moved: {error}") from None
-        lines = [indent + self.definition_text] if self.definition_text is not None and header is self.stmt else []
+        lines = [indent + comment for comment in comments_outside(self.ctx, header, region.statements)]
+        if self.definition_text is not None and header is self.stmt:
+            lines.append(indent + self.definition_text)
         lines.extend(body)
         self.edits.append(TextEdit(self.ctx.line_range(header.lineno, header.end_lineno or header.lineno), "\n".join(lines)))
 
@@ -550,7 +552,11 @@ class _Gate:
         return TextEdit(self.ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), indent + text)
 
     def _delete(self, stmt: ast.stmt) -> TextEdit:
-        """Remove a statement's lines (and a blank line, when it stood between two)."""
+        """Remove a statement's lines (and a blank line, when it stood between two); its comments stay."""
+        comments = comments_outside(self.ctx, stmt, [])
+        if comments:
+            indent = indent_of(self.ctx.source.lines[stmt.lineno - 1])
+            return TextEdit(self.ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), "\n".join(indent + c for c in comments))
         lines = self.ctx.source.lines
         first, last = stmt.lineno - 1, stmt.end_lineno or stmt.lineno
         before_blank = first > 0 and not lines[first - 1].strip()
@@ -705,11 +711,3 @@ def _wrapped(text: str, expr: ast.expr) -> str:
     return f"({text})" if isinstance(expr, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
 
 
-def _trailing_comment(line: str) -> str | None:
-    """The `# ...` ending a line, if it is a comment (not a `#` inside a string)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
-    comments = [t.string for t in tokens if t.type == tokenize.COMMENT]
-    return comments[-1] if comments else None

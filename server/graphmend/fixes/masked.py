@@ -29,7 +29,7 @@ from .base import FixContext, Refusal
 from .deferral import _Refuse as _NoDeferral
 from .deferral import message_in_branch
 from .purity import impurity
-from .text import Unmovable, block_text, indent_of, reindented
+from .text import Unmovable, block_text, comments_outside, indent_of, reindented
 
 TITLE = "Drop the check: the masked write changes nothing when the mask has no true element"
 _MASKED_METHODS = frozenset({"masked_fill_", "masked_scatter_"})
@@ -50,9 +50,9 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
         "the write now runs even when the mask is all false: the same values, but an in-place change "
         "for autograd (a tensor saved for backward would make backward raise)"
     ]
-    lines: list[str] = []
     edits: list[TextEdit] = []
     indent = indent_of(ctx.source.lines[node.lineno - 1])
+    lines = [indent + comment for comment in comments_outside(ctx, node, node.body)]
     condition: str | None = None
     if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message(s.value, analysis) for s in node.body):
         # Tested before any write changes what the test reads.

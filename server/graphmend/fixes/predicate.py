@@ -103,6 +103,23 @@ class _Renamer(cst.CSTTransformer):
         return updated_node.with_changes(value=self.mapping[original_node.value])
 
 
+class _CommentStripper(cst.CSTTransformer):
+    """Drops every comment (a statement copied elsewhere keeps its comments only there)."""
+
+    def leave_TrailingWhitespace(
+        self, original_node: cst.TrailingWhitespace, updated_node: cst.TrailingWhitespace
+    ) -> cst.TrailingWhitespace:
+        if original_node.comment is None:
+            return updated_node
+        return updated_node.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+
+    def leave_Comment(self, original_node: cst.Comment, updated_node: cst.Comment) -> cst.RemovalSentinel:
+        return cst.RemovalSentinel.REMOVE
+
+    def leave_EmptyLine(self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine) -> cst.EmptyLine | cst.RemovalSentinel:
+        return cst.RemovalSentinel.REMOVE if original_node.comment is not None else updated_node
+
+
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
@@ -202,6 +219,7 @@ class _Predicator:
         self.kept: set[str] = set()  # temporaries of one branch that keep their own name
         self.floating: set[str] = set()  # tensors the condition's Python part proves floating point
         self.message_edits: list[TextEdit] = []  # helpers for the messages of the branches
+        self.head_comments = 0  # how many of the collected comments belong to the first branch
         function = analysis.function
         if function is None:
             raise _Refuse("the `if` is not inside a function")
@@ -238,6 +256,12 @@ class _Predicator:
         if not isinstance(cst_if, cst.If):
             raise _Refuse("the statement could not be isolated")
         arms, comments = self._arms(cst_if, following, list(module.body[1:]), split.rest)
+        if split.static:
+            # The paths after the first stay as written under the Python part's `else`, comments
+            # and all: their copies in the rewrite carry none, so no comment appears twice.
+            comments = comments[: self.head_comments]
+            for arm in arms[1:]:
+                arm.cst_body = [s.visit(_CommentStripper()) for s in arm.cst_body]  # type: ignore[misc]
         guarded: set[str] = set()
         for arm in arms:
             if arm.test is not None:
@@ -364,6 +388,8 @@ class _Predicator:
                 raise _Refuse("an `elif` tests a Python value, not a tensor")
             suffix = "if" if number == 0 else ("elif" if number == 1 else f"elif{number}")
             comments.extend(_block_comments(current.body))
+            if number == 0:
+                self.head_comments = len(comments)
             arms.append(_Arm(test, node.body, list(current.body.body), suffix))
             number += 1
             orelse = current.orelse

@@ -70,11 +70,34 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
                 return "a branch indexes with a value the condition tests (it would run unguarded)"
         if not condition and isinstance(node, ast.BoolOp) and any(analysis.is_data_dependent(v) for v in node.values[:-1]):
             return "a branch tests a tensor with `and`/`or`"
+        if isinstance(node, ast.Call) and _indexes(node, analysis) and any(names_in(a) & guarded for a in node.args):
+            return "a branch indexes with a value the condition tests (it would run unguarded)"
         if isinstance(node, ast.Call):
             reason = call_impurity(node, analysis)
             if reason is not None and not (id(node) in always and draws_random(node, analysis)):
                 return reason
     return None
+
+
+_INDEXING_FUNCTIONS = frozenset("gather index_select take take_along_dim embedding embedding_bag one_hot".split())
+
+
+def _indexes(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A lookup by index that raises for an index out of range: `torch.gather`, `F.embedding`,
+    `x.index_select(...)`, or a `torch.nn.Embedding` submodule."""
+    func = call.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None:
+        return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _INDEXING_FUNCTIONS
+    if not isinstance(func, ast.Attribute):
+        return False
+    if func.attr in _INDEXING_FUNCTIONS:
+        return True
+    method = analysis.function.method if analysis.function and analysis.is_self(func.value) else None
+    if method is None or method.owner is None:
+        return False
+    constructors = analysis.module.constructors(method.owner).get(func.attr, frozenset())
+    return any(c.rsplit(".", 1)[-1] in ("Embedding", "EmbeddingBag") for c in constructors)
 
 
 def draws_random(call: ast.Call, analysis: FunctionAnalysis) -> bool:
@@ -118,7 +141,7 @@ PURITY_TABLE: tuple[tuple[str, str], ...] = (
     ("`torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`", "pure"),
     ("`.copy()`, `.get()`, `.keys()`, `.values()`, `.items()` of a dict, list or set", "pure"),
     ("`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`", "pure"),
-    ("`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer", "pure"),
+    ("`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer", "pure; an `Embedding` (like `gather`, `index_select`, `F.embedding`) is refused when its indices are what the condition tests (out of range, it would raise)"),
     ("... `self.x = torch.nn.Dropout*(...)`", "refused: draws random numbers in training (running it always shifts later draws)"),
     ("... `self.x = torch.nn.BatchNorm*/InstanceNorm*/SyncBatchNorm(...)`", "refused: updates its running statistics in training"),
     ("a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`)", "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw"),

@@ -8,6 +8,8 @@ value if re-indented, so such statements are not moved.
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
 from .base import FixContext
 
@@ -55,3 +57,21 @@ def block_text(statements: list[ast.stmt], ctx: FixContext) -> list[str]:
     first = first_line(statements[0], ctx)
     last = statements[-1].end_lineno or statements[-1].lineno
     return ctx.source.lines[first - 1 : last]
+
+
+def comments_outside(ctx: FixContext, stmt: ast.stmt, kept: list[ast.stmt]) -> list[str]:
+    """The comments of `stmt`'s lines that are not on the lines of the `kept` statements (with the
+    comment lines above each): when `stmt` is replaced by those statements, these must move too."""
+    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    keep: set[int] = set()
+    for inner in kept:
+        keep.update(range(first_line(inner, ctx), (inner.end_lineno or inner.lineno) + 1))
+    text = "\n".join(ctx.source.lines[first - 1 : last]) + "\n"
+    found = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and token.start[0] + first - 1 not in keep:
+                found.append(token.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    return found
