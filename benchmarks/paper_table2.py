@@ -56,6 +56,7 @@ PAD_ROW_TOKENS = 2  # padding tokens in the second row of text inputs
 SEQ2SEQ_TRAIN = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
                      encoder_layerdrop=0.5, decoder_layerdrop=0.5)
 DECODER_TRAIN = dict(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.5)
+BIOGPT_TRAIN = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, activation_dropout=0.0, layerdrop=0.5)
 AUDIO_TRAIN = dict(hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0, feat_proj_dropout=0.0,
                    final_dropout=0.0, layerdrop=0.5)
 
@@ -253,9 +254,9 @@ def _opt(**overrides: Any) -> Built:
                                           **overrides), transformers.OPTForCausalLM)
 
 
-def _biogpt() -> Built:
+def _biogpt(**overrides: Any) -> Built:
     return _causal(transformers.BioGptConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                             intermediate_size=32, max_position_embeddings=32),
+                                             intermediate_size=32, max_position_embeddings=32, **overrides),
                    transformers.BioGptForCausalLM)
 
 
@@ -280,24 +281,40 @@ def _llama_dynamic_rope() -> Built:
     return _causal(config, transformers.LlamaForCausalLM, seqs=(12, 4))
 
 
-def _qwen2() -> Built:
-    return _causal(transformers.Qwen2Config(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                            num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
-                                            pad_token_id=0), transformers.Qwen2ForCausalLM)
+def _dynamic_rope(config: transformers.PretrainedConfig, model_class: type, dynamic: bool) -> Built:
+    """One forward; with dynamic RoPE (max_position_embeddings 8), a sequence past it (growth)
+    then a short one (reset)."""
+    if not dynamic:
+        return _causal(config, model_class, seqs=(8,) if getattr(config, "sliding_window", None) else (6,))
+    config.rope_scaling = {"rope_type": "dynamic", "factor": 2.0}
+    config.max_position_embeddings = 8
+    return _causal(config, model_class, seqs=(12, 4))
 
 
-def _gemma() -> Built:
-    return _causal(transformers.GemmaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                            num_attention_heads=2, num_key_value_heads=1, head_dim=8,
-                                            max_position_embeddings=32), transformers.GemmaForCausalLM)
+def _qwen2(dynamic: bool = False) -> Built:
+    return _dynamic_rope(transformers.Qwen2Config(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                                  num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
+                                                  pad_token_id=0), transformers.Qwen2ForCausalLM, dynamic)
 
 
-def _mistral() -> Built:
+def _gemma(dynamic: bool = False) -> Built:
+    return _dynamic_rope(transformers.GemmaConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                                  num_attention_heads=2, num_key_value_heads=1, head_dim=8,
+                                                  max_position_embeddings=32), transformers.GemmaForCausalLM, dynamic)
+
+
+def _mistral(dynamic: bool = False) -> Built:
     """Mistral with a 4-token sliding window on 8 tokens."""
-    return _causal(transformers.MistralConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                                              num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=32,
-                                              sliding_window=4, pad_token_id=0), transformers.MistralForCausalLM,
-                   seqs=(8,))
+    return _dynamic_rope(transformers.MistralConfig(vocab_size=32, hidden_size=16, intermediate_size=32,
+                                                    num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                                                    max_position_embeddings=32, sliding_window=4, pad_token_id=0),
+                         transformers.MistralForCausalLM, dynamic)
+
+
+def _olmo(dynamic: bool = False) -> Built:
+    return _dynamic_rope(transformers.OlmoConfig(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                                 num_attention_heads=2, max_position_embeddings=32, pad_token_id=1),
+                         transformers.OlmoForCausalLM, dynamic)
 
 
 def _zamba() -> Built:
@@ -333,12 +350,16 @@ CASES: dict[str, Case] = {case.name: case for case in [
     *_variants("bart", "bart", partial(_bart_like, "BartForConditionalGeneration"), fp16=True, train=SEQ2SEQ_TRAIN),
     *_variants("mbart", "mbart", partial(_bart_like, "MBartForConditionalGeneration"), fp16=True,
                train=SEQ2SEQ_TRAIN),
-    *_variants("marian", "marian", partial(_bart_like, "MarianMTModel"), fp16=True),
-    *_variants("pegasus", "pegasus", partial(_bart_like, "PegasusForConditionalGeneration"), fp16=True),
-    *_variants("blenderbot", "blenderbot", partial(_bart_like, "BlenderbotForConditionalGeneration"), fp16=True),
+    *_variants("marian", "marian", partial(_bart_like, "MarianMTModel"), fp16=True, train=SEQ2SEQ_TRAIN),
+    *_variants("pegasus", "pegasus", partial(_bart_like, "PegasusForConditionalGeneration"), fp16=True,
+               train=SEQ2SEQ_TRAIN),
+    *_variants("blenderbot", "blenderbot", partial(_bart_like, "BlenderbotForConditionalGeneration"), fp16=True,
+               train=SEQ2SEQ_TRAIN),
     *_variants("blenderbot-small", "blenderbot_small", partial(_bart_like, "BlenderbotSmallForConditionalGeneration"),
-               fp16=True),
-    *_variants("plbart", "plbart", partial(_bart_like, "PLBartForConditionalGeneration"), fp16=True),
+               fp16=True, train=SEQ2SEQ_TRAIN),
+    *_variants("plbart", "plbart", partial(_bart_like, "PLBartForConditionalGeneration"), fp16=True,
+               train=SEQ2SEQ_TRAIN),
+    *_variants("mvp", "mvp", partial(_bart_like, "MvpForConditionalGeneration"), fp16=True, train=SEQ2SEQ_TRAIN),
     *_variants("m2m100", "m2m_100", partial(_bart_like, "M2M100ForConditionalGeneration"), fp16=True,
                train=SEQ2SEQ_TRAIN),
     *_variants("fsmt", "fsmt", _fsmt, train=SEQ2SEQ_TRAIN),
@@ -359,13 +380,17 @@ CASES: dict[str, Case] = {case.name: case for case in [
     *_variants("hubert", "hubert", partial(_wav2vec2_like, "HubertForCTC"), train=AUDIO_TRAIN),
     *_variants("opt", "opt", _opt, train=DECODER_TRAIN),
     *_variants("xglm", "xglm", _xglm, train=DECODER_TRAIN),
-    Case("biogpt", "biogpt", _biogpt),
+    *_variants("biogpt", "biogpt", _biogpt, train=BIOGPT_TRAIN),
     Case("gpt-neox", "gpt_neox", _gpt_neox),
     Case("gpt-neox-dynamic-rope", "gpt_neox", partial(_gpt_neox, {"rope_type": "dynamic", "factor": 2.0})),
     Case("llama-dynamic-rope", "llama", _llama_dynamic_rope),
     Case("qwen2", "qwen2", _qwen2),
+    Case("qwen2-dynamic-rope", "qwen2", partial(_qwen2, True)),
     Case("gemma", "gemma", _gemma),
+    Case("gemma-dynamic-rope", "gemma", partial(_gemma, True)),
     Case("mistral-sliding", "mistral", _mistral),
+    Case("mistral-dynamic-rope", "mistral", partial(_mistral, True)),
+    Case("olmo-dynamic-rope", "olmo", partial(_olmo, True)),
     Case("zamba", "zamba", _zamba),
 ]}
 MODEL_FILES = sorted({f"{case.family}/modeling_{case.family}.py" for case in CASES.values()})

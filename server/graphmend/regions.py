@@ -102,12 +102,13 @@ class CompiledRegions:
                     break
                 captures |= self._patched_settings(decorator, function.parent)  # a patch above the compile wraps it
 
-        wrapped = {
+        calls = list(self._scoped_calls())
+        wrapped = {  # `torch._dynamo.config.patch(...)(torch.compile(...))`
             id(node.args[0]): self._patched_settings(node.func, scope)
-            for scope, node in self._scoped_calls()
-            if len(node.args) == 1 and isinstance(node.args[0], ast.Call) and self._patched_settings(node.func, scope)
+            for scope, node in calls
+            if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call)
         }
-        for scope, node in self._scoped_calls():
+        for scope, node in calls:
             shadowed = scope.local_names if scope else frozenset()
             if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
                 target = node.args[0] if node.args else _keyword(node, "model")

@@ -861,8 +861,9 @@ class _Predicator:
                 kinds.append(Kind.TENSOR if self.analysis.used_as_tensor(arm.returned) else Kind.UNKNOWN)  # type: ignore[arg-type]
             finally:
                 self.analysis.env = saved
-        if not all(k.is_tensor for k in kinds):
-            raise _Refuse("a path returns something that is not a tensor")
+        for arm, kind in zip(arms, kinds):
+            if not kind.is_tensor:
+                raise _Refuse(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
         self._require_same_shape([self._signature(arm.returned, arm) for arm in arms])  # type: ignore[arg-type]
         return f"return {self._select([a.returned_text or '' for a in arms], conditions_)}"
 

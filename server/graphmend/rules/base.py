@@ -38,11 +38,23 @@ class Rule:
 
 
 def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
-    """`if cond: raise ...` (or `torch._assert(False, msg)`) with nothing else: an input check,
-    not a computation to predicate."""
-    if node.orelse or len(node.body) != 1:
+    """`if cond: raise ...` (or `torch._assert(False, msg)`), possibly after assignments that only
+    prepare the message: an input check, not a computation to predicate."""
+    if node.orelse or not node.body:
         return False
-    stmt = node.body[0]
+    *preparation, stmt = node.body
+    targets = [t for s in preparation for t in (s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)])]
+    if any(not isinstance(s, (ast.Assign, ast.AnnAssign)) or getattr(s, "value", None) is None for s in preparation):
+        return False
+    if not all(isinstance(t, ast.Name) for t in targets):
+        return False
+    prepared = {t.id for t in targets}  # type: ignore[union-attr]
+    if prepared and analysis.function is not None and any(
+        isinstance(n, ast.Name) and n.id in prepared and isinstance(n.ctx, ast.Load)
+        for n in ast.walk(analysis.function.node)
+        if not any(n is m for b in node.body for m in ast.walk(b))
+    ):
+        return False  # a prepared name is read after the check: it is not only the message
     if isinstance(stmt, ast.Raise):
         return True
     return (

@@ -7,6 +7,7 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import literal
 from ..fixes.purity import impurity
 from ..fixes.shapes import is_scalar_condition
+from ..fixes.text import comments_outside
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard
 
@@ -51,16 +52,22 @@ class DataDependentRaise(Rule):
             return Refusal(reason.replace("a branch", "the condition"))
         if not is_scalar_condition(node.test, analysis):
             return Refusal("the condition may have more than one element")
-        raised = node.body[0]
+        raised = node.body[-1]  # after the statements that prepare its message (dropped with it)
         message = "assertion failed"
         # `raise E("msg")`, or `torch._assert(False, "msg")`
         exc = raised.exc if isinstance(raised, ast.Raise) else raised.value  # type: ignore[attr-defined]
         arguments = exc.args[1:] if isinstance(raised, ast.Expr) else getattr(exc, "args", [])
         if isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.Constant) and isinstance(arguments[0].value, str):
             message = arguments[0].value
+        elif isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.JoinedStr):
+            # The f-string's own words; its computed values need data the check cannot format.
+            message = "".join(p.value if isinstance(p, ast.Constant) else "…" for p in arguments[0].values)  # type: ignore[misc]
         indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
         condition = ctx.segment(node.test)
-        text = f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"
+        comments = [indent + c + "\n" for c in comments_outside(ctx, node, [])]  # they stay, above the check
+        text = "".join(comments) + f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
         title = "Check with `torch._assert_async` (unsafe: raises RuntimeError, possibly later, instead of the original exception)"
+        if len(node.body) > 1:
+            title = title[:-1] + "; the message's computed details are dropped)"
         return Fix(title, Applicability.UNSAFE, (edit,))
