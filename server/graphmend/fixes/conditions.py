@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Callable
 
 from ..inference import FunctionAnalysis, Kind
+
+Segment = Callable[[ast.AST], str]  # the source text of a node
 
 
 class ConditionError(Exception):
@@ -73,7 +76,7 @@ def _is_python_operand(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     return not (isinstance(expr, ast.Compare) and analysis.kind(expr) is not Kind.PYTHON)
 
 
-def tensor_logic(test: ast.expr, analysis: FunctionAnalysis, segment, torch_name: str) -> str:  # noqa: ANN001
+def tensor_logic(test: ast.expr, analysis: FunctionAnalysis, segment: Segment, torch_name: str) -> str:
     """`test` as an expression that is a bool tensor on every path, keeping Python's laziness."""
     result = _Translator(analysis, segment, torch_name).translate(test, negate=False)
     if not result.is_tensor:
@@ -82,7 +85,7 @@ def tensor_logic(test: ast.expr, analysis: FunctionAnalysis, segment, torch_name
 
 
 class _Translator:
-    def __init__(self, analysis: FunctionAnalysis, segment, torch_name: str) -> None:  # noqa: ANN001
+    def __init__(self, analysis: FunctionAnalysis, segment: Segment, torch_name: str) -> None:
         self.analysis = analysis
         self.segment = segment
         self.torch = torch_name
@@ -175,7 +178,7 @@ def negated(expr: ast.expr) -> ast.expr:
     return ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=expr), expr)
 
 
-def python_text(expr: ast.expr, segment) -> str:  # noqa: ANN001
+def python_text(expr: ast.expr, segment: Segment) -> str:
     """Source text of `expr`; `not`/`and`/`or` made by `negated` are written out from their parts."""
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
         inner = expr.operand
