@@ -671,9 +671,29 @@ class FunctionAnalysis:
         for stmt in body:
             self._statement(stmt)
 
-    def _branch(self, body: list[ast.stmt]) -> Env:
+    def _narrowing(self, test: ast.expr) -> tuple[Env, Env]:
+        """What `x is None` / `x is not None` (alone or joined by `and`) say about `x` on each side."""
+        when_true: Env = {}
+        when_false: Env = {}
+        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        for part in parts:
+            if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.left, ast.Name)):
+                continue
+            right = part.comparators[0]
+            if not (isinstance(right, ast.Constant) and right.value is None and isinstance(part.ops[0], (ast.Is, ast.IsNot))):
+                continue
+            name = part.left.id
+            known = self.name_kind(name)
+            present = Kind.TENSOR if known is Kind.OPTIONAL_TENSOR else known
+            is_none = isinstance(part.ops[0], ast.Is)
+            when_true[name] = Kind.NONE if is_none else present
+            if len(parts) == 1:  # `not (a and b)` says nothing about each part alone
+                when_false[name] = present if is_none else Kind.NONE
+        return when_true, when_false
+
+    def _branch(self, body: list[ast.stmt], narrowed: Env | None = None) -> Env:
         saved = self.env
-        self.env = dict(saved)
+        self.env = {**saved, **(narrowed or {})}
         self._block(body)
         result = self.env
         self.env = saved
@@ -725,7 +745,8 @@ class FunctionAnalysis:
             elif constant is False:
                 self._block(stmt.orelse)
             else:
-                self._merge(self._branch(stmt.body), self._branch(stmt.orelse))
+                when_true, when_false = self._narrowing(stmt.test)
+                self._merge(self._branch(stmt.body, when_true), self._branch(stmt.orelse, when_false))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             visit(stmt.iter)
             element = self._iteration_kind(stmt.iter)
