@@ -107,7 +107,7 @@ class ModuleAnalysis:
         self._return_kinds: dict[int, Kind] = {}
         self._in_progress: set[int] = set()
         self._class_attributes: dict[int, dict[str, Kind]] = {}
-        self._initialized: dict[int, frozenset[str]] = {}
+        self._init_values: dict[int, dict[str, list[tuple[FunctionInfo, ast.expr | None]]]] = {}
         self._constructors: dict[int, dict[str, frozenset[str]]] = {}
         self._final_envs: dict[int, Env] = {}
         self.module_env = self._module_env()
@@ -152,19 +152,25 @@ class ModuleAnalysis:
             self._final_envs[key] = analysis.env
         return self._final_envs[key]
 
-    def initialized_attributes(self, cls: ClassInfo) -> frozenset[str]:
-        """`self.<name>`s that `__init__` (of the class or a same-file base) sets or registers:
-        they exist before any other method runs."""
+    def init_values(self, cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr | None]]]:
+        """What `__init__` (of the class or a same-file base) binds to each `self.<name>`: the
+        `__init__` and the value of every `self.name = value` (None for a target without a single
+        value: tuple unpacking, augmented assignment, `register_buffer`/`register_parameter`).
+        The attributes that exist before any other method runs, and what they are made from."""
         key = id(cls.node)
-        if key not in self._initialized:
-            names: set[str] = set()
+        if key not in self._init_values:
+            found: dict[str, list[tuple[FunctionInfo, ast.expr | None]]] = {}
             for klass in cls.mro():
                 init = klass.methods.get("__init__")
                 if init is None:
                     continue
                 for node in ast.walk(init.node):
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if isinstance(target, ast.Attribute) and init.is_self(target.value):
+                                found.setdefault(target.attr, []).append((init, node.value))
                     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and init.is_self(node.value):
-                        names.add(node.attr)
+                        found.setdefault(node.attr, [])  # also bound by unpacking or in place
                     elif (
                         isinstance(node, ast.Call)
                         and isinstance(node.func, ast.Attribute)
@@ -174,28 +180,24 @@ class ModuleAnalysis:
                         and isinstance(node.args[0], ast.Constant)
                         and isinstance(node.args[0].value, str)
                     ):
-                        names.add(node.args[0].value)
-            self._initialized[key] = frozenset(names)
-        return self._initialized[key]
+                        found.setdefault(node.args[0].value, []).append((init, None))
+            self._init_values[key] = found
+        return self._init_values[key]
 
     def constructors(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
         """`self.<name> = Ctor(...)` in `__init__` → {name: {qualified Ctor}} (a same-file class by
         its own name; "?" for any value that is not such a call): what calling `self.<name>` runs."""
         key = id(cls.node)
         if key not in self._constructors:
-            found: dict[str, set[str]] = {}
-            for klass in cls.mro():
-                init = klass.methods.get("__init__")
-                if init is None:
-                    continue
-                probe = FunctionAnalysis(self, init, with_parameters=False)
-                for node in ast.walk(init.node):
-                    if not isinstance(node, ast.Assign):
-                        continue
-                    for target in node.targets:
-                        if isinstance(target, ast.Attribute) and init.is_self(target.value):
-                            found.setdefault(target.attr, set()).add(_constructor(node.value, probe, self.index))
-            self._constructors[key] = {name: frozenset(ctors) for name, ctors in found.items()}
+            probes: dict[int, FunctionAnalysis] = {}
+            table: dict[str, frozenset[str]] = {}
+            for name, values in self.init_values(cls).items():
+                ctors = set()
+                for init, value in values:
+                    probe = probes.setdefault(id(init.node), FunctionAnalysis(self, init, with_parameters=False))
+                    ctors.add(_constructor(value, probe, self.index) if value is not None else "?")
+                table[name] = frozenset(ctors)
+            self._constructors[key] = table
         return self._constructors[key]
 
     def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]:
@@ -797,7 +799,7 @@ class FunctionAnalysis:
 
 
 
-def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -> str:
+def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -> str:  # "?" unless `Ctor(...)`
     if isinstance(value, ast.Call):
         if isinstance(value.func, ast.Name) and value.func.id in index.classes and value.func.id not in probe.shadowed_names:
             return value.func.id

@@ -39,3 +39,12 @@ def is_warning(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 def is_message(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     return is_print(call, analysis) or is_logging(call, analysis) or is_warning(call, analysis)
+
+
+def is_replayed(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A call of a module-level function registered as reorderable: a message already deferred."""
+    func = call.func
+    if not isinstance(func, ast.Name) or func.id in analysis.shadowed_names:
+        return False
+    function = analysis.index.functions.get(func.id)
+    return function is not None and id(function.node) in analysis.module.regions.replayed

@@ -258,31 +258,26 @@ def _logger_owner(receiver: ast.expr, analysis: FunctionAnalysis, ctx: FixContex
 
 def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
     """The text of `logging.getLogger("m")` when `__init__` sets `self.<attribute>` to exactly that
-    (a factory with constant or `__name__` arguments), else None."""
+    (a factory with constant or `__name__` arguments, reachable by the same name at module level),
+    else None."""
     method = analysis.function.method if analysis.function else None
     owner = method.owner if method is not None else None
     if owner is None:
         return None
-    init = owner.find_method("__init__")
-    if init is None:
+    values = analysis.module.init_values(owner).get(attribute, [])
+    if len(values) != 1 or not isinstance(values[0][1], ast.Call):
         return None
-    texts = set()
-    for node in ast.walk(init.node):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Attribute) and t.attr == attribute and init.is_self(t.value) for t in node.targets
-        ):
-            value = node.value
-            if not isinstance(value, ast.Call) or value.keywords or not all(
-                (isinstance(a, ast.Constant) and isinstance(a.value, str)) or (isinstance(a, ast.Name) and a.id == "__name__")
-                for a in value.args
-            ):
-                return None
-            if not is_logger_factory(analysis.index.qualified_name(value.func, init.local_names)):
-                return None
-            if not isinstance(value.func, (ast.Name, ast.Attribute)) or analysis.index.qualified_name(value.func) is None:
-                return None  # the factory must be reachable by the same name at module level
-            texts.add(ctx.segment(value))
-    return texts.pop() if len(texts) == 1 else None
+    init, value = values[0]
+    assert isinstance(value, ast.Call)
+    constant_arguments = all(
+        (isinstance(a, ast.Constant) and isinstance(a.value, str)) or (isinstance(a, ast.Name) and a.id == "__name__")
+        for a in value.args
+    )
+    if value.keywords or not constant_arguments or not is_logger_factory(analysis.index.qualified_name(value.func, init.local_names)):
+        return None
+    if analysis.index.qualified_name(value.func) is None:
+        return None  # the factory is not reachable under that name at module level
+    return ctx.segment(value)
 
 
 def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:

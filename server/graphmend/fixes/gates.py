@@ -31,7 +31,7 @@ from ..inference import FunctionAnalysis, Kind
 from ..source import Position, Range
 from . import conditions, flow
 from .base import FixContext, Refusal
-from ..messages import is_message
+from ..messages import is_message, is_replayed
 from .purity import call_impurity, dotted, draws_random, impurity
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
@@ -387,7 +387,7 @@ class _Gate:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 call = stmt.value
                 func = call.func
-                if is_message(call, self.analysis) or self._replayed(call):
+                if is_message(call, self.analysis) or is_replayed(call, self.analysis):
                     for argument in [*call.args, *(k.value for k in call.keywords)]:
                         self._check_expression(argument)
                     self._note("its messages (print, logging, warnings) appear for a skipped layer too")
@@ -411,14 +411,6 @@ class _Gate:
         """`name` collects per-layer outputs (`all_attentions += (a,)`): a skipped layer adds one too."""
         when = f" (with `{guard}`)" if guard else ""
         self._note(f"`{name}` gets an entry for a skipped layer too{when}")
-
-    def _replayed(self, call: ast.Call) -> bool:
-        """A call of a module-level function registered as reorderable (a deferred message)."""
-        func = call.func
-        if not isinstance(func, ast.Name) or func.id in self.analysis.shadowed_names:
-            return False
-        function = self.ctx.index.functions.get(func.id)
-        return function is not None and id(function.node) in self.analysis.module.regions.replayed
 
     def _check_expression(self, expr: ast.expr) -> None:
         for node in ast.walk(expr):

@@ -22,7 +22,7 @@ import libcst as cst
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
-from ..messages import is_message
+from ..messages import is_message, is_replayed
 from . import conditions, flow
 from .base import FixContext, Refusal
 from .deferral import _Refuse as _NoDeferral
@@ -496,7 +496,7 @@ class _Predicator:
             self._unsafe("a lazily created attribute would be created even when its branch is not taken")
             arm.output.append(self._rename(cst_stmt, arm))  # type: ignore[arg-type]
             return
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self._replayed(stmt.value):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and is_replayed(stmt.value, self.analysis):
             for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
                 self._check(argument, guarded)
             small = _only_small(cst_stmt)
@@ -597,7 +597,7 @@ class _Predicator:
         if arm.stores.setdefault(key, store) != store:
             raise _Refuse(f"a branch stores `{key}` in two different ways")
         method = self.function.method
-        if method is None or method.owner is None or attribute not in self.analysis.module.initialized_attributes(method.owner):
+        if method is None or method.owner is None or attribute not in self.analysis.module.init_values(method.owner):
             raise _Refuse(f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists")
         if key not in arm.mapping:
             arm.mapping[key] = self.ctx.fresh_name(f"{attribute}_{arm.suffix}")
@@ -646,14 +646,6 @@ class _Predicator:
         if method is None or method.owner is None:
             return {}
         return self.analysis.module.class_attributes(method.owner)
-
-    def _replayed(self, call: ast.Call) -> bool:
-        """A call of a module-level function registered as reorderable (a deferred print or log)."""
-        func = call.func
-        if not isinstance(func, ast.Name) or func.id in self.analysis.shadowed_names:
-            return False
-        function = self.ctx.index.functions.get(func.id)
-        return function is not None and id(function.node) in self.analysis.module.regions.replayed
 
     def _next_is_return(self, arm: _Arm, stmt: ast.stmt) -> bool:
         index = arm.body.index(stmt)
@@ -746,17 +738,13 @@ class _Predicator:
         return lines
 
     def _initial_value(self, store: _Store | None) -> ast.expr | None:
-        """What `__init__` assigns to a stored attribute, when that is its only value in the class
-        besides the branches' (so a number literal there makes the attribute a number)."""
+        """What `__init__` assigns to a stored attribute, when that is its one value there (so a
+        number literal there makes the attribute a number)."""
         method = self.function.method
         if store is None or method is None or method.owner is None:
             return None
-        init = method.owner.find_method("__init__")
-        values = [
-            node.value for node in ast.walk(init.node) if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Attribute) and t.attr == store.attribute and init.is_self(t.value) for t in node.targets)
-        ] if init is not None else []
-        return values[0] if len(values) == 1 else None
+        values = self.analysis.module.init_values(method.owner).get(store.attribute, [])
+        return values[0][1] if len(values) == 1 else None
 
     def _old_kind(self, name: str, store: _Store | None) -> Kind:
         """The kind of what a name or stored attribute holds before the `if`."""
