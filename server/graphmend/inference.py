@@ -599,6 +599,20 @@ class FunctionAnalysis:
             return self.is_data_dependent(test.operand)
         return self.kind(test) in _TENSORISH
 
+    def ends_in_error(self, body: list[ast.stmt]) -> bool:
+        """A block that ends in `raise` or `torch._assert(False, ...)`: it runs only on the way to an error."""
+        last = body[-1] if body else None
+        if isinstance(last, ast.Raise):
+            return True
+        return (
+            isinstance(last, ast.Expr)
+            and isinstance(last.value, ast.Call)
+            and self.qualified_name(last.value.func) == "torch._assert"
+            and bool(last.value.args)
+            and isinstance(last.value.args[0], ast.Constant)
+            and last.value.args[0].value is False
+        )
+
     def constant_under_compile(self, test: ast.expr) -> bool | None:
         """`torch.compiler.is_compiling()` is True while Dynamo traces; `not ...` is False."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -748,7 +762,14 @@ class FunctionAnalysis:
                 self._block(stmt.orelse)
             else:
                 when_true, when_false = self._narrowing(stmt.test)
-                self._merge(self._branch(stmt.body, when_true), self._branch(stmt.orelse, when_false))
+                visitor = self.visitor
+                if self.ends_in_error(stmt.body) and not stmt.orelse:
+                    self.visitor = None  # the way to an exception: what breaks there does not matter
+                try:
+                    body = self._branch(stmt.body, when_true)
+                finally:
+                    self.visitor = visitor
+                self._merge(body, self._branch(stmt.orelse, when_false))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             visit(stmt.iter)
             element = self._iteration_kind(stmt.iter)

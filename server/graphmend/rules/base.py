@@ -49,19 +49,10 @@ def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
     if not all(isinstance(t, ast.Name) for t in targets):
         return False
     prepared = {t.id for t in targets}  # type: ignore[union-attr]
+    inside = {id(m) for b in node.body for m in ast.walk(b)}
     if prepared and analysis.function is not None and any(
-        isinstance(n, ast.Name) and n.id in prepared and isinstance(n.ctx, ast.Load)
+        isinstance(n, ast.Name) and n.id in prepared and isinstance(n.ctx, ast.Load) and id(n) not in inside
         for n in ast.walk(analysis.function.node)
-        if not any(n is m for b in node.body for m in ast.walk(b))
     ):
         return False  # a prepared name is read after the check: it is not only the message
-    if isinstance(stmt, ast.Raise):
-        return True
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and analysis.qualified_name(stmt.value.func) == "torch._assert"
-        and bool(stmt.value.args)
-        and isinstance(stmt.value.args[0], ast.Constant)
-        and stmt.value.args[0].value is False
-    )
+    return analysis.ends_in_error([stmt])
