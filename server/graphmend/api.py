@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import os
-import re
+import stat
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
@@ -31,6 +31,8 @@ __all__ = [
     "SourceError",
     "check_paths",
     "check_source",
+    "Skipped",
+    "discover",
     "discover_python_files",
     "fix_file",
     "fix_source",
@@ -68,9 +70,18 @@ def read_source(path: Path) -> str:
 def _read_source(path: Path) -> tuple[str, str]:
     """The text and the encoding it was decoded with."""
     try:
-        data = path.read_bytes()
+        # Non-blocking open, then a check on what was opened: a FIFO named `x.py` (or one swapped in
+        # after discovery) is refused instead of blocking forever.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
         raise SourceError(f"cannot read: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise SourceError(_unreadable_kind(path) or "not a regular file")
+        try:
+            data = handle.read()
+        except OSError as error:
+            raise SourceError(f"cannot read: {error.strerror or error}") from None
     if b"\x00" in data:
         raise SourceError("binary file (contains NUL bytes), not Python source")
     try:
@@ -105,25 +116,75 @@ def check_file(path: Path, settings: Settings, cache: Cache | None = None) -> Fi
     return FileResult(path, tuple(diagnostics))
 
 
-def discover_python_files(paths: Iterable[Path]) -> Iterator[Path]:
-    """Python files under `paths`, recursively, skipping VCS, virtualenv, cache and build folders.
+@dataclass(frozen=True)
+class Skipped:
+    """A path that looked like a Python file but was left alone, and why."""
 
-    A file named explicitly is always included, whatever its suffix.
+    path: Path
+    reason: str
+
+
+def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Skipped]]:
+    """The Python files under `paths` (recursively, skipping VCS, virtualenv, cache and build
+    folders), and what was passed over with its reason.
+
+    Only regular files are read: a FIFO, socket or device named `x.py` would block or never end. A
+    symbolic link is followed when its target lies inside one of `paths` (like Black), and reported
+    once, under the target's own path when that is found too; a link out of the tree is skipped. A
+    file named explicitly is always included, whatever its suffix, when it is a regular file.
     """
+    roots = [Path(os.path.realpath(p)) for p in paths]
+    found: dict[str, Path] = {}  # real path → the path it is reported under
+    skipped: list[Skipped] = []
+
+    def consider(path: Path, explicit: bool) -> None:
+        reason = _unreadable_kind(path)
+        if reason is not None:
+            skipped.append(Skipped(path, reason))
+            return
+        real = os.path.realpath(path)
+        if not explicit and path.is_symlink() and not any(_inside(Path(real), root) for root in roots):
+            skipped.append(Skipped(path, f"a symbolic link to {real}, outside the checked tree"))
+            return
+        if real not in found or (found[real].is_symlink() and not path.is_symlink()):
+            found[real] = path
+
     for root in paths:
-        if root.is_file():
-            yield root
-            continue
-        if not root.is_dir():
-            continue
-        for directory, subdirectories, files in os.walk(root):
-            subdirectories[:] = sorted(
-                d for d in subdirectories
-                if d not in SKIPPED_DIRECTORIES and not (Path(directory, d) / "pyvenv.cfg").exists()
-            )
-            for name in sorted(files):
-                if name.endswith((".py", ".pyi")):
-                    yield Path(directory, name)
+        if root.is_dir():
+            for directory, subdirectories, files in os.walk(root):
+                subdirectories[:] = sorted(
+                    d for d in subdirectories
+                    if d not in SKIPPED_DIRECTORIES and not (Path(directory, d) / "pyvenv.cfg").exists()
+                )
+                for name in sorted(files):
+                    if name.endswith((".py", ".pyi")):
+                        consider(Path(directory, name), explicit=False)
+        elif root.exists() or root.is_symlink():
+            consider(root, explicit=True)
+    return list(found.values()), skipped
+
+
+def discover_python_files(paths: Iterable[Path]) -> Iterator[Path]:
+    """The files `discover` finds (what it skips is left out silently)."""
+    yield from discover(paths)[0]
+
+
+def _unreadable_kind(path: Path) -> str | None:
+    """Why `path` is not a regular file graphmend can read, or None when it is one."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a broken symbolic link" if path.is_symlink() else "no such file"
+    except OSError as error:
+        return f"cannot be examined ({error.strerror or error})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a directory" if stat.S_ISDIR(mode) else "a device"
+    return f"not a regular file ({kind})"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def _check_file_job(job: tuple[Path, Settings, Cache | None]) -> FileResult:
@@ -151,7 +212,6 @@ def check_paths(
 
 
 MAX_FIX_ROUNDS = 10
-_LONE_LF = re.compile(r"(?<!\r)\n")
 
 
 @dataclass(frozen=True)
@@ -176,7 +236,6 @@ def fix_source(
     """
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
     current, applied = text, 0
-    crlf = "\r\n" in text
     diagnostics = check_source(current, path, settings)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
@@ -185,8 +244,6 @@ def fix_source(
         if not fixes:
             break
         candidate, count = apply_fixes(current, fixes)
-        if crlf:
-            candidate = _LONE_LF.sub("\r\n", candidate)
         if candidate == current or count == 0:
             break
         try:
@@ -208,7 +265,8 @@ def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool =
         return FixResult(path, "", "", 0, (), error=str(error))
     result = fix_source(text, path, settings, unsafe)
     if write and result.error is None and result.fixed != text:
-        _write_atomically(path, result.fixed, encoding)
+        # Through a symbolic link to the file it names: the link stays a link.
+        _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, encoding)
     return result
 
 

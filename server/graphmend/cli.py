@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
                         help="files or directories (recursive); default: the current directory")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="also say which files were passed over and why (FIFOs, links out of the tree...)")
     parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
     parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to report")
     forward = parser.add_mutually_exclusive_group()
@@ -100,17 +102,28 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _missing_paths(args: argparse.Namespace) -> bool:
-    missing = [str(p) for p in args.paths if not p.exists()]
+    missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
     if missing:
         print(f"graphmend: error: no such file or directory: {', '.join(missing)}", file=sys.stderr)
     return bool(missing)
+
+
+def _files(args: argparse.Namespace) -> list[Path]:
+    """The files to work on; what is passed over is said when it was named, or with --verbose."""
+    files, skipped = api.discover(args.paths)
+    named = {str(p) for p in args.paths}
+    for item in skipped:
+        if args.verbose or str(item.path) in named:
+            print(f"graphmend: {'note' if str(item.path) not in named else 'warning'}: {item.path}: {item.reason}; skipped",
+                  file=sys.stderr)
+    return files
 
 
 def _run_fix(args: argparse.Namespace) -> int:
     if _missing_paths(args):
         return EXIT_ERROR
     try:
-        work = list(api.iter_settings(args.paths, _overrides(args)))
+        work = list(api.iter_settings(_files(args), _overrides(args)))
     except api.SettingsError as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -171,7 +184,7 @@ def _run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         cache_dir = None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
-        results = api.check_paths(args.paths, overrides, jobs=args.jobs, cache_dir=cache_dir)
+        results = api.check_paths(_files(args), overrides, jobs=args.jobs, cache_dir=cache_dir)
     except api.SettingsError as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR

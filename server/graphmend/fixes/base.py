@@ -55,6 +55,21 @@ class FixContext:
         return candidate
 
     @cached_property
+    def indent_unit(self) -> str:
+        """One level of indentation as this file writes it: the first indented block's (a tab, two
+        spaces...), four spaces in a file with none."""
+        for node in ast.walk(self.index.tree):
+            body = getattr(node, "body", None)
+            if isinstance(node, ast.stmt) and isinstance(body, list) and body and body[0].lineno > node.lineno:
+                outer = self.source.lines[node.lineno - 1]
+                inner = self.source.lines[body[0].lineno - 1]
+                outer_indent = outer[: len(outer) - len(outer.lstrip())]
+                inner_indent = inner[: len(inner) - len(inner.lstrip())]
+                if inner_indent.startswith(outer_indent) and len(inner_indent) > len(outer_indent):
+                    return inner_indent[len(outer_indent) :]
+        return "    "
+
+    @cached_property
     def top_level_functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
         return {s.name: s for s in self.index.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
 

@@ -28,6 +28,7 @@ from ..source import Position, Range
 from .base import FixContext, Refusal
 
 MARKER = "graphmend: replayed by torch.compile after the graph runs"
+_LEVEL = "\t"  # leading a line of a helper's body: one more level, written in the file's own indentation
 IN_GRAPH_PRINT = "_higher_order_ops.print"
 
 
@@ -359,12 +360,13 @@ def predicated_helper(base: str, ctx: FixContext, torch_name: str, after: set[st
     """`<base>_if(when, *args)`: replays `<base>(*args)` only if the tensor `when` is true, so a
     deferred message from inside a branch still appears only when that branch would have run.
     It goes after `<base>` (or, for a `<base>` being added, after what `<base>` needs: `after`)."""
-    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n        {base}(*args)"), ctx, torch_name, after)
+    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name, after)
 
 
 def _needed(helper: _Helper, torch_name: str) -> set[str]:
     """Module-level names a helper needs when it is defined, registered or called."""
-    return {torch_name} | {n.id for n in ast.walk(ast.parse(helper.body)) if isinstance(n, ast.Name)}
+    body = "\n".join("    " * (len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper.body.split("\n"))
+    return {torch_name} | {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
 
 
 def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str, after: set[str] = frozenset()) -> tuple[str, TextEdit | None]:  # type: ignore[assignment]
@@ -380,11 +382,13 @@ def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str, after: set[s
         name = f"{helper.name}_{number}"
     # Disabled for Dynamo: when the call is replayed after the graph, Dynamo must not try to
     # compile the helper's own frame (that would log a break on the print inside it).
+    unit = ctx.indent_unit
+    body = "\n".join(unit * (1 + len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper.body.split("\n"))
     code = (
         f"\n\n\n@{torch_name}.compiler.disable\n"
         f"def {name}({helper.parameters}):\n"
-        f'    """{MARKER} (torch._dynamo reorderable_logging_functions)."""\n'
-        f"    {helper.body}\n\n\n"
+        f'{unit}"""{MARKER} (torch._dynamo reorderable_logging_functions)."""\n'
+        f"{body}\n\n\n"
         f"{torch_name}._dynamo.config.reorderable_logging_functions.add({name})"
     )
     end = _end(ctx, _anchor(ctx, _needed(helper, torch_name) | set(after)))

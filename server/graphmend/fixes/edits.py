@@ -13,18 +13,31 @@ def _offset(source: SourceText, position: Position, line_starts: list[int]) -> i
     return line_starts[line] + position.character
 
 
-def _line_starts(source: SourceText) -> list[int]:
-    starts, offset = [], 0
+def _line_starts(source: SourceText) -> tuple[list[int], list[str]]:
+    """Where each line starts, and the line break that ends it ("" for the last line)."""
+    starts, breaks, offset = [], [], 0
     text = source.text
     for line in source.lines:
         starts.append(offset)
         offset += len(line)
-        # the line break that followed (\r\n, \r or \n), if any
         if text.startswith("\r\n", offset):
+            breaks.append("\r\n")
             offset += 2
         elif offset < len(text):
+            breaks.append(text[offset])
             offset += 1
-    return starts
+        else:
+            breaks.append("")
+    return starts, breaks
+
+
+def _line_break_at(line: int, breaks: list[str]) -> str:
+    """The line break new lines written at `line` take: that line's own, or the nearest one before
+    it (so untouched lines keep theirs, and a file with mixed endings stays as mixed as it was)."""
+    for index in range(min(line, len(breaks) - 1), -1, -1):
+        if breaks[index]:
+            return breaks[index]
+    return next((b for b in breaks if b), "\n")
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
@@ -34,12 +47,16 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     function inserted once) count once.
     """
     source = SourceText(text)
-    starts = _line_starts(source)
+    starts, breaks = _line_starts(source)
     chosen: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int, str]] = set()
     applied = 0
     for fix in fixes:
-        spans = [(_offset(source, e.range.start, starts), _offset(source, e.range.end, starts), e.new_text) for e in fix.edits]
+        spans = [
+            (_offset(source, e.range.start, starts), _offset(source, e.range.end, starts),
+             e.new_text.replace("\n", _line_break_at(e.range.start.line, breaks)))
+            for e in fix.edits
+        ]
         fresh = [s for s in spans if s not in seen]
         if any(_overlaps(span, other) for span in fresh for other in chosen):
             continue

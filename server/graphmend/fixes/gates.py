@@ -534,7 +534,7 @@ class _Gate:
         where = f"{self.torch}.where({self.flag}, {name}, {name} {operator} ({value}))"
         if not self.may_be_none:
             return [f"{indent}{name} = {where}"]
-        unit = "    " if not indent.startswith("\t") else "\t"
+        unit = self.ctx.indent_unit
         original = lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno]
         return [f"{indent}if {self.flag} is None:", *(unit + line for line in original), f"{indent}else:", f"{indent}{unit}{name} = {where}"]
 
