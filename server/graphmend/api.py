@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .cache import Cache
-from .checker import SYNTAX_ERROR_CODE, check_text
+from .checker import SYNTAX_ERROR_CODE, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
 from .rules import RULES, RULES_BY_CODE
@@ -38,6 +38,7 @@ __all__ = [
     "fix_source",
     "read_source",
     "settings_for",
+    "too_large",
 ]
 
 SKIPPED_DIRECTORIES = frozenset(
@@ -60,6 +61,11 @@ class FileResult:
 def check_source(text: str, path: Path | None = None, settings: Settings | None = None) -> list[Diagnostic]:
     """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code."""
     return check_text(text, path, settings)
+
+
+def too_large(text: str, settings: Settings) -> bool:
+    """Whether the text is over `max-file-size-kb`: not analysed (check_source gives one GM002 note)."""
+    return over_size_limit(text, settings) is not None
 
 
 def read_source(path: Path) -> str:

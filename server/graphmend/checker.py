@@ -15,11 +15,17 @@ from .settings import Settings
 from .source import Position, Range, SourceText
 
 SYNTAX_ERROR_CODE = "GM001"
+TOO_LARGE_CODE = "GM002"  # the file is over `max-file-size-kb`: not analysed, one note says so
+NOT_ANALYSED_CODES = frozenset({SYNTAX_ERROR_CODE, TOO_LARGE_CODE})
 
 
 def check_text(text: str, path: Path | None = None, settings: Settings | None = None) -> list[Diagnostic]:
-    """All diagnostics for one file's text; never raises for bad input (it reports GM001)."""
+    """All diagnostics for one file's text; never raises for bad input (it reports GM001), and
+    analyses nothing over the size limit (one GM002 note, at once)."""
     settings = settings or Settings()
+    size = over_size_limit(text, settings)
+    if size is not None:
+        return [_too_large(size, settings)] if settings.is_enabled(TOO_LARGE_CODE) else []
     source = SourceText(text)
     try:
         tree = ast.parse(source.code, filename=str(path or "<unknown>"))
@@ -148,6 +154,27 @@ def _syntax_error(source: SourceText, error: SyntaxError) -> Diagnostic:
         message=f"SyntaxError: {error.msg}; graphmend cannot analyse this file until it parses",
         severity=Severity.ERROR,
         range=Range(Position(line, column), Position(end_line, end_column)),
+    )
+
+
+def over_size_limit(text: str, settings: Settings) -> int | None:
+    """The text's size in bytes when it is over `max-file-size-kb`, else None (cheap for small texts)."""
+    limit = settings.max_file_size_kb * 1024
+    if not limit or len(text) * 4 <= limit:  # a character is at most four bytes
+        return None
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    return size if size > limit else None
+
+
+def _too_large(size: int, settings: Settings) -> Diagnostic:
+    origin = Position(0, 0)
+    megabytes = f"{size / 2**20:.1f} MB"
+    limit = f"{settings.max_file_size_kb} KB"
+    return Diagnostic(
+        code=TOO_LARGE_CODE,
+        message=f"File too large to analyse: {megabytes}, over the {limit} limit (setting `max-file-size-kb`, 0 for none); graphmend skipped it",
+        severity=Severity.INFORMATION,
+        range=Range(origin, origin),
     )
 
 

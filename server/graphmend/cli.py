@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__, api
-from .checker import SYNTAX_ERROR_CODE
+from .checker import NOT_ANALYSED_CODES
 from .diagnostics import Applicability, Diagnostic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -206,8 +206,8 @@ def _plural(count: int, noun: str) -> str:
 
 
 def _summary(findings: list[tuple[Path, Diagnostic]], files: int) -> str:
-    unparsable = len({path for path, d in findings if d.code == SYNTAX_ERROR_CODE})
-    breaks = sum(d.code != SYNTAX_ERROR_CODE for _, d in findings)
+    unparsable = len({path for path, d in findings if d.code in NOT_ANALYSED_CODES})
+    breaks = sum(d.code not in NOT_ANALYSED_CODES for _, d in findings)
     found = [_plural(breaks, "graph break")] if breaks else []
     if unparsable:
         found.append(_plural(unparsable, "file") + " that could not be analysed")

@@ -1,4 +1,5 @@
-"""User settings: which codes run, and whether every nn.Module.forward counts as compiled.
+"""User settings: which codes run, whether every nn.Module.forward counts as compiled, and the
+largest file graphmend analyses.
 
 Read from `[tool.graphmend]` in the nearest pyproject.toml; command-line flags and editor
 settings override them. Code selection works like Ruff's: the most specific prefix wins.
@@ -22,7 +23,10 @@ _KNOWN_KEYS = {
     "ignore": "ignore",
     "module-forward-is-compiled": "module_forward_is_compiled",
     "module_forward_is_compiled": "module_forward_is_compiled",
+    "max-file-size-kb": "max_file_size_kb",
+    "max_file_size_kb": "max_file_size_kb",
 }
+DEFAULT_MAX_FILE_SIZE_KB = 4096  # the largest model files of transformers are about 250 KB
 
 
 class SettingsError(ValueError):
@@ -34,6 +38,7 @@ class Settings:
     select: tuple[str, ...] = DEFAULT_SELECT
     ignore: tuple[str, ...] = ()
     module_forward_is_compiled: bool = True
+    max_file_size_kb: int = DEFAULT_MAX_FILE_SIZE_KB  # larger files get one GM002 note, no analysis; 0: no limit
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -68,6 +73,10 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             raise SettingsError(f"{origin}: unknown setting `{key}` (known: {known})")
         if attribute in ("select", "ignore"):
             values[attribute] = _code_list(value, key, origin)
+        elif attribute == "max_file_size_kb":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise SettingsError(f"{origin}: `{key}` must be a whole number of kilobytes (0: no limit)")
+            values[attribute] = value
         elif not isinstance(value, bool):
             raise SettingsError(f"{origin}: `{key}` must be true or false")
         else:

@@ -19,6 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level)
+    from .protocol import Utf8CheckingInput
     from .server import server  # imported late so --help/--version work without the LSP stack
 
     if args.tcp:
@@ -27,8 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--tcp expects HOST:PORT, e.g. 127.0.0.1:2087")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io()
-    return 0
+        server.start_io(stdin=Utf8CheckingInput(sys.stdin.buffer))  # type: ignore[arg-type]
+    return server.protocol.exit_code  # type: ignore[attr-defined]  # 1 for `exit` without `shutdown`
 
 
 if __name__ == "__main__":

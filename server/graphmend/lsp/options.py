@@ -17,6 +17,8 @@ _SETTING_KEYS = {
     "moduleForwardIsCompiled": "module-forward-is-compiled",
     "module-forward-is-compiled": "module-forward-is-compiled",
     "module_forward_is_compiled": "module-forward-is-compiled",
+    "maxFileSizeKb": "max-file-size-kb",
+    "max-file-size-kb": "max-file-size-kb",
 }
 _SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds"}
 

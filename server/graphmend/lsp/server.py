@@ -29,6 +29,7 @@ from ..fixes import apply_fixes
 from ..rules import RULES_BY_CODE
 from ..source import Position, Range
 from .options import EditorOptions, parse_options
+from .protocol import GraphmendProtocol
 from .worker import Analysis, analyse
 
 SOURCE = "graphmend"
@@ -48,7 +49,8 @@ log = logging.getLogger("graphmend.lsp")
 
 class GraphmendServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=GraphmendProtocol)
         self.options = EditorOptions()
         self.results: dict[str, Analysis] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
@@ -120,7 +122,11 @@ class GraphmendServer(LanguageServer):
         return analyse(document.source, document.version, _path(uri), self.settings_for(_path(uri)))
 
     def current(self, uri: str) -> Analysis | None:
-        """The analysis of the document's current version, computing it if needed."""
+        """The analysis of the document's current version, computing it if needed; None for a
+        document the client has not opened (nothing is read from disk behind the editor's back:
+        the path may not exist, or be a FIFO that would block)."""
+        if uri not in self.workspace.text_documents:
+            return None
         document = self.workspace.get_text_document(uri)
         cached = self.results.get(uri)
         if cached is not None and cached.version == document.version and cached.text == document.source:
@@ -145,7 +151,10 @@ class GraphmendServer(LanguageServer):
             text, version = document.source, document.version
             path = _path(uri)
             settings = self.settings_for(path)
-            result = await self.analyse_in_worker(text, version, path, settings)
+            if api.too_large(text, settings):
+                result = analyse(text, version, path, settings)  # refused at once: the text never goes to the worker
+            else:
+                result = await self.analyse_in_worker(text, version, path, settings)
             latest = self.workspace.get_text_document(uri)
             if latest.version != version or latest.source != text or uri not in self.workspace.text_documents:
                 return  # the document moved on (or closed): a newer run will publish
@@ -490,7 +499,7 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
-    result = ls.results.get(uri) or ls.current(uri)
+    result = ls.current(uri)
     if result is None:
         return None
     position = ls.from_position(uri, result.lines, params.position)

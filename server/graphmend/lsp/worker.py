@@ -27,4 +27,6 @@ class Analysis:
 
 
 def analyse(text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
+    if api.too_large(text, settings):  # at most one note, at the start: the first line is all positions need
+        return Analysis(version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings)
     return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
