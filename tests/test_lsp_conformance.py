@@ -187,3 +187,114 @@ def test_duplicate_opens_and_changes_to_unopened_documents(client: RawClient) ->
         "contentChanges": [{"text": "x = 1\n"}],
     })
     assert client.request("textDocument/hover", _hover(uri, 9, 8))["result"] is not None
+
+
+# ---------------------------------------------------------------------- malformed requests
+
+_OPEN_URI = "file:///tmp/graphmend-conformance/figure1.py"
+_POSITION = {"line": 0, "character": 0}
+_RANGE = {"start": _POSITION, "end": _POSITION}
+MALFORMED: list[tuple[str, Any]] = [
+    ("textDocument/hover", {}),
+    ("textDocument/hover", {"textDocument": {"uri": _OPEN_URI}}),
+    ("textDocument/hover", {"textDocument": {"uri": 7}, "position": _POSITION}),
+    ("textDocument/hover", {"textDocument": {"uri": _OPEN_URI}, "position": {"line": "one", "character": 0}}),
+    ("textDocument/hover", {"textDocument": {"uri": _OPEN_URI}, "position": {"line": 10**9, "character": 10**9}}),
+    ("textDocument/hover", {"textDocument": {"uri": _OPEN_URI}, "position": {"line": 2**31, "character": 0}}),
+    ("textDocument/hover", {"textDocument": {"uri": _OPEN_URI}, "position": {"line": 0, "character": -5}}),
+    ("textDocument/hover", {"textDocument": {"uri": "not a uri"}, "position": _POSITION}),
+    ("textDocument/hover", [1, 2, 3]),
+    ("textDocument/hover", None),
+    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE}),
+    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": {"start": {"line": 9, "character": 0}, "end": {"line": 2, "character": 0}}, "context": {"diagnostics": []}}),
+    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": {"start": _POSITION, "end": {"line": 10**9, "character": 0}}, "context": {"diagnostics": []}}),
+    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE, "context": {"diagnostics": [{"range": _RANGE, "message": "x", "source": "graphmend", "code": "GM101", "data": {"index": 10**6}}]}}),
+    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE, "context": {"diagnostics": "none"}}),
+    ("codeAction/resolve", {"title": "x", "data": {"uri": _OPEN_URI, "index": 10**6, "version": 1}}),
+    ("codeAction/resolve", {"title": "x", "data": "garbage"}),
+    ("codeAction/resolve", {}),
+    ("textDocument/diagnostic", {"textDocument": {"uri": "file:///never/opened.py"}}),
+    ("textDocument/diagnostic", {}),
+    ("workspace/executeCommand", {"command": "graphmend.applyAllFixes", "arguments": []}),
+    ("workspace/executeCommand", {"command": "graphmend.applyAllFixes", "arguments": [42]}),
+    ("workspace/executeCommand", {"command": "graphmend.showFixDiff", "arguments": ["file:///never/opened.py"]}),
+    ("workspace/executeCommand", {"command": "graphmend.verify", "arguments": [{"uri": 3}]}),
+    ("workspace/executeCommand", {"command": "graphmend.noSuchCommand", "arguments": []}),
+    ("workspace/executeCommand", {}),
+    ("textDocument/documentSymbol", {"textDocument": {"uri": _OPEN_URI}}),
+]
+
+
+def test_every_malformed_request_gets_a_response_and_the_server_keeps_serving(client: RawClient) -> None:
+    client.initialize()
+    client.open(_OPEN_URI, FIGURE1)
+    assert client.notification("textDocument/publishDiagnostics")["params"]["diagnostics"]
+    unanswered = []
+    for method, params in MALFORMED:
+        client.next_id += 1
+        client.send({"id": client.next_id, "method": method, **({} if params is None else {"params": params})})
+        try:
+            answer = client.response(client.next_id)
+        except pytest.fail.Exception:
+            unanswered.append((method, params))
+            continue
+        assert ("result" in answer) != ("error" in answer), (method, params, answer)
+        if "error" in answer:
+            assert answer["error"]["code"] in (-32602, -32601, -32600, -32603) and answer["error"]["message"], answer
+    assert not unanswered
+    assert client.request("textDocument/hover", _hover(_OPEN_URI, 9, 8))["result"] is not None
+    client.notify("textDocument/didChange", {"textDocument": {"uri": _OPEN_URI, "version": 2},
+                                             "contentChanges": [{"text": FIGURE1 + "\n"}]})
+    assert [d["code"] for d in client.notification("textDocument/publishDiagnostics")["params"]["diagnostics"]] == ["GM101"]
+
+
+# ---------------------------------------------------------------------- no process outlives the server
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is `pid` (Linux /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "stdin closed", "exit"])
+def test_no_process_outlives_the_server(client: RawClient, how: str) -> None:
+    client.initialize()
+    client.open(_OPEN_URI, FIGURE1)
+    client.notification("textDocument/publishDiagnostics")  # the worker has run
+    children = _children(client.process.pid)
+    assert children, "the analysis worker should be running"
+    if how == "exit":
+        client.request("shutdown")
+        client.notify("exit")
+    elif how == "stdin closed":
+        assert client.process.stdin is not None
+        client.process.stdin.close()
+    else:
+        os.kill(client.process.pid, getattr(__import__("signal"), how))
+    client.process.wait(TIMEOUT)
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and any(_alive(pid) for pid in children):
+        time.sleep(0.05)
+    left = [pid for pid in children if _alive(pid)]
+    for pid in left:
+        os.kill(pid, 9)
+    assert not left, f"{len(left)} process(es) outlived the server ({how})"
+    if how == "SIGTERM":
+        assert client.process.returncode == 1  # like `exit` without `shutdown`

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from typing import Sequence
 
@@ -22,6 +24,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .protocol import Utf8CheckingInput
     from .server import server  # imported late so --help/--version work without the LSP stack
 
+    def terminate(signum: int, frame: object) -> None:
+        """SIGTERM (an editor giving up on the server) ends it as `exit` would: 0 after `shutdown`,
+        else 1, the analysis worker stopped first. At once: a normal interpreter exit would wait
+        for the thread blocked reading stdin."""
+        server.close_worker()
+        sys.stderr.flush()
+        os._exit(0 if server.protocol._shutdown else 1)  # type: ignore[attr-defined]
+
+    signal.signal(signal.SIGTERM, terminate)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():

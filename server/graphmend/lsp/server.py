@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import multiprocessing
 import logging
+import multiprocessing
+import os
 import re
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -30,7 +31,7 @@ from ..rules import RULES_BY_CODE
 from ..source import Position, Range
 from .options import EditorOptions, parse_options
 from .protocol import GraphmendProtocol
-from .worker import Analysis, analyse
+from .worker import Analysis, analyse, warm_up, watch_parent
 
 SOURCE = "graphmend"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.graphmend"
@@ -171,14 +172,21 @@ class GraphmendServer(LanguageServer):
             if self.pending.get(uri) is asyncio.current_task():
                 del self.pending[uri]
 
+    def worker(self) -> ProcessPoolExecutor:
+        """The analysis worker, started (and warmed: graphmend imported, one tiny analysis run) if
+        none is running."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=watch_parent, initargs=(os.getpid(),))
+            self._analyses = 0
+            self._pool.submit(warm_up)
+        return self._pool
+
     async def analyse_in_worker(self, text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
         """Analyse in the worker process; if it died (killed, out of memory), start a new one and
         analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
         loop = asyncio.get_running_loop()
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-            self._analyses = 0
-        pool = self._pool
+        pool = self.worker()
         try:
             future = loop.run_in_executor(pool, analyse, text, version, path, settings)
             self._analyses += 1
@@ -194,6 +202,11 @@ class GraphmendServer(LanguageServer):
                 self._pool = None
             pool.shutdown(wait=False, cancel_futures=True)
             return await loop.run_in_executor(self.executor, analyse, text, version, path, settings)
+
+    def shutdown(self) -> None:
+        """The end of the process, however it comes (`exit`, stdin closed, SIGTERM): the worker goes too."""
+        self.close_worker()
+        super().shutdown()
 
     def close_worker(self) -> None:
         if self._pool is not None:
@@ -305,6 +318,14 @@ server = GraphmendServer()
 @server.feature(types.INITIALIZE)
 def initialize(ls: GraphmendServer, params: types.InitializeParams) -> None:
     ls.options = parse_options(params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: GraphmendServer, params: types.InitializedParams) -> None:
+    """Start the worker now, so the first didOpen does not pay its start-up; with no document
+    opened within the idle time it stops again."""
+    ls.worker()
+    ls.documents_changed()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
