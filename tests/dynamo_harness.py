@@ -252,6 +252,86 @@ def measure(path: pathlib.Path) -> tuple[set[Break], int]:
     return breaks, graphs
 
 
+PROJECTS_DIR = pathlib.Path(__file__).resolve().parent / "dynamo_projects"
+
+
+@dataclass(frozen=True)
+class ProjectBreak:
+    file: str  # path relative to the project folder
+    line: int
+    reason_id: str
+
+
+def _project_file(name: str, folder: pathlib.Path) -> str | None:
+    try:
+        return pathlib.Path(os.path.realpath(name)).relative_to(folder).as_posix()
+    except ValueError:
+        return None
+
+
+def parse_project_record(message: str, folder: pathlib.Path) -> ProjectBreak | None:
+    """One graph-break message as a break in a file of the project at `folder`: the file Dynamo
+    names, or the deepest frame of the project in the user stack when it names another file."""
+    lines = message.splitlines()
+    header = _HEADER_RE.match(lines[0]) if lines else None
+    if header is None:
+        return None
+    gb_m = _GB_ID_RE.search(message)
+    reason_id = gb_m.group("id") if gb_m else ""
+    file = _project_file(header.group("file"), folder)
+    if file is not None:
+        return ProjectBreak(file, int(header.group("line")), reason_id)
+    found = None
+    for frame in _FRAME_RE.finditer(message):
+        file = _project_file(frame.group("file"), folder)
+        if file is not None:
+            found = ProjectBreak(file, int(frame.group("line")), reason_id)
+    return found
+
+
+def load_project(folder: pathlib.Path) -> types.ModuleType:
+    """Import `<folder name>.main` afresh, with the project's parent folder on sys.path."""
+    name = folder.name
+    for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[module]
+    sys.path.insert(0, str(folder.parent))
+    old_dont_write = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        return importlib.import_module(f"{name}.main")
+    finally:
+        sys.path.remove(str(folder.parent))
+        sys.dont_write_bytecode = old_dont_write
+
+
+def measure_project(folder: pathlib.Path) -> tuple[set[ProjectBreak], int]:
+    """Run a multi-module program; return its break sites (file, line) and the compiled graphs."""
+    folder = pathlib.Path(os.path.realpath(folder))
+    _reset_dynamo()
+    with _silenced():
+        module = load_project(folder)
+        with _capture_graph_breaks() as messages:
+            for args in module.INPUTS:
+                module.ENTRY(*args)
+    graphs = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    breaks = {b for b in (parse_project_record(m, folder) for m in messages) if b is not None}
+    _reset_dynamo()
+    return breaks, graphs
+
+
+def project_folders() -> list[pathlib.Path]:
+    return sorted(p for p in PROJECTS_DIR.iterdir() if (p / "main.py").is_file())
+
+
+def expected_project_breaks(folder: pathlib.Path) -> set[tuple[str, int]]:
+    """(file, line) of every `# dynamo: break` mark in the project's files."""
+    return {
+        (path.relative_to(folder).as_posix(), line)
+        for path in folder.rglob("*.py")
+        for line in expected_break_lines(path)
+    }
+
+
 EXPECT_MARK = re.compile(r"#\s*dynamo:\s*break\b")
 
 

@@ -41,7 +41,7 @@ def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "check", "--output-format", "json", str(FIGURE1))
     assert code == 1
     (item,) = json.loads(out)
-    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix"}
+    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix", "related"}
     assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == ("GM101", 10, 8, 10, 20)
     assert item["severity"] == "warning"
     assert item["fix"] == {"title": "Compute both branches and select with `torch.where`", "applicability": "safe"}
@@ -143,7 +143,7 @@ def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys)
     target.write_text(BROKEN)
     cache = tmp_path / "cache"
     first = run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1]
-    entries = list(cache.rglob("*.json"))
+    entries = list(cache.glob("*/diagnostics/*/*.json"))
     assert len(entries) == 1
     assert run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1] == first
     # A cached result is what is reported: tamper with it to prove the file was not analysed again.

@@ -17,8 +17,12 @@ from .cache import Cache
 from .checker import SYNTAX_ERROR_CODE, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
+from .project import ModuleSummary, Project, summarize
+from .regions import ProjectContext
 from .rules import RULES, RULES_BY_CODE
+from .semantics import module_name_for
 from .settings import Settings, SettingsError, settings_for
+from .source import SourceText
 
 __all__ = [
     "RULES",
@@ -26,17 +30,24 @@ __all__ = [
     "Diagnostic",
     "FileResult",
     "FixResult",
+    "ModuleSummary",
+    "Project",
+    "ProjectContext",
     "Settings",
     "SettingsError",
     "SourceError",
+    "build_project",
     "check_paths",
     "check_source",
+    "context_for",
     "Skipped",
     "discover",
     "discover_python_files",
     "fix_file",
     "fix_source",
+    "project_files",
     "read_source",
+    "summarize_source",
     "settings_for",
     "too_large",
 ]
@@ -58,9 +69,26 @@ class FileResult:
     error: str | None = None  # the file could not be read; nothing was analysed
 
 
-def check_source(text: str, path: Path | None = None, settings: Settings | None = None) -> list[Diagnostic]:
-    """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code."""
-    return check_text(text, path, settings)
+def check_source(
+    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None
+) -> list[Diagnostic]:
+    """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code.
+    `context` is what the rest of the project compiles or calls in this file (`Project.context_for`)."""
+    return check_text(text, path, settings, context)
+
+
+def summarize_source(text: str, path: Path, settings: Settings | None = None) -> ModuleSummary | None:
+    """The file's part of the project graph; None when it is not analysed (too large, unparsable)."""
+    settings = settings or Settings()
+    if over_size_limit(text, settings) is not None:
+        return None
+    source = SourceText(text)
+    try:
+        tree = ast.parse(source.code)
+        return summarize(tree, source, Path(os.path.realpath(path)), module_name_for(path),
+                         settings.module_forward_is_compiled)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def too_large(text: str, settings: Settings) -> bool:
@@ -102,11 +130,12 @@ def _read_source(path: Path) -> tuple[str, str]:
         raise SourceError(f"not valid {error.encoding} text at byte {error.start}") from None
 
 
-def check_file(path: Path, settings: Settings, cache: Cache | None = None) -> FileResult:
+def check_file(path: Path, settings: Settings, cache: Cache | None = None,
+               context: ProjectContext | None = None) -> FileResult:
     key = None
     if cache is not None:
         try:
-            key = cache.key(path, path.read_bytes(), settings)
+            key = cache.key(path, path.read_bytes(), settings, context)
         except OSError:
             key = None
         cached = cache.get(key) if key is not None else None
@@ -116,7 +145,7 @@ def check_file(path: Path, settings: Settings, cache: Cache | None = None) -> Fi
         text = read_source(path)
     except SourceError as error:
         return FileResult(path, error=str(error))
-    diagnostics = check_source(text, path, settings)
+    diagnostics = check_source(text, path, settings, context)
     if cache is not None and key is not None:
         cache.put(key, diagnostics)
     return FileResult(path, tuple(diagnostics))
@@ -193,7 +222,79 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _check_file_job(job: tuple[Path, Settings, Cache | None]) -> FileResult:
+def project_files(files: Iterable[Path]) -> list[Path]:
+    """The files whose summaries make the project of `files`: where Python resolves their imports.
+    For a file in a package, every file of its top-level package; for a file in no package (a
+    script), the modules beside it and the packages beside it, as `sys.path[0]` would see them."""
+    packages: set[Path] = set()
+    scripts: set[Path] = set()
+    for file in files:
+        folder = Path(os.path.realpath(file)).parent
+        if (folder / "__init__.py").is_file():
+            while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+                folder = folder.parent
+            packages.add(folder)
+        else:
+            scripts.add(folder)
+    roots: list[Path] = sorted(packages)
+    for folder in sorted(scripts):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        roots += [e for e in entries if e.name.endswith(".py") or (e.is_dir() and e.name not in SKIPPED_DIRECTORIES
+                                                                   and (e / "__init__.py").is_file())]
+    found = {os.path.realpath(f): f for f in discover(roots)[0]}
+    for file in files:
+        found.setdefault(os.path.realpath(file), file)
+    return list(found.values())
+
+
+def summarize_file(path: Path, settings: Settings, cache: Cache | None = None) -> ModuleSummary | None:
+    key = None
+    if cache is not None:
+        try:
+            key = cache.key(path, path.read_bytes(), settings, None, kind="summary")
+        except OSError:
+            key = None
+        cached = cache.get_summary(key) if key is not None else None
+        if cached is not None:
+            return cached
+    try:
+        text = read_source(path)
+    except SourceError:
+        return None
+    summary = summarize_source(text, path, settings)
+    if cache is not None and key is not None and summary is not None:
+        cache.put_summary(key, summary)
+    return summary
+
+
+def _summarize_job(job: tuple[Path, Settings, Cache | None]) -> ModuleSummary | None:
+    return summarize_file(*job)
+
+
+def build_project(files: Iterable[Path], overrides: Mapping[str, Any] | None = None, jobs: int | None = None,
+                  cache: Cache | None = None) -> Project:
+    """The project of `files` (see `project_files`), summarised on `jobs` processes."""
+    work = [(path, settings, cache) for path, settings in iter_settings(project_files(files), overrides)]
+    return Project(s for s in _map(_summarize_job, work, jobs) if s is not None)
+
+
+def _map(function: Any, work: list[Any], jobs: int | None) -> list[Any]:
+    """`function` over `work`, on a process pool when there is enough of it."""
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(work) < 16:
+        return [function(item) for item in work]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(function, work, chunksize=max(1, len(work) // (jobs * 8))))
+
+
+def context_for(project: Project, path: Path) -> ProjectContext:
+    return project.context_for(os.path.realpath(path))
+
+
+def _check_file_job(job: tuple[Path, Settings, Cache | None, ProjectContext]) -> FileResult:
     return check_file(*job)
 
 
@@ -204,17 +305,16 @@ def check_paths(
     cache_dir: Path | None = None,
 ) -> list[FileResult]:
     """Check every Python file under `paths` with its own pyproject settings plus `overrides`,
-    on `jobs` processes, skipping files whose diagnostics are in the cache at `cache_dir`.
+    on `jobs` processes, skipping files whose diagnostics are in the cache at `cache_dir`. Calls
+    and compile sites across the files' project (`project_files`) count.
 
     Raises SettingsError when a pyproject.toml or an override is invalid.
     """
     cache = Cache(cache_dir) if cache_dir is not None else None
-    work = [(path, settings, cache) for path, settings in iter_settings(paths, overrides)]
-    jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(work) < 16:
-        return [check_file(*job) for job in work]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_check_file_job, work, chunksize=max(1, len(work) // (jobs * 8))))
+    files = list(discover_python_files(paths))
+    project = build_project(files, overrides, jobs, cache)
+    work = [(path, settings, cache, context_for(project, path)) for path, settings in iter_settings(files, overrides)]
+    return _map(_check_file_job, work, jobs)
 
 
 MAX_FIX_ROUNDS = 10
@@ -232,7 +332,8 @@ class FixResult:
 
 
 def fix_source(
-    text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False
+    text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False,
+    context: ProjectContext | None = None,
 ) -> FixResult:
     """Apply fixes until none is left (or MAX_FIX_ROUNDS); never returns text that does not parse,
     and leaves text that does not parse as it is.
@@ -242,7 +343,7 @@ def fix_source(
     """
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
     current, applied = text, 0
-    diagnostics = check_source(current, path, settings)
+    diagnostics = check_source(current, path, settings, context)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
     for _ in range(MAX_FIX_ROUNDS):
@@ -255,21 +356,22 @@ def fix_source(
         try:
             ast.parse(candidate)
         except (SyntaxError, ValueError, RecursionError):
-            return FixResult(path, text, text, 0, tuple(check_source(text, path, settings)),
+            return FixResult(path, text, text, 0, tuple(check_source(text, path, settings, context)),
                              error="a rewrite produced code that does not parse; nothing was changed (please report this)",
                              internal_error=True)
         current, applied = candidate, applied + count
-        diagnostics = check_source(current, path, settings)
+        diagnostics = check_source(current, path, settings, context)
     return FixResult(path, text, current, applied, tuple(diagnostics))
 
 
-def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool = True) -> FixResult:
+def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool = True,
+             context: ProjectContext | None = None) -> FixResult:
     """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed."""
     try:
         text, encoding = _read_source(path)
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
-    result = fix_source(text, path, settings, unsafe)
+    result = fix_source(text, path, settings, unsafe, context)
     if write and result.error is None and result.fixed != text:
         # Through a symbolic link to the file it names: the link stays a link.
         _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, encoding)

@@ -1,7 +1,10 @@
-"""A content-addressed cache of diagnostics, so `graphmend check` skips files it has seen unchanged.
+"""A content-addressed cache of diagnostics and project summaries, so `graphmend check` skips files
+it has seen unchanged.
 
 The key is the file's bytes, its resolved path (relative imports and settings depend on where it
-is), the effective settings, and graphmend's version and code: any change to one of them is a miss.
+is), the effective settings, what the rest of the project says about the file (its
+`ProjectContext`), and graphmend's version and code: any change to one of them is a miss. Entries
+are JSON (never pickle: a cache folder must not be a way to run code).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import Applicability, Diagnostic, Fix, RelatedLocation, Severity, TextEdit
+from .project import ModuleSummary, context_key, summary_from_json, summary_to_json
+from .regions import ProjectContext
 from .settings import Settings
 from .source import Position, Range
 
@@ -34,28 +39,48 @@ class Cache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory / f"{__version__}-{_code_fingerprint()}"
 
-    def key(self, path: Path, data: bytes, settings: Settings) -> str:
+    def key(self, path: Path, data: bytes, settings: Settings, context: ProjectContext | None, kind: str = "diagnostics") -> str:
         digest = hashlib.sha256()
-        for part in (str(path.resolve()).encode(), repr((settings.select, settings.ignore, settings.module_forward_is_compiled)).encode(), data):
+        parts = (
+            kind.encode(), str(path.resolve()).encode(),
+            repr((settings.select, settings.ignore, settings.module_forward_is_compiled, settings.max_file_size_kb)).encode(),
+            context_key(context).encode() if context is not None else b"", data,
+        )
+        for part in parts:
             digest.update(len(part).to_bytes(8, "little"))
             digest.update(part)
         return digest.hexdigest()
 
     def get(self, key: str) -> list[Diagnostic] | None:
         try:
-            raw = (self.directory / key[:2] / f"{key}.json").read_text(encoding="utf-8")
+            raw = self._file("diagnostics", key).read_text(encoding="utf-8")
             return [_diagnostic(item) for item in json.loads(raw)]
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or unreadable: analyse again
 
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
-        folder = self.directory / key[:2]
+        self._write(self._file("diagnostics", key), [_plain(d) for d in diagnostics])
+
+
+    def get_summary(self, key: str) -> ModuleSummary | None:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
+            return summary_from_json(json.loads(self._file("summaries", key).read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def put_summary(self, key: str, summary: ModuleSummary) -> None:
+        self._write(self._file("summaries", key), summary_to_json(summary))
+
+    def _file(self, kind: str, key: str) -> Path:
+        return self.directory / kind / key[:2] / f"{key}.json"
+
+    def _write(self, target: Path, value: Any) -> None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                json.dump([_plain(d) for d in diagnostics], handle)
-            os.replace(temporary, folder / f"{key}.json")
+                json.dump(value, handle)
+            os.replace(temporary, target)
         except OSError:
             pass  # a read-only or full disk costs speed, never results
 
@@ -80,7 +105,7 @@ def _diagnostic(raw: dict[str, Any]) -> Diagnostic:
         severity=Severity(raw["severity"]),
         range=_range(raw["range"]),
         reason_id=raw.get("reason_id"),
-        related=tuple(RelatedLocation(_range(r["range"]), r["message"]) for r in raw.get("related", ())),
+        related=tuple(RelatedLocation(_range(r["range"]), r["message"], r.get("path")) for r in raw.get("related", ())),
         fix=None
         if fix is None
         else Fix(fix["title"], Applicability(fix["applicability"]), tuple(TextEdit(_range(e["range"]), e["new_text"]) for e in fix["edits"])),

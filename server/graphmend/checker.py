@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
-from .regions import CompiledRegions, Entry, Reach
+from .regions import CompiledRegions, Entry, ProjectContext, Reach
 from .rules import RULES, Rule
 from .semantics import ModuleIndex, module_name_for
 from .settings import Settings
@@ -19,9 +20,12 @@ TOO_LARGE_CODE = "GM002"  # the file is over `max-file-size-kb`: not analysed, o
 NOT_ANALYSED_CODES = frozenset({SYNTAX_ERROR_CODE, TOO_LARGE_CODE})
 
 
-def check_text(text: str, path: Path | None = None, settings: Settings | None = None) -> list[Diagnostic]:
+def check_text(
+    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None
+) -> list[Diagnostic]:
     """All diagnostics for one file's text; never raises for bad input (it reports GM001), and
-    analyses nothing over the size limit (one GM002 note, at once)."""
+    analyses nothing over the size limit (one GM002 note, at once). `context` says what the rest
+    of the project compiles or calls in this file."""
     settings = settings or Settings()
     size = over_size_limit(text, settings)
     if size is not None:
@@ -34,7 +38,7 @@ def check_text(text: str, path: Path | None = None, settings: Settings | None = 
     except (ValueError, RecursionError, MemoryError) as error:
         return [_file_error(_unparsable_reason(error))] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
     try:
-        return _analyse(tree, text, source, path, settings)
+        return _analyse(tree, text, source, path, settings, context or ProjectContext())
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"
         return [_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
@@ -48,12 +52,14 @@ def _unparsable_reason(error: Exception) -> str:
     return "source contains null bytes" if "null" in str(error) else f"cannot parse: {error}"
 
 
-def _analyse(tree: ast.Module, text: str, source: SourceText, path: Path | None, settings: Settings) -> list[Diagnostic]:
-    if "torch" not in text and "PreTrainedModel" not in text:
+def _analyse(
+    tree: ast.Module, text: str, source: SourceText, path: Path | None, settings: Settings, context: ProjectContext
+) -> list[Diagnostic]:
+    if "torch" not in text and "PreTrainedModel" not in text and not context.entries and not context.module_bases:
         return []  # nothing can be compiled without naming torch or a transformers model base
     module_name = module_name_for(path)
-    index = ModuleIndex(tree, module_name, is_package=path is not None and path.name == "__init__.py")
-    regions = CompiledRegions(index, settings.module_forward_is_compiled)
+    index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", context.module_bases)
+    regions = CompiledRegions(index, settings.module_forward_is_compiled, context)
     if not regions.reached:
         return []
     module = ModuleAnalysis(index, regions)
@@ -114,13 +120,26 @@ class _Collector:
             )
 
     def _fix(self, rule: Rule, node: ast.AST, target: ast.AST, analysis: FunctionAnalysis) -> Fix | Refusal | None:
+        context = self.fix_context
+        context.torch_import_requested = False
         try:
-            return rule.fix(node, target, analysis, self.fix_context)
+            outcome = rule.fix(node, target, analysis, context)
         except Exception as error:  # a bug in a rewrite must cost the fix, never the diagnostics
             return Refusal(f"internal error while computing it ({type(error).__name__})")
+        if isinstance(outcome, Fix) and context.torch_import_requested:
+            outcome = replace(outcome, edits=(context.torch_import_edit(), *outcome.edits))
+        return outcome
 
     def _related(self, reach: Reach) -> RelatedLocation:
         entry = reach.entry
+        if entry.origin is not None:  # compiled because of another file: point there
+            origin = entry.origin
+            between = [*entry.via, *(f.qualname for f in reach.chain[:-1])]
+            via = " via " + " → ".join(f"`{name}`" for name in between) if between else ""
+            return RelatedLocation(
+                Range(Position(origin.line, origin.character), Position(origin.line, origin.end_character)),
+                f"`{reach.chain[-1].qualname}` is {entry.why}{via}", origin.path,
+            )
         if len(reach.chain) > 1:
             via = " → ".join(f"`{f.qualname}`" for f in reach.chain[1:])
             return RelatedLocation(

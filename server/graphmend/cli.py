@@ -87,7 +87,20 @@ def diagnostic_json(diagnostic: Diagnostic, path: Path) -> dict[str, Any]:
         "message": diagnostic.message,
         "severity": diagnostic.severity.value,
         "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
+        "related": [
+            {"path": _display_path(r.path) if r.path is not None else str(path), "line": r.range.start.line + 1,
+             "column": r.range.start.character + 1, "message": r.message}
+            for r in diagnostic.related
+        ],
     }
+
+
+def _display_path(path: str) -> str:
+    """A path of another file as the user would write it: relative to the working folder when inside it."""
+    try:
+        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+    except ValueError:  # another drive (Windows)
+        return path
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -123,14 +136,17 @@ def _run_fix(args: argparse.Namespace) -> int:
     if _missing_paths(args):
         return EXIT_ERROR
     try:
-        work = list(api.iter_settings(_files(args), _overrides(args)))
+        files = _files(args)
+        work = list(api.iter_settings(files, _overrides(args)))
+        project = api.build_project(files, _overrides(args))
     except api.SettingsError as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     fixed = remaining = unsafe_available = 0
     failed = would_change = False
     for path, settings in work:
-        result = api.fix_file(path, settings, unsafe=args.unsafe_fixes, write=not args.diff)
+        result = api.fix_file(path, settings, unsafe=args.unsafe_fixes, write=not args.diff,
+                              context=api.context_for(project, path))
         if result.error is not None:
             print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
             failed = failed or result.internal_error

@@ -39,10 +39,12 @@ class Fix:
 
 @dataclass(frozen=True)
 class RelatedLocation:
-    """Another place that explains a diagnostic, e.g. the compiled entry a callee is reached from."""
+    """Another place that explains a diagnostic, e.g. the compiled entry a callee is reached from;
+    in another file when `path` is set."""
 
     range: Range
     message: str
+    path: str | None = None
 
 
 @dataclass(frozen=True)

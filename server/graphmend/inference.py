@@ -250,6 +250,8 @@ class FunctionAnalysis:
         self.local_names: frozenset[str] = function.local_names if function else frozenset()
         self.self_name = function.self_name if function else None
         self.env: Env = self._parameter_kinds() if (function and with_parameters) else {}
+        self.compile_constants: dict[str, bool] = {}  # names bound at the top to a value fixed under compile
+        self._depth = 0  # how many branches deep the walk is
         if function is not None and not with_parameters and self.self_name:
             self.env[self.self_name] = Kind.SELF
 
@@ -594,7 +596,13 @@ class FunctionAnalysis:
     def is_data_dependent(self, test: ast.expr) -> bool:
         """Whether Python must read a tensor's value to decide this condition's truth."""
         if isinstance(test, ast.BoolOp):
-            return any(self.is_data_dependent(v) for v in test.values)
+            decisive = isinstance(test.op, ast.Or)
+            for value in test.values:  # left to right, as far as Python evaluates under compile
+                if self.is_data_dependent(value):
+                    return True
+                if self.constant_under_compile(value) is decisive:
+                    return False
+            return False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.is_data_dependent(test.operand)
         return self.kind(test) in _TENSORISH
@@ -614,10 +622,20 @@ class FunctionAnalysis:
         )
 
     def constant_under_compile(self, test: ast.expr) -> bool | None:
-        """`torch.compiler.is_compiling()` is True while Dynamo traces; `not ...` is False."""
+        """The truth of `test` while Dynamo traces, when it is fixed: `torch.compiler.is_compiling()`
+        is True, `not ...` of it False, `a or <True>` True and `a and <False>` False whatever `a` is,
+        and a name bound to such a value at the top of the function keeps it."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.constant_under_compile(test.operand)
             return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            values = [self.constant_under_compile(v) for v in test.values]
+            decisive = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
+            if decisive in values:
+                return decisive
+            return (not decisive) if all(v is (not decisive) for v in values) else None
+        if isinstance(test, ast.Name):
+            return self.compile_constants.get(test.id)
         if isinstance(test, ast.Call):
             qualname = self.qualified_name(test.func)
             if qualname in api.IS_COMPILING_FUNCTIONS:
@@ -671,6 +689,7 @@ class FunctionAnalysis:
     def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind
+            self.compile_constants.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 for element, element_value in zip(target.elts, value.elts):
@@ -686,6 +705,14 @@ class FunctionAnalysis:
     def _block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
             self._statement(stmt)
+            if isinstance(stmt, ast.If) and self._leaves_under_compile(stmt):
+                break  # what follows never runs while Dynamo traces
+
+    def _leaves_under_compile(self, stmt: ast.If) -> bool:
+        """`if is_torchdynamo_compiling(): return ...`: the branch compiled code takes returns or raises."""
+        constant = self.constant_under_compile(stmt.test)
+        taken = stmt.body if constant is True else stmt.orelse if constant is False else None
+        return bool(taken) and isinstance(taken[-1], (ast.Return, ast.Raise))  # type: ignore[index]
 
     def _narrowing(self, test: ast.expr) -> tuple[Env, Env]:
         """What `x is None` / `x is not None` (alone or joined by `and`) say about `x` on each side."""
@@ -710,7 +737,11 @@ class FunctionAnalysis:
     def _branch(self, body: list[ast.stmt], narrowed: Env | None = None) -> Env:
         saved = self.env
         self.env = {**saved, **(narrowed or {})}
-        self._block(body)
+        self._depth += 1
+        try:
+            self._block(body)
+        finally:
+            self._depth -= 1
         result = self.env
         self.env = saved
         return result
@@ -742,6 +773,9 @@ class FunctionAnalysis:
             kind = self.kind(stmt.value)
             for target in stmt.targets:
                 self._bind(target, kind, stmt.value)
+            constant = self.constant_under_compile(stmt.value)
+            if constant is not None and self._depth == 0:
+                self.compile_constants.update((t.id, constant) for t in stmt.targets if isinstance(t, ast.Name))
         elif isinstance(stmt, ast.AnnAssign):
             visit(stmt.value)
             if stmt.value is not None:
@@ -774,17 +808,21 @@ class FunctionAnalysis:
             visit(stmt.iter)
             element = self._iteration_kind(stmt.iter)
             before = dict(self.env)
+            self._depth += 1  # a loop body may run no time at all
             for _ in range(2):
                 self._bind(stmt.target, element)
                 self._block(stmt.body)
                 self._merge(before, self.env)
+            self._depth -= 1
             self._block(stmt.orelse)
         elif isinstance(stmt, ast.While):
             before = dict(self.env)
+            self._depth += 1
             for _ in range(2):
                 visit(stmt.test, True)
                 self._block(stmt.body)
                 self._merge(before, self.env)
+            self._depth -= 1
             self._block(stmt.orelse)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:

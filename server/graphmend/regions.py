@@ -2,23 +2,65 @@
 
 Dynamo traces into every Python function a compiled frame calls, so a break inside a helper is a
 break of the compiled entry (see the nested-graph-break docs). Code that no entry reaches is never
-compiled and must never be flagged.
+compiled and must never be flagged. What other files of the project compile or call comes in as a
+`ProjectContext` (see `project.py`); calls that leave the file are named as `ExternalRef`s.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections import deque
 from dataclasses import dataclass
 from typing import Iterator
 
-from .semantics import ClassInfo, FunctionInfo, ModuleIndex
+from .semantics import ClassInfo, FunctionInfo, ModuleIndex, attribute_chain
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 _REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
 CONFIG_PATCH = "torch._dynamo.config.patch"
 # Dynamo settings under which what graphmend reports as GM301/GM302 is traced, not a break.
 CAPTURE_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
+
+
+@dataclass(frozen=True)
+class ExternalRef:
+    """A call (or compile target) that leaves the file, by qualified name, resolved by the project:
+    `call` runs what `target` names (a function, a static method); `instance` calls an instance
+    of the class `target` (its `forward` for a module); `method` calls method `member` on one."""
+
+    kind: str
+    target: str
+    member: str = ""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a compiled entry of another file is: its path and the name in its `def` line (0-based)."""
+
+    path: str
+    line: int
+    character: int
+    end_character: int
+
+
+@dataclass(frozen=True)
+class ExternalEntry:
+    """A function of this file that compiled code of another file calls (or compiles)."""
+
+    qualname: str
+    why: str  # "reached from compiled `pkg.model.Net.forward` in model.py (...)", "compiled by ..."
+    origin: Origin
+    via: tuple[str, ...] = ()  # the functions of other files between the entry and this one
+
+
+@dataclass(frozen=True)
+class ProjectContext:
+    """What the rest of the project says about one file: which of its functions run compiled
+    because of other files, and which imported base classes are nn.Module subclasses."""
+
+    entries: tuple[ExternalEntry, ...] = ()
+    module_bases: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -29,6 +71,8 @@ class Entry:
     why: str
     site: ast.AST
     captures: frozenset[str] = frozenset()  # CAPTURE_SETTINGS turned on for this entry
+    origin: Origin | None = None  # set when the entry is compiled because of another file
+    via: tuple[str, ...] = ()  # with `origin`: the functions of other files that lead here
 
 
 @dataclass(frozen=True)
@@ -56,12 +100,16 @@ def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
 class CompiledRegions:
     """Finds compiled entries of a module and the functions reachable from them."""
 
-    def __init__(self, index: ModuleIndex, module_forward_is_compiled: bool = True) -> None:
+    def __init__(
+        self, index: ModuleIndex, module_forward_is_compiled: bool = True, context: ProjectContext | None = None
+    ) -> None:
         self.index = index
         self.module_forward_is_compiled = module_forward_is_compiled
-        self._instances: dict[int, dict[str, ClassInfo]] = {}
-        self._attribute_instances: dict[int, dict[str, ClassInfo]] = {}
+        self.context = context or ProjectContext()
+        self._instances: dict[int, dict[str, ClassInfo | str]] = {}
+        self._attribute_instances: dict[int, dict[str, ClassInfo | str]] = {}
         self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
+        self.remote_entries: list[tuple[ExternalRef, str, ast.AST]] = []  # compile sites aimed at other files
         self.replayed = self._reorderable_functions()
         self.entries = self._find_entries()
         self.reached = self._reach()
@@ -113,18 +161,32 @@ class CompiledRegions:
             if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
                 target = node.args[0] if node.args else _keyword(node, "model")
                 if target is not None:
-                    add(self._compile_target(target, scope), f"compiled by torch.compile at line {node.lineno}", node,
-                        wrapped.get(id(node), frozenset()))
+                    why = f"compiled by torch.compile at line {node.lineno}"
+                    function = self._compile_target(target, scope)
+                    add(function, why, node, wrapped.get(id(node), frozenset()))
+                    remote = None if function is not None else self._remote_target(target, scope)
+                    if remote is not None:
+                        self.remote_entries.append((remote, why, node))
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+                why = f"compiled by .compile() at line {node.lineno}"
                 cls = self._instance_class(node.func.value, scope)
                 if cls is not None and cls.is_module:
-                    add(cls.find_method("forward"), f"compiled by .compile() at line {node.lineno}", node)
+                    add(cls.find_method("forward"), why, node)
+                elif cls is None:
+                    imported = self._imported_instance(node.func.value, scope)
+                    if imported is not None:
+                        self.remote_entries.append((ExternalRef("instance", imported), why, node))
 
         if self.module_forward_is_compiled:
             for cls in self.index.classes.values():
                 forward = cls.methods.get("forward")
                 if cls.is_module and forward is not None:
                     add(forward, "nn.Module.forward is treated as compiled", forward.node)
+        for external in self.context.entries:
+            function = self.index.function_by_qualname(external.qualname)
+            if function is not None and id(function.node) not in seen:
+                seen.add(id(function.node))
+                entries.append(Entry(function, external.why, function.node, everywhere, external.origin, external.via))
         return entries
 
     def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:
@@ -156,6 +218,16 @@ class CompiledRegions:
         shadowed = scope.local_names if scope else frozenset()
         func = decorator.func if isinstance(decorator, ast.Call) else decorator
         return self.index.qualified_name(func, shadowed) in _COMPILE_FUNCTIONS
+
+    def _remote_target(self, target: ast.expr, scope: FunctionInfo | None) -> ExternalRef | None:
+        """What `torch.compile(target)` compiles when it is defined in another file."""
+        if isinstance(target, ast.Attribute):
+            owner = self._imported_instance(target.value, scope)
+            return ExternalRef("method", owner, target.attr) if owner is not None else self._call_ref(target, scope)
+        instance = self._imported_instance(target, scope)
+        if instance is not None:
+            return ExternalRef("instance", instance)
+        return self._call_ref(target, scope) if isinstance(target, ast.Name) else None
 
     def _compile_target(self, target: ast.expr, scope: FunctionInfo | None) -> FunctionInfo | None:
         if isinstance(target, ast.Name):
@@ -212,10 +284,18 @@ class CompiledRegions:
 
     def _instance_class(self, expr: ast.expr, scope: FunctionInfo | None) -> ClassInfo | None:
         """The same-file class of `Model()` or of a variable/attribute assigned `Model(...)`."""
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
-            if scope is None or expr.func.id not in scope.local_names:
-                return self.index.classes.get(expr.func.id)
-            return None
+        found = self._instance_of(expr, scope)
+        return found if isinstance(found, ClassInfo) else None
+
+    def _imported_instance(self, expr: ast.expr, scope: FunctionInfo | None) -> str | None:
+        """The qualified name of the imported class of `Block()` or of a variable/attribute assigned
+        `Block(...)`, when `Block` comes from an import (the project decides whether it is a class)."""
+        found = self._instance_of(expr, scope)
+        return found if isinstance(found, str) else None
+
+    def _instance_of(self, expr: ast.expr, scope: FunctionInfo | None) -> ClassInfo | str | None:
+        if isinstance(expr, ast.Call):
+            return self._constructed(expr.func, scope)
         if isinstance(expr, ast.Name):
             current = scope
             while current is not None:
@@ -228,32 +308,53 @@ class CompiledRegions:
                 return self._class_attribute_instances(scope.owner).get(expr.attr)
         return None
 
-    def _scope_instances(self, scope: FunctionInfo | None) -> dict[str, ClassInfo]:
+    def _constructed(self, func: ast.expr, scope: FunctionInfo | None) -> ClassInfo | str | None:
+        """What calling `func` constructs: a same-file class, or an imported name (a class or not)."""
+        shadowed = scope.local_names if scope is not None else frozenset()
+        if isinstance(func, ast.Name) and func.id not in shadowed and func.id in self.index.classes:
+            return self.index.classes[func.id]
+        qualname = self._qualified(func, scope)
+        return qualname if qualname is not None and _may_be_project_name(qualname) else None
+
+    def _qualified(self, expr: ast.expr, scope: FunctionInfo | None) -> str | None:
+        """The qualified name of `expr` when its root name is an import, following lexical
+        scoping (a local import counts, a local variable of the same name hides the import)."""
+        chain = attribute_chain(expr)
+        if chain is None:
+            return None
+        current = scope
+        while current is not None:
+            if chain[0] in current.local_names:
+                if chain[0] in current.local_imports:
+                    return self.index.qualified_name(expr, local_imports=current.local_imports)
+                return None
+            current = current.parent
+        return self.index.qualified_name(expr)
+
+    def _scope_instances(self, scope: FunctionInfo | None) -> dict[str, ClassInfo | str]:
         key = id(scope.node) if scope else 0
         if key not in self._instances:
-            found: dict[str, ClassInfo] = {}
+            found: dict[str, ClassInfo | str] = {}
             for node in self._assignments(scope):
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                    cls = self._instance_class(node.value, scope)
-                    if cls is not None:
-                        found[node.targets[0].id] = cls
+                    constructed = self._instance_of(node.value, scope)
+                    if constructed is not None:
+                        found[node.targets[0].id] = constructed
             self._instances[key] = found
         return self._instances[key]
 
-    def _class_attribute_instances(self, cls: ClassInfo) -> dict[str, ClassInfo]:
-        """`self.block = Block(...)` in any method → {"block": Block}."""
+    def _class_attribute_instances(self, cls: ClassInfo) -> dict[str, ClassInfo | str]:
+        """`self.block = Block(...)` in any method → {"block": Block} (a qualified name when
+        `Block` is imported)."""
         if id(cls.node) not in self._attribute_instances:
-            found: dict[str, ClassInfo] = {}
+            found: dict[str, ClassInfo | str] = {}
             self._attribute_instances[id(cls.node)] = found
             for method in cls.methods.values():
                 for node in self._assignments(method):
-                    func = node.value.func  # type: ignore[attr-defined]
-                    if not isinstance(func, ast.Name) or func.id in method.local_names:
-                        continue
-                    instance = self.index.classes.get(func.id)
+                    constructed = self._constructed(node.value.func, method)  # type: ignore[attr-defined]
                     for target in node.targets:
-                        if instance is not None and isinstance(target, ast.Attribute) and method.is_self(target.value):
-                            found[target.attr] = instance
+                        if constructed is not None and isinstance(target, ast.Attribute) and method.is_self(target.value):
+                            found[target.attr] = constructed
         return self._attribute_instances[id(cls.node)]
 
     # ----------------------------------------------------------------- call graph
@@ -317,6 +418,60 @@ class CompiledRegions:
             callee = self.resolve_call(node, function) or self.module_call_target(node, function)
             if callee is not None:
                 yield callee
+
+    def call_edges(self, function: FunctionInfo) -> tuple[list[FunctionInfo], list[ExternalRef]]:
+        """What `function` calls: same-file functions, and calls that leave the file."""
+        local: list[FunctionInfo] = []
+        external: list[ExternalRef] = []
+        for node in self._calls(function):
+            callee = self.resolve_call(node, function) or self.module_call_target(node, function)
+            if callee is not None:
+                local.append(callee)
+                continue
+            ref = self.external_call(node, function)
+            if ref is not None:
+                external.append(ref)
+        return local, external
+
+    def external_call(self, call: ast.Call, scope: FunctionInfo) -> ExternalRef | None:
+        """The call as an `ExternalRef` when what it runs is defined in another file (or may be):
+        an imported function, an instance of an imported class or one of its methods, or a
+        method `self` inherits from a base class imported from elsewhere."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            instance = self._imported_instance(func, scope)
+            return ExternalRef("instance", instance) if instance is not None else self._call_ref(func, scope)
+        if not isinstance(func, ast.Attribute):
+            return None
+        receiver = func.value
+        instance = self._imported_instance(func, scope)  # `self.block(x)`, `self.block = Block()`
+        if instance is not None:
+            return ExternalRef("instance", instance)
+        owner = self._imported_instance(receiver, scope)  # `self.block.step(x)`, `block.step(x)`
+        if owner is not None:
+            return ExternalRef("method", owner, func.attr)
+        cls = scope.method.owner if scope.method else None
+        if cls is not None and (scope.is_self(receiver) or _is_super_call(receiver)):
+            if scope.is_self(receiver) and (cls.find_method(func.attr) is not None or func.attr in self._class_attribute_instances(cls)):
+                return None
+            base = next((b for c in cls.mro() for b in c.base_names if b is not None and b not in self.index.classes
+                         and _may_be_project_name(b)), None)
+            return ExternalRef("method", base, func.attr) if base is not None else None
+        return self._call_ref(func, scope)
+
+    def _call_ref(self, func: ast.expr, scope: FunctionInfo | None) -> ExternalRef | None:
+        qualname = self._qualified(func, scope)
+        if qualname is None or not _may_be_project_name(qualname):
+            return None
+        return ExternalRef("call", qualname)
+
+
+# Roots of qualified names that never name code of the project (the standard library, torch).
+_NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "builtins"}
+
+
+def _may_be_project_name(qualname: str) -> bool:
+    return qualname.lstrip(".").split(".", 1)[0] not in _NOT_PROJECT
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

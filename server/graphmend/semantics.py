@@ -124,8 +124,12 @@ def module_name_for(path: Path | None) -> str | None:
 class ModuleIndex:
     """Bindings of a module: imports, module-level names, functions and classes."""
 
-    def __init__(self, tree: ast.Module, module_name: str | None = None, is_package: bool = False) -> None:
+    def __init__(
+        self, tree: ast.Module, module_name: str | None = None, is_package: bool = False,
+        module_bases: frozenset[str] = frozenset(),
+    ) -> None:
         self.tree = tree
+        self.module_bases = module_bases  # imported bases the project knows to be nn.Module subclasses
         self.module_name = module_name
         self.is_package = is_package
         self.imports: dict[str, str] = {}
@@ -134,6 +138,7 @@ class ModuleIndex:
         self.classes: dict[str, ClassInfo] = {}
         self.all_functions: list[FunctionInfo] = []
         self._by_node: dict[int, FunctionInfo] = {}
+        self._by_qualname: dict[str, FunctionInfo] | None = None
         self._index_module()
 
     # ----------------------------------------------------------------- building
@@ -187,7 +192,7 @@ class ModuleIndex:
             if name in self.classes:
                 if self._is_module_class(self.classes[name], visiting):
                     return True
-            elif is_module_base_qualname(name):
+            elif is_module_base_qualname(name) or name in self.module_bases:
                 return True
         return False
 
@@ -226,6 +231,14 @@ class ModuleIndex:
     # ----------------------------------------------------------------- queries
     def function_for(self, node: ast.AST) -> FunctionInfo | None:
         return self._by_node.get(id(node))
+
+    def function_by_qualname(self, qualname: str) -> FunctionInfo | None:
+        """`Block.forward` → its FunctionInfo (the first definition of that name)."""
+        if self._by_qualname is None:
+            self._by_qualname = {}
+            for function in self.all_functions:
+                self._by_qualname.setdefault(function.qualname, function)
+        return self._by_qualname.get(qualname)
 
     def qualified_name(
         self,

@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ..diagnostics import TextEdit
 from ..semantics import ModuleIndex
 from ..source import Position, Range, SourceText
 
@@ -22,6 +23,7 @@ class FixContext:
     source: SourceText
     index: ModuleIndex
     taken_names: set[str] = field(default_factory=set)
+    torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting
 
     @cached_property
@@ -38,10 +40,44 @@ class FixContext:
         return frozenset(names)
 
     @cached_property
-    def torch_name(self) -> str | None:
+    def imported_torch_name(self) -> str | None:
         """The module-level name bound to the torch module (`torch`, or `th` after `import torch as th`)."""
         candidates = [name for name, qualname in self.index.imports.items() if qualname == "torch"]
         return "torch" if "torch" in candidates else (candidates[0] if candidates else None)
+
+    @property
+    def torch_name(self) -> str | None:
+        """The name a rewrite writes torch with: the file's own import, or `torch` when the file
+        imports no torch (a helper module reached from compiled code elsewhere) and nothing in it
+        is called `torch`; then the fix also adds `import torch` (`torch_import_edit`). None when
+        `torch` names something else."""
+        if self.imported_torch_name is not None:
+            return self.imported_torch_name
+        if "torch" in self.all_names or "torch" in self.index.module_names:
+            return None
+        self.torch_import_requested = True
+        return "torch"
+
+    def torch_import_edit(self) -> TextEdit:
+        """`import torch` after the file's leading imports (after its docstring when it has none)."""
+        body = self.index.tree.body
+        anchor: ast.stmt | None = None
+        for position, stmt in enumerate(body):
+            is_docstring = position == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+                and isinstance(stmt.value.value, str)
+            if not (is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom))):
+                break
+            anchor = stmt
+        text = "import torch\n"
+        if anchor is not None:
+            line = anchor.end_lineno or anchor.lineno
+        elif body:
+            first = body[0]
+            line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1
+            text += "\n\n" if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else "\n"
+        else:
+            line = len(self.source.lines) - 1
+        return TextEdit(Range(Position(line, 0), Position(line, 0)), text)
 
     def fresh_name(self, base: str, avoid: set[str] | frozenset[str] = frozenset()) -> str:
         """`base`, or `base_2`, `base_3`... : a name used nowhere in the file nor handed out before."""

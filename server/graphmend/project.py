@@ -1,0 +1,380 @@
+"""Whole-project analysis: which functions of a file run compiled because of code in other files.
+
+Dynamo traces every function a compiled frame calls, in whatever module it is defined, so a
+`print` in `utils.py` breaks the graph of a `forward` in `model.py`. Each file is summarised on its
+own (a `ModuleSummary`, cacheable by content): its imports, its classes with their bases, every
+function with the same-file functions it calls and the calls that leave the file (`ExternalRef`s),
+and its compile sites. A `Project` joins the summaries: it resolves qualified names across modules
+(re-exports through `__init__.py` included), decides which classes are nn.Module subclasses through
+bases defined in other files, follows calls from every compiled entry across files, and gives each
+file a `ProjectContext`: its functions that compiled code of other files reaches (with the chain
+that reaches them), and the imported bases that make its classes modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from .regions import CompiledRegions, ExternalEntry, ExternalRef, Origin, ProjectContext
+from .semantics import FunctionInfo, ModuleIndex, is_module_base_qualname
+from .source import SourceText
+
+_MAX_RE_EXPORTS = 8  # `from .a import X` chains followed when resolving a name
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    qualname: str
+    line: int  # the name in the `def` line, 0-based
+    character: int
+    end_character: int
+    calls: tuple[str, ...]  # same-file functions it calls (qualnames)
+    external: tuple[ExternalRef, ...]  # calls that leave the file
+
+
+@dataclass(frozen=True)
+class ClassSummary:
+    name: str
+    bases: tuple[str, ...]  # qualified names; a same-file base as "<module>.<name>"
+    methods: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EntrySummary:
+    """A compile site: `target` is `ExternalRef("local", qualname)` for a function of this file."""
+
+    target: ExternalRef
+    why: str
+    line: int
+    character: int
+    end_character: int
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    path: str
+    name: str  # dotted module name ("" when it cannot be imported by name)
+    forward_is_compiled: bool
+    imports: tuple[tuple[str, str], ...] = ()
+    functions: tuple[FunctionSummary, ...] = ()
+    classes: tuple[ClassSummary, ...] = ()
+    entries: tuple[EntrySummary, ...] = ()
+    replayed: tuple[str, ...] = ()  # registered as reorderable logging functions: never traced
+    _by_qualname: dict[str, FunctionSummary] = field(default_factory=dict, compare=False, repr=False)
+
+    def function(self, qualname: str) -> FunctionSummary | None:
+        if not self._by_qualname and self.functions:
+            self._by_qualname.update((f.qualname, f) for f in self.functions)
+        return self._by_qualname.get(qualname)
+
+    @property
+    def file_name(self) -> str:
+        return Path(self.path).name
+
+
+def summarize(tree: ast.Module, source: SourceText, path: Path, module_name: str | None,
+              forward_is_compiled: bool) -> ModuleSummary:
+    """One file's part of the project graph (from its syntax alone)."""
+    index = ModuleIndex(tree, module_name, is_package=path.name == "__init__.py")
+    regions = CompiledRegions(index, forward_is_compiled)
+    name = module_name or ""
+    functions = []
+    for function in index.all_functions:
+        local, external = regions.call_edges(function)
+        line, character, end = _name_position(function, source)
+        functions.append(FunctionSummary(
+            function.qualname, line, character, end,
+            tuple(dict.fromkeys(f.qualname for f in local)), tuple(dict.fromkeys(external)),
+        ))
+    classes = tuple(
+        ClassSummary(cls.name, tuple(f"{name}.{b}" if b in index.classes else b for b in cls.base_names if b is not None),
+                     tuple(cls.methods))
+        for cls in index.classes.values()
+    )
+    entries = [
+        EntrySummary(ExternalRef("local", entry.function.qualname), entry.why, *_site_position(entry.site, entry.function, source))
+        for entry in regions.entries
+    ]
+    entries += [EntrySummary(ref, why, *_site_position(site, None, source)) for ref, why, site in regions.remote_entries]
+    replayed = tuple(f.qualname for f in index.all_functions if id(f.node) in regions.replayed)
+    return ModuleSummary(str(path), name, forward_is_compiled, tuple(index.imports.items()), tuple(functions),
+                         classes, tuple(entries), replayed)
+
+
+def _name_position(function: FunctionInfo, source: SourceText) -> tuple[int, int, int]:
+    """Where the function's name is in its `def` line: 0-based line, columns in code points."""
+    node = function.node
+    start = source.position(node.lineno, node.col_offset)
+    line = source.lines[start.line] if start.line < len(source.lines) else ""
+    column = line.find(node.name, start.character)
+    column = column if column >= 0 else start.character
+    return start.line, column, column + len(node.name)
+
+
+def _site_position(site: ast.AST, function: FunctionInfo | None, source: SourceText) -> tuple[int, int, int]:
+    if function is not None and site is function.node:
+        return _name_position(function, source)
+    found = source.node_range(site)
+    end = found.end.character if found.end.line == found.start.line else found.start.character
+    return found.start.line, found.start.character, end
+
+
+# ---------------------------------------------------------------------------------------- project
+
+_Key = tuple[str, str]  # (path, function qualname)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """How a function is reached: the entry it is reached from and the function before it."""
+
+    entry: _Key
+    why: str  # why the entry is compiled
+    origin: Origin  # the entry's compile site or definition
+    previous: _Key | None
+
+
+class Project:
+    """The summaries of a set of files, joined: name resolution, module classes, reach."""
+
+    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+        self.summaries: dict[str, ModuleSummary] = {}
+        self._by_name: dict[str, list[ModuleSummary]] = {}
+        for summary in sorted(summaries, key=lambda s: s.path):
+            self.summaries[summary.path] = summary
+            if summary.name:
+                self._by_name.setdefault(summary.name, []).append(summary)
+        self._classes = {s.path: {c.name: c for c in s.classes} for s in self.summaries.values()}
+        self._imports = {s.path: dict(s.imports) for s in self.summaries.values()}
+        self._is_module: dict[tuple[str, str], bool] = {}
+        self._reached: dict[_Key, _Step] | None = None
+
+    # ------------------------------------------------------------------ names
+    def _module(self, name: str, importer: ModuleSummary | None) -> ModuleSummary | None:
+        candidates = self._by_name.get(name)
+        if not candidates:
+            return None
+        if importer is not None and len(candidates) > 1:  # two files with one name: the importer's neighbour
+            folder = Path(importer.path).parent
+            return next((c for c in candidates if Path(c.path).parent == folder), candidates[0])
+        return candidates[0]
+
+    def resolve(self, qualname: str, importer: ModuleSummary | None = None, depth: int = 0) -> tuple[str, ModuleSummary, str] | None:
+        """What a qualified name defines in the project: ("function" | "class", module, qualname)."""
+        if qualname.startswith(".") or depth > _MAX_RE_EXPORTS:
+            return None
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            summary = self._module(".".join(parts[:cut]), importer)
+            if summary is not None:
+                return self._member(summary, parts[cut:], depth)
+        return None
+
+    def _member(self, summary: ModuleSummary, attrs: list[str], depth: int) -> tuple[str, ModuleSummary, str] | None:
+        head, rest = attrs[0], attrs[1:]
+        classes = self._classes[summary.path]
+        if head in classes:
+            if not rest:
+                return "class", summary, head
+            if len(rest) == 1:
+                method = self.find_method(summary, head, rest[0])
+                return ("function", *method) if method is not None else None
+            return None
+        if not rest and summary.function(head) is not None:
+            return "function", summary, head
+        imported = self._imports[summary.path].get(head)
+        if imported is not None:  # a re-export: `from .layers import Block` in a package's __init__
+            return self.resolve(".".join([imported, *rest]), summary, depth + 1)
+        return None
+
+    def _class(self, qualname: str, importer: ModuleSummary) -> tuple[ModuleSummary, str] | None:
+        found = self.resolve(qualname, importer)
+        return (found[1], found[2]) if found is not None and found[0] == "class" else None
+
+    def mro(self, summary: ModuleSummary, name: str) -> Iterator[tuple[ModuleSummary, ClassSummary]]:
+        """The class, then its bases anywhere in the project, depth-first (enough for lookup)."""
+        seen: set[tuple[str, str]] = set()
+        stack = [(summary, name)]
+        while stack:
+            module, class_name = stack.pop(0)
+            if (module.path, class_name) in seen or class_name not in self._classes[module.path]:
+                continue
+            seen.add((module.path, class_name))
+            cls = self._classes[module.path][class_name]
+            yield module, cls
+            for base in cls.bases:
+                found = self._class(base, module)
+                if found is not None:
+                    stack.append(found)
+
+    def find_method(self, summary: ModuleSummary, class_name: str, method: str) -> tuple[ModuleSummary, str] | None:
+        for module, cls in self.mro(summary, class_name):
+            if method in cls.methods:
+                return module, f"{cls.name}.{method}"
+        return None
+
+    def is_module_class(self, summary: ModuleSummary, class_name: str) -> bool:
+        """An nn.Module subclass, through bases of any file of the project."""
+        key = (summary.path, class_name)
+        if key not in self._is_module:
+            self._is_module[key] = False  # a cycle of bases is not a module
+            cls = self._classes[summary.path].get(class_name)
+            self._is_module[key] = cls is not None and any(self._is_module_base(base, summary) for base in cls.bases)
+        return self._is_module[key]
+
+    def _is_module_base(self, base: str, importer: ModuleSummary) -> bool:
+        if is_module_base_qualname(base):
+            return True
+        found = self._class(base, importer)
+        return found is not None and self.is_module_class(*found)
+
+    # ------------------------------------------------------------------ reach
+    def targets(self, ref: ExternalRef, importer: ModuleSummary) -> list[_Key]:
+        """The functions an `ExternalRef` of `importer` runs."""
+        if ref.kind == "local":
+            return [(importer.path, ref.target)]
+        if ref.kind == "call":
+            found = self.resolve(ref.target, importer)
+            return [(found[1].path, found[2])] if found is not None and found[0] == "function" else []
+        cls = self._class(ref.target, importer)
+        if cls is None:
+            return []
+        member = ref.member if ref.kind == "method" else ("forward" if self.is_module_class(*cls) else "__call__")
+        method = self.find_method(*cls, member)
+        return [(method[0].path, method[1])] if method is not None else []
+
+    def reached(self) -> dict[_Key, _Step]:
+        """Every function compiled code reaches, over all files. Crossing into another file costs
+        one and a call within a file nothing (a 0-1 breadth-first search), so a function its own
+        file's entries reach keeps that local chain, and another file is named only when needed."""
+        if self._reached is not None:
+            return self._reached
+        cost: dict[_Key, int] = {}
+        reached: dict[_Key, _Step] = {}
+        queue: deque[tuple[int, _Key]] = deque()
+
+        def relax(key: _Key, distance: int, step: _Step, front: bool) -> None:
+            if key[1] in self.summaries[key[0]].replayed or cost.get(key, distance + 1) <= distance:
+                return
+            cost[key], reached[key] = distance, step
+            (queue.appendleft if front else queue.append)((distance, key))
+
+        for entry_key, step, distance in sorted(self._entries(), key=lambda e: e[2]):
+            relax(entry_key, distance, step, front=False)
+        while queue:
+            distance, key = queue.popleft()
+            if distance > cost[key]:
+                continue
+            summary = self.summaries[key[0]]
+            function = summary.function(key[1])
+            if function is None:
+                continue
+            step = reached[key]
+            following = _Step(step.entry, step.why, step.origin, key)
+            for callee in function.calls:
+                relax((summary.path, callee), distance, following, front=True)
+            for ref in function.external:
+                for callee_key in self.targets(ref, summary):
+                    crosses = callee_key[0] != summary.path
+                    relax(callee_key, distance + crosses, following, front=not crosses)
+        self._reached = reached
+        return reached
+
+    def _entries(self) -> Iterator[tuple[_Key, _Step, int]]:
+        """Compiled entries, each with its cost: 0 in its own file, 1 for a compile site aimed at
+        another file."""
+        for summary in self.summaries.values():
+            for entry in summary.entries:
+                origin = Origin(summary.path, entry.line, entry.character, entry.end_character)
+                why = entry.why if entry.target.kind == "local" else f"{entry.why} of {summary.file_name}"
+                for target in self.targets(entry.target, summary):
+                    if self.summaries[target[0]].function(target[1]) is not None:
+                        yield target, _Step(target, why, origin, None), int(target[0] != summary.path)
+            if summary.forward_is_compiled:  # modules through bases of other files
+                for cls in summary.classes:
+                    if "forward" in cls.methods and self.is_module_class(summary, cls.name):
+                        function = summary.function(f"{cls.name}.forward")
+                        if function is not None:
+                            origin = Origin(summary.path, function.line, function.character, function.end_character)
+                            key = (summary.path, function.qualname)
+                            yield key, _Step(key, "nn.Module.forward is treated as compiled", origin, None), 0
+
+    def context_for(self, path: str) -> ProjectContext:
+        """What the rest of the project says about the file at `path`."""
+        summary = self.summaries.get(path)
+        if summary is None:
+            return ProjectContext()
+        reached = self.reached()
+        entries = []
+        for function in summary.functions:
+            key = (path, function.qualname)
+            step = reached.get(key)
+            if step is None:
+                continue
+            from_elsewhere = step.previous[0] != path if step.previous is not None else step.origin.path != path
+            if from_elsewhere:
+                entries.append(self._external_entry(key, step))
+        bases = frozenset(
+            base for cls in summary.classes for base in cls.bases
+            if not base.startswith(f"{summary.name}.") and not is_module_base_qualname(base) and self._is_module_base(base, summary)
+        )
+        return ProjectContext(tuple(entries), bases)
+
+    def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
+        """The function at `key` as an entry of its file: why it is compiled, and the functions of
+        other files on the way from the compiled entry."""
+        if step.previous is None:  # compiled by a compile site in another file
+            return ExternalEntry(key[1], step.why, step.origin)
+        entry_file = self.summaries[step.entry[0]].file_name
+        why = f"reached from compiled `{self._dotted(step.entry)}` in {entry_file} ({step.why})"
+        chain = []
+        current: _Key | None = step.previous
+        reached = self.reached()
+        while current is not None and current != step.entry:
+            chain.append(self._dotted(current))
+            current = reached[current].previous
+        return ExternalEntry(key[1], why, step.origin, tuple(reversed(chain)))
+
+    def _dotted(self, key: _Key) -> str:
+        name = self.summaries[key[0]].name
+        return f"{name}.{key[1]}" if name else key[1]
+
+
+def context_key(context: ProjectContext) -> str:
+    """A digest of a context, for caches: equal contexts give equal keys."""
+    text = repr((context.entries, sorted(context.module_bases)))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------------------- storage
+
+def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
+    """A plain form of a summary (for the on-disk cache: JSON, never pickle)."""
+    return {
+        "path": summary.path, "name": summary.name, "forward_is_compiled": summary.forward_is_compiled,
+        "imports": [list(pair) for pair in summary.imports],
+        "functions": [[f.qualname, f.line, f.character, f.end_character, list(f.calls),
+                       [[r.kind, r.target, r.member] for r in f.external]] for f in summary.functions],
+        "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes],
+        "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character]
+                    for e in summary.entries],
+        "replayed": list(summary.replayed),
+    }
+
+
+def summary_from_json(raw: dict) -> ModuleSummary:  # type: ignore[type-arg]
+    return ModuleSummary(
+        raw["path"], raw["name"], raw["forward_is_compiled"],
+        tuple((a, b) for a, b in raw["imports"]),
+        tuple(FunctionSummary(q, line, start, end, tuple(calls), tuple(ExternalRef(*r) for r in external))
+              for q, line, start, end, calls, external in raw["functions"]),
+        tuple(ClassSummary(name, tuple(bases), tuple(methods)) for name, bases, methods in raw["classes"]),
+        tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end)
+              for kind, target, member, why, line, start, end in raw["entries"]),
+        tuple(raw["replayed"]),
+    )

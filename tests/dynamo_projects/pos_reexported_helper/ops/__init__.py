@@ -1,0 +1,3 @@
+from .rotary import apply_rotary
+
+__all__ = ["apply_rotary"]

@@ -1,0 +1,76 @@
+"""Across modules, graphmend's flagged lines must equal the lines where real Dynamo breaks.
+
+Each package in `tests/dynamo_projects/` is checked the way `graphmend check <folder>` does it
+(the project model: calls, compile sites and base classes across its files), and run under
+torch 2.13.0 (backend="eager") on inputs that take every branch; the graph_breaks log, attributed
+to (file, line), is the truth. Negatives (`neg_*`) compile to one graph and get no diagnostic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphmend import api  # noqa: E402
+
+import dynamo_harness  # noqa: E402
+
+PROJECTS = dynamo_harness.project_folders()
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[Path, tuple[set[tuple[str, int]], int, set[tuple[str, int, str]]]]:
+    """For every project: Dynamo's (file, line) breaks, its graphs, graphmend's (file, line, code)."""
+    found = {}
+    for folder in PROJECTS:
+        breaks, graphs = dynamo_harness.measure_project(folder)
+        results = api.check_paths([folder], jobs=1)
+        assert not [r for r in results if r.error], "every file of the project is readable"
+        flagged = {(r.path.relative_to(folder).as_posix(), d.range.start.line + 1, d.code)
+                   for r in results for d in r.diagnostics}
+        found[folder] = ({(b.file, b.line) for b in breaks}, graphs, flagged)
+    return found
+
+
+def test_corpus_spans_modules() -> None:
+    assert len(PROJECTS) >= 6
+    assert any(p.name.startswith("neg_") for p in PROJECTS)
+    for folder in PROJECTS:
+        assert len(list(folder.rglob("*.py"))) >= 3, f"{folder.name} is not a multi-module program"
+
+
+@pytest.mark.parametrize("folder", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_flagged_lines_equal_dynamo_break_lines_in_every_file(folder: Path, measured) -> None:
+    dynamo, graphs, flagged = measured[folder]
+    assert dynamo == dynamo_harness.expected_project_breaks(folder), "corpus annotation is stale"
+    assert {(file, line) for file, line, _ in flagged} == dynamo
+    if folder.name.startswith("neg_"):
+        assert not flagged and graphs == 1
+    else:
+        assert any(file != "main.py" for file, _ in dynamo), "a positive program breaks outside its entry file"
+
+
+def test_recall_and_precision(measured, record_property) -> None:
+    true_positive = false_positive = false_negative = 0
+    for dynamo, _, flagged in measured.values():
+        lines = {(file, line) for file, line, _ in flagged}
+        true_positive += len(lines & dynamo)
+        false_positive += len(lines - dynamo)
+        false_negative += len(dynamo - lines)
+    recall = true_positive / max(true_positive + false_negative, 1)
+    precision = true_positive / max(true_positive + false_positive, 1)
+    record_property("recall", recall)
+    record_property("precision", precision)
+    print(f"\nmulti-module: recall {recall:.3f} precision {precision:.3f} (tp={true_positive}, fp={false_positive}, fn={false_negative})")
+    assert recall == 1.0 and precision == 1.0
+
+
+def test_a_finding_in_a_callee_names_the_compiled_entry_in_the_other_file() -> None:
+    folder = dynamo_harness.PROJECTS_DIR / "pos_helper_logging"
+    (result,) = [r for r in api.check_paths([folder], jobs=1) if r.path.name == "checks.py"]
+    related = {r.path and Path(r.path).name: r.message for d in result.diagnostics for r in d.related}
+    assert related == {"model.py": "`check_padding` is reached from compiled `pos_helper_logging.model.Model.forward` "
+                                   "in model.py (nn.Module.forward is treated as compiled) via `validate`"}
