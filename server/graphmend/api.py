@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .cache import Cache
-from .checker import SYNTAX_ERROR_CODE, check_text, over_size_limit
+from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
@@ -251,15 +251,10 @@ def project_files(files: Iterable[Path]) -> list[Path]:
 
 
 def summarize_file(path: Path, settings: Settings, cache: Cache | None = None) -> ModuleSummary | None:
-    key = None
-    if cache is not None:
-        try:
-            key = cache.key(path, path.read_bytes(), settings, None, kind="summary")
-        except OSError:
-            key = None
-        cached = cache.get_summary(key) if key is not None else None
-        if cached is not None:
-            return cached
+    key = _key(cache, path, settings, None, "summary")
+    cached = cache.get_summary(key) if cache is not None and key is not None else None
+    if cached is not None:
+        return cached
     try:
         text = read_source(path)
     except SourceError:
@@ -268,6 +263,37 @@ def summarize_file(path: Path, settings: Settings, cache: Cache | None = None) -
     if cache is not None and key is not None and summary is not None:
         cache.put_summary(key, summary)
     return summary
+
+
+def _key(cache: Cache | None, path: Path, settings: Settings, context: ProjectContext | None, kind: str) -> str | None:
+    if cache is None:
+        return None
+    try:
+        return cache.key(path, path.read_bytes(), settings, context, kind=kind)
+    except OSError:
+        return None
+
+
+def _first_pass(job: tuple[Path, Settings, Cache | None]) -> tuple[FileResult, ModuleSummary | None]:
+    """A file checked as if nothing else compiled into it, and its summary, from one read and one
+    parse (or from the cache)."""
+    path, settings, cache = job
+    diagnostics_key = _key(cache, path, settings, ProjectContext(), "diagnostics")
+    summary_key = _key(cache, path, settings, None, "summary")
+    if cache is not None and diagnostics_key is not None and summary_key is not None:
+        cached, summary = cache.get(diagnostics_key), cache.get_summary(summary_key)
+        if cached is not None and summary is not None:
+            return FileResult(path, tuple(cached)), summary
+    try:
+        text = read_source(path)
+    except SourceError as error:
+        return FileResult(path, error=str(error)), None
+    diagnostics, summary = check_and_summarize(text, path, settings)
+    if cache is not None and diagnostics_key is not None and summary_key is not None:
+        cache.put(diagnostics_key, diagnostics)
+        if summary is not None:
+            cache.put_summary(summary_key, summary)
+    return FileResult(path, tuple(diagnostics)), summary
 
 
 def _summarize_job(job: tuple[Path, Settings, Cache | None]) -> ModuleSummary | None:
@@ -312,9 +338,21 @@ def check_paths(
     """
     cache = Cache(cache_dir) if cache_dir is not None else None
     files = list(discover_python_files(paths))
-    project = build_project(files, overrides, jobs, cache)
-    work = [(path, settings, cache, context_for(project, path)) for path, settings in iter_settings(files, overrides)]
-    return _map(_check_file_job, work, jobs)
+    checked = list(iter_settings(files, overrides))
+    reported = {os.path.realpath(path) for path in files}
+    others = [path for path in project_files(files) if os.path.realpath(path) not in reported]
+    first = _map(_first_pass, [(path, settings, cache) for path, settings in checked], jobs)
+    summaries = [summary for _, summary in first if summary is not None]
+    summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in iter_settings(others, overrides)], jobs)
+                  if s is not None]
+    project = Project(summaries)
+    # Files that other files compile or call into are analysed again, with what the project says.
+    again = [(index, (path, settings, cache, context)) for index, (path, settings) in enumerate(checked)
+             if first[index][0].error is None and (context := context_for(project, path)) != ProjectContext()]
+    results = [result for result, _ in first]
+    for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs)):
+        results[index] = result
+    return results
 
 
 MAX_FIX_ROUNDS = 10

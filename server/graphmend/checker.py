@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import replace
 from pathlib import Path
 
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
+from .project import ModuleSummary, summarize_module
 from .regions import CompiledRegions, Entry, ProjectContext, Reach
 from .rules import RULES, Rule
 from .semantics import ModuleIndex, module_name_for
@@ -26,22 +28,41 @@ def check_text(
     """All diagnostics for one file's text; never raises for bad input (it reports GM001), and
     analyses nothing over the size limit (one GM002 note, at once). `context` says what the rest
     of the project compiles or calls in this file."""
-    settings = settings or Settings()
+    return _check(text, path, settings or Settings(), context or ProjectContext(), summarize=False)[0]
+
+
+def check_and_summarize(text: str, path: Path, settings: Settings | None = None) -> tuple[list[Diagnostic], ModuleSummary | None]:
+    """The file's diagnostics as if no other file compiled or called anything in it, and its
+    project summary, from one parse (None when the file is not analysed: too large, unparsable)."""
+    return _check(text, path, settings or Settings(), ProjectContext(), summarize=True)
+
+
+def _check(
+    text: str, path: Path | None, settings: Settings, context: ProjectContext, summarize: bool
+) -> tuple[list[Diagnostic], ModuleSummary | None]:
     size = over_size_limit(text, settings)
     if size is not None:
-        return [_too_large(size, settings)] if settings.is_enabled(TOO_LARGE_CODE) else []
+        return ([_too_large(size, settings)] if settings.is_enabled(TOO_LARGE_CODE) else []), None
     source = SourceText(text)
     try:
         tree = ast.parse(source.code, filename=str(path or "<unknown>"))
     except SyntaxError as error:
-        return [_syntax_error(source, error)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+        return ([_syntax_error(source, error)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []), None
     except (ValueError, RecursionError, MemoryError) as error:
-        return [_file_error(_unparsable_reason(error))] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+        return ([_file_error(_unparsable_reason(error))] if settings.is_enabled(SYNTAX_ERROR_CODE) else []), None
     try:
-        return _analyse(tree, text, source, path, settings, context or ProjectContext())
+        if not summarize and "torch" not in text and "PreTrainedModel" not in text and context == ProjectContext():
+            return [], None  # nothing can be compiled without naming torch or a transformers model base
+        module_name = module_name_for(path)
+        index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", context.module_bases)
+        regions = CompiledRegions(index, settings.module_forward_is_compiled, context)
+        summary = None
+        if summarize and path is not None:
+            summary = summarize_module(index, regions, source, Path(os.path.realpath(path)), settings.module_forward_is_compiled)
+        return _analyse(index, regions, source, settings), summary
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"
-        return [_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []
+        return ([_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []), None
 
 
 def _unparsable_reason(error: Exception) -> str:
@@ -52,14 +73,7 @@ def _unparsable_reason(error: Exception) -> str:
     return "source contains null bytes" if "null" in str(error) else f"cannot parse: {error}"
 
 
-def _analyse(
-    tree: ast.Module, text: str, source: SourceText, path: Path | None, settings: Settings, context: ProjectContext
-) -> list[Diagnostic]:
-    if "torch" not in text and "PreTrainedModel" not in text and not context.entries and not context.module_bases:
-        return []  # nothing can be compiled without naming torch or a transformers model base
-    module_name = module_name_for(path)
-    index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", context.module_bases)
-    regions = CompiledRegions(index, settings.module_forward_is_compiled, context)
+def _analyse(index: ModuleIndex, regions: CompiledRegions, source: SourceText, settings: Settings) -> list[Diagnostic]:
     if not regions.reached:
         return []
     module = ModuleAnalysis(index, regions)

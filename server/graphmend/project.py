@@ -81,8 +81,13 @@ def summarize(tree: ast.Module, source: SourceText, path: Path, module_name: str
               forward_is_compiled: bool) -> ModuleSummary:
     """One file's part of the project graph (from its syntax alone)."""
     index = ModuleIndex(tree, module_name, is_package=path.name == "__init__.py")
-    regions = CompiledRegions(index, forward_is_compiled)
-    name = module_name or ""
+    return summarize_module(index, CompiledRegions(index, forward_is_compiled), source, path, forward_is_compiled)
+
+
+def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: SourceText, path: Path,
+                     forward_is_compiled: bool) -> ModuleSummary:
+    """The summary from a file's index and its regions computed with no project context."""
+    name = index.module_name or ""
     functions = []
     for function in index.all_functions:
         local, external = regions.call_edges(function)

@@ -1,0 +1,121 @@
+"""Quick fixes, `# graphmend: ignore` actions and fix-all, resolved lazily where the client can."""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from ..diagnostics import Applicability, Diagnostic
+from ..fixes import apply_fixes
+from ..source import Position, Range
+from .state import FIX_ALL_KIND, GraphmendServer, server
+from .worker import Analysis
+
+_IGNORE_COMMENT = re.compile(r"#\s*graphmend:\s*ignore(\[(?P<codes>[^\]]*)\])?")
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
+        resolve_provider=True,
+    ),
+)
+def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    result = ls.current(uri)
+    if result is None:
+        return []
+    only = params.context.only
+    wants_quick_fix = not only or any(k.startswith(types.CodeActionKind.QuickFix.value) for k in only)
+    wants_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)
+    start = ls.from_position(uri, result.lines, params.range.start)
+    end = ls.from_position(uri, result.lines, params.range.end)
+    actions: list[types.CodeAction] = []
+    if wants_quick_fix:
+        for index, diagnostic in enumerate(result.diagnostics):
+            if diagnostic.range.end < start or diagnostic.range.start > end:
+                continue
+            lsp_diagnostic = ls.to_lsp_diagnostic(uri, result, index)
+            if diagnostic.fix is not None:
+                actions.append(_quick_fix(ls, uri, result, index, lsp_diagnostic))
+            ignore = _ignore_action(ls, uri, result, diagnostic, lsp_diagnostic)
+            if ignore is not None:
+                actions.append(ignore)
+    if wants_fix_all and any(d.fix is not None and d.fix.applicability is Applicability.SAFE for d in result.diagnostics):
+        action = types.CodeAction(title="graphmend: apply all safe fixes", kind=FIX_ALL_KIND,
+                                  data={"uri": uri, "version": result.version, "fixAll": True})
+        actions.append(action if ls.lazy_code_actions else _resolve(ls, action))
+    return actions
+
+
+def _quick_fix(ls: GraphmendServer, uri: str, result: Analysis, index: int, lsp_diagnostic: types.Diagnostic) -> types.CodeAction:
+    fix = result.diagnostics[index].fix
+    assert fix is not None
+    action = types.CodeAction(
+        title=f"graphmend: {fix.title}",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[lsp_diagnostic],
+        is_preferred=fix.applicability is Applicability.SAFE,
+        data={"uri": uri, "version": result.version, "index": index},
+    )
+    return action if ls.lazy_code_actions else _resolve(ls, action)
+
+
+def _ignore_action(
+    ls: GraphmendServer, uri: str, result: Analysis, diagnostic: Diagnostic, lsp_diagnostic: types.Diagnostic
+) -> types.CodeAction | None:
+    """`# graphmend: ignore[CODE]` at the end of the diagnostic's first line (merged with an existing one)."""
+    if diagnostic.code == "GM001":
+        return None
+    line_number = diagnostic.range.start.line
+    line = result.lines[line_number]
+    match = _IGNORE_COMMENT.search(line)
+    if match is not None and match.group("codes") is None:
+        return None  # already ignores everything
+    if match is not None:
+        codes = [c.strip() for c in (match.group("codes") or "").split(",") if c.strip()]
+        new_comment = f"# graphmend: ignore[{', '.join([*codes, diagnostic.code])}]"
+        edit_range = Range(Position(line_number, match.start()), Position(line_number, match.end()))
+    else:
+        content = line.rstrip()
+        new_comment = f"  # graphmend: ignore[{diagnostic.code}]"
+        edit_range = Range(Position(line_number, len(content)), Position(line_number, len(line)))
+    text_edit = types.TextEdit(ls.to_range(uri, result.lines, edit_range), new_comment)
+    return types.CodeAction(
+        title=f"graphmend: ignore {diagnostic.code} on this line",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[lsp_diagnostic],
+        edit=ls._edit(uri, result.version, [text_edit]),
+    )
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+def resolve_code_action(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
+    return _resolve(ls, action)
+
+
+def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    uri, version = data.get("uri"), data.get("version")
+    if uri is None:
+        return action
+    result = ls.results.get(uri)
+    if result is None or result.version != version:
+        result = ls.current(uri)
+        if result is None or result.version != version:
+            action.disabled = types.CodeActionDisabled(reason="the document changed; ask for the fix again")
+            return action
+    if data.get("fixAll"):
+        # One round over the fixes already computed with the diagnostics: no re-analysis, so the
+        # lightbulb stays instant. (The applyAllFixes command repeats rounds until nothing changes.)
+        safe = [d.fix for d in result.diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE]
+        fixed_text, applied = apply_fixes(result.text, safe)
+        if applied and fixed_text != result.text:
+            action.edit = ls.whole_document_edit(uri, result, fixed_text)
+        return action
+    index = data.get("index")
+    if isinstance(index, int) and 0 <= index < len(result.diagnostics) and result.diagnostics[index].fix is not None:
+        action.edit = ls.workspace_edit(uri, result, result.diagnostics[index].fix)  # type: ignore[arg-type]
+    return action

@@ -1,0 +1,61 @@
+"""Hover on a finding: Dynamo's reason, why the code is compiled, and the fix with a preview."""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from ..diagnostics import Diagnostic
+from ..rules import RULES_BY_CODE
+from .state import GraphmendServer, server
+from .worker import Analysis
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    result = ls.current(uri)
+    if result is None:
+        return None
+    position = ls.from_position(uri, result.lines, params.position)
+    for diagnostic in result.diagnostics:
+        if diagnostic.range.start <= position <= diagnostic.range.end and diagnostic.code in RULES_BY_CODE:
+            return types.Hover(
+                contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_hover_text(diagnostic, result)),
+                range=ls.to_range(uri, result.lines, diagnostic.range),
+            )
+    return None
+
+
+def _section(doc: str, title: str) -> str:
+    match = re.search(rf"{re.escape(title)}:\s*(.*?)(?:\n\s*\n|\Z)", doc, re.DOTALL)
+    return " ".join(match.group(1).split()) if match else ""
+
+
+def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
+    rule = RULES_BY_CODE[diagnostic.code]
+    doc = rule.__doc__ or ""
+    parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", _section(doc, "Why it breaks the graph")]
+    for related in diagnostic.related:
+        parts += ["", f"Compiled because: {related.message}."]
+    if diagnostic.fix is not None:
+        parts += ["", f"**Fix** ({diagnostic.fix.applicability.value}): {diagnostic.fix.title}"]
+        main_edit = diagnostic.fix.edits[-1]
+        preview = main_edit.new_text.strip("\n").splitlines()
+        if len(preview) > 12:
+            preview = [*preview[:12], "..."]
+        parts += ["```python", *_dedent(preview), "```"]
+    elif "no automatic fix" in diagnostic.message:
+        parts += ["", f"No automatic fix: {diagnostic.data.get('no_fix', '')}"]
+    else:
+        parts += ["", f"Fix: {_section(doc, 'Fix and its safety')}"]
+    if diagnostic.url:
+        parts += ["", f"[Dynamo's explanation ({diagnostic.reason_id})]({diagnostic.url})"]
+    return "\n".join(parts)
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    cut = min(indents, default=0)
+    return [line[cut:] for line in lines]

@@ -1,0 +1,45 @@
+"""Initialization, configuration and shutdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from .options import parse_options
+from .state import GraphmendServer, server
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: GraphmendServer, params: types.InitializeParams) -> None:
+    ls.options = parse_options(params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: GraphmendServer, params: types.InitializedParams) -> None:
+    """Start the worker now, so the first didOpen does not pay its start-up; with no document
+    opened within the idle time it stops again."""
+    ls.worker()
+    ls.documents_changed()
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: GraphmendServer, *args: Any) -> None:
+    ls.close_worker()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: GraphmendServer, params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if not settings:
+        try:
+            answer = await ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="graphmend")])
+            )
+            settings = answer[0] if answer else None
+        except Exception:  # noqa: BLE001 - a client without workspace/configuration
+            settings = None
+    ls.options = parse_options(settings)
+    ls.reported_problems.clear()
+    for uri in list(ls.workspace.text_documents):
+        ls.schedule(uri)

@@ -1,0 +1,310 @@
+"""The server's state: open documents' analyses, the analysis worker, options, conversions to LSP.
+
+Diagnostics are pushed (or pulled, when the client asks for them) for open Python files, computed
+off the event loop, debounced per document, and published only for the version they were computed
+from. Each diagnostic carries its fix, so code actions need no second analysis. Edits are versioned
+`TextDocumentEdit`s where the client supports them: an edit computed for version N is never
+applied to version N+1. The handlers live in one module per concern (`lifecycle`, `documents`,
+`pull`, `code_actions`, `hover`, `commands`); `server.py` gathers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from .. import __version__, api
+from ..diagnostics import Fix, Severity
+from ..source import Position, Range
+from .options import EditorOptions
+from .protocol import GraphmendProtocol
+from .worker import Analysis, analyse, warm_up, watch_parent
+
+SOURCE = "graphmend"
+FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.graphmend"
+COMMAND_FIX_ALL = "graphmend.applyAllFixes"
+COMMAND_SHOW_DIFF = "graphmend.showFixDiff"
+COMMAND_VERIFY = "graphmend.verify"
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+}
+ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
+log = logging.getLogger("graphmend.lsp")
+
+
+class GraphmendServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=GraphmendProtocol)
+        self.options = EditorOptions()
+        self.results: dict[str, Analysis] = {}
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmend-commands")
+        self._pool: ProcessPoolExecutor | None = None
+        self._idle: asyncio.TimerHandle | None = None
+        self._analyses = 0
+        self.reported_problems: set[str] = set()
+
+    # ------------------------------------------------------------------ errors and logging
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A handler crash goes to the client's log, never to a modal error; the server keeps serving."""
+        log.exception("graphmend-lsp internal error", exc_info=error)
+        self.log(types.MessageType.Error, f"graphmend internal error: {type(error).__name__}: {error}")
+
+    def log(self, kind: types.MessageType, message: str) -> None:
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001 - no transport (tests, shutdown): logging must not fail
+            log.warning(message)
+
+    def report_once(self, message: str) -> None:
+        if message not in self.reported_problems:
+            self.reported_problems.add(message)
+            self.log(types.MessageType.Warning, message)
+
+    # ------------------------------------------------------------------ capabilities of the client
+    @property
+    def pull_mode(self) -> bool:
+        """The client pulls diagnostics itself (LSP 3.17): then we do not push them too."""
+        text_document = self.client_capabilities.text_document
+        return bool(text_document and text_document.diagnostic is not None)
+
+    @property
+    def versioned_edits(self) -> bool:
+        workspace = self.client_capabilities.workspace
+        return bool(workspace and workspace.workspace_edit and workspace.workspace_edit.document_changes)
+
+    @property
+    def related_information(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        publish = text_document.publish_diagnostics if text_document else None
+        return bool(publish and publish.related_information)
+
+    @property
+    def lazy_code_actions(self) -> bool:
+        text_document = self.client_capabilities.text_document
+        code_action = text_document.code_action if text_document else None
+        resolve = code_action.resolve_support if code_action else None
+        return bool(resolve and "edit" in resolve.properties)
+
+    # ------------------------------------------------------------------ analysis
+    def settings_for(self, path: Path | None) -> api.Settings:
+        base = api.Settings()
+        if path is not None:
+            try:
+                base = api.settings_for(path)  # re-read every time: pyproject edits apply at once
+            except api.SettingsError as error:
+                self.report_once(f"graphmend: {error}; using defaults")
+        for problem in self.options.problems:
+            self.report_once(f"graphmend: {problem}")
+        return self.options.apply(base)
+
+    def analyse_now(self, uri: str) -> Analysis | None:
+        """Analyse the document as it is now (on the calling thread)."""
+        document = self.workspace.get_text_document(uri)
+        if document.source is None:
+            return None
+        return analyse(document.source, document.version, path_of(uri), self.settings_for(path_of(uri)))
+
+    def current(self, uri: str) -> Analysis | None:
+        """The analysis of the document's current version, computing it if needed; None for a
+        document the client has not opened (nothing is read from disk behind the editor's back:
+        the path may not exist, or be a FIFO that would block)."""
+        if uri not in self.workspace.text_documents:
+            return None
+        document = self.workspace.get_text_document(uri)
+        cached = self.results.get(uri)
+        if cached is not None and cached.version == document.version and cached.text == document.source:
+            return cached
+        result = self.analyse_now(uri)
+        if result is not None:
+            self.results[uri] = result
+        return result
+
+    def schedule(self, uri: str, delay_ms: int = 0) -> None:
+        """(Re)start the analysis of a document; an older pending run for it is dropped."""
+        previous = self.pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self.pending[uri] = asyncio.get_running_loop().create_task(self._run(uri, delay_ms))
+
+    async def _run(self, uri: str, delay_ms: int) -> None:
+        try:
+            if delay_ms:
+                await asyncio.sleep(delay_ms / 1000)
+            document = self.workspace.get_text_document(uri)
+            text, version = document.source, document.version
+            path = path_of(uri)
+            settings = self.settings_for(path)
+            if api.too_large(text, settings):
+                result = analyse(text, version, path, settings)  # refused at once: the text never goes to the worker
+            else:
+                result = await self.analyse_in_worker(text, version, path, settings)
+            latest = self.workspace.get_text_document(uri)
+            if latest.version != version or latest.source != text or uri not in self.workspace.text_documents:
+                return  # the document moved on (or closed): a newer run will publish
+            self.results[uri] = result
+            if self.pull_mode:
+                self._refresh_pull()
+            else:
+                self.publish(uri, result)
+        except asyncio.CancelledError:
+            pass
+        except Exception as error:  # noqa: BLE001 - keep the previous diagnostics and keep serving
+            self.report_server_error(error, None)
+        finally:
+            if self.pending.get(uri) is asyncio.current_task():
+                del self.pending[uri]
+
+    def worker(self) -> ProcessPoolExecutor:
+        """The analysis worker, started (and warmed: graphmend imported, one tiny analysis run) if
+        none is running."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=watch_parent, initargs=(os.getpid(),))
+            self._analyses = 0
+            self._pool.submit(warm_up)
+        return self._pool
+
+    async def analyse_in_worker(self, text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
+        """Analyse in the worker process; if it died (killed, out of memory), start a new one and
+        analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
+        loop = asyncio.get_running_loop()
+        pool = self.worker()
+        try:
+            future = loop.run_in_executor(pool, analyse, text, version, path, settings)
+            self._analyses += 1
+            if self._analyses >= ANALYSES_PER_WORKER:
+                # Replace the worker: what is already submitted still finishes on the old one
+                # (Python's own max_tasks_per_child can hang a queued task in 3.11, so it is not used).
+                self._pool = None
+                pool.shutdown(wait=False, cancel_futures=False)
+            return await future
+        except BrokenProcessPool:
+            self.log(types.MessageType.Warning, "graphmend: the analysis worker stopped; starting a new one")
+            if self._pool is pool:
+                self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings)
+
+    def shutdown(self) -> None:
+        """The end of the process, however it comes (`exit`, stdin closed, SIGTERM): the worker goes too."""
+        self.close_worker()
+        super().shutdown()
+
+    def close_worker(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def documents_changed(self) -> None:
+        """With no document open, stop the worker after a while: an editor session with no Python
+        file open holds no analysis memory; the next open starts a fresh worker."""
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if not self.workspace.text_documents:
+            self._idle = asyncio.get_running_loop().call_later(self.options.worker_idle_s, self._stop_if_idle)
+
+    def _stop_if_idle(self) -> None:
+        self._idle = None
+        if not self.workspace.text_documents:
+            self.close_worker()
+
+    def _refresh_pull(self) -> None:
+        workspace = self.client_capabilities.workspace
+        if workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
+
+    def publish(self, uri: str, result: Analysis) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=self.to_lsp(uri, result))
+        )
+
+    # ------------------------------------------------------------------ conversions
+    def codec(self, uri: str) -> Any:
+        return self.workspace.get_text_document(uri).position_codec
+
+    def to_range(self, uri: str, lines: list[str], r: Range) -> types.Range:
+        return self.codec(uri).range_to_client_units(
+            lines, types.Range(types.Position(r.start.line, r.start.character), types.Position(r.end.line, r.end.character))
+        )
+
+    def from_position(self, uri: str, lines: list[str], position: types.Position) -> Position:
+        converted = self.codec(uri).position_from_client_units(lines, position)
+        return Position(converted.line, converted.character)
+
+    def to_lsp(self, uri: str, result: Analysis) -> list[types.Diagnostic]:
+        return [self.to_lsp_diagnostic(uri, result, index) for index in range(len(result.diagnostics))]
+
+    def to_lsp_diagnostic(self, uri: str, result: Analysis, index: int) -> types.Diagnostic:
+        diagnostic = result.diagnostics[index]
+        related = None
+        if self.related_information and diagnostic.related:
+            related = [
+                types.DiagnosticRelatedInformation(types.Location(uri, self.to_range(uri, result.lines, r.range)), r.message)
+                for r in diagnostic.related
+            ]
+        data: dict[str, Any] = {"uri": uri, "version": result.version, "index": index, **diagnostic.data}
+        if diagnostic.fix is not None:  # precomputed with the diagnostic, in the client's position units
+            data["fix"] = {
+                "title": diagnostic.fix.title,
+                "applicability": diagnostic.fix.applicability.value,
+                "edits": [
+                    {"range": range_json(self.to_range(uri, result.lines, e.range)), "newText": e.new_text}
+                    for e in diagnostic.fix.edits
+                ],
+            }
+        return types.Diagnostic(
+            range=self.to_range(uri, result.lines, diagnostic.range),
+            message=diagnostic.message,
+            severity=_SEVERITY[diagnostic.severity],
+            code=diagnostic.code,
+            source=SOURCE,
+            code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
+            related_information=related,
+            data=data,
+        )
+
+    def workspace_edit(self, uri: str, result: Analysis, fix: Fix) -> types.WorkspaceEdit:
+        edits = [types.TextEdit(self.to_range(uri, result.lines, e.range), e.new_text) for e in fix.edits]
+        return self._edit(uri, result.version, edits)
+
+    def _edit(self, uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+        if self.versioned_edits:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(identifier, edits)])
+        return types.WorkspaceEdit(changes={uri: edits})
+
+    def whole_document_edit(self, uri: str, result: Analysis, new_text: str) -> types.WorkspaceEdit:
+        last = len(result.lines) - 1
+        end = Position(last, len(result.lines[last]))
+        whole = self.to_range(uri, result.lines, Range(Position(0, 0), end))
+        return self._edit(uri, result.version, [types.TextEdit(whole, new_text)])
+
+
+def range_json(r: types.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
+
+
+def path_of(uri: str) -> Path | None:
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+server = GraphmendServer()
