@@ -6,6 +6,18 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 
+def accept_registrations(client: LanguageClient) -> list[types.Registration]:
+    """Answer `client/registerCapability` as editors do (pytest-lsp's client has no handler for
+    it); the registrations received are collected in the returned list."""
+    registrations: list[types.Registration] = []
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        registrations.extend(params.registrations)
+
+    return registrations
+
+
 def uses_pull(client: LanguageClient) -> bool:
     capabilities = client.capabilities
     return bool(capabilities and capabilities.text_document and capabilities.text_document.diagnostic is not None)

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from conftest import ROOT
-from lsp_helpers import apply_edits, change_document, code_actions, diagnostics, open_document, text_edits, uses_pull
+from lsp_helpers import accept_registrations, apply_edits, change_document, code_actions, diagnostics, open_document, text_edits, uses_pull
 
 FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
 PRINTS = """import torch
@@ -34,6 +34,7 @@ def f(x):
     params=["visual_studio_code", "neovim"],
 )
 async def client(request, lsp_client: LanguageClient):
+    accept_registrations(lsp_client)
     result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=client_capabilities(request.param),

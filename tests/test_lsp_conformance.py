@@ -29,6 +29,7 @@ class RawClient:
         self.process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.buffer = b""
         self.notifications: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []  # requests the server sent (each answered with null)
         self.next_id = 100
 
     def write(self, body: bytes, header: bytes | None = None) -> None:
@@ -81,7 +82,11 @@ class RawClient:
                 length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
                 if len(rest) >= length:
                     self.buffer = rest[length:]
-                    return json.loads(rest[:length])
+                    message = json.loads(rest[:length])
+                    if "method" in message and "id" in message:  # a request from the server: accept it
+                        self.requests.append(message)
+                        self.send({"id": message["id"], "result": None})
+                    return message
             ready, _, _ = select.select([descriptor], [], [], 0.05)
             if ready:
                 chunk = os.read(descriptor, 1 << 16)

@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from lsp_helpers import diagnostics, open_document
+from lsp_helpers import accept_registrations, diagnostics, open_document
 
 PRINTS = 'import torch\n\n\n@torch.compile\ndef f(x):\n    print("x", x)\n    return x\n'
 BLOCK = "@torch.compile\ndef f{i}(x):\n    if x.sum() > {i}:\n        print(x)\n    return x\n" + "# filler\n" * 20
@@ -19,6 +19,7 @@ BLOCK = "@torch.compile\ndef f{i}(x):\n    if x.sum() > {i}:\n        print(x)\n
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "graphmend.lsp", "--stdio"]))
 async def client(lsp_client: LanguageClient):
+    accept_registrations(lsp_client)
     await lsp_client.initialize_session(
         types.InitializeParams(capabilities=client_capabilities("visual_studio_code"), initialization_options={"debounce": 0})
     )

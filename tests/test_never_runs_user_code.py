@@ -11,7 +11,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from graphmend.cli import main
 
-from lsp_helpers import diagnostics, open_document
+from lsp_helpers import accept_registrations, diagnostics, open_document
 
 PROGRAM = """import pathlib
 pathlib.Path({marker!r}).write_text("top level ran")
@@ -47,8 +47,10 @@ def test_cli_check_and_fix_do_not_run_the_file(tmp_path: Path, capsys, monkeypat
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "graphmend.lsp", "--stdio"]))
-async def client(lsp_client: LanguageClient):
-    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual_studio_code")))
+async def client(lsp_client: LanguageClient, tmp_path: Path):
+    accept_registrations(lsp_client)  # the workspace (the program's folder) is indexed too: parsed, never run
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual_studio_code"),
+                                                               root_uri=tmp_path.as_uri()))
     yield
     await lsp_client.shutdown_session()
 

@@ -119,6 +119,8 @@ class _Collector:
             outcome = self._fix(rule, node, target, analysis)
             message = rule.message
             data = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
+            if len(self.reach.chain) > 1 or self.reach.entry.called:
+                data["nested"] = "called from compiled code"
             if isinstance(outcome, Refusal):
                 message = f"{message} (no automatic fix: {outcome.reason})"
                 data["no_fix"] = outcome.reason

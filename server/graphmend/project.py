@@ -140,7 +140,7 @@ class _Step:
 
     entry: _Key
     why: str  # why the entry is compiled
-    origin: Origin  # the entry's compile site or definition
+    site: tuple[str, int] | None  # (path, index in its summary's entries) of the compile site; None: the entry's `def`
     previous: _Key | None
 
 
@@ -280,7 +280,7 @@ class Project:
             if function is None:
                 continue
             step = reached[key]
-            following = _Step(step.entry, step.why, step.origin, key)
+            following = _Step(step.entry, step.why, step.site, key)
             for callee in function.calls:
                 relax((summary.path, callee), distance, following, front=True)
             for ref in function.external:
@@ -294,20 +294,18 @@ class Project:
         """Compiled entries, each with its cost: 0 in its own file, 1 for a compile site aimed at
         another file."""
         for summary in self.summaries.values():
-            for entry in summary.entries:
-                origin = Origin(summary.path, entry.line, entry.character, entry.end_character)
+            for number, entry in enumerate(summary.entries):
                 why = entry.why if entry.target.kind == "local" else f"{entry.why} of {summary.file_name}"
                 for target in self.targets(entry.target, summary):
                     if self.summaries[target[0]].function(target[1]) is not None:
-                        yield target, _Step(target, why, origin, None), int(target[0] != summary.path)
+                        yield target, _Step(target, why, (summary.path, number), None), int(target[0] != summary.path)
             if summary.forward_is_compiled:  # modules through bases of other files
                 for cls in summary.classes:
                     if "forward" in cls.methods and self.is_module_class(summary, cls.name):
                         function = summary.function(f"{cls.name}.forward")
                         if function is not None:
-                            origin = Origin(summary.path, function.line, function.character, function.end_character)
                             key = (summary.path, function.qualname)
-                            yield key, _Step(key, "nn.Module.forward is treated as compiled", origin, None), 0
+                            yield key, _Step(key, "nn.Module.forward is treated as compiled", None, None), 0
 
     def context_for(self, path: str) -> ProjectContext:
         """What the rest of the project says about the file at `path`."""
@@ -321,7 +319,7 @@ class Project:
             step = reached.get(key)
             if step is None:
                 continue
-            from_elsewhere = step.previous[0] != path if step.previous is not None else step.origin.path != path
+            from_elsewhere = step.previous[0] != path if step.previous is not None else self._origin(step).path != path
             if from_elsewhere:
                 entries.append(self._external_entry(key, step))
         bases = frozenset(
@@ -334,7 +332,7 @@ class Project:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
         other files on the way from the compiled entry."""
         if step.previous is None:  # compiled by a compile site in another file
-            return ExternalEntry(key[1], step.why, step.origin)
+            return ExternalEntry(key[1], step.why, self._origin(step))
         entry_file = self.summaries[step.entry[0]].file_name
         why = f"reached from compiled `{self._dotted(step.entry)}` in {entry_file} ({step.why})"
         chain = []
@@ -343,11 +341,40 @@ class Project:
         while current is not None and current != step.entry:
             chain.append(self._dotted(current))
             current = reached[current].previous
-        return ExternalEntry(key[1], why, step.origin, tuple(reversed(chain)))
+        return ExternalEntry(key[1], why, self._origin(step), tuple(reversed(chain)), called=True)
+
+    def _origin(self, step: _Step) -> Origin:
+        """Where the entry of `step` is, read from the current summaries (positions may have moved
+        since the reach was computed: see `replace`)."""
+        if step.site is not None:
+            site = self.summaries[step.site[0]].entries[step.site[1]]
+            return Origin(step.site[0], site.line, site.character, site.end_character)
+        function = self.summaries[step.entry[0]].function(step.entry[1])
+        assert function is not None
+        return Origin(step.entry[0], function.line, function.character, function.end_character)
+
+    def replace(self, summary: ModuleSummary) -> bool:
+        """Take a new summary of a file in place of the old one when only positions changed (the
+        call graph is the same: the reach stays valid). False when the graph changed: then build
+        a new Project."""
+        old = self.summaries.get(summary.path)
+        if old is None or graph_of(old) != graph_of(summary):
+            return False
+        self.summaries[summary.path] = summary
+        return True
 
     def _dotted(self, key: _Key) -> str:
         name = self.summaries[key[0]].name
         return f"{name}.{key[1]}" if name else key[1]
+
+
+def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
+    """A summary without positions: what the project's reach depends on."""
+    return (
+        summary.name, summary.forward_is_compiled, summary.imports, summary.classes, summary.replayed,
+        tuple((f.qualname, f.calls, f.external) for f in summary.functions),
+        tuple((e.target, e.why) for e in summary.entries),
+    )
 
 
 def context_key(context: ProjectContext) -> str:

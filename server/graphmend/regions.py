@@ -52,6 +52,7 @@ class ExternalEntry:
     why: str  # "reached from compiled `pkg.model.Net.forward` in model.py (...)", "compiled by ..."
     origin: Origin
     via: tuple[str, ...] = ()  # the functions of other files between the entry and this one
+    called: bool = False  # reached through a call (not itself compiled by a compile site)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Entry:
     captures: frozenset[str] = frozenset()  # CAPTURE_SETTINGS turned on for this entry
     origin: Origin | None = None  # set when the entry is compiled because of another file
     via: tuple[str, ...] = ()  # with `origin`: the functions of other files that lead here
+    called: bool = False  # with `origin`: compiled code of another file calls it (a nested frame)
 
 
 @dataclass(frozen=True)
@@ -186,7 +188,8 @@ class CompiledRegions:
             function = self.index.function_by_qualname(external.qualname)
             if function is not None and id(function.node) not in seen:
                 seen.add(id(function.node))
-                entries.append(Entry(function, external.why, function.node, everywhere, external.origin, external.via))
+                entries.append(Entry(function, external.why, function.node, everywhere, external.origin, external.via,
+                                     external.called))
         return entries
 
     def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:

@@ -21,6 +21,9 @@ function settings(): GraphmendSettings {
     ignore: config.get<string[]>("ignore", []),
     run: config.get<"onType" | "onSave">("run", "onType"),
     moduleForwardIsCompiled: config.get<boolean | null>("moduleForwardIsCompiled", null),
+    maxFileSizeKb: config.get<number | null>("maxFileSizeKb", null),
+    index: config.get<boolean>("index", true),
+    closedFiles: config.get<boolean>("closedFiles", false),
   };
 }
 

@@ -5,13 +5,17 @@ export interface GraphmendSettings {
   ignore: string[];
   run: "onType" | "onSave";
   moduleForwardIsCompiled: boolean | null;
+  maxFileSizeKb: number | null;
+  index: boolean;
+  closedFiles: boolean;
 }
 
 /** Only what the user set: empty lists and null mean "use pyproject.toml or the defaults". */
 export function serverOptions(settings: GraphmendSettings): { graphmend: Record<string, unknown> } {
-  const graphmend: Record<string, unknown> = { run: settings.run };
+  const graphmend: Record<string, unknown> = { run: settings.run, index: settings.index, closedFiles: settings.closedFiles };
   if (settings.select.length > 0) graphmend.select = settings.select;
   if (settings.ignore.length > 0) graphmend.ignore = settings.ignore;
   if (settings.moduleForwardIsCompiled !== null) graphmend.moduleForwardIsCompiled = settings.moduleForwardIsCompiled;
+  if (settings.maxFileSizeKb !== null) graphmend.maxFileSizeKb = settings.maxFileSizeKb;
   return { graphmend };
 }

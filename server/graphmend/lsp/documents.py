@@ -1,10 +1,14 @@
-"""Document sync: each open, change and save schedules an analysis; a close clears the document's diagnostics."""
+"""Document sync: each open, change and save schedules an analysis; a close clears the document's
+diagnostics, and the file on disk counts again in the workspace index."""
 
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
-from .state import GraphmendServer, server
+from . import workspace
+from .state import GraphmendServer, path_of, server
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -40,3 +44,8 @@ def did_close(ls: GraphmendServer, params: types.DidCloseTextDocumentParams) -> 
     if not ls.pull_mode:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
     ls.documents_changed()
+    path = path_of(uri)
+    if path is not None and ls.index.close(path):
+        ls.refresh_contexts()
+        if ls.index.covers(path):
+            asyncio.get_running_loop().create_task(workspace.reindex(ls, [path]))

@@ -6,6 +6,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from . import workspace
 from .options import parse_options
 from .state import GraphmendServer, server
 
@@ -17,10 +18,11 @@ def initialize(ls: GraphmendServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: GraphmendServer, params: types.InitializedParams) -> None:
-    """Start the worker now, so the first didOpen does not pay its start-up; with no document
-    opened within the idle time it stops again."""
+    """Start the worker now, so the first didOpen does not pay its start-up (with no document
+    opened within the idle time it stops again), and index the workspace in the background."""
     ls.worker()
     ls.documents_changed()
+    workspace.start(ls)
 
 
 @server.feature(types.SHUTDOWN)

@@ -20,7 +20,8 @@ _SETTING_KEYS = {
     "maxFileSizeKb": "max-file-size-kb",
     "max-file-size-kb": "max-file-size-kb",
 }
-_SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds"}
+_SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds",
+                "index", "closedFiles"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class EditorOptions:
     debounce_ms: int = 150
     worker_idle_s: float = 30.0  # stop the analysis worker this long after the last document closes
     problems: tuple[str, ...] = ()  # what could not be understood, reported to the user once
+    index: bool = True  # index the workspace folders: calls and compile sites across files count
+    closed_files: bool = False  # also report files that are not open (workspace-wide diagnostics)
 
     def apply(self, settings: Settings) -> Settings:
         try:
@@ -48,6 +51,7 @@ def parse_options(raw: Any) -> EditorOptions:
     overrides: dict[str, Any] = {}
     problems: list[str] = []
     run, debounce, idle = "onType", 150, 30.0
+    switches = {"index": True, "closedFiles": False}
     for key, value in table.items():
         if value is None:
             continue
@@ -76,6 +80,11 @@ def parse_options(raw: Any) -> EditorOptions:
                 idle = float(value)
             else:
                 problems.append(f"settings: `workerIdleSeconds` must be a number of seconds, not {value!r}")
+        elif key in switches:
+            if isinstance(value, bool):
+                switches[key] = value
+            else:
+                problems.append(f"settings: `{key}` must be true or false, not {value!r}")
         elif key not in _SERVER_KEYS:
             problems.append(f"settings: unknown setting `{key}` (ignored)")
-    return EditorOptions(overrides, run, debounce, idle, tuple(problems))
+    return EditorOptions(overrides, run, debounce, idle, tuple(problems), switches["index"], switches["closedFiles"])

@@ -11,7 +11,7 @@ from .state import SOURCE, GraphmendServer, server
 
 @server.feature(
     types.TEXT_DOCUMENT_DIAGNOSTIC,
-    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=False, workspace_diagnostics=False),
+    types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True),
 )
 async def pull_diagnostics(ls: GraphmendServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
     uri = params.text_document.uri
@@ -26,7 +26,7 @@ async def pull_diagnostics(ls: GraphmendServer, params: types.DocumentDiagnostic
     result = ls.current(uri)
     if result is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
-    result_id = f"{result.version}:{hash((result.text, result.settings))}"
+    result_id = f"{result.version}:{hash((result.text, result.settings, result.context))}"
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     return types.RelatedFullDocumentDiagnosticReport(items=ls.to_lsp(uri, result), result_id=result_id)

@@ -21,14 +21,15 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__, api
-from ..diagnostics import Fix, Severity
+from ..diagnostics import Diagnostic, Fix, Severity
 from ..source import Position, Range
 from .options import EditorOptions
 from .protocol import GraphmendProtocol
-from .worker import Analysis, analyse, warm_up, watch_parent
+from .index import WorkspaceIndex, build_project
+from .worker import Analysis, ClosedFile, analyse, warm_up, watch_parent
 
 SOURCE = "graphmend"
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.graphmend"
@@ -41,6 +42,7 @@ _SEVERITY = {
     Severity.INFORMATION: types.DiagnosticSeverity.Information,
 }
 ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
+REFRESH_DELAY_S = 0.2  # after a change to the call graph, other documents' contexts are checked this much later
 log = logging.getLogger("graphmend.lsp")
 
 
@@ -56,6 +58,10 @@ class GraphmendServer(LanguageServer):
         self._idle: asyncio.TimerHandle | None = None
         self._analyses = 0
         self.reported_problems: set[str] = set()
+        self.index = WorkspaceIndex()
+        self.index_task: asyncio.Task[None] | None = None
+        self.closed: dict[str, tuple[api.ProjectContext, list[types.Diagnostic]]] = {}  # closed files' diagnostics
+        self._refresh: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ errors and logging
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -116,7 +122,8 @@ class GraphmendServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         if document.source is None:
             return None
-        return analyse(document.source, document.version, path_of(uri), self.settings_for(path_of(uri)))
+        path = path_of(uri)
+        return analyse(document.source, document.version, path, self.settings_for(path), self.index.context_for(path))
 
     def current(self, uri: str) -> Analysis | None:
         """The analysis of the document's current version, computing it if needed; None for a
@@ -151,11 +158,14 @@ class GraphmendServer(LanguageServer):
             if api.too_large(text, settings):
                 result = analyse(text, version, path, settings)  # refused at once: the text never goes to the worker
             else:
-                result = await self.analyse_in_worker(text, version, path, settings)
+                await self.project_ready()
+                result = await self.analyse_in_worker(text, version, path, settings, self.index.context_for(path))
             latest = self.workspace.get_text_document(uri)
             if latest.version != version or latest.source != text or uri not in self.workspace.text_documents:
                 return  # the document moved on (or closed): a newer run will publish
             self.results[uri] = result
+            if path is not None and self.index.update(path, result.summary, from_open_document=True):
+                self.refresh_contexts()  # what this file calls or compiles changed: others may be affected
             if self.pull_mode:
                 self._refresh_pull()
             else:
@@ -178,13 +188,14 @@ class GraphmendServer(LanguageServer):
             self._pool.submit(warm_up)
         return self._pool
 
-    async def analyse_in_worker(self, text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
+    async def analyse_in_worker(self, text: str, version: int | None, path: Path | None, settings: api.Settings,
+                                context: api.ProjectContext = api.ProjectContext()) -> Analysis:
         """Analyse in the worker process; if it died (killed, out of memory), start a new one and
         analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
         loop = asyncio.get_running_loop()
         pool = self.worker()
         try:
-            future = loop.run_in_executor(pool, analyse, text, version, path, settings)
+            future = loop.run_in_executor(pool, analyse, text, version, path, settings, context)
             self._analyses += 1
             if self._analyses >= ANALYSES_PER_WORKER:
                 # Replace the worker: what is already submitted still finishes on the old one
@@ -197,12 +208,47 @@ class GraphmendServer(LanguageServer):
             if self._pool is pool:
                 self._pool = None
             pool.shutdown(wait=False, cancel_futures=True)
-            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings)
+            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings, context)
 
     def shutdown(self) -> None:
         """The end of the process, however it comes (`exit`, stdin closed, SIGTERM): the worker goes too."""
         self.close_worker()
         super().shutdown()
+
+    # ------------------------------------------------------------------ the workspace index
+    async def project_ready(self) -> None:
+        """Rebuild the project off the event loop when the call graph changed (0.3 s for all of
+        transformers); what changes meanwhile starts another round."""
+        loop = asyncio.get_running_loop()
+        while self.index.stale:
+            generation = self.index.generation
+            project = await loop.run_in_executor(self.executor, build_project, self.index.summaries())
+            self.index.set_project(project, generation)
+
+    def refresh_contexts(self) -> None:
+        """Soon (edits come in bursts), re-analyse the open documents whose project context changed."""
+        if self._refresh is not None:
+            self._refresh.cancel()
+        self._refresh = asyncio.get_running_loop().create_task(self._refresh_contexts())
+
+    async def _refresh_contexts(self) -> None:
+        try:
+            await asyncio.sleep(REFRESH_DELAY_S)
+            await self.project_ready()
+            for uri in list(self.workspace.text_documents):
+                result = self.results.get(uri)
+                if result is not None and result.context != self.index.context_for(path_of(uri)) and uri not in self.pending:
+                    self.schedule(uri)
+            if self.options.closed_files and self.index.built:
+                from .workspace import analyse_closed  # the workspace module builds on this one
+
+                stale = [path for path in (path_of(uri) for uri, (context, _) in self.closed.items())
+                         if path is not None and self.index.context_for(path) != self.closed[from_fs_path(str(path))][0]]
+                await analyse_closed(self, stale, None)
+        except asyncio.CancelledError:
+            pass
+        except Exception as error:  # noqa: BLE001
+            self.report_server_error(error, None)
 
     def close_worker(self) -> None:
         if self._pool is not None:
@@ -251,12 +297,7 @@ class GraphmendServer(LanguageServer):
 
     def to_lsp_diagnostic(self, uri: str, result: Analysis, index: int) -> types.Diagnostic:
         diagnostic = result.diagnostics[index]
-        related = None
-        if self.related_information and diagnostic.related:
-            related = [
-                types.DiagnosticRelatedInformation(types.Location(uri, self.to_range(uri, result.lines, r.range)), r.message)
-                for r in diagnostic.related
-            ]
+        related = self._related(uri, result.lines, diagnostic)
         data: dict[str, Any] = {"uri": uri, "version": result.version, "index": index, **diagnostic.data}
         if diagnostic.fix is not None:  # precomputed with the diagnostic, in the client's position units
             data["fix"] = {
@@ -278,6 +319,36 @@ class GraphmendServer(LanguageServer):
             data=data,
         )
 
+    def to_lsp_closed(self, uri: str, closed: ClosedFile, index: int) -> types.Diagnostic:
+        """A closed file's diagnostic: positions in the client's units from the lines it touches."""
+        diagnostic = closed.diagnostics[index]
+        codec = self.workspace.position_codec
+        lines = _Lines(closed.lines)
+        return types.Diagnostic(
+            range=codec.range_to_client_units(lines, _lsp_range(diagnostic.range)),
+            message=diagnostic.message,
+            severity=_SEVERITY[diagnostic.severity],
+            code=diagnostic.code,
+            source=SOURCE,
+            code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
+            related_information=self._related(uri, lines, diagnostic),
+            data={"uri": uri, **diagnostic.data},
+        )
+
+    def _related(self, uri: str, lines: Any, diagnostic: Diagnostic) -> list[types.DiagnosticRelatedInformation] | None:
+        """Related locations; one in another file keeps its positions in code points (its lines
+        are not at hand; they differ from UTF-16 only after non-ASCII text on the line)."""
+        if not (self.related_information and diagnostic.related):
+            return None
+        found = []
+        for related in diagnostic.related:
+            if related.path is None:
+                location = types.Location(uri, self.workspace.position_codec.range_to_client_units(lines, _lsp_range(related.range)))
+            else:
+                location = types.Location(from_fs_path(related.path) or related.path, _lsp_range(related.range))
+            found.append(types.DiagnosticRelatedInformation(location, related.message))
+        return found
+
     def workspace_edit(self, uri: str, result: Analysis, fix: Fix) -> types.WorkspaceEdit:
         edits = [types.TextEdit(self.to_range(uri, result.lines, e.range), e.new_text) for e in fix.edits]
         return self._edit(uri, result.version, edits)
@@ -293,6 +364,17 @@ class GraphmendServer(LanguageServer):
         end = Position(last, len(result.lines[last]))
         whole = self.to_range(uri, result.lines, Range(Position(0, 0), end))
         return self._edit(uri, result.version, [types.TextEdit(whole, new_text)])
+
+
+class _Lines(dict):  # type: ignore[type-arg]
+    """Some lines of a file by number: enough for the position codec on those lines."""
+
+    def __getitem__(self, line: int) -> str:
+        return self.get(line, "")
+
+
+def _lsp_range(r: Range) -> types.Range:
+    return types.Range(types.Position(r.start.line, r.start.character), types.Position(r.end.line, r.end.character))
 
 
 def range_json(r: types.Range) -> dict[str, Any]:

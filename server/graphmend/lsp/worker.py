@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .. import api
 from ..diagnostics import Diagnostic
@@ -51,9 +52,71 @@ class Analysis:
     lines: list[str]
     diagnostics: tuple[Diagnostic, ...]
     settings: api.Settings
+    context: api.ProjectContext = api.ProjectContext()  # what the workspace said about the file
+    summary: api.ModuleSummary | None = None  # the text's part of the project graph
 
 
-def analyse(text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
+def analyse(text: str, version: int | None, path: Path | None, settings: api.Settings,
+            context: api.ProjectContext = api.ProjectContext()) -> Analysis:
+    """Diagnostics of a document's text in its project `context`, and the text's summary (for
+    the workspace index: what this file calls and compiles may change other files' findings)."""
     if api.too_large(text, settings):  # at most one note, at the start: the first line is all positions need
         return Analysis(version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings)
-    return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
+    if path is None:
+        return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
+    if context == api.ProjectContext():
+        diagnostics, summary = api.check_and_summarize(text, path, settings)
+    else:
+        diagnostics, summary = api.check_source(text, path, settings, context), api.summarize_source(text, path, settings)
+    return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context, summary)
+
+
+def summarize_files(paths: list[str], overrides: dict[str, Any]) -> list[tuple[str, api.ModuleSummary | None]]:
+    """Summaries of files on disk, each with its own pyproject settings plus the editor's
+    `overrides` (for the workspace index)."""
+    _SETTINGS.clear()
+    return [(name, api.summarize_file(Path(name), _settings(Path(name), overrides))) for name in paths]
+
+
+@dataclass(frozen=True)
+class ClosedFile:
+    """The diagnostics of a file that is not open, without fixes (nothing can apply them), and
+    the lines they touch (for position units)."""
+
+    path: str
+    context: api.ProjectContext
+    diagnostics: tuple[Diagnostic, ...]
+    lines: dict[int, str]
+
+
+def check_closed_files(jobs: list[tuple[str, api.ProjectContext]], overrides: dict[str, Any]) -> list[ClosedFile]:
+    _SETTINGS.clear()
+    found = []
+    for name, context in jobs:
+        path = Path(name)
+        try:
+            text = api.read_source(path)
+        except api.SourceError:
+            found.append(ClosedFile(name, context, (), {}))
+            continue
+        diagnostics = tuple(replace(d, fix=None) for d in api.check_source(text, path, _settings(path, overrides), context))
+        lines = SourceText(text).lines
+        touched = {n for d in diagnostics for n in (d.range.start.line, d.range.end.line)}
+        found.append(ClosedFile(name, context, diagnostics, {n: lines[n] for n in touched if n < len(lines)}))
+    return found
+
+
+_SETTINGS: dict[Path, api.Settings] = {}  # per folder, for one batch: each pyproject.toml is read once
+
+
+def _settings(path: Path, overrides: dict[str, Any]) -> api.Settings:
+    folder = path.parent
+    if folder not in _SETTINGS:
+        try:
+            _SETTINGS[folder] = api.settings_for(folder)
+        except api.SettingsError:
+            _SETTINGS[folder] = api.Settings()
+    try:
+        return _SETTINGS[folder].merged(overrides)
+    except api.SettingsError:
+        return _SETTINGS[folder]

@@ -1,0 +1,98 @@
+"""The workspace index: every Python file's project summary, so that the analysis of an open
+document knows what other files of the workspace compile or call in it.
+
+Only summaries are held (a few KB per file), never texts or trees. A file's summary comes from
+its open document's text while it is open (each analysis returns one), from disk otherwise (the
+background build, saves, the client's file watchers). The `Project` joining them is rebuilt only
+when a file's call graph changes; an edit that only moves lines swaps the summary in place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..project import ModuleSummary, Project
+from ..regions import ProjectContext
+
+
+class WorkspaceIndex:
+    def __init__(self) -> None:
+        self.roots: list[Path] = []
+        self.disk: dict[str, ModuleSummary] = {}  # real path → summary of the file on disk
+        self.open: dict[str, ModuleSummary] = {}  # real path → summary of its open document's text
+        self.built = False  # the background build has finished
+        self.generation = 0  # bumped whenever the project must be rebuilt
+        self._project: Project | None = None
+
+    @staticmethod
+    def key(path: Path) -> str:
+        return os.path.realpath(path)
+
+    def covers(self, path: Path) -> bool:
+        """Whether `path` lies in a workspace folder."""
+        real = Path(self.key(path))
+        return any(real == root or root in real.parents for root in self.roots)
+
+    def summaries(self) -> list[ModuleSummary]:
+        return list({**self.disk, **self.open}.values())
+
+    @property
+    def stale(self) -> bool:
+        return self._project is None
+
+    @property
+    def project(self) -> Project:
+        if self._project is None:
+            self._project = build_project(self.summaries())
+        return self._project
+
+    def set_project(self, project: Project, generation: int) -> None:
+        """A project built off the event loop from the summaries of `generation`; ignored when the
+        index changed since."""
+        if generation == self.generation:
+            self._project = project
+
+    def context_for(self, path: Path | None) -> ProjectContext:
+        if path is None or not (self.disk or self.open):
+            return ProjectContext()
+        return self.project.context_for(self.key(path))
+
+    def update(self, path: Path, summary: ModuleSummary | None, from_open_document: bool) -> bool:
+        """Record a file's new summary (None: the file is gone or cannot be analysed). True when
+        the call graph changed, so that contexts may have changed and the project must be rebuilt."""
+        key = self.key(path)
+        table = self.open if from_open_document else self.disk
+        old = table.get(key)
+        if summary is None:
+            if old is None:
+                return False
+            del table[key]
+        else:
+            table[key] = summary
+        shadowed = not from_open_document and key in self.open  # the open text is what counts
+        if shadowed:
+            return False
+        if summary is not None and self._project is not None and self._project.replace(summary):
+            return False  # only positions moved
+        self._invalidate()
+        return True
+
+    def _invalidate(self) -> None:
+        self._project = None
+        self.generation += 1
+
+    def close(self, path: Path) -> bool:
+        """The document is closed: its file on disk counts again."""
+        key = self.key(path)
+        if self.open.pop(key, None) is None:
+            return False
+        self._invalidate()
+        return True
+
+
+def build_project(summaries: list[ModuleSummary]) -> Project:
+    """A project with its reach computed (the costly part: run it off the event loop)."""
+    project = Project(summaries)
+    project.reached()
+    return project
