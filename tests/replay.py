@@ -1,13 +1,15 @@
 """Keystroke replay: drive graphmend-lsp over stdio the way an editor does, on real model files.
 
-    python tests/replay.py [--all | --sample N] [--edits K] [--seed S]
+    python tests/replay.py [--all | --sample N] [--edits K] [--seed S] [--index]
 
 For every file: open it, then apply a stream of incremental edits that delete a chunk of lines and
 put it back (syntax errors on the way), asking for code actions and hovers along the way, then
 close it. Checks: no error response, the server never exits, diagnostics are only ever published
 for the version the editor has (never an older one after a newer), and the server's memory after
 closing everything (the server and its analysis worker together) is within 20% of what it was after
-a warm-up of the first five files (which start the worker and load the rewrite code).
+a warm-up of the first five files (which start the worker and load the rewrite code). With
+`--index` the transformers package is the workspace: the server indexes its 1,700 files first and
+every analysis runs in that project's context.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Report:
     seconds: float = 0.0
     rss_marks: list[float] = field(default_factory=list)
     server_alive: bool = True
+    index_message: str = ""
 
     @property
     def ok(self) -> bool:
@@ -66,7 +69,15 @@ def _rss_mb(pid: int) -> float:
     return total
 
 
-async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1) -> Report:
+def _package_root() -> Path:
+    import transformers
+
+    return Path(transformers.__file__).parent
+
+
+async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, index: bool = False) -> Report:
+    """With `index`, the transformers package is the workspace folder: the server indexes it in the
+    background, and the replay starts once the index is built (every analysis then uses it)."""
     report = Report()
     rng = random.Random(seed)
     client = LanguageClient("graphmend-replay", "1")
@@ -83,6 +94,14 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1) -> R
             latest_published[uri] = max(version, latest_published.get(uri, -1))
         published.set()
 
+    indexed = asyncio.Event()
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def on_log(params: types.LogMessageParams) -> None:
+        if params.message.startswith("graphmend: indexed "):
+            report.index_message = params.message
+            indexed.set()
+
     await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
     pid = client._server.pid  # type: ignore[attr-defined]
     capabilities = types.ClientCapabilities(
@@ -92,8 +111,17 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1) -> R
         ),
         workspace=types.WorkspaceClientCapabilities(workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)),
     )
-    await client.initialize_async(types.InitializeParams(capabilities=capabilities, initialization_options={"debounce": 5, "workerIdleSeconds": 0.5}))
+    root = _package_root() if index else None
+    await client.initialize_async(types.InitializeParams(
+        capabilities=capabilities, initialization_options={"debounce": 5, "workerIdleSeconds": 0.5, "index": index},
+        root_uri=root.as_uri() if root else None,
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="transformers")] if root else None))
     client.initialized(types.InitializedParams())
+    if index:
+        try:
+            await asyncio.wait_for(indexed.wait(), 180)
+        except asyncio.TimeoutError:
+            report.errors.append("the workspace index was not built within 180 s")
     start = time.perf_counter()
 
     async def request(coroutine) -> object:  # noqa: ANN001
@@ -171,15 +199,17 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=6, help="delete/re-insert pairs per file")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=1, help="replay the files this many times in one session")
+    parser.add_argument("--index", action="store_true", help="the transformers package as the workspace, indexed first")
     args = parser.parse_args()
     files = model_files()
     if not args.all:
         files = random.Random(args.seed).sample(files, min(args.sample, len(files)))
-    report = asyncio.run(replay(files, args.edits, args.seed, args.rounds))
+    report = asyncio.run(replay(files, args.edits, args.seed, args.rounds, args.index))
     print(f"files {report.files}, edits {report.edits}, requests {report.requests}, errors {len(report.errors)}, "
           f"stale publications {len(report.stale_publications)}, server alive {report.server_alive}, "
           f"RSS {report.rss_start_mb:.0f} MB after {WARM_UP} files -> {report.rss_end_mb:.0f} MB at the end "
-          f"(marks {', '.join(f'{m:.0f}' for m in report.rss_marks)}), {report.seconds:.0f} s")
+          f"(marks {', '.join(f'{m:.0f}' for m in report.rss_marks)}), {report.seconds:.0f} s"
+          + (f"; {report.index_message.removeprefix('graphmend: ')}" if report.index_message else ""))
     for problem in [*report.errors, *report.stale_publications][:20]:
         print("  ", problem)
     return 0 if report.ok else 1

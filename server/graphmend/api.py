@@ -23,6 +23,7 @@ from .rules import RULES, RULES_BY_CODE
 from .semantics import module_name_for
 from .settings import Settings, SettingsError, settings_for
 from .source import SourceText
+from .units import UnitCache
 
 __all__ = [
     "RULES",
@@ -42,6 +43,7 @@ __all__ = [
     "check_source",
     "context_for",
     "Skipped",
+    "UnitCache",
     "discover",
     "discover_python_files",
     "fix_file",
@@ -72,11 +74,13 @@ class FileResult:
 
 
 def check_source(
-    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None
+    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None,
+    cache: UnitCache | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code.
-    `context` is what the rest of the project compiles or calls in this file (`Project.context_for`)."""
-    return check_text(text, path, settings, context)
+    `context` is what the rest of the project compiles or calls in this file (`Project.context_for`);
+    `cache` the units of the document's previous version (an editor's), reused where unchanged."""
+    return check_text(text, path, settings, context, cache)
 
 
 def summarize_source(text: str, path: Path, settings: Settings | None = None) -> ModuleSummary | None:

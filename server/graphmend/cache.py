@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import Applicability, Diagnostic, Fix, RelatedLocation, Severity, TextEdit
+from .diagnostics import (
+    Applicability,
+    Diagnostic,
+    Fix,
+    RelatedLocation,
+    Severity,
+    TextEdit,
+)
 from .project import ModuleSummary, context_key, summary_from_json, summary_to_json
 from .regions import ProjectContext
 from .settings import Settings

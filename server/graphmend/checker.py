@@ -11,11 +11,12 @@ from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
-from .regions import CompiledRegions, Entry, ProjectContext, Reach
+from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
 from .rules import RULES, Rule
 from .semantics import ModuleIndex, module_name_for
 from .settings import Settings
 from .source import Position, Range, SourceText
+from .units import Layout, UnitCache, dependencies, reach_key
 
 SYNTAX_ERROR_CODE = "GM001"
 TOO_LARGE_CODE = "GM002"  # the file is over `max-file-size-kb`: not analysed, one note says so
@@ -23,22 +24,27 @@ NOT_ANALYSED_CODES = frozenset({SYNTAX_ERROR_CODE, TOO_LARGE_CODE})
 
 
 def check_text(
-    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None
+    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None,
+    cache: UnitCache | None = None,
 ) -> list[Diagnostic]:
     """All diagnostics for one file's text; never raises for bad input (it reports GM001), and
     analyses nothing over the size limit (one GM002 note, at once). `context` says what the rest
-    of the project compiles or calls in this file."""
-    return _check(text, path, settings or Settings(), context or ProjectContext(), summarize=False)[0]
+    of the project compiles or calls in this file; `cache` holds the units of an earlier version
+    of the same document (an editor's), so that only what changed is analysed again."""
+    return _check(text, path, settings or Settings(), context or ProjectContext(), summarize=False, cache=cache)[0]
 
 
-def check_and_summarize(text: str, path: Path, settings: Settings | None = None) -> tuple[list[Diagnostic], ModuleSummary | None]:
+def check_and_summarize(
+    text: str, path: Path, settings: Settings | None = None, cache: UnitCache | None = None
+) -> tuple[list[Diagnostic], ModuleSummary | None]:
     """The file's diagnostics as if no other file compiled or called anything in it, and its
     project summary, from one parse (None when the file is not analysed: too large, unparsable)."""
-    return _check(text, path, settings or Settings(), ProjectContext(), summarize=True)
+    return _check(text, path, settings or Settings(), ProjectContext(), summarize=True, cache=cache)
 
 
 def _check(
-    text: str, path: Path | None, settings: Settings, context: ProjectContext, summarize: bool
+    text: str, path: Path | None, settings: Settings, context: ProjectContext, summarize: bool,
+    cache: UnitCache | None = None,
 ) -> tuple[list[Diagnostic], ModuleSummary | None]:
     size = over_size_limit(text, settings)
     if size is not None:
@@ -54,12 +60,16 @@ def _check(
         if not summarize and "torch" not in text and "PreTrainedModel" not in text and context == ProjectContext():
             return [], None  # nothing can be compiled without naming torch or a transformers model base
         module_name = module_name_for(path)
-        index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", context.module_bases)
-        regions = CompiledRegions(index, settings.module_forward_is_compiled, context)
+        index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", context.module_bases,
+                            may_have_walrus=":=" in text)
+        layout = Layout(tree, source)
+        callees = cache.callees(layout, index, context.module_bases) if cache is not None else None
+        regions = CompiledRegions(index, settings.module_forward_is_compiled, context, compile_call_lines(source.lines, index),
+                                  callees)
         summary = None
         if summarize and path is not None:
             summary = summarize_module(index, regions, source, Path(os.path.realpath(path)), settings.module_forward_is_compiled)
-        return _analyse(index, regions, source, settings), summary
+        return _analyse(index, regions, source, settings, layout, cache), summary
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"
         return ([_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []), None
@@ -73,19 +83,44 @@ def _unparsable_reason(error: Exception) -> str:
     return "source contains null bytes" if "null" in str(error) else f"cannot parse: {error}"
 
 
-def _analyse(index: ModuleIndex, regions: CompiledRegions, source: SourceText, settings: Settings) -> list[Diagnostic]:
+def _analyse(
+    index: ModuleIndex, regions: CompiledRegions, source: SourceText, settings: Settings, layout: Layout,
+    cache: UnitCache | None = None,
+) -> list[Diagnostic]:
+    """The diagnostics of every reached function, unit by unit (see `units.py`): a unit whose
+    text and dependencies are unchanged since `cache` saw it is not analysed again."""
     if not regions.reached:
         return []
     module = ModuleAnalysis(index, regions)
     rules = [rule() for rule in RULES if settings.is_enabled(rule.code)]
-    collector = _Collector(source, rules, FixContext(source, index))
+    groups: dict[str, list[Reach]] = {}
     for reach in regions.reached.values():
-        collector.reach = reach
-        try:
-            FunctionAnalysis(module, reach.chain[-1], visitor=collector, entry=reach.entry).run()
-        except RecursionError:
-            continue  # pathologically deep expressions: skip this function, keep the others
-    return sorted(collector.diagnostics.values(), key=lambda d: (d.range.start, d.code))
+        unit = layout.unit_of(reach.chain[-1])
+        groups.setdefault(unit.name if unit is not None else "", []).append(reach)
+    indent = FixContext(source, index).indent_unit
+    found: list[Diagnostic] = []
+    for name, reaches in groups.items():
+        unit = layout.by_name.get(name)
+        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), reach_key(layout, reaches, source))
+        cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
+        if cached is not None:
+            found += cached
+            continue
+        context = FixContext(source, index, layout.name_text(unit) if unit is not None else None)
+        collector = _Collector(source, rules, context)
+        for reach in reaches:
+            collector.reach = reach
+            try:
+                FunctionAnalysis(module, reach.chain[-1], visitor=collector, entry=reach.entry).run()
+            except RecursionError:
+                continue  # pathologically deep expressions: skip this function, keep the others
+        diagnostics = list(collector.diagnostics.values())
+        if cache is not None and unit is not None:
+            cache.store(unit, key, dependencies(layout, regions, reaches), diagnostics, layout)
+        found += diagnostics
+    if cache is not None:
+        cache.forget_missing(layout)
+    return sorted(found, key=lambda d: (d.range.start, d.code))
 
 
 class _Collector:

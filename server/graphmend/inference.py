@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import enum
 from functools import cached_property
-from typing import Protocol
+from typing import Iterator, Protocol
 
 from . import torch_api as api
 from .regions import CompiledRegions, Entry
-from .semantics import ClassInfo, FunctionInfo, ModuleIndex
+from .semantics import ClassInfo, FunctionInfo, ModuleIndex, child_nodes, walk
 
 
 class Kind(enum.Enum):
@@ -164,7 +164,7 @@ class ModuleAnalysis:
                 init = klass.methods.get("__init__")
                 if init is None:
                     continue
-                for node in ast.walk(init.node):
+                for node in walk(init.node):
                     if isinstance(node, ast.Assign):
                         for target in node.targets:
                             if isinstance(target, ast.Attribute) and init.is_self(target.value):
@@ -210,7 +210,7 @@ class ModuleAnalysis:
         for klass in reversed(list(cls.mro())):
             for method in klass.methods.values():
                 probe = FunctionAnalysis(self, method, with_parameters=False)
-                for node in ast.walk(method.node):
+                for node in _assignments_and_calls(method.node.body):
                     if isinstance(node, ast.Assign):
                         for target in node.targets:
                             if isinstance(target, ast.Attribute) and probe.is_self(target.value):
@@ -228,6 +228,25 @@ class ModuleAnalysis:
                         kinds[node.args[0].value] = Kind.TENSOR
         kinds["training"] = Kind.PYTHON
         return kinds
+
+
+def _assignments_and_calls(body: list[ast.stmt]) -> Iterator[ast.Assign | ast.Call]:
+    """Every assignment statement below `body` (nested blocks and functions included), and every
+    call that is a statement of its own: what `self.x = ...` and `self.register_buffer(...)`
+    look like, found without walking every expression."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Assign):
+            yield stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            yield stmt.value
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(reversed(getattr(stmt, name, ()) or ()))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(reversed(case.body))
 
 
 class FunctionAnalysis:
@@ -249,11 +268,22 @@ class FunctionAnalysis:
         self.return_kinds: list[Kind] = []
         self.local_names: frozenset[str] = function.local_names if function else frozenset()
         self.self_name = function.self_name if function else None
-        self.env: Env = self._parameter_kinds() if (function and with_parameters) else {}
+        self._kinds: dict[int, Kind] = {}  # id(expression) → kind, for the names' kinds in force now
+        self._env: Env = self._parameter_kinds() if (function and with_parameters) else {}
         self.compile_constants: dict[str, bool] = {}  # names bound at the top to a value fixed under compile
         self._depth = 0  # how many branches deep the walk is
         if function is not None and not with_parameters and self.self_name:
             self.env[self.self_name] = Kind.SELF
+
+    @property
+    def env(self) -> Env:
+        """The kinds of the names in force at the point the walk has reached."""
+        return self._env
+
+    @env.setter
+    def env(self, kinds: Env) -> None:
+        self._env = kinds
+        self._kinds.clear()
 
     # ----------------------------------------------------------------- parameters
     def _parameter_kinds(self) -> Env:
@@ -340,7 +370,7 @@ class FunctionAnalysis:
             return True
 
         derived: list[tuple[str, str, bool]] = []  # (local, the name it comes from, through a subscript)
-        for node in ast.walk(self.function.node):
+        for node in walk(self.function.node):
             if isinstance(node, ast.Attribute) and node.attr in api.TENSOR_EVIDENCE:
                 base = _subscript_base(node.value)
                 if isinstance(base, ast.Name):
@@ -429,7 +459,14 @@ class FunctionAnalysis:
         return self.module.module_env.get(name, Kind.UNKNOWN) if self.function else Kind.UNKNOWN
 
     def kind(self, expr: ast.expr) -> Kind:
-        """The kind of `expr` with the names' kinds in force now."""
+        """The kind of `expr` with the names' kinds in force now (remembered until a name's kind
+        changes: the rules ask for the same expressions again and again)."""
+        known = self._kinds.get(id(expr))
+        if known is None:
+            known = self._kinds[id(expr)] = self._kind(expr)
+        return known
+
+    def _kind(self, expr: ast.expr) -> Kind:
         if isinstance(expr, ast.Constant):
             return Kind.NONE if expr.value is None else Kind.PYTHON
         if isinstance(expr, ast.Name):
@@ -665,7 +702,7 @@ class FunctionAnalysis:
             elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 self._visit_comprehension(node, condition)
             else:
-                stack.extend((child, condition) for child in reversed(list(ast.iter_child_nodes(node))))
+                stack.extend((child, condition) for child in reversed(list(child_nodes(node))))
 
     def _visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, condition: bool
@@ -682,6 +719,7 @@ class FunctionAnalysis:
         else:
             self._visit(node.elt, condition)
         self.env = saved
+        self._kinds.clear()
 
     def _iteration_kind(self, iterable: ast.expr) -> Kind:
         return Kind.TENSOR if self.kind(iterable).is_tensor else Kind.UNKNOWN
@@ -689,6 +727,7 @@ class FunctionAnalysis:
     def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind
+            self._kinds.clear()
             self.compile_constants.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
@@ -737,6 +776,7 @@ class FunctionAnalysis:
     def _branch(self, body: list[ast.stmt], narrowed: Env | None = None) -> Env:
         saved = self.env
         self.env = {**saved, **(narrowed or {})}
+        self._kinds.clear()
         self._depth += 1
         try:
             self._block(body)
@@ -744,6 +784,7 @@ class FunctionAnalysis:
             self._depth -= 1
         result = self.env
         self.env = saved
+        self._kinds.clear()
         return result
 
     def _merge(self, *envs: Env) -> None:
@@ -760,6 +801,7 @@ class FunctionAnalysis:
                 result = join(result, kind)  # type: ignore[arg-type]
             merged[name] = result  # type: ignore[assignment]
         self.env = merged
+        self._kinds.clear()
 
     def _statement(self, stmt: ast.stmt) -> None:
         visit = self._visit
@@ -785,6 +827,7 @@ class FunctionAnalysis:
             if isinstance(stmt.target, ast.Name):
                 combined = ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value)
                 self.env[stmt.target.id] = self._binop_kind(combined)
+                self._kinds.clear()
             else:
                 visit(stmt.target)
         elif isinstance(stmt, ast.If):
@@ -847,10 +890,12 @@ class FunctionAnalysis:
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             for name in self.index.import_bindings(stmt):
                 self.env[name] = Kind.UNKNOWN
+            self._kinds.clear()
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.env[stmt.name] = Kind.UNKNOWN
+            self._kinds.clear()
         else:
-            for child in ast.iter_child_nodes(stmt):
+            for child in child_nodes(stmt):
                 if isinstance(child, ast.expr):
                     visit(child)
 

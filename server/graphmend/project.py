@@ -80,7 +80,7 @@ class ModuleSummary:
 def summarize(tree: ast.Module, source: SourceText, path: Path, module_name: str | None,
               forward_is_compiled: bool) -> ModuleSummary:
     """One file's part of the project graph (from its syntax alone)."""
-    index = ModuleIndex(tree, module_name, is_package=path.name == "__init__.py")
+    index = ModuleIndex(tree, module_name, is_package=path.name == "__init__.py", may_have_walrus=":=" in source.text)
     return summarize_module(index, CompiledRegions(index, forward_is_compiled), source, path, forward_is_compiled)
 
 

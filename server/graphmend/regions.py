@@ -9,12 +9,20 @@ compiled and must never be flagged. What other files of the project compile or c
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 import sys
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
-from .semantics import ClassInfo, FunctionInfo, ModuleIndex, attribute_chain
+from .semantics import (
+    ClassInfo,
+    FunctionInfo,
+    ModuleIndex,
+    attribute_chain,
+    child_nodes,
+)
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 _REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
@@ -96,18 +104,25 @@ def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
         node = stack.pop()
         yield node
         if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
 
 class CompiledRegions:
     """Finds compiled entries of a module and the functions reachable from them."""
 
     def __init__(
-        self, index: ModuleIndex, module_forward_is_compiled: bool = True, context: ProjectContext | None = None
+        self, index: ModuleIndex, module_forward_is_compiled: bool = True, context: ProjectContext | None = None,
+        compile_lines: list[int] | None = None,
+        callees: Callable[[CompiledRegions, FunctionInfo], list[FunctionInfo]] | None = None,
     ) -> None:
         self.index = index
         self.module_forward_is_compiled = module_forward_is_compiled
         self.context = context or ProjectContext()
+        # Sorted 1-based lines where a compile call can be (see `compile_call_lines`): only the
+        # functions that span one are searched for compile sites. None: search every function.
+        self.compile_lines = compile_lines
+        # How the call graph is read (`units.EdgeCache` reuses the edges of unchanged units).
+        self._callees = callees or (lambda regions, function: list(regions.own_callees(function)))
         self._instances: dict[int, dict[str, ClassInfo | str]] = {}
         self._attribute_instances: dict[int, dict[str, ClassInfo | str]] = {}
         self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
@@ -246,11 +261,20 @@ class CompiledRegions:
         return cls.find_method("forward") if cls is not None and cls.is_module else None
 
     def _scoped_calls(self) -> Iterator[tuple[FunctionInfo | None, ast.Call]]:
+        """The calls of every scope that may hold a compile site."""
         for call in self._calls(None):
             yield None, call
         for function in self.index.all_functions:
-            for call in self._calls(function):
-                yield function, call
+            if self._may_compile(function):
+                for call in self._calls(function):
+                    yield function, call
+
+    def _may_compile(self, function: FunctionInfo) -> bool:
+        if self.compile_lines is None:
+            return True
+        node = function.node
+        first = bisect.bisect_left(self.compile_lines, node.lineno)
+        return first < len(self.compile_lines) and self.compile_lines[first] <= (node.end_lineno or node.lineno)
 
     def _calls(self, function: FunctionInfo | None) -> list[ast.Call]:
         """The calls in a scope's own body (not in nested scopes): entries, instance tracking and
@@ -409,14 +433,19 @@ class CompiledRegions:
         while queue:
             reach = queue.popleft()
             current = reach.chain[-1]
-            for callee in self._callees_with_modules(current):
+            for callee in self.callees(current):
                 if id(callee.node) not in reached and id(callee.node) not in self.replayed:
                     nxt = Reach(reach.entry, (*reach.chain, callee))
                     reached[id(callee.node)] = nxt
                     queue.append(nxt)
         return reached
 
-    def _callees_with_modules(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+    def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
+        """The same-file functions `function` calls (`self.block(x)` counts as `Block.forward`)."""
+        return self._callees(self, function)
+
+    def own_callees(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
+        """`callees`, found by walking the function."""
         for node in self._calls(function):
             callee = self.resolve_call(node, function) or self.module_call_target(node, function)
             if callee is not None:
@@ -467,6 +496,18 @@ class CompiledRegions:
         if qualname is None or not _may_be_project_name(qualname):
             return None
         return ExternalRef("call", qualname)
+
+
+def compile_call_lines(lines: list[str], index: ModuleIndex) -> list[int]:
+    """The 1-based lines where a compile call may start: `compile(`, `optimize(` and any name a
+    compile function is imported as (`from torch import compile as c`: `c(`), or such a name at
+    the end of a line. A superset, found with one regular expression per line instead of a walk
+    of every function."""
+    names = {"compile", "optimize"}
+    scopes: list[dict[str, str]] = [index.imports, *(f.local_imports for f in index.all_functions)]
+    names |= {name for scope in scopes for name, qualname in scope.items() if qualname in _COMPILE_FUNCTIONS}
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*(?:\(|\\?$)")
+    return [number for number, line in enumerate(lines, start=1) if pattern.search(line)]
 
 
 # Roots of qualified names that never name code of the project (the standard library, torch).

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..diagnostics import TextEdit
-from ..semantics import ModuleIndex
+from ..semantics import ModuleIndex, child_nodes, walk
 from ..source import Position, Range, SourceText
+
+_WORD = re.compile(r"[^\W\d]\w*")
 
 
 @dataclass(frozen=True)
@@ -20,24 +23,24 @@ class Refusal:
 
 @dataclass
 class FixContext:
+    """What the rewrites of one unit of a file (a top-level function or class) share. Fresh names
+    avoid the words of `name_text`: the unit and the module's statements outside every unit, so
+    a unit's fixes do not depend on the other units' bodies (each unit can be re-analysed alone)."""
+
     source: SourceText
     index: ModuleIndex
+    name_text: str | None = None  # None: the whole file
     taken_names: set[str] = field(default_factory=set)
     torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting
 
     @cached_property
     def all_names(self) -> frozenset[str]:
-        """Every identifier in the file: generated names must collide with none of them."""
-        names: set[str] = set(self.index.imports)
-        for node in ast.walk(self.index.tree):  # one pass: this runs on every file with a fix
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-            elif isinstance(node, ast.arg):
-                names.add(node.arg)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-        return frozenset(names)
+        """Every identifier the unit can see or bind, and every word of its comments and strings:
+        generated names must collide with none of them (a superset is only more careful, and a
+        regular expression over the text is many times faster than a walk of the tree)."""
+        text = self.source.text if self.name_text is None else self.name_text
+        return frozenset(_WORD.findall(text)) | frozenset(self.index.imports) | frozenset(self.index.module_names)
 
     @cached_property
     def imported_torch_name(self) -> str | None:
@@ -53,7 +56,7 @@ class FixContext:
         `torch` names something else."""
         if self.imported_torch_name is not None:
             return self.imported_torch_name
-        if "torch" in self.all_names or "torch" in self.index.module_names:
+        if "torch" in self.index.module_names or any("torch" in f.local_names for f in self.index.all_functions):
             return None
         self.torch_import_requested = True
         return "torch"
@@ -94,7 +97,7 @@ class FixContext:
     def indent_unit(self) -> str:
         """One level of indentation as this file writes it: the first indented block's (a tab, two
         spaces...), four spaces in a file with none."""
-        for node in ast.walk(self.index.tree):
+        for node in walk(self.index.tree):
             body = getattr(node, "body", None)
             if isinstance(node, ast.stmt) and isinstance(body, list) and body and body[0].lineno > node.lineno:
                 outer = self.source.lines[node.lineno - 1]
@@ -128,7 +131,7 @@ class FixContext:
                 elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                     bindings[node.id] = stmt
                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    stack.extend(ast.iter_child_nodes(node))
+                    stack.extend(child_nodes(node))
         return bindings
 
     def line_range(self, first_line: int, last_line: int) -> Range:

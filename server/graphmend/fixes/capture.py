@@ -25,6 +25,7 @@ import ast
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..regions import CONFIG_PATCH, Entry
+from ..semantics import walk
 from ..source import Position, Range
 from .base import FixContext, Refusal
 
@@ -41,7 +42,8 @@ def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionA
         return Refusal("torch is not imported as a module in this file")
     branch = _deciding_branch(node, analysis)
     if branch is not None:
-        return Refusal(f"its value decides the Python `{branch[0]}` at line {branch[1]}, where Dynamo would break instead")
+        return Refusal(f"its value decides the Python `{branch[0]}` {_distance(branch[1], getattr(node, 'lineno', branch[1]))}, "
+                       "where Dynamo would break instead")
     edit = _wrapping_edit(entry, setting, ctx, torch_name)
     if isinstance(edit, Refusal):
         return edit
@@ -53,6 +55,15 @@ def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionA
     return Fix(f"{title} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (edit,))
 
 
+def _distance(line: int, here: int) -> str:
+    """Where `line` is, seen from `here`: relative, so that the message stays true when the
+    function moves (and a re-analysis of only the edited functions may reuse it)."""
+    if line == here:
+        return "on the same line"
+    count = abs(line - here)
+    return f"{count} line{'s' if count > 1 else ''} {'below' if line > here else 'above'}"
+
+
 def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, int] | None:
     """The first `if`/`while`/conditional expression/loop of the function whose test or iteration
     reads the value `node` computes (directly or through names assigned from it)."""
@@ -60,24 +71,24 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
     if function is None:
         return None
     holder = next(
-        (s for s in ast.walk(function.node)
-         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and any(n is node for n in ast.walk(s))),
+        (s for s in walk(function.node)
+         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and any(n is node for n in walk(s))),
         None,
     )
     tainted: set[str] = set()
     if isinstance(holder, ast.Assign):
-        tainted |= {n.id for t in holder.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        tainted |= {n.id for t in holder.targets for n in walk(t) if isinstance(n, ast.Name)}
     changed = True
     while changed:  # names computed from tainted names
         changed = False
-        for stmt in ast.walk(function.node):
-            if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(stmt.value)):
+        for stmt in walk(function.node):
+            if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in tainted for n in walk(stmt.value)):
                 for target in stmt.targets:
-                    for n in ast.walk(target):
+                    for n in walk(target):
                         if isinstance(n, ast.Name) and n.id not in tainted:
                             tainted.add(n.id)
                             changed = True
-    for current in ast.walk(function.node):
+    for current in walk(function.node):
         tested = None
         if isinstance(current, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             tested = current.test
@@ -85,8 +96,8 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
             tested = current.iter
         if tested is None:
             continue
-        reads_value = any(n is node for n in ast.walk(tested))
-        reads_name = any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(tested))
+        reads_value = any(n is node for n in walk(tested))
+        reads_name = any(isinstance(n, ast.Name) and n.id in tainted for n in walk(tested))
         if reads_value or reads_name:
             keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}.get(type(current), "loop")
             return keyword, getattr(current, "lineno", getattr(tested, "lineno", 0))
@@ -125,7 +136,7 @@ def _is_patch(expr: ast.expr, ctx: FixContext) -> bool:
 
 def _wrapping_patch(call: ast.Call, ctx: FixContext) -> ast.Call | None:
     """The `torch._dynamo.config.patch(...)(call)` around a compile call, if any."""
-    for node in ast.walk(ctx.index.tree):
+    for node in walk(ctx.index.tree):
         if isinstance(node, ast.Call) and node.args and node.args[0] is call and _is_patch(node.func, ctx):
             return node
     return None

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, Kind, is_logger_factory
 from ..messages import is_logging, is_print, is_warning
+from ..semantics import walk
 from ..source import Position, Range
 from .base import FixContext, Refusal
 
@@ -365,8 +367,13 @@ def predicated_helper(base: str, ctx: FixContext, torch_name: str, after: set[st
 
 def _needed(helper: _Helper, torch_name: str) -> set[str]:
     """Module-level names a helper needs when it is defined, registered or called."""
-    body = "\n".join("    " * (len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper.body.split("\n"))
-    return {torch_name} | {n.id for n in ast.walk(ast.parse(body)) if isinstance(n, ast.Name)}
+    return {torch_name} | _names_in(helper.body)
+
+
+@lru_cache(maxsize=256)
+def _names_in(helper_body: str) -> frozenset[str]:
+    body = "\n".join("    " * (len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper_body.split("\n"))
+    return frozenset(n.id for n in walk(ast.parse(body)) if isinstance(n, ast.Name))
 
 
 def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str, after: set[str] = frozenset()) -> tuple[str, TextEdit | None]:  # type: ignore[assignment]
@@ -427,8 +434,8 @@ def _mutated_later(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     """A tensor passed to the call that the function changes in place after it."""
     if analysis.function is None:
         return None
-    passed = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
-    for node in ast.walk(analysis.function.node):
+    passed = {n.id for n in walk(call) if isinstance(n, ast.Name)}
+    for node in walk(analysis.function.node):
         if getattr(node, "lineno", 0) <= (call.end_lineno or call.lineno):
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):

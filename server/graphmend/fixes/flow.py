@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from ..semantics import walk
+
 Block = list[ast.stmt]
 _FIELDS = ("body", "orelse", "finalbody")
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -18,7 +20,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 def locate(function: ast.AST, stmt: ast.stmt) -> tuple[ast.AST, Block, int] | None:
     """The statement holding `stmt` (or the function), the block it is in, and its index there."""
-    for holder in ast.walk(function):
+    for holder in walk(function):
         for field in _FIELDS:
             block = getattr(holder, field, None)
             if isinstance(block, list):
@@ -137,14 +139,14 @@ class _Liveness:
 
 
 def _handler_owner(function: ast.AST, handler: ast.ExceptHandler) -> ast.AST:
-    for node in ast.walk(function):
+    for node in walk(function):
         if handler in getattr(node, "handlers", ()):
             return node
     return function
 
 
 def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Store) for n in walk(node))
 
 
 def _reads_in_target(target: ast.expr, name: str) -> bool:

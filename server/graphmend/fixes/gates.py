@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, Kind
+from ..messages import is_message, is_replayed
+from ..semantics import child_nodes, walk
 from ..source import Position, Range
 from . import conditions, flow
 from .base import FixContext, Refusal
-from ..messages import is_message, is_replayed
 from .purity import call_impurity, dotted, draws_random, impurity
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
@@ -172,7 +173,7 @@ class _Gate:
         for stmt in reversed(self.body[: self.body.index(top)]):
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == flag:
                 return stmt if isinstance(stmt.value, ast.Constant) and stmt.value.value is False else None
-            if any(isinstance(n, ast.Name) and n.id == flag for n in ast.walk(stmt)):
+            if any(isinstance(n, ast.Name) and n.id == flag for n in walk(stmt)):
                 return None
         return None
 
@@ -182,7 +183,7 @@ class _Gate:
         `if not flag or <python>: <run> [else: ...]`."""
         regions: list[_Region] = []
         for stmt in self.body[self.body.index(top) + 1 :]:
-            if not any(isinstance(n, ast.Name) and n.id == flag for n in ast.walk(stmt)):
+            if not any(isinstance(n, ast.Name) and n.id == flag for n in walk(stmt)):
                 continue
             if not isinstance(stmt, ast.If):
                 raise _Refuse(f"`{flag}` is used other than in an `if` that tests it")
@@ -224,7 +225,7 @@ class _Gate:
         return regions
 
     def _runs_layer(self, statements: list[ast.stmt]) -> bool:
-        return any(isinstance(n, ast.Call) and self._layer_call(n) is not None for s in statements for n in ast.walk(s))
+        return any(isinstance(n, ast.Call) and self._layer_call(n) is not None for s in statements for n in walk(s))
 
     # ------------------------------------------------------------------ the skip condition
     def _define(
@@ -291,7 +292,7 @@ class _Gate:
         selected: dict[int, list[str]] = {}  # statement id → its replacement lines
         self._walk(region.statements, region, end, selected, None)
         placeholder_names = {n for s in region.placeholders for t in s.targets for n in _bound(t)}  # type: ignore[attr-defined]
-        assigned = {node.id for r in self.regions for s in r.statements for node in ast.walk(s)
+        assigned = {node.id for r in self.regions for s in r.statements for node in walk(s)
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         for name in sorted(placeholder_names):
             if self._live(end, name):
@@ -413,7 +414,7 @@ class _Gate:
         self._note(f"`{name}` gets an entry for a skipped layer too{when}")
 
     def _check_expression(self, expr: ast.expr) -> None:
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
                 raise _Refuse(f"the layer's branch has `{type(node).__name__.lower()}`")
             if isinstance(node, ast.BoolOp) and any(self.analysis.is_data_dependent(v) for v in node.values[:-1]):
@@ -501,7 +502,7 @@ class _Gate:
             return [choose(target.id, self.ctx.segment(stmt.value))]
         renamed = {name: self._new_name(name) for name in live}
         original = lines[first - 1 : last]
-        edits = sorted(((self.ctx.source.node_range(e), renamed[e.id]) for e in ast.walk(target)
+        edits = sorted(((self.ctx.source.node_range(e), renamed[e.id]) for e in walk(target)
                         if isinstance(e, ast.Name) and e.id in renamed), key=lambda p: p[0].start.character, reverse=True)
         first_line = original[0]
         for where, new_name in edits:
@@ -592,7 +593,7 @@ def _read_first(statements: list[ast.stmt], name: str) -> bool:
     whenever the statements after them run)."""
     for stmt in statements:
         if isinstance(stmt, ast.If):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt.test)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk(stmt.test)):
                 return True
             if stmt.orelse and _read_first(stmt.body, name) and _read_first(stmt.orelse, name):
                 return True
@@ -612,7 +613,7 @@ def _always_reads(expr: ast.AST, name: str) -> bool:
         return _always_reads(expr.test, name)
     if isinstance(expr, ast.BoolOp):
         return _always_reads(expr.values[0], name)
-    return any(_always_reads(child, name) for child in ast.iter_child_nodes(expr))
+    return any(_always_reads(child, name) for child in child_nodes(expr))
 
 
 def _sets_true(body: list[ast.stmt]) -> bool:
@@ -689,7 +690,7 @@ def _is_not_name(expr: ast.expr, name: str) -> bool:
 
 
 def _mentions(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(node))
 
 
 def _is_simple(expr: ast.expr) -> bool:

@@ -23,6 +23,7 @@ import libcst as cst
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import Env, FunctionAnalysis, Kind
 from ..messages import is_message, is_replayed
+from ..semantics import walk
 from . import conditions, flow
 from .base import FixContext, Refusal
 from .deferral import _Refuse as _NoDeferral
@@ -416,8 +417,8 @@ class _Predicator:
              for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in _bound(t)}
             for arm in arms
         ]
-        read: list[set[str]] = [{n.id for stmt in arm.body for n in ast.walk(stmt) if isinstance(n, ast.Name)} for arm in arms]
-        tests = {n.id for arm in arms if arm.test is not None for n in ast.walk(arm.test) if isinstance(n, ast.Name)}
+        read: list[set[str]] = [{n.id for stmt in arm.body for n in walk(stmt) if isinstance(n, ast.Name)} for arm in arms]
+        tests = {n.id for arm in arms if arm.test is not None for n in walk(arm.test) if isinstance(n, ast.Name)}
         end = self.following[-1] if self.following else self.node
         kept: set[str] = set()
         for number, names in enumerate(assigned):
@@ -631,9 +632,9 @@ class _Predicator:
         """Whether a later statement of the branch rebinds what `value` reads (then it cannot be
         inlined at the merge, after the whole branch has run)."""
         read = names_in(value)
-        position = next((i for i, s in enumerate(arm.body) if any(n is value for n in ast.walk(s))), len(arm.body))
+        position = next((i for i, s in enumerate(arm.body) if any(n is value for n in walk(s))), len(arm.body))
         for stmt in arm.body[position + 1 :]:
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store) and dotted(node) in read:
                     return True
                 if isinstance(node, ast.Call) and self._buffer_registration(node) is not None:
@@ -769,7 +770,7 @@ class _Predicator:
             for stmt in reversed(block[:index]):
                 if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
                     return stmt.value if len(stmt.targets) == 1 else ast.Name(id=name)
-                if name in {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
+                if name in {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
                     return ast.Name(id=name)
             if not isinstance(holder, (ast.If, ast.With)) or block is not getattr(holder, "body", None):
                 return ast.Name(id=name)

@@ -13,7 +13,7 @@ import weakref
 from .. import torch_api as api
 from ..inference import FunctionAnalysis, Kind, ModuleAnalysis
 from ..messages import is_message
-from ..semantics import FunctionInfo, attribute_chain
+from ..semantics import FunctionInfo, attribute_chain, child_nodes, walk
 
 _RANDOM = frozenset(
     """
@@ -44,7 +44,7 @@ def dotted(expr: ast.expr) -> str | None:
 def names_in(expr: ast.AST) -> set[str]:
     """Every dotted name read in `expr` (`x`, `self.n`, and their prefixes)."""
     found: set[str] = set()
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, (ast.Name, ast.Attribute)):
             name = dotted(node)  # type: ignore[arg-type]
             if name is not None:
@@ -57,7 +57,7 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
     `and`/`or`/`not` on tensors (the rewrite turns them into tensor logic), and it is evaluated
     where the `if` was, so only its lazy operands (after `and`/`or`) must not draw random numbers."""
     always = _evaluated_always(expr) if condition else set()
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return "a branch has a lambda or comprehension"
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
@@ -129,7 +129,7 @@ def _evaluated_always(expr: ast.AST) -> set[int]:
         elif isinstance(node, ast.IfExp):
             stack.append(node.test)
         elif not isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
     return found
 
 
@@ -348,12 +348,12 @@ def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | 
 
 def _own_nodes(function: ast.AST):  # noqa: ANN202
     """Every node of a function's body, not descending into nested functions, classes or lambdas."""
-    stack = list(ast.iter_child_nodes(function))
+    stack = list(child_nodes(function))
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
 
 def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters: set[str]) -> set[str]:
@@ -366,7 +366,7 @@ def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters
                 if isinstance(target, ast.Name):
                     values.setdefault(target.id, []).append(node.value)
                 else:
-                    for element in ast.walk(target):
+                    for element in walk(target):
                         if isinstance(element, ast.Name) and isinstance(element.ctx, ast.Store):
                             values.setdefault(element.id, []).append(None)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
@@ -374,7 +374,7 @@ def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters
                 i.optional_vars for i in node.items if i.optional_vars is not None  # type: ignore[attr-defined]
             ]
             for target in targets:
-                for element in ast.walk(target):
+                for element in walk(target):
                     if isinstance(element, ast.Name):
                         values.setdefault(element.id, []).append(None if not isinstance(node, ast.AugAssign) else node.value)
     return {
@@ -407,5 +407,5 @@ def unguarded_division(expr: ast.AST, guarded: set[str]) -> bool:
     the division still runs (inf/NaN on the discarded side, NaN gradients through it)."""
     return any(
         isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and bool(names_in(node.right) & guarded)
-        for node in ast.walk(expr)
+        for node in walk(expr)
     )

@@ -13,6 +13,7 @@ from typing import Callable
 
 from .. import torch_api as api
 from ..inference import FunctionAnalysis, Kind
+from ..semantics import walk
 from .purity import dotted
 
 _SCALAR_REDUCTIONS = api.REDUCTION_METHODS
@@ -45,7 +46,7 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
     if isinstance(expr, ast.Name) and expr.id not in seen and analysis.function is not None:
         values = [
             node.value
-            for node in ast.walk(analysis.function.node)
+            for node in walk(analysis.function.node)
             if isinstance(node, ast.Assign)
             and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
         ]
@@ -136,7 +137,7 @@ def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None
         return None
     values = [
         node.value
-        for node in ast.walk(function.node)
+        for node in walk(function.node)
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
         and any(isinstance(t, ast.Name) and t.id == name for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
     ]

@@ -11,6 +11,7 @@ import ast
 import io
 import tokenize
 
+from ..semantics import walk
 from .base import FixContext
 
 
@@ -37,7 +38,7 @@ def reindented(lines: list[str], statements: list[ast.stmt], ctx: FixContext, in
     if any(
         isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and n.lineno != n.end_lineno
         for s in statements
-        for n in ast.walk(s)
+        for n in walk(s)
     ):
         raise Unmovable("a statement holds a multi-line string (it would change when re-indented)")
     current = indent_of(ctx.source.lines[statements[0].lineno - 1])

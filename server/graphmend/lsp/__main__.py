@@ -22,7 +22,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level)
     from .protocol import Utf8CheckingInput
-    from .server import server  # imported late so --help/--version work without the LSP stack
+    from .server import (
+        server,  # imported late so --help/--version work without the LSP stack
+    )
 
     def terminate(signum: int, frame: object) -> None:
         """SIGTERM (an editor giving up on the server) ends it as `exit` would: 0 after `shutdown`,

@@ -10,7 +10,14 @@ from typing import Any
 from lsprotocol import types
 
 from .. import api
-from .state import COMMAND_FIX_ALL, COMMAND_SHOW_DIFF, COMMAND_VERIFY, GraphmendServer, path_of, server
+from .state import (
+    COMMAND_FIX_ALL,
+    COMMAND_SHOW_DIFF,
+    COMMAND_VERIFY,
+    GraphmendServer,
+    path_of,
+    server,
+)
 
 
 @server.command(COMMAND_FIX_ALL)

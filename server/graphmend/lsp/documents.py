@@ -37,9 +37,10 @@ def did_save(ls: GraphmendServer, params: types.DidSaveTextDocumentParams) -> No
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: GraphmendServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    task = ls.pending.pop(uri, None)
-    if task is not None:
-        task.cancel()
+    for tasks in (ls.pending, ls._summaries):  # noqa: SLF001 - the server's own bookkeeping
+        task = tasks.pop(uri, None)
+        if task is not None:
+            task.cancel()
     ls.results.pop(uri, None)
     if not ls.pull_mode:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

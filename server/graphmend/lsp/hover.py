@@ -11,7 +11,6 @@ from ..rules import RULES_BY_CODE
 from .state import GraphmendServer, server
 from .worker import Analysis
 
-
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).
 NESTED_BREAK = (
     "A break in a called function is a *nested* graph break: Dynamo resumes tracing only in the "

@@ -14,7 +14,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,9 @@ from pygls.uris import from_fs_path, to_fs_path
 from .. import __version__, api
 from ..diagnostics import Diagnostic, Fix, Severity
 from ..source import Position, Range
+from .index import WorkspaceIndex, build_project
 from .options import EditorOptions
 from .protocol import GraphmendProtocol
-from .index import WorkspaceIndex, build_project
 from .worker import Analysis, ClosedFile, analyse, warm_up, watch_parent
 
 SOURCE = "graphmend"
@@ -43,6 +43,7 @@ _SEVERITY = {
 }
 ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
 REFRESH_DELAY_S = 0.2  # after a change to the call graph, other documents' contexts are checked this much later
+SUMMARY_DELAY_S = 0.5  # an edited document's summary is taken once the editor pauses this long
 log = logging.getLogger("graphmend.lsp")
 
 
@@ -55,6 +56,7 @@ class GraphmendServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmend-commands")
         self._pool: ProcessPoolExecutor | None = None
+        self._warm: Future[None] | None = None  # the worker's start-up: done once it can analyse
         self._idle: asyncio.TimerHandle | None = None
         self._analyses = 0
         self.reported_problems: set[str] = set()
@@ -62,6 +64,7 @@ class GraphmendServer(LanguageServer):
         self.index_task: asyncio.Task[None] | None = None
         self.closed: dict[str, tuple[api.ProjectContext, list[types.Diagnostic]]] = {}  # closed files' diagnostics
         self._refresh: asyncio.Task[None] | None = None
+        self._summaries: dict[str, asyncio.Task[None]] = {}  # pending summaries of open documents
 
     # ------------------------------------------------------------------ errors and logging
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -164,8 +167,8 @@ class GraphmendServer(LanguageServer):
             if latest.version != version or latest.source != text or uri not in self.workspace.text_documents:
                 return  # the document moved on (or closed): a newer run will publish
             self.results[uri] = result
-            if path is not None and self.index.update(path, result.summary, from_open_document=True):
-                self.refresh_contexts()  # what this file calls or compiles changed: others may be affected
+            if path is not None:  # what this file calls or compiles, for the other files (at once when it is new)
+                self.summarize_later(uri, 0 if self.index.key(path) not in self.index.open else SUMMARY_DELAY_S)
             if self.pull_mode:
                 self._refresh_pull()
             else:
@@ -185,17 +188,21 @@ class GraphmendServer(LanguageServer):
             self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                              initializer=watch_parent, initargs=(os.getpid(),))
             self._analyses = 0
-            self._pool.submit(warm_up)
+            self._warm = self._pool.submit(warm_up)
         return self._pool
 
     async def analyse_in_worker(self, text: str, version: int | None, path: Path | None, settings: api.Settings,
-                                context: api.ProjectContext = api.ProjectContext()) -> Analysis:
+                                context: api.ProjectContext = api.ProjectContext(), summarize: bool = False) -> Analysis:
         """Analyse in the worker process; if it died (killed, out of memory), start a new one and
         analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
         loop = asyncio.get_running_loop()
         pool = self.worker()
+        if self._warm is not None and not self._warm.done():
+            # The worker is still starting (the first document right after `initialized`): do
+            # not wait for it, analyse here this once.
+            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings, context, summarize)
         try:
-            future = loop.run_in_executor(pool, analyse, text, version, path, settings, context)
+            future = loop.run_in_executor(pool, analyse, text, version, path, settings, context, summarize)
             self._analyses += 1
             if self._analyses >= ANALYSES_PER_WORKER:
                 # Replace the worker: what is already submitted still finishes on the old one
@@ -208,7 +215,7 @@ class GraphmendServer(LanguageServer):
             if self._pool is pool:
                 self._pool = None
             pool.shutdown(wait=False, cancel_futures=True)
-            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings, context)
+            return await loop.run_in_executor(self.executor, analyse, text, version, path, settings, context, summarize)
 
     def shutdown(self) -> None:
         """The end of the process, however it comes (`exit`, stdin closed, SIGTERM): the worker goes too."""
@@ -225,6 +232,39 @@ class GraphmendServer(LanguageServer):
             project = await loop.run_in_executor(self.executor, build_project, self.index.summaries())
             self.index.set_project(project, generation)
 
+    def summarize_later(self, uri: str, delay_s: float = SUMMARY_DELAY_S) -> None:
+        """Once the editor pauses, the document's summary for the workspace index (what it calls
+        and compiles matters to other files, not to the keystroke being analysed)."""
+        previous = self._summaries.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self._summaries[uri] = asyncio.get_running_loop().create_task(self._summarize(uri, delay_s))
+
+    async def _summarize(self, uri: str, delay_s: float) -> None:
+        try:
+            await asyncio.sleep(delay_s)
+            if uri not in self.workspace.text_documents:
+                return
+            document = self.workspace.get_text_document(uri)
+            path = path_of(uri)
+            if path is None:
+                return
+            text = document.source
+            summary = await asyncio.get_running_loop().run_in_executor(
+                self.worker(), api.summarize_source, text, path, self.settings_for(path))
+            if uri in self.workspace.text_documents and self.workspace.get_text_document(uri).source == text:
+                if self.index.update(path, summary, from_open_document=True):
+                    self.refresh_contexts()
+        except asyncio.CancelledError:
+            pass
+        except BrokenProcessPool:
+            pass  # the worker was replaced: the next edit asks again
+        except Exception as error:  # noqa: BLE001
+            self.report_server_error(error, None)
+        finally:
+            if self._summaries.get(uri) is asyncio.current_task():
+                del self._summaries[uri]
+
     def refresh_contexts(self) -> None:
         """Soon (edits come in bursts), re-analyse the open documents whose project context changed."""
         if self._refresh is not None:
@@ -240,7 +280,9 @@ class GraphmendServer(LanguageServer):
                 if result is not None and result.context != self.index.context_for(path_of(uri)) and uri not in self.pending:
                     self.schedule(uri)
             if self.options.closed_files and self.index.built:
-                from .workspace import analyse_closed  # the workspace module builds on this one
+                from .workspace import (
+                    analyse_closed,  # the workspace module builds on this one
+                )
 
                 stale = [path for path in (path_of(uri) for uri, (context, _) in self.closed.items())
                          if path is not None and self.index.context_for(path) != self.closed[from_fs_path(str(path))][0]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,6 @@ from typing import Any
 from .. import api
 from ..diagnostics import Diagnostic
 from ..source import SourceText
-
 
 PARENT_POLL_S = 0.5
 
@@ -57,18 +57,36 @@ class Analysis:
 
 
 def analyse(text: str, version: int | None, path: Path | None, settings: api.Settings,
-            context: api.ProjectContext = api.ProjectContext()) -> Analysis:
-    """Diagnostics of a document's text in its project `context`, and the text's summary (for
-    the workspace index: what this file calls and compiles may change other files' findings)."""
+            context: api.ProjectContext = api.ProjectContext(), summarize: bool = False) -> Analysis:
+    """Diagnostics of a document's text in its project `context`, and with `summarize` the text's
+    summary (for the workspace index: what this file calls and compiles may change other files'
+    findings; computed when the editor pauses, not on every keystroke)."""
     if api.too_large(text, settings):  # at most one note, at the start: the first line is all positions need
         return Analysis(version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings)
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
-    if context == api.ProjectContext():
-        diagnostics, summary = api.check_and_summarize(text, path, settings)
+    cache = _unit_cache(path, settings)
+    summary = None
+    if summarize and context == api.ProjectContext():
+        diagnostics, summary = api.check_and_summarize(text, path, settings, cache)
     else:
-        diagnostics, summary = api.check_source(text, path, settings, context), api.summarize_source(text, path, settings)
+        diagnostics = api.check_source(text, path, settings, context, cache)
+        summary = api.summarize_source(text, path, settings) if summarize else None
     return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context, summary)
+
+
+_UNIT_CACHES: OrderedDict[tuple[str, api.Settings], api.UnitCache] = OrderedDict()
+UNIT_CACHES = 16  # documents whose units the worker keeps (the most recently analysed)
+
+
+def _unit_cache(path: Path, settings: api.Settings) -> api.UnitCache:
+    """The units of the document's previous version: an edit re-analyses only what it touched."""
+    key = (str(path), settings)
+    cache = _UNIT_CACHES.pop(key, None) or api.UnitCache()
+    _UNIT_CACHES[key] = cache
+    while len(_UNIT_CACHES) > UNIT_CACHES:
+        _UNIT_CACHES.popitem(last=False)
+    return cache
 
 
 def summarize_files(paths: list[str], overrides: dict[str, Any]) -> list[tuple[str, api.ModuleSummary | None]]:

@@ -8,6 +8,7 @@ from typing import ClassVar
 from ..diagnostics import Fix, Severity
 from ..fixes.base import FixContext, Refusal
 from ..inference import FunctionAnalysis
+from ..semantics import walk
 
 
 class Rule:
@@ -43,16 +44,18 @@ def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
     if node.orelse or not node.body:
         return False
     *preparation, stmt = node.body
+    if not analysis.ends_in_error([stmt]):
+        return False  # the common case, decided before any walk
     targets = [t for s in preparation for t in (s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)])]
     if any(not isinstance(s, (ast.Assign, ast.AnnAssign)) or getattr(s, "value", None) is None for s in preparation):
         return False
     if not all(isinstance(t, ast.Name) for t in targets):
         return False
     prepared = {t.id for t in targets}  # type: ignore[union-attr]
-    inside = {id(m) for b in node.body for m in ast.walk(b)}
+    inside = {id(m) for b in node.body for m in walk(b)}
     if prepared and analysis.function is not None and any(
         isinstance(n, ast.Name) and n.id in prepared and isinstance(n.ctx, ast.Load) and id(n) not in inside
-        for n in ast.walk(analysis.function.node)
+        for n in walk(analysis.function.node)
     ):
         return False  # a prepared name is read after the check: it is not only the message
-    return analysis.ends_in_error([stmt])
+    return True

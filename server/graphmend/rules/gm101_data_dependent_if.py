@@ -8,6 +8,7 @@ from ..fixes.gates import loop_gate
 from ..fixes.masked import unguard_masked_writes
 from ..fixes.predicate import predicate_if
 from ..inference import FunctionAnalysis
+from ..semantics import walk
 from .base import Rule, is_raise_guard
 
 
@@ -64,7 +65,7 @@ def _chain_head(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> as
         return node
     parents = {
         id(candidate.orelse[0]): candidate
-        for candidate in ast.walk(analysis.function.node)
+        for candidate in walk(analysis.function.node)
         if isinstance(candidate, ast.If) and len(candidate.orelse) == 1 and isinstance(candidate.orelse[0], ast.If)
     }
     current = node

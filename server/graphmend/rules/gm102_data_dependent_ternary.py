@@ -7,6 +7,7 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
+from ..semantics import walk
 from .base import Rule
 
 
@@ -50,6 +51,6 @@ def _assignment_of(node: ast.IfExp, analysis: FunctionAnalysis) -> ast.Assign | 
     if analysis.function is None:
         return None
     return next(
-        (s for s in ast.walk(analysis.function.node) if isinstance(s, ast.Assign) and s.value is node),
+        (s for s in walk(analysis.function.node) if isinstance(s, ast.Assign) and s.value is node),
         None,
     )

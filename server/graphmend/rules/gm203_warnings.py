@@ -10,7 +10,6 @@ from ..messages import is_warning
 from .base import Rule
 
 
-
 class WarningsWarn(Rule):
     """What it does: flags `warnings.warn(...)` (also imported as `from warnings import warn`) in
     compiled code.

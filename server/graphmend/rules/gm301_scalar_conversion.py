@@ -9,7 +9,6 @@ from ..inference import FunctionAnalysis
 from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS
 from .base import Rule
 
-
 CAPTURE = "capture_scalar_outputs"
 
 

@@ -1,0 +1,145 @@
+"""Re-analysing only the units an edit touched gives exactly what a full analysis gives.
+
+Random edits (seeded) inside functions, in class `__init__`s, in helpers other functions call, and
+in the module's own statements, applied one after the other to real model files; after each,
+the diagnostics computed with the document's unit cache must equal those of a fresh analysis,
+fixes and messages included, and the cache must have been used (some units reused)."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import pytest
+
+from graphmend.checker import check_text
+from graphmend.units import UnitCache
+
+from conftest import ROOT
+
+TRANSFORMERS = pytest.importorskip("transformers")
+MODELS = Path(TRANSFORMERS.__file__).parent / "models"
+FILES = [MODELS / "phi3" / "modeling_phi3.py", MODELS / "bart" / "modeling_bart.py",
+         ROOT / "tests" / "dynamo_corpus" / "pos_rope_state.py", ROOT / "examples" / "figure1.py"]
+EDITS_PER_FILE = 14
+
+
+def _statement_lines(text: str) -> list[tuple[int, str, ast.stmt]]:
+    """(0-based line, indentation, statement) of simple statements inside functions."""
+    found = []
+    lines = text.split("\n")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for stmt in node.body:
+                if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.Return)) and stmt.lineno == stmt.end_lineno:
+                    line = lines[stmt.lineno - 1]
+                    found.append((stmt.lineno - 1, line[: len(line) - len(line.lstrip())], stmt))
+    return found
+
+
+def _edit(text: str, rng: random.Random) -> str:
+    lines = text.split("\n")
+    candidates = _statement_lines(text)
+    line, indent, stmt = rng.choice(candidates)
+    kind = rng.choice(["comment", "insert", "print", "delete", "tensor-if", "skeleton", "rename-call"])
+    if kind == "comment":
+        lines[line] += "  # edited"
+    elif kind == "insert":
+        lines.insert(line + 1, f"{indent}_gm_unused = 1")
+    elif kind == "print":
+        lines.insert(line + 1, f"{indent}print('edited')")
+    elif kind == "delete" and isinstance(stmt, (ast.Assign, ast.AugAssign)):
+        lines.insert(line, f"{indent}pass")
+        del lines[line + 1]
+    elif kind == "tensor-if":
+        target = next((t.id for t in getattr(stmt, "targets", []) if isinstance(t, ast.Name)), None)
+        if target is not None:
+            lines[line + 1 : line + 1] = [f"{indent}if {target}.sum() > 0:", f"{indent}    {target} = {target} * 2"]
+    elif kind == "skeleton":
+        lines.insert(0, "import math  # edited")
+    elif kind == "rename-call":
+        lines[line] = lines[line].replace("(", "_renamed(", 1) if "(" in lines[line] else lines[line]
+    new = "\n".join(lines)
+    try:
+        ast.parse(new)
+    except SyntaxError:
+        return text
+    return new
+
+
+def _plain(diagnostics: list) -> list:
+    return [(d, sorted(d.data.items())) for d in diagnostics]
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_incremental_equals_full(path: Path) -> None:
+    rng = random.Random(f"graphmend-{path.stem}")
+    text = path.read_text(encoding="utf-8")
+    cache = UnitCache()
+    assert _plain(check_text(text, path, cache=cache)) == _plain(check_text(text, path))
+    for step in range(EDITS_PER_FILE):
+        text = _edit(text, rng)
+        incremental = check_text(text, path, cache=cache)
+        assert _plain(incremental) == _plain(check_text(text, path)), f"edit {step} of {path.name}"
+    assert cache.hits > 0, "the cache was never used"
+
+
+def test_an_edit_in_one_method_reanalyses_only_its_unit_and_dependents() -> None:
+    path = MODELS / "t5" / "modeling_t5.py"
+    text = path.read_text(encoding="utf-8")
+    cache = UnitCache()
+    check_text(text, path, cache=cache)
+    hits, misses = cache.hits, cache.misses
+    anchor = "        scores += position_bias_masked\n"
+    assert anchor in text
+    check_text(text.replace(anchor, anchor.rstrip("\n") + "  # edited\n", 1), path, cache=cache)
+    reanalysed = cache.misses - misses
+    reused = cache.hits - hits
+    assert 1 <= reanalysed <= 3 and reused >= 10, (reanalysed, reused)
+
+
+HELPER = '''import torch
+
+
+def scale(x):
+    return x * 2
+
+
+def enabled(x):
+    return True
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = True
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        if x.sum() > 0:
+            x = scale(x)
+        if enabled(x):
+            x = x + 1
+        return x
+'''
+
+
+@pytest.mark.parametrize("edit", [
+    ("    return x * 2\n", "    print('scaling')\n    return x * 2\n"),  # the helper a branch calls is no longer pure
+    ("    return True\n", "    return x.any()\n"),  # a function called in a condition now returns a tensor
+    ("import torch\n", "import torch as th\nimport torch\n"),  # the module's own statements
+])
+def test_an_edit_elsewhere_reaches_the_units_that_depend_on_it(edit: tuple[str, str]) -> None:
+    path = ROOT / "examples" / "dependent_units.py"  # a name only: nothing is read from disk
+    cache = UnitCache()
+    before = check_text(HELPER, path, cache=cache)
+    after_text = HELPER.replace(*edit)
+    incremental = check_text(after_text, path, cache=cache)
+    assert _plain(incremental) == _plain(check_text(after_text, path))
+    assert _plain(incremental) != _plain(before), "the edit changes what is reported in another unit"
