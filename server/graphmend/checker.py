@@ -64,7 +64,7 @@ def _check(
                             may_have_walrus=":=" in text)
         layout = Layout(tree, source)
         callees = cache.callees(layout, index, context.module_bases) if cache is not None else None
-        regions = CompiledRegions(index, settings.module_forward_is_compiled, context, compile_call_lines(source.lines, index),
+        regions = CompiledRegions(index, settings.module_forward_is_compiled, context, compile_call_lines(source.code, source.lines, index),
                                   callees)
         summary = None
         if summarize and path is not None:

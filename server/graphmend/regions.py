@@ -498,16 +498,19 @@ class CompiledRegions:
         return ExternalRef("call", qualname)
 
 
-def compile_call_lines(lines: list[str], index: ModuleIndex) -> list[int]:
+def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[int]:
     """The 1-based lines where a compile call may start: `compile(`, `optimize(` and any name a
     compile function is imported as (`from torch import compile as c`: `c(`), or such a name at
-    the end of a line. A superset, found with one regular expression per line instead of a walk
-    of every function."""
+    the end of a line. A superset, found by substring search and a regular expression on the lines
+    that hold a name, instead of a walk of every function."""
     names = {"compile", "optimize"}
     scopes: list[dict[str, str]] = [index.imports, *(f.local_imports for f in index.all_functions)]
     names |= {name for scope in scopes for name, qualname in scope.items() if qualname in _COMPILE_FUNCTIONS}
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*(?:\(|\\?$)")
-    return [number for number, line in enumerate(lines, start=1) if pattern.search(line)]
+    present = [name for name in names if name in text]
+    if not present:
+        return []  # most files: a substring search instead of a regular expression per line
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, present))) + r")\s*(?:\(|\\?$)")
+    return [number for number, line in enumerate(lines, start=1) if any(name in line for name in present) and pattern.search(line)]
 
 
 # Roots of qualified names that never name code of the project (the standard library, torch).

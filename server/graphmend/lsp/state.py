@@ -44,6 +44,7 @@ _SEVERITY = {
 ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
 REFRESH_DELAY_S = 0.2  # after a change to the call graph, other documents' contexts are checked this much later
 SUMMARY_DELAY_S = 0.5  # an edited document's summary is taken once the editor pauses this long
+SUMMARY_IN_SERVER_MAX_CHARS = 512_000  # summaries of larger documents are taken in the worker
 log = logging.getLogger("graphmend.lsp")
 
 
@@ -250,8 +251,11 @@ class GraphmendServer(LanguageServer):
             if path is None:
                 return
             text = document.source
+            # On a thread of the server, beside the worker, so that it never delays the analysis
+            # of the next document opened; a large text goes to the worker (memory stays there).
+            runner = self.executor if len(text) <= SUMMARY_IN_SERVER_MAX_CHARS else self.worker()
             summary = await asyncio.get_running_loop().run_in_executor(
-                self.worker(), api.summarize_source, text, path, self.settings_for(path))
+                runner, api.summarize_source, text, path, self.settings_for(path))
             if uri in self.workspace.text_documents and self.workspace.get_text_document(uri).source == text:
                 if self.index.update(path, summary, from_open_document=True):
                     self.refresh_contexts()
