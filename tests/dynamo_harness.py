@@ -306,17 +306,26 @@ def load_project(folder: pathlib.Path) -> types.ModuleType:
 
 def measure_project(folder: pathlib.Path) -> tuple[set[ProjectBreak], int]:
     """Run a multi-module program; return its break sites (file, line) and the compiled graphs."""
+    breaks, graphs, _, _ = run_project(folder)
+    return breaks, graphs
+
+
+def run_project(folder: pathlib.Path) -> tuple[set[ProjectBreak], int, list[object], str]:
+    """Run a multi-module program: its break sites, compiled graphs, the entry's results on each
+    input, and everything it printed, logged and warned (in order)."""
     folder = pathlib.Path(os.path.realpath(folder))
     _reset_dynamo()
-    with _silenced():
+    outputs = []
+    torch.manual_seed(0)  # the same weights for a program and its fixed copy
+    with _silenced() as (out, err):
         module = load_project(folder)
         with _capture_graph_breaks() as messages:
             for args in module.INPUTS:
-                module.ENTRY(*args)
+                outputs.append(module.ENTRY(*args))
     graphs = int(torch._dynamo.utils.counters["stats"]["unique_graphs"])
     breaks = {b for b in (parse_project_record(m, folder) for m in messages) if b is not None}
     _reset_dynamo()
-    return breaks, graphs
+    return breaks, graphs, outputs, out.getvalue() + err.getvalue()
 
 
 def project_folders() -> list[pathlib.Path]:

@@ -101,7 +101,8 @@ def _analyse(
     found: list[Diagnostic] = []
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
-        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), reach_key(layout, reaches, source))
+        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), regions.context.base_attributes,
+               reach_key(layout, reaches, source))
         cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
         if cached is not None:
             found += cached

@@ -259,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return runners[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR
+    except BrokenPipeError:  # `graphmend check | head`: the reader has gone; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_ERROR
     except Exception as error:  # an internal bug: say so plainly, exit 2, no traceback at the user
         print(f"graphmend: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         print("Please report this with the file that triggered it.", file=sys.stderr)

@@ -16,7 +16,7 @@ from typing import Iterator, Protocol
 
 from . import torch_api as api
 from .regions import CompiledRegions, Entry
-from .semantics import ClassInfo, FunctionInfo, ModuleIndex, child_nodes, walk
+from .semantics import BOUND, ClassInfo, FunctionInfo, ModuleIndex, child_nodes, init_bindings, walk
 
 
 class Kind(enum.Enum):
@@ -155,32 +155,23 @@ class ModuleAnalysis:
     def init_values(self, cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr | None]]]:
         """What `__init__` (of the class or a same-file base) binds to each `self.<name>`: the
         `__init__` and the value of every `self.name = value` (None for a target without a single
-        value: tuple unpacking, augmented assignment, `register_buffer`/`register_parameter`).
+        value: tuple unpacking, augmented assignment, `register_buffer`/`register_parameter`);
+        the names alone (no values) for a base in another file, from the project's summaries.
         The attributes that exist before any other method runs, and what they are made from."""
         key = id(cls.node)
         if key not in self._init_values:
             found: dict[str, list[tuple[FunctionInfo, ast.expr | None]]] = {}
+            inherited = dict(self.regions.context.base_attributes)
             for klass in cls.mro():
                 init = klass.methods.get("__init__")
-                if init is None:
-                    continue
-                for node in walk(init.node):
-                    if isinstance(node, ast.Assign):
-                        for target in node.targets:
-                            if isinstance(target, ast.Attribute) and init.is_self(target.value):
-                                found.setdefault(target.attr, []).append((init, node.value))
-                    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and init.is_self(node.value):
-                        found.setdefault(node.attr, [])  # also bound by unpacking or in place
-                    elif (
-                        isinstance(node, ast.Call)
-                        and isinstance(node.func, ast.Attribute)
-                        and node.func.attr in ("register_buffer", "register_parameter")
-                        and init.is_self(node.func.value)
-                        and node.args
-                        and isinstance(node.args[0], ast.Constant)
-                        and isinstance(node.args[0].value, str)
-                    ):
-                        found.setdefault(node.args[0].value, []).append((init, None))
+                if init is not None:
+                    for name, value in init_bindings(init):
+                        values = found.setdefault(name, [])
+                        if value is not BOUND:
+                            values.append((init, value))  # type: ignore[arg-type]
+                for base in klass.base_names:  # a base in another file: what its `__init__` chain binds
+                    for name in inherited.get(base or "", ()):
+                        found.setdefault(name, [])
             self._init_values[key] = found
         return self._init_values[key]
 

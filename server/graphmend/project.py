@@ -20,8 +20,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .regions import CompiledRegions, ExternalEntry, ExternalRef, Origin, ProjectContext
-from .semantics import FunctionInfo, ModuleIndex, is_module_base_qualname
+from .regions import (
+    FORWARD_IS_COMPILED,
+    CompiledRegions,
+    ExternalEntry,
+    ExternalRef,
+    Origin,
+    ProjectContext,
+)
+from .semantics import (
+    ClassInfo,
+    FunctionInfo,
+    ModuleIndex,
+    init_bindings,
+    is_module_base_qualname,
+)
 from .source import SourceText
 
 _MAX_RE_EXPORTS = 8  # `from .a import X` chains followed when resolving a name
@@ -42,6 +55,7 @@ class ClassSummary:
     name: str
     bases: tuple[str, ...]  # qualified names; a same-file base as "<module>.<name>"
     methods: tuple[str, ...]
+    init_attributes: tuple[str, ...] = ()  # what its own `__init__` binds on the instance
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,11 @@ def summarize(tree: ast.Module, source: SourceText, path: Path, module_name: str
     return summarize_module(index, CompiledRegions(index, forward_is_compiled), source, path, forward_is_compiled)
 
 
+def _init_attributes(cls: ClassInfo) -> tuple[str, ...]:
+    init = cls.methods.get("__init__")
+    return tuple(dict.fromkeys(name for name, _ in init_bindings(init))) if init is not None else ()
+
+
 def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: SourceText, path: Path,
                      forward_is_compiled: bool) -> ModuleSummary:
     """The summary from a file's index and its regions computed with no project context."""
@@ -98,7 +117,7 @@ def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: Sourc
         ))
     classes = tuple(
         ClassSummary(cls.name, tuple(f"{name}.{b}" if b in index.classes else b for b in cls.base_names if b is not None),
-                     tuple(cls.methods))
+                     tuple(cls.methods), _init_attributes(cls))
         for cls in index.classes.values()
     )
     entries = [
@@ -305,7 +324,7 @@ class Project:
                         function = summary.function(f"{cls.name}.forward")
                         if function is not None:
                             key = (summary.path, function.qualname)
-                            yield key, _Step(key, "nn.Module.forward is treated as compiled", None, None), 0
+                            yield key, _Step(key, FORWARD_IS_COMPILED, None, None), 0
 
     def context_for(self, path: str) -> ProjectContext:
         """What the rest of the project says about the file at `path`."""
@@ -322,11 +341,16 @@ class Project:
             from_elsewhere = step.previous[0] != path if step.previous is not None else self._origin(step).path != path
             if from_elsewhere:
                 entries.append(self._external_entry(key, step))
-        bases = frozenset(
-            base for cls in summary.classes for base in cls.bases
-            if not base.startswith(f"{summary.name}.") and not is_module_base_qualname(base) and self._is_module_base(base, summary)
-        )
-        return ProjectContext(tuple(entries), bases)
+        foreign = sorted({base for cls in summary.classes for base in cls.bases if not base.startswith(f"{summary.name}.")})
+        bases = frozenset(base for base in foreign if not is_module_base_qualname(base) and self._is_module_base(base, summary))
+        attributes = []
+        for base in foreign:
+            found = self._class(base, summary)
+            if found is not None:
+                bound = frozenset(name for _, cls in self.mro(*found) for name in cls.init_attributes)
+                if bound:
+                    attributes.append((base, bound))
+        return ProjectContext(tuple(entries), bases, tuple(attributes))
 
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
@@ -379,7 +403,7 @@ def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
 
 def context_key(context: ProjectContext) -> str:
     """A digest of a context, for caches: equal contexts give equal keys."""
-    text = repr((context.entries, sorted(context.module_bases)))
+    text = repr((context.entries, sorted(context.module_bases), [(base, sorted(names)) for base, names in context.base_attributes]))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -392,7 +416,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
         "imports": [list(pair) for pair in summary.imports],
         "functions": [[f.qualname, f.line, f.character, f.end_character, list(f.calls),
                        [[r.kind, r.target, r.member] for r in f.external]] for f in summary.functions],
-        "classes": [[c.name, list(c.bases), list(c.methods)] for c in summary.classes],
+        "classes": [[c.name, list(c.bases), list(c.methods), list(c.init_attributes)] for c in summary.classes],
         "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character]
                     for e in summary.entries],
         "replayed": list(summary.replayed),
@@ -405,7 +429,7 @@ def summary_from_json(raw: dict) -> ModuleSummary:  # type: ignore[type-arg]
         tuple((a, b) for a, b in raw["imports"]),
         tuple(FunctionSummary(q, line, start, end, tuple(calls), tuple(ExternalRef(*r) for r in external))
               for q, line, start, end, calls, external in raw["functions"]),
-        tuple(ClassSummary(name, tuple(bases), tuple(methods)) for name, bases, methods in raw["classes"]),
+        tuple(ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes)) for name, bases, methods, attributes in raw["classes"]),
         tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end)
               for kind, target, member, why, line, start, end in raw["entries"]),
         tuple(raw["replayed"]),

@@ -66,10 +66,13 @@ class ExternalEntry:
 @dataclass(frozen=True)
 class ProjectContext:
     """What the rest of the project says about one file: which of its functions run compiled
-    because of other files, and which imported base classes are nn.Module subclasses."""
+    because of other files, which imported base classes are nn.Module subclasses, and what
+    those bases' constructors bind."""
 
     entries: tuple[ExternalEntry, ...] = ()
     module_bases: frozenset[str] = frozenset()
+    # Base classes in other files → the instance attributes their `__init__` chain binds.
+    base_attributes: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,7 @@ class Reach:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+FORWARD_IS_COMPILED = "nn.Module.forward is treated as compiled"  # the default assumption's reason
 
 
 def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
@@ -198,7 +202,7 @@ class CompiledRegions:
             for cls in self.index.classes.values():
                 forward = cls.methods.get("forward")
                 if cls.is_module and forward is not None:
-                    add(forward, "nn.Module.forward is treated as compiled", forward.node)
+                    add(forward, FORWARD_IS_COMPILED, forward.node)
         for external in self.context.entries:
             function = self.index.function_by_qualname(external.qualname)
             if function is not None and id(function.node) not in seen:

@@ -105,6 +105,33 @@ class ClassInfo:
         return None
 
 
+def init_bindings(init: FunctionInfo) -> Iterator[tuple[str, ast.expr | None]]:
+    """What an `__init__` binds on its instance, in order: `(name, value)` for `self.name = value`,
+    `(name, None)` for `register_buffer`/`register_parameter` by a literal name, and `(name,
+    BOUND)` for every other store to `self.name` (the target of the assignments above included:
+    unpacking, augmented assignment)."""
+    for node in walk(init.node):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and init.is_self(target.value):
+                    yield target.attr, node.value
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and init.is_self(node.value):
+            yield node.attr, BOUND
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("register_buffer", "register_parameter")
+            and init.is_self(node.func.value)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value, None
+
+
+BOUND = ast.Pass()  # `init_bindings`: bound, with no single value
+
+
 def module_name_for(path: Path | None) -> str | None:
     """The dotted module name of a file, found by walking up through packages (`__init__.py`)."""
     if path is None:

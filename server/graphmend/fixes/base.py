@@ -71,10 +71,12 @@ class FixContext:
             if not (is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom))):
                 break
             anchor = stmt
+        if anchor is not None:  # at the end of its last line, where module-level helpers go too: the import comes first
+            line = (anchor.end_lineno or anchor.lineno) - 1
+            end = Position(line, len(self.source.lines[line]))
+            return TextEdit(Range(end, end), "\nimport torch")
         text = "import torch\n"
-        if anchor is not None:
-            line = anchor.end_lineno or anchor.lineno
-        elif body:
+        if body:
             first = body[0]
             line = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))]) - 1
             text += "\n\n" if isinstance(first, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else "\n"

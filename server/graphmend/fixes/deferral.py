@@ -25,6 +25,7 @@ from functools import lru_cache
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, Kind, is_logger_factory
 from ..messages import is_logging, is_print, is_warning
+from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
 from .base import FixContext, Refusal
@@ -143,16 +144,41 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     """The plan for a print, logging or warnings call (raises _Refuse with the reason)."""
     if ctx.torch_name is None:
         raise _Refuse("torch is not imported as a module in this file")
+    frame = _frame(analysis)
     if is_print(call, analysis):
-        return _plan_print(call, analysis, ctx, in_branch)
-    if is_logging(call, analysis):
-        return _plan_logging(call, analysis, ctx)
-    if is_warning(call, analysis):
-        return _plan_warning(call, analysis, ctx)
-    raise _Refuse("the call writes no message graphmend knows")
+        plan = _plan_print(call, analysis, ctx, in_branch, frame)
+    elif is_logging(call, analysis):
+        plan = _plan_logging(call, analysis, ctx)
+    elif is_warning(call, analysis):
+        plan = _plan_warning(call, analysis, ctx)
+    else:
+        raise _Refuse("the call writes no message graphmend knows")
+    if plan.helper is not None and frame == INLINED:
+        raise _Refuse(f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
+                      "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost")
+    if plan.helper is not None and frame == MAYBE_INLINED:
+        plan.reasons.append("if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
+                            "(torch 2.13) drops the deferred message: it replays deferred calls only in the compiled frame itself")
+    return plan
 
 
-def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool) -> Plan:
+ROOT, MAYBE_INLINED, INLINED = "root", "maybe inlined", "inlined"
+
+
+def _frame(analysis: FunctionAnalysis) -> str:
+    """Where the message's function runs under compile. Dynamo replays `reorderable_logging_functions`
+    calls only for the frame it compiles (`debug_locals` of an inlined function are dropped:
+    measured on torch 2.13, `tests/dynamo_projects`); a function reached through a call is inlined,
+    and a `forward` compiled by graphmend's default assumption is inlined when it is a submodule's."""
+    entry = analysis.entry
+    if entry is None:
+        return ROOT
+    if entry.called or (analysis.function is not None and analysis.function is not entry.function):
+        return INLINED
+    return MAYBE_INLINED if entry.why == FORWARD_IS_COMPILED else ROOT
+
+
+def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool, frame: str) -> Plan:
     unknown = [k.arg for k in call.keywords if k.arg not in ("sep", "end", "file")]
     if unknown or any(isinstance(a, ast.Starred) for a in call.args):
         raise _Refuse("the call passes `*args` or keywords other than sep/end/file")
@@ -166,10 +192,12 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     stream = _print_stream(call, analysis)
     mutated = _mutated_later(call, analysis)
     in_graph = all(_in_graph_printable(a, analysis) for a in _printed_values(call))
-    if mutated and in_graph and not in_branch and stream is None and end == "\n":
+    if (mutated or frame != ROOT) and in_graph and not in_branch and stream is None and end == "\n":
         torch_name = ctx.torch_name
-        title = (f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (`{mutated}` is changed in place "
-                 "afterwards, so a deferred print would show its later value)")
+        why = (f"`{mutated}` is changed in place afterwards, so a deferred print would show its later value" if mutated
+               else "it runs in a called function, where Dynamo drops deferred calls" if frame == INLINED
+               else "this forward may run as a submodule's, where Dynamo drops deferred calls")
+        title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` ({why})"
         reasons = ["under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"]
         return Plan(None, [literal(template), *values], title, reasons)
     name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
