@@ -27,6 +27,9 @@ class LoggingCall(Rule):
 
     Fix and its safety: defer the record until the compiled region has run, keeping its text, level
     and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message.
+    Dynamo replays a deferred call only in the frame it compiles: in a function reached through a
+    call the fix is refused (the record would be lost), in a `forward` that may be a submodule's it is
+    unsafe.
     """
 
     code = "GM202"

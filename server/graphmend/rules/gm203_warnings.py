@@ -21,7 +21,8 @@ class WarningsWarn(Rule):
         warnings.warn("input has NaNs", UserWarning)
 
     Fix and its safety: emit the warning after the compiled region (same message and category),
-    or register it as a reorderable logging function.
+    or register it as a reorderable logging function (refused in a function reached through a call,
+    where Dynamo drops deferred calls; unsafe in a `forward` that may be a submodule's).
     """
 
     code = "GM203"
