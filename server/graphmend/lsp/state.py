@@ -14,6 +14,7 @@ import asyncio
 import logging
 import multiprocessing
 import os
+from collections.abc import Coroutine
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -146,10 +147,7 @@ class GraphmendServer(LanguageServer):
 
     def schedule(self, uri: str, delay_ms: int = 0) -> None:
         """(Re)start the analysis of a document; an older pending run for it is dropped."""
-        previous = self.pending.pop(uri, None)
-        if previous is not None:
-            previous.cancel()
-        self.pending[uri] = asyncio.get_running_loop().create_task(self._run(uri, delay_ms))
+        _restart(self.pending, uri, self._run(uri, delay_ms))
 
     async def _run(self, uri: str, delay_ms: int) -> None:
         try:
@@ -236,10 +234,7 @@ class GraphmendServer(LanguageServer):
     def summarize_later(self, uri: str, delay_s: float = SUMMARY_DELAY_S) -> None:
         """Once the editor pauses, the document's summary for the workspace index (what it calls
         and compiles matters to other files, not to the keystroke being analysed)."""
-        previous = self._summaries.pop(uri, None)
-        if previous is not None:
-            previous.cancel()
-        self._summaries[uri] = asyncio.get_running_loop().create_task(self._summarize(uri, delay_s))
+        _restart(self._summaries, uri, self._summarize(uri, delay_s))
 
     async def _summarize(self, uri: str, delay_s: float) -> None:
         try:
@@ -417,6 +412,14 @@ class _Lines(dict):  # type: ignore[type-arg]
 
     def __getitem__(self, line: int) -> str:
         return self.get(line, "")
+
+
+def _restart(tasks: dict[str, asyncio.Task[None]], uri: str, work: Coroutine[Any, Any, None]) -> None:
+    """Run `work` as the document's task in `tasks`, cancelling the one it replaces."""
+    previous = tasks.pop(uri, None)
+    if previous is not None:
+        previous.cancel()
+    tasks[uri] = asyncio.get_running_loop().create_task(work)
 
 
 def _lsp_range(r: Range) -> types.Range:
