@@ -10,54 +10,21 @@ Unknown stays unknown: graphmend only flags what it can show is a tensor.
 from __future__ import annotations
 
 import ast
-import enum
 from functools import cached_property
 from typing import Iterator, Protocol
 
 from . import torch_api as api
+from .kinds import TENSORISH, Env, Kind, join
 from .regions import CompiledRegions, Entry
-from .semantics import BOUND, ClassInfo, FunctionInfo, ModuleIndex, child_nodes, init_bindings, walk
-
-
-class Kind(enum.Enum):
-    UNKNOWN = "unknown"
-    PYTHON = "python"  # a Python scalar, string, shape, dtype, device...
-    NONE = "none"
-    CONTAINER = "container"  # tuple/list/dict of anything: its truthiness is Python's
-    TENSOR = "tensor"
-    BOOL_TENSOR = "bool-tensor"
-    OPTIONAL_TENSOR = "optional-tensor"
-    LOGGER = "logger"
-    SELF = "self"
-    NUMPY = "numpy"  # arrays and scalars from numpy: never traced as graph tensors here
-    TENSOR_MODULE = "tensor-module"  # a torch.nn layer whose call returns one tensor (Linear, LayerNorm...)
-
-    @property
-    def is_tensor(self) -> bool:
-        """Definitely a tensor when evaluated (an optional tensor that is used cannot be None)."""
-        return self in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR)
-
-
-_TENSORISH = (Kind.TENSOR, Kind.BOOL_TENSOR)
-
-
-def join(a: Kind, b: Kind) -> Kind:
-    """The kind of a name that holds `a` on one path and `b` on another."""
-    if a is b:
-        return a
-    pair = {a, b}
-    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR}:
-        return Kind.TENSOR
-    if Kind.NONE in pair and pair - {Kind.NONE} <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
-        return Kind.OPTIONAL_TENSOR
-    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
-        return Kind.OPTIONAL_TENSOR
-    if pair <= {Kind.PYTHON, Kind.NONE}:
-        return Kind.PYTHON
-    return Kind.UNKNOWN
-
-
-Env = dict[str, Kind]
+from .semantics import (
+    BOUND,
+    ClassInfo,
+    FunctionInfo,
+    ModuleIndex,
+    child_nodes,
+    init_bindings,
+    walk,
+)
 
 _PYTHON_BUILTINS = frozenset(
     "len isinstance issubclass hasattr callable str repr type id range hash format chr ord divmod".split()
@@ -370,7 +337,7 @@ class FunctionAnalysis:
                 qualname = self.qualified_name(node.func)
                 if (
                     qualname is not None
-                    and self.torch_call_kind(qualname) in _TENSORISH
+                    and self.torch_call_kind(qualname) in TENSORISH
                     and qualname.rsplit(".", 1)[-1] not in api.FACTORY_FUNCTIONS
                 ):
                     # torch.relu(x), torch.any(x > 0): only a tensor x makes the call valid.
@@ -633,7 +600,7 @@ class FunctionAnalysis:
             return False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.is_data_dependent(test.operand)
-        return self.kind(test) in _TENSORISH
+        return self.kind(test) in TENSORISH
 
     def ends_in_error(self, body: list[ast.stmt]) -> bool:
         """A block that ends in `raise` or `torch._assert(False, ...)`: it runs only on the way to an error."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 
-from .inference import FunctionAnalysis, Kind
+from .inference import FunctionAnalysis
+from .kinds import Kind
 
 STDLIB_LEVEL_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
 LOGGER_METHODS = STDLIB_LEVEL_FUNCTIONS | frozenset({"warning_once", "info_once", "warning_advice"})

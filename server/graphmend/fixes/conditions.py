@@ -19,7 +19,8 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
 
 Segment = Callable[[ast.AST], str]  # the source text of a node
 

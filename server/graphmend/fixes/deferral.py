@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..diagnostics import Applicability, Fix, TextEdit
-from ..inference import FunctionAnalysis, Kind, is_logger_factory
+from ..inference import FunctionAnalysis, is_logger_factory
+from ..kinds import Kind
 from ..messages import is_logging, is_print, is_warning
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk

@@ -27,7 +27,8 @@ import ast
 from dataclasses import dataclass, field
 
 from ..diagnostics import Applicability, Fix, TextEdit
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..messages import is_message, is_replayed
 from ..semantics import child_nodes, walk
 from ..source import Position, Range

@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 
 from ..diagnostics import Applicability, Fix, TextEdit
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..messages import is_message
 from . import conditions
 from .base import FixContext, Refusal

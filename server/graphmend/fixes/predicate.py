@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..diagnostics import Applicability, Fix, TextEdit
-from ..inference import Env, FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Env, Kind
 from ..messages import is_message, is_replayed
 from ..semantics import walk
 from . import conditions, flow

@@ -11,7 +11,8 @@ import ast
 import weakref
 
 from .. import torch_api as api
-from ..inference import FunctionAnalysis, Kind, ModuleAnalysis
+from ..inference import FunctionAnalysis, ModuleAnalysis
+from ..kinds import Kind
 from ..messages import is_message
 from ..semantics import FunctionInfo, attribute_chain, child_nodes, walk
 

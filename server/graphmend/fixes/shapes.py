@@ -12,7 +12,8 @@ import ast
 from typing import Callable
 
 from .. import torch_api as api
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..semantics import walk
 from .purity import dotted
 

@@ -5,7 +5,8 @@ import ast
 from ..diagnostics import Fix, Severity
 from ..fixes.base import FixContext, Refusal
 from ..fixes.capture import scope_capture
-from ..inference import FunctionAnalysis, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..torch_api import DYNAMIC_SHAPE_FUNCTIONS, DYNAMIC_SHAPE_METHODS
 from .base import Rule
 

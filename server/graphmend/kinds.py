@@ -1,0 +1,51 @@
+"""The kinds of values graphmend tells apart, and how they join where paths meet.
+
+A small lattice: `join` of the kinds a name holds on two paths is the kind it holds after them
+(a tensor on one path and None on the other is an optional tensor; anything mixed with an unknown
+is unknown). `inference` computes kinds; rules and fixes read them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Kind(enum.Enum):
+    UNKNOWN = "unknown"
+    PYTHON = "python"  # a Python scalar, string, shape, dtype, device...
+    NONE = "none"
+    CONTAINER = "container"  # tuple/list/dict of anything: its truthiness is Python's
+    TENSOR = "tensor"
+    BOOL_TENSOR = "bool-tensor"
+    OPTIONAL_TENSOR = "optional-tensor"
+    LOGGER = "logger"
+    SELF = "self"
+    NUMPY = "numpy"  # arrays and scalars from numpy: never traced as graph tensors here
+    TENSOR_MODULE = "tensor-module"  # a torch.nn layer whose call returns one tensor (Linear, LayerNorm...)
+
+    @property
+    def is_tensor(self) -> bool:
+        """Definitely a tensor when evaluated (an optional tensor that is used cannot be None)."""
+        return self in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR)
+
+
+TENSORISH = (Kind.TENSOR, Kind.BOOL_TENSOR)  # a tensor, for sure, of either element kind
+
+
+def join(a: Kind, b: Kind) -> Kind:
+    """The kind of a name that holds `a` on one path and `b` on another."""
+    if a is b:
+        return a
+    pair = {a, b}
+    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR}:
+        return Kind.TENSOR
+    if Kind.NONE in pair and pair - {Kind.NONE} <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
+        return Kind.OPTIONAL_TENSOR
+    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
+        return Kind.OPTIONAL_TENSOR
+    if pair <= {Kind.PYTHON, Kind.NONE}:
+        return Kind.PYTHON
+    return Kind.UNKNOWN
+
+
+Env = dict[str, Kind]
