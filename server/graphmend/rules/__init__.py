@@ -13,6 +13,8 @@ from .gm301_scalar_conversion import ScalarConversion
 from .gm302_dynamic_shape import DynamicShapeOperator
 from .gm303_data_dependent_while import DataDependentWhile
 from .gm304_data_dependent_raise import DataDependentRaise
+from .gm305_requires_grad_store import RequiresGradStore
+from .gm306_tensor_data_store import TensorDataStore
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -25,6 +27,8 @@ RULES: tuple[type[Rule], ...] = (
     DynamicShapeOperator,
     DataDependentWhile,
     DataDependentRaise,
+    RequiresGradStore,
+    TensorDataStore,
 )
 
 

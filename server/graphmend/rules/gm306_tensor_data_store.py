@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Severity
+from ..inference import FunctionAnalysis
+from ..semantics import walk
+from .base import Rule
+
+
+class TensorDataStore(Rule):
+    """What it does: flags `t.data = ...` where `t` is a tensor the compiled function itself
+    computed (a local name every binding of which is the result of an operation).
+
+    Why it breaks the graph: Dynamo replaces `.data` only of a tensor created outside the compiled
+    region: "Failed to mutate tensor data attribute" (gb0056). On inputs and parameters
+    (`self.weight.data = ...`) the store traces, and is not flagged (measured on torch 2.13).
+
+    Example:
+        y = x * 2
+        y.data = x * 3
+
+    Fix and its safety: no rewrite keeps the aliasing semantics of `.data` in general; compute the
+    new value as a tensor of its own (`y = x * 3`), or do the store outside the compiled region.
+    """
+
+    code = "GM306"
+    name = "tensor-data-store"
+    message = "Failed to mutate tensor data attribute: replacing `.data` of a tensor made in compiled code breaks the graph; use a new tensor"
+    severity = Severity.INFORMATION
+    reason = "Failed to mutate tensor data attribute"
+    reason_id = "gb0056"
+    fixable = False
+    node_types = (ast.Assign,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Assign)
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and target.attr == "data" and _computed_here(target.value, analysis):
+                return target
+        return None
+
+
+def _computed_here(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A local name, not a parameter, every binding of which is an operation's result: of a tensor
+    kind, or arithmetic and `torch.*` calls (what a `.data` store makes a tensor of). Another name
+    or an attribute may be an input or a parameter, whose `.data` can be replaced."""
+    function = analysis.function
+    if function is None or not isinstance(expr, ast.Name):
+        return False
+    arguments = function.node.args
+    if expr.id in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
+        return False
+    values = [node.value for node in walk(function.node) if isinstance(node, ast.Assign)
+              and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)]
+    if not values or any(isinstance(value, (ast.Name, ast.Attribute)) for value in values):
+        return False
+    return analysis.kind(expr).is_tensor or all(_makes_tensor(value, analysis) for value in values)
+
+
+def _makes_tensor(value: ast.expr, analysis: FunctionAnalysis) -> bool:
+    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+        return True
+    qualname = analysis.qualified_name(value.func) if isinstance(value, ast.Call) else None
+    return qualname is not None and qualname.startswith("torch.")
