@@ -15,6 +15,7 @@ from .gm303_data_dependent_while import DataDependentWhile
 from .gm304_data_dependent_raise import DataDependentRaise
 from .gm305_requires_grad_store import RequiresGradStore
 from .gm306_tensor_data_store import TensorDataStore
+from .gm307_untraceable_call import UntraceableCall
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -29,6 +30,7 @@ RULES: tuple[type[Rule], ...] = (
     DataDependentRaise,
     RequiresGradStore,
     TensorDataStore,
+    UntraceableCall,
 )
 
 
