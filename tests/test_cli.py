@@ -41,7 +41,7 @@ def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "check", "--output-format", "json", str(FIGURE1))
     assert code == 1
     (item,) = json.loads(out)
-    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix", "related"}
+    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix", "related", "only_when"}
     assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == ("GM101", 10, 8, 10, 20)
     assert item["severity"] == "warning"
     assert item["fix"] == {"title": "Compute both branches and select with `torch.where`", "applicability": "safe"}

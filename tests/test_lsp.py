@@ -211,3 +211,25 @@ async def test_stale_code_action_is_not_applied(client: LanguageClient, tmp_path
         assert resolved.edit is None and resolved.disabled is not None
     else:
         assert text_edits(fix.edit, uri)[1] == 1  # versioned: the editor refuses it for version 2
+
+
+FP16_GUARD = """import torch
+
+
+class Layer(torch.nn.Module):
+    def forward(self, hidden_states):
+        if hidden_states.dtype == torch.float16 and torch.isinf(hidden_states).any():
+            hidden_states = torch.clamp(hidden_states, min=-1000, max=1000)
+        if self.training:
+            print("step", hidden_states.sum())
+        return hidden_states
+"""
+
+
+async def test_diagnostics_say_the_configuration_they_break_in(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "layer.py", FP16_GUARD)
+    open_document(client, uri, FP16_GUARD)
+    found = {d.code: d for d in await diagnostics(client, uri)}
+    assert found["GM101"].data["only_when"] == ["hidden_states.dtype == torch.float16"]
+    assert "(breaks only when `hidden_states.dtype == torch.float16`)" in found["GM101"].message
+    assert found["GM201"].data["only_when"] == ["self.training"]

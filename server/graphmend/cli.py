@@ -92,6 +92,7 @@ def diagnostic_json(diagnostic: Diagnostic, path: Path) -> dict[str, Any]:
              "column": r.range.start.character + 1, "message": r.message}
             for r in diagnostic.related
         ],
+        "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
     }
 
 

@@ -230,6 +230,7 @@ class FunctionAnalysis:
         self._env: Env = self._parameter_kinds() if (function and with_parameters) else {}
         self.compile_constants: dict[str, bool] = {}  # names bound at the top to a value fixed under compile
         self._depth = 0  # how many branches deep the walk is
+        self.guards: list[tuple[ast.expr, bool]] = []  # enclosing Python-decided `if` tests, and the side taken
         if function is not None and not with_parameters and self.self_name:
             self.env[self.self_name] = Kind.SELF
 
@@ -731,15 +732,19 @@ class FunctionAnalysis:
                 when_false[name] = present if is_none else Kind.NONE
         return when_true, when_false
 
-    def _branch(self, body: list[ast.stmt], narrowed: Env | None = None) -> Env:
+    def _branch(self, body: list[ast.stmt], narrowed: Env | None = None, guard: tuple[ast.expr, bool] | None = None) -> Env:
         saved = self.env
         self.env = {**saved, **(narrowed or {})}
         self._kinds.clear()
         self._depth += 1
+        if guard is not None:
+            self.guards.append(guard)
         try:
             self._block(body)
         finally:
             self._depth -= 1
+            if guard is not None:
+                self.guards.pop()
         result = self.env
         self.env = saved
         self._kinds.clear()
@@ -800,11 +805,12 @@ class FunctionAnalysis:
                 visitor = self.visitor
                 if self.ends_in_error(stmt.body) and not stmt.orelse:
                     self.visitor = None  # the way to an exception: what breaks there does not matter
+                static = not self.is_data_dependent(stmt.test)  # a configuration: dtype, training, None...
                 try:
-                    body = self._branch(stmt.body, when_true)
+                    body = self._branch(stmt.body, when_true, (stmt.test, True) if static else None)
                 finally:
                     self.visitor = visitor
-                self._merge(body, self._branch(stmt.orelse, when_false))
+                self._merge(body, self._branch(stmt.orelse, when_false, (stmt.test, False) if static else None))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             visit(stmt.iter)
             element = self._iteration_kind(stmt.iter)
