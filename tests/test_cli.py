@@ -75,12 +75,47 @@ def test_pyproject_settings_apply_and_flags_override(tmp_path: Path, capsys) -> 
     assert {(Path(d["path"]).name, d["code"]) for d in json.loads(out)} == {("m.py", "GM101"), ("model.py", "GM101")}
 
 
+CONFIGURED = """import torch
+
+
+class Layer(torch.nn.Module):
+    def forward(self, h):
+        if h.dtype == torch.float16 and torch.isinf(h).any():
+            h = torch.clamp(h, min=-1000, max=1000)
+        if self.training:
+            print("training step", h.sum())
+        else:
+            print("eval step", h.sum())
+        print("always", h.sum())
+        return h
+"""
+
+
+@pytest.mark.parametrize(
+    ("settings", "left"),
+    [
+        ("", {6: "h.dtype == torch.float16", 9: "self.training", 11: "not self.training", 12: None}),
+        ("assume-training = false", {6: "h.dtype == torch.float16", 11: "not self.training", 12: None}),
+        ("assume-training = true", {6: "h.dtype == torch.float16", 9: "self.training", 12: None}),
+        ('assume-dtypes = ["bfloat16", "torch.float32"]', {9: "self.training", 11: "not self.training", 12: None}),
+        ('assume-dtypes = ["half"]\nassume-training = false', {6: "h.dtype == torch.float16", 11: "not self.training", 12: None}),
+    ],
+)
+def test_settings_that_say_how_the_code_runs_hide_what_cannot_happen(tmp_path: Path, capsys, settings: str, left: dict) -> None:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.graphmend]\n{settings}\n")
+    (tmp_path / "layer.py").write_text(CONFIGURED)
+    items = json.loads(run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1])
+    assert {d["line"]: (d["only_when"][0] if d["only_when"] else None) for d in items} == left
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         ('[tool.graphmend\nselect = ["GM"]\n', "invalid TOML"),
         ('[tool.graphmend]\nselcet = ["GM"]\n', "unknown setting `selcet`"),
         ('[tool.graphmend]\nselect = ["E501"]\n', "not graphmend's"),
+        ('[tool.graphmend]\nassume-dtypes = ["fp8"]\n', "torch dtype names"),
+        ('[tool.graphmend]\nassume-training = "no"\n', "true or false"),
     ],
 )
 def test_bad_pyproject_is_a_clear_error(tmp_path: Path, capsys, content: str, message: str) -> None:

@@ -233,3 +233,10 @@ async def test_diagnostics_say_the_configuration_they_break_in(client: LanguageC
     assert found["GM101"].data["only_when"] == ["hidden_states.dtype == torch.float16"]
     assert "(breaks only when `hidden_states.dtype == torch.float16`)" in found["GM101"].message
     assert found["GM201"].data["only_when"] == ["self.training"]
+
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"graphmend": {"assumeTraining": False, "assumeDtypes": ["bfloat16"], "debounce": 20}}))
+    assert await diagnostics(client, uri) == []  # an eval model in bfloat16 hits neither break
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"graphmend": {"assumeTraining": True, "debounce": 20}}))
+    assert {d.code for d in await diagnostics(client, uri)} == {"GM101", "GM201"}

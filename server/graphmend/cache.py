@@ -50,7 +50,8 @@ class Cache:
         digest = hashlib.sha256()
         parts = (
             kind.encode(), str(path.resolve()).encode(),
-            repr((settings.select, settings.ignore, settings.module_forward_is_compiled, settings.max_file_size_kb)).encode(),
+            repr((settings.select, settings.ignore, settings.module_forward_is_compiled, settings.max_file_size_kb,
+                  settings.assume_training, settings.assume_dtypes)).encode(),
             context_key(context).encode() if context is not None else b"", data,
         )
         for part in parts:

@@ -7,9 +7,9 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from .configuration import conditions_of, ruled_out
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
-from .fixes.conditions import split
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
@@ -109,7 +109,7 @@ def _analyse(
             found += cached
             continue
         context = FixContext(source, index, layout.name_text(unit) if unit is not None else None)
-        collector = _Collector(source, rules, context)
+        collector = _Collector(source, rules, context, settings)
         for reach in reaches:
             collector.reach = reach
             try:
@@ -125,40 +125,12 @@ def _analyse(
     return sorted(found, key=lambda d: (d.range.start, d.code))
 
 
-GUARDS_SHOWN = 2  # enclosing configuration tests named in a message, innermost first
-
-
-def configuration(node: ast.AST, analysis: FunctionAnalysis) -> list[str]:
-    """When the break at `node` can happen at all: the Python-decided tests of the `if`s around it
-    (innermost first) and the Python-decided leading operands of its own `and` test
-    (`h.dtype == torch.float16 and torch.isinf(h).any()`). Empty when it happens on every call."""
-    found = [_holds(test, taken) for test, taken in reversed(analysis.guards[-GUARDS_SHOWN:])]
-    test = node.test if isinstance(node, (ast.If, ast.IfExp, ast.While)) else None
-    if test is not None:
-        found += [ast.unparse(operand) for operand in split(test, analysis).static]
-    return list(dict.fromkeys(found))
-
-
-_INVERSE = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE,
-            ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In}
-
-
-def _holds(test: ast.expr, taken: bool) -> str:
-    """The test as it holds on the side taken: `x is None` on the else side reads `x is not None`."""
-    if taken:
-        return ast.unparse(test)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.unparse(test.operand)
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE:
-        return ast.unparse(ast.Compare(test.left, [_INVERSE[type(test.ops[0])]()], test.comparators))
-    return ast.unparse(ast.UnaryOp(ast.Not(), test))
-
-
 class _Collector:
     """Dispatches each visited node to the rules for its type and keeps one diagnostic per site."""
 
-    def __init__(self, source: SourceText, rules: list[Rule], fix_context: FixContext) -> None:
+    def __init__(self, source: SourceText, rules: list[Rule], fix_context: FixContext, settings: Settings) -> None:
         self.source = source
+        self.settings = settings
         self.fix_context = fix_context
         self.by_type: dict[type[ast.AST], list[Rule]] = {}
         for rule in rules:
@@ -181,13 +153,16 @@ class _Collector:
             diagnostic_range = self.source.node_range(target)
             if self.source.is_suppressed(diagnostic_range.start.line, rule.code):
                 continue
+            conditions = conditions_of(node, analysis)
+            if ruled_out(conditions, self.settings):
+                continue  # cannot happen the way the code is run (`assume-training`, `assume-dtypes`)
             assert self.reach is not None
             outcome = self._fix(rule, node, target, analysis)
             message = rule.message
             data = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
             if len(self.reach.chain) > 1 or self.reach.entry.called:
                 data["nested"] = "called from compiled code"
-            only_when = configuration(node, analysis)
+            only_when = [condition.text for condition in conditions]
             if only_when:
                 message = f"{message} (breaks only when {' and '.join(f'`{c}`' for c in only_when)})"
                 data["only_when"] = only_when

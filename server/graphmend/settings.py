@@ -1,5 +1,6 @@
-"""User settings: which codes run, whether every nn.Module.forward counts as compiled, and the
-largest file graphmend analyses.
+"""User settings: which codes run, whether every nn.Module.forward counts as compiled, the
+largest file graphmend analyses, and how the code is run (training or not, which dtypes), which
+hides findings that cannot happen then.
 
 Read from `[tool.graphmend]` in the nearest pyproject.toml; command-line flags and editor
 settings override them. Code selection works like Ruff's: the most specific prefix wins.
@@ -25,7 +26,15 @@ _KNOWN_KEYS = {
     "module_forward_is_compiled": "module_forward_is_compiled",
     "max-file-size-kb": "max_file_size_kb",
     "max_file_size_kb": "max_file_size_kb",
+    "assume-training": "assume_training",
+    "assume_training": "assume_training",
+    "assume-dtypes": "assume_dtypes",
+    "assume_dtypes": "assume_dtypes",
 }
+# torch's floating and integer dtypes by name, with their aliases (`half`, `float`, `double`...).
+DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32",
+          "float64": "float64", "double": "float64", "int8": "int8", "uint8": "uint8", "int16": "int16",
+          "short": "int16", "int32": "int32", "int": "int32", "int64": "int64", "long": "int64", "bool": "bool"}
 DEFAULT_MAX_FILE_SIZE_KB = 4096  # the largest model files of transformers are about 250 KB
 
 
@@ -39,6 +48,8 @@ class Settings:
     ignore: tuple[str, ...] = ()
     module_forward_is_compiled: bool = True
     max_file_size_kb: int = DEFAULT_MAX_FILE_SIZE_KB  # larger files get one GM002 note, no analysis; 0: no limit
+    assume_training: bool | None = None  # None: report findings of training and eval alike
+    assume_dtypes: tuple[str, ...] = ()  # the dtypes the model runs in (canonical names); (): any
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -73,6 +84,12 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             raise SettingsError(f"{origin}: unknown setting `{key}` (known: {known})")
         if attribute in ("select", "ignore"):
             values[attribute] = _code_list(value, key, origin)
+        elif attribute == "assume_dtypes":
+            names = [value] if isinstance(value, str) else value
+            if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and DTYPES.get(n.removeprefix("torch.")) for n in names):
+                raise SettingsError(f"{origin}: `{key}` must be a list of torch dtype names, e.g. [\"bfloat16\"] "
+                                    f"(known: {', '.join(sorted(set(DTYPES.values())))})")
+            values[attribute] = tuple(dict.fromkeys(DTYPES[n.removeprefix("torch.")] for n in names))
         elif attribute == "max_file_size_kb":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SettingsError(f"{origin}: `{key}` must be a whole number of kilobytes (0: no limit)")

@@ -22,6 +22,8 @@ function settings(): GraphmendSettings {
     run: config.get<"onType" | "onSave">("run", "onType"),
     moduleForwardIsCompiled: config.get<boolean | null>("moduleForwardIsCompiled", null),
     maxFileSizeKb: config.get<number | null>("maxFileSizeKb", null),
+    assumeTraining: config.get<boolean | null>("assumeTraining", null),
+    assumeDtypes: config.get<string[]>("assumeDtypes", []),
     index: config.get<boolean>("index", true),
     closedFiles: config.get<boolean>("closedFiles", false),
   };

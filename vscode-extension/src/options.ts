@@ -6,6 +6,8 @@ export interface GraphmendSettings {
   run: "onType" | "onSave";
   moduleForwardIsCompiled: boolean | null;
   maxFileSizeKb: number | null;
+  assumeTraining: boolean | null;
+  assumeDtypes: string[];
   index: boolean;
   closedFiles: boolean;
 }
@@ -17,5 +19,7 @@ export function serverOptions(settings: GraphmendSettings): { graphmend: Record<
   if (settings.ignore.length > 0) graphmend.ignore = settings.ignore;
   if (settings.moduleForwardIsCompiled !== null) graphmend.moduleForwardIsCompiled = settings.moduleForwardIsCompiled;
   if (settings.maxFileSizeKb !== null) graphmend.maxFileSizeKb = settings.maxFileSizeKb;
+  if (settings.assumeTraining !== null) graphmend.assumeTraining = settings.assumeTraining;
+  if (settings.assumeDtypes.length > 0) graphmend.assumeDtypes = settings.assumeDtypes;
   return { graphmend };
 }

@@ -19,6 +19,10 @@ _SETTING_KEYS = {
     "module_forward_is_compiled": "module-forward-is-compiled",
     "maxFileSizeKb": "max-file-size-kb",
     "max-file-size-kb": "max-file-size-kb",
+    "assumeTraining": "assume-training",
+    "assume-training": "assume-training",
+    "assumeDtypes": "assume-dtypes",
+    "assume-dtypes": "assume-dtypes",
 }
 _SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds",
                 "index", "closedFiles"}

@@ -1,0 +1,106 @@
+"""Under which configuration a break can happen: the Python-decided tests around it.
+
+A break inside `if self.training:` happens only in training; `if h.dtype == torch.float16 and
+torch.isinf(h).any():` breaks only in half precision. These conditions are shown with the finding
+("breaks only when ..."), and the `assume-training` / `assume-dtypes` settings, which say how the
+code is run, hide findings whose conditions are then false.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .fixes.conditions import split
+from .inference import FunctionAnalysis
+from .settings import DTYPES, Settings
+
+GUARDS_SHOWN = 2  # enclosing `if` tests named, innermost first
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`test` must be `holds` (True, or False on an `else` side) for the break to happen."""
+
+    test: ast.expr
+    holds: bool
+
+    @property
+    def text(self) -> str:
+        return _holds_text(self.test, self.holds)
+
+
+def conditions_of(node: ast.AST, analysis: FunctionAnalysis) -> list[Condition]:
+    """The Python-decided tests of the `if`s around `node` (innermost first) and the Python operands
+    that lead its own `and` test (`h.dtype == torch.float16 and torch.isinf(h).any()`). Empty when
+    the break happens on every call that reaches it."""
+    found = [Condition(test, taken) for test, taken in reversed(analysis.guards[-GUARDS_SHOWN:])]
+    test = node.test if isinstance(node, (ast.If, ast.IfExp, ast.While)) else None
+    if test is not None:
+        found += [Condition(operand, True) for operand in split(test, analysis).static]
+    unique: dict[str, Condition] = {}
+    for condition in found:
+        unique.setdefault(condition.text, condition)
+    return list(unique.values())
+
+
+def ruled_out(conditions: list[Condition], settings: Settings) -> bool:
+    """True when, the way the settings say the code runs, one of the conditions is false."""
+    if settings.assume_training is None and not settings.assume_dtypes:
+        return False
+    return any(_value(c.test, settings) is (not c.holds) for c in conditions)
+
+
+def _value(test: ast.expr, settings: Settings) -> bool | None:
+    """The test's truth under the settings' assumptions; None when they do not decide it."""
+    if isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) \
+            and test.value.id == "self":
+        return settings.assume_training
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _value(test.operand, settings)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [_value(v, settings) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is not None for v in values) else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        return _dtype_test(test, settings)
+    return None
+
+
+def _dtype_test(test: ast.Compare, settings: Settings) -> bool | None:
+    """`x.dtype == torch.float16` (either side) is false when float16 is not among the assumed
+    dtypes; `!=` is then true. Equal to an assumed dtype stays undecided (which tensor has which)."""
+    if not settings.assume_dtypes:
+        return None
+    sides = [test.left, test.comparators[0]]
+    names = [_dtype_name(side) for side in sides]
+    has_dtype_attribute = any(isinstance(side, ast.Attribute) and side.attr == "dtype" for side in sides)
+    dtype = next((n for n in names if n is not None), None)
+    if dtype is None or not has_dtype_attribute or dtype in settings.assume_dtypes:
+        return None
+    return isinstance(test.ops[0], (ast.NotEq, ast.IsNot))
+
+
+def _dtype_name(expr: ast.expr) -> str | None:
+    """`torch.float16` → "float16" (aliases canonical)."""
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "torch":
+        return DTYPES.get(expr.attr)
+    return None
+
+
+_INVERSE = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE,
+            ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def _holds_text(test: ast.expr, holds: bool) -> str:
+    """The test as it holds on the side taken: `x is None` on the else side reads `x is not None`."""
+    if holds:
+        return ast.unparse(test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return ast.unparse(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE:
+        return ast.unparse(ast.Compare(test.left, [_INVERSE[type(test.ops[0])]()], test.comparators))
+    return ast.unparse(ast.UnaryOp(ast.Not(), test))
