@@ -500,6 +500,8 @@ class FunctionAnalysis:
         kinds = [self.kind(expr.left), *(self.kind(c) for c in expr.comparators)]
         if any(k.is_tensor for k in kinds):
             return Kind.BOOL_TENSOR
+        if Kind.NUMPY in kinds:
+            return Kind.NUMPY  # a NumPy bool (array): traced as a tensor under compile
         return Kind.PYTHON if all(k in (Kind.PYTHON, Kind.NONE) for k in kinds) else Kind.UNKNOWN
 
     def _binop_kind(self, expr: ast.BinOp) -> Kind:
@@ -544,7 +546,8 @@ class FunctionAnalysis:
                 return Kind.PYTHON
             root = qualname.split(".", 1)[0]
             if root == "numpy":
-                return Kind.NUMPY
+                # A drawn number breaks the graph where it is drawn; after the break it is Python's.
+                return Kind.PYTHON if api.is_numpy_scalar_draw(qualname, call) else Kind.NUMPY
             if root == "math":
                 return Kind.PYTHON
             return self.torch_call_kind(qualname)
@@ -566,7 +569,7 @@ class FunctionAnalysis:
             if receiver is Kind.LOGGER:
                 return Kind.PYTHON
             if receiver is Kind.NUMPY:
-                return Kind.NUMPY
+                return Kind.PYTHON if func.attr in api.SCALAR_METHODS else Kind.NUMPY  # `.item()` breaks, then is Python
             if receiver is Kind.UNKNOWN and func.attr in api.REDUCTION_METHODS and not self._is_same_file_call(call):
                 return Kind.BOOL_TENSOR if func.attr in api.TENSOR_BOOL_METHODS else Kind.TENSOR
         if self.function is not None:
@@ -601,7 +604,9 @@ class FunctionAnalysis:
             return False
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.is_data_dependent(test.operand)
-        return self.kind(test) in TENSORISH
+        # NumPy in compiled code is traced as tensors (torch._numpy): a test of its values breaks
+        # the same way (measured: `if idxs.max() > n - 1:` on a NumPy array, gb0170).
+        return self.kind(test) in (*TENSORISH, Kind.NUMPY)
 
     def ends_in_error(self, body: list[ast.stmt]) -> bool:
         """A block that ends in `raise` or `torch._assert(False, ...)`: it runs only on the way to an error."""

@@ -20,7 +20,7 @@ class Kind(enum.Enum):
     OPTIONAL_TENSOR = "optional-tensor"
     LOGGER = "logger"
     SELF = "self"
-    NUMPY = "numpy"  # arrays and scalars from numpy: never traced as graph tensors here
+    NUMPY = "numpy"  # arrays and scalars from numpy calls: Dynamo traces them as tensors (torch._numpy)
     TENSOR_MODULE = "tensor-module"  # a torch.nn layer whose call returns one tensor (Linear, LayerNorm...)
 
     @property

@@ -5,6 +5,8 @@ Only names listed here are trusted; anything else is "unknown" and never flagged
 
 from __future__ import annotations
 
+import ast
+
 # torch.<name>(...) returning a tensor (or a tuple of tensors, which unpacks to tensors).
 TENSOR_FUNCTIONS = frozenset(
     """
@@ -229,3 +231,21 @@ UNTRACEABLE_CALLS: dict[str, str] = {
     **dict.fromkeys(("datetime.datetime.now", "datetime.datetime.utcnow", "sys.stdout.write", "sys.stderr.write"), "gb0156"),
     "builtins.open": "gb0059",
 }
+
+
+# numpy.random functions and the position of their `size` argument (None: the shape is given as
+# `rand(d0, d1, ...)`): called without it they return one number, not an array (measured on torch
+# 2.13: each such draw in compiled code breaks, "Data dependent operator", gb0033).
+_NUMPY_SCALAR_DRAWS = {"rand": None, "randn": None, "random": 0, "random_sample": 0, "uniform": 2, "normal": 2,
+                       "randint": 2, "choice": 1}
+
+
+def is_numpy_scalar_draw(qualname: str | None, call: ast.Call) -> bool:
+    """`np.random.random()`, `np.random.uniform(0, 1)`, `np.random.choice(4)`: one number drawn."""
+    if qualname is None or not qualname.startswith("numpy.random."):
+        return False
+    name = qualname.removeprefix("numpy.random.")
+    if name not in _NUMPY_SCALAR_DRAWS or any(k.arg == "size" for k in call.keywords):
+        return False
+    position = _NUMPY_SCALAR_DRAWS[name]
+    return not call.args if position is None else len(call.args) <= position

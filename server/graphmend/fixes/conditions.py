@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
+from ..semantics import walk
 
 Segment = Callable[[ast.AST], str]  # the source text of a node
 
@@ -47,6 +48,16 @@ class _Text:
     text: str
     is_tensor: bool  # always a tensor (False: may be a Python bool on some path)
     atomic: bool = False  # needs no parentheses as an operand of `&`, `|`, `~`
+
+
+def numpy_refusal(test: ast.expr, analysis: FunctionAnalysis) -> str | None:
+    """Why a rewrite into torch operations cannot take a NumPy condition: Dynamo traces NumPy as
+    tensors, but `torch.where`/`torch._assert_async` would make the values tensors in eager too."""
+    for node in walk(test):
+        if isinstance(node, ast.expr) and analysis.kind(node) is Kind.NUMPY:
+            return ("the condition tests a NumPy value (Dynamo traces it as a tensor); a torch rewrite would turn "
+                    "NumPy values into tensors: compute it with torch, or before the compiled region")
+    return None
 
 
 def is_tensor_operand(expr: ast.expr, analysis: FunctionAnalysis) -> bool:

@@ -16,6 +16,7 @@ from .gm304_data_dependent_raise import DataDependentRaise
 from .gm305_requires_grad_store import RequiresGradStore
 from .gm306_tensor_data_store import TensorDataStore
 from .gm307_untraceable_call import UntraceableCall
+from .gm308_numpy_scalar import NumpyScalar
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -31,6 +32,7 @@ RULES: tuple[type[Rule], ...] = (
     RequiresGradStore,
     TensorDataStore,
     UntraceableCall,
+    NumpyScalar,
 )
 
 

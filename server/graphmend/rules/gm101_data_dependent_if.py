@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
+from ..fixes.conditions import numpy_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.masked import unguard_masked_writes
 from ..fixes.predicate import predicate_if
@@ -52,6 +53,9 @@ class DataDependentIf(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
+        numpy = numpy_refusal(node.test, analysis)
+        if numpy is not None:
+            return Refusal(numpy)
         for special in (loop_gate, unguard_masked_writes):
             fix = special(node, analysis, ctx)
             if fix is not None:

@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
+from ..fixes.conditions import numpy_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
@@ -38,6 +39,9 @@ class DataDependentTernary(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.IfExp)
+        numpy = numpy_refusal(node.test, analysis)
+        if numpy is not None:
+            return Refusal(numpy)
         holder = _assignment_of(node, analysis)
         if holder is not None:
             gate = loop_gate(holder, analysis, ctx)
