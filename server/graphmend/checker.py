@@ -160,7 +160,7 @@ class _Collector:
             outcome = self._fix(rule, node, target, analysis)
             message = rule.message
             data = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
-            if len(self.reach.chain) > 1 or self.reach.entry.called:
+            if analysis.runs_inlined:
                 data["nested"] = "called from compiled code"
             only_when = [condition.text for condition in conditions]
             if only_when:

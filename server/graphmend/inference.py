@@ -359,6 +359,13 @@ class FunctionAnalysis:
         return found
 
     @property
+    def runs_inlined(self) -> bool:
+        """Dynamo inlines this function into a compiled frame rather than compiling it as one: it is
+        reached through a call, or compiled code of another file calls it."""
+        entry = self.entry
+        return entry is not None and (entry.called or (self.function is not None and self.function is not entry.function))
+
+    @property
     def captures(self) -> frozenset[str]:
         """Dynamo capture settings the compiled entry runs under (`capture_scalar_outputs`...)."""
         return self.entry.captures if self.entry is not None else frozenset()

@@ -342,15 +342,18 @@ class Project:
             if from_elsewhere:
                 entries.append(self._external_entry(key, step))
         foreign = sorted({base for cls in summary.classes for base in cls.bases if not base.startswith(f"{summary.name}.")})
-        bases = frozenset(base for base in foreign if not is_module_base_qualname(base) and self._is_module_base(base, summary))
+        bases = set()
         attributes = []
-        for base in foreign:
+        for base in foreign:  # each resolved once: is it a module, and what its constructors bind
             found = self._class(base, summary)
-            if found is not None:
-                bound = frozenset(name for _, cls in self.mro(*found) for name in cls.init_attributes)
-                if bound:
-                    attributes.append((base, bound))
-        return ProjectContext(tuple(entries), bases, tuple(attributes))
+            if found is None:
+                continue
+            if not is_module_base_qualname(base) and self.is_module_class(*found):
+                bases.add(base)
+            bound = frozenset(name for _, cls in self.mro(*found) for name in cls.init_attributes)
+            if bound:
+                attributes.append((base, bound))
+        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes))
 
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of

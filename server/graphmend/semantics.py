@@ -69,6 +69,12 @@ class FunctionInfo:
         return self.self_name is not None and isinstance(expr, ast.Name) and expr.id == self.self_name
 
     @cached_property
+    def parameter_names(self) -> frozenset[str]:
+        """Its named parameters (positional-only, positional, keyword-only; not `*args`/`**kwargs`)."""
+        args = self.node.args
+        return frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+
+    @cached_property
     def local_names(self) -> frozenset[str]:
         """Names bound in this function's own scope (parameters, assignments, imports, defs)."""
         return _local_names(self.node, self.may_have_walrus)

@@ -171,12 +171,9 @@ def _frame(analysis: FunctionAnalysis) -> str:
     calls only for the frame it compiles (`debug_locals` of an inlined function are dropped:
     measured on torch 2.13, `tests/dynamo_projects`); a function reached through a call is inlined,
     and a `forward` compiled by graphmend's default assumption is inlined when it is a submodule's."""
-    entry = analysis.entry
-    if entry is None:
-        return ROOT
-    if entry.called or (analysis.function is not None and analysis.function is not entry.function):
+    if analysis.runs_inlined:
         return INLINED
-    return MAYBE_INLINED if entry.why == FORWARD_IS_COMPILED else ROOT
+    return MAYBE_INLINED if analysis.entry is not None and analysis.entry.why == FORWARD_IS_COMPILED else ROOT
 
 
 def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool, frame: str) -> Plan:

@@ -316,7 +316,7 @@ def function_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str
 
 
 def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:
-    parameters = {a.arg for a in [*function.node.args.posonlyargs, *function.node.args.args, *function.node.args.kwonlyargs]}
+    parameters = function.parameter_names
     fresh = _fresh_locals(function, analysis, parameters)
     for node in _own_nodes(function.node):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -357,7 +357,7 @@ def _own_nodes(function: ast.AST):  # noqa: ANN202
             stack.extend(child_nodes(node))
 
 
-def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters: set[str]) -> set[str]:
+def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters: frozenset[str]) -> set[str]:
     """Locals that only ever hold values the function created (no argument, attribute or view of
     one): changing them in place changes nothing outside."""
     values: dict[str, list[ast.expr | None]] = {}

@@ -133,8 +133,7 @@ def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None
     function = analysis.function
     if function is None:
         return None
-    args = function.node.args
-    if name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
+    if name in function.parameter_names:
         return None
     values = [
         node.value

@@ -48,8 +48,7 @@ def _computed_here(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     function = analysis.function
     if function is None or not isinstance(expr, ast.Name):
         return False
-    arguments = function.node.args
-    if expr.id in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
+    if expr.id in function.parameter_names:
         return False
     values = [node.value for node in walk(function.node) if isinstance(node, ast.Assign)
               and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)]
