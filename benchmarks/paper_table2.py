@@ -3,7 +3,7 @@
     python benchmarks/paper_table2.py [--cases A,B] [--json OUT] [--keep DIR] [--jobs N] [--timeout S]
 
 1. Copies the installed transformers package and runs `graphmend fix --unsafe-fixes` on the
-   model files of every case (`models/<family>/modeling_<family>.py`) in the copy.
+   model files of every case (`models/<family>/modeling_<family>.py`) and on `SHARED_FILES` in the copy.
 2. For each case, in a fresh process per variant (installed = before, copy = after): builds the
    model from a tiny config with seeded random weights, compiles it with a counting backend, runs
    it on its inputs, and records the number of graphs, the graph-break sites (from Dynamo's
@@ -49,6 +49,9 @@ from torch import nn
 Inputs = dict[str, Any]
 Built = tuple[nn.Module, list[Inputs]]  # the model and the inputs of each forward call, in order
 
+# Modules outside models/ whose functions the model files run in compiled code, fixed with them:
+# the dynamic-RoPE growth runs `ROPE_INIT_FUNCTIONS[...]`, and its break there goes only with both.
+SHARED_FILES = ("modeling_rope_utils.py",)
 WRONG_PACKAGE = 3  # worker exit status: it imported another transformers than the variant's
 TRAIN_SEEDS = (0, 1, 2)  # each training forward runs once per seed, reseeded just before
 PAD_ROW_TOKENS = 2  # padding tokens in the second row of text inputs
@@ -634,6 +637,7 @@ def main() -> int:
     if not (copy_root / "transformers").exists():
         shutil.copytree(installed, copy_root / "transformers", ignore=shutil.ignore_patterns("__pycache__"))
     targets = [str(copy_root / "transformers" / "models" / file) for file in MODEL_FILES]
+    targets += [str(copy_root / "transformers" / file) for file in SHARED_FILES]
     fix = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets],
                          capture_output=True, text=True)
     print(fix.stdout.strip())

@@ -116,3 +116,41 @@ def test_a_base_class_in_another_module_lends_its_buffers_to_the_fix() -> None:
     assert diagnostic.fix is not None, diagnostic.message
     alone = api.check_source((folder / "model.py").read_text(), None)  # without the project: base unknown
     assert all(d.fix is None for d in alone)
+
+
+def test_a_parameter_compiled_callers_pass_a_tensor_is_a_tensor_whatever_its_annotation() -> None:
+    """`modeling_rope_utils.py:155`'s shape: `seq_len: Optional[int]`, a tensor when the growth in
+    another module calls it through `ROPE_INIT_FUNCTIONS[...]`, an int from other callers. Only the
+    project knows; the rewrite keeps the original for a Python value."""
+    folder = dynamo_harness.PROJECTS_DIR / "pos_rope_table"
+    (result,) = [r for r in api.check_paths([folder], jobs=1) if r.path.name == "rope_utils.py"]
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "GM102" and diagnostic.fix is not None
+    (edit,) = diagnostic.fix.edits
+    assert edit.new_text.endswith("if isinstance(seq_len, torch.Tensor) else (seq_len if seq_len is not None "
+                                  "and seq_len > max_position_embeddings else max_position_embeddings)")
+    alone = api.check_source((folder / "rope_utils.py").read_text(), None)
+    assert alone == [], "without the project, `seq_len` is the int its annotation says"
+
+
+def test_an_if_on_a_parameter_only_some_callers_make_a_tensor_is_refused(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "scales.py").write_text(
+        "import torch\n\n\n"
+        "def scale(x, seq_len: int):\n"
+        "    if seq_len > 4:\n"
+        "        x = x * 2\n"
+        "    return x\n"
+    )
+    (package / "model.py").write_text(
+        "import torch\n\nfrom .scales import scale\n\n\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x, position_ids):\n"
+        "        return scale(x, torch.max(position_ids) + 1)\n"
+    )
+    (result,) = [r for r in api.check_paths([package], jobs=1) if r.path.name == "scales.py"]
+    (diagnostic,) = result.diagnostics
+    assert diagnostic.code == "GM101" and diagnostic.fix is None
+    assert "`seq_len` is a tensor only for some callers" in diagnostic.message

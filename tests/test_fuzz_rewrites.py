@@ -34,6 +34,19 @@ import torch
 
 logger = logging.getLogger("fuzzed")
 
+
+def _scaled(t, factor=2, **options):
+    if options and factor is not None:
+        raise ValueError("options and factor are exclusive")  # an argument check: it depends on them alone
+    return t * getattr(options, "scale", factor)
+
+
+def _shifted(t, factor=2, **options):
+    if options and factor is not None:
+        raise ValueError("options and factor are exclusive")
+    return t + factor
+
+
 """
 FOOTER = """
 
@@ -58,10 +71,10 @@ class _Program:
     def value(self) -> str:
         a = self.draw(st.sampled_from(self.names))
         b = self.draw(st.sampled_from(self.names))
-        form = self.draw(st.integers(0, 6))
+        form = self.draw(st.integers(0, 8))
         constant = self.draw(st.integers(1, 3))
         return [f"{a} * {constant}", f"{a} + {b}", f"{a} - {constant}", f"torch.relu({a})", f"{a} * {b}",
-                f"-{a}", f"torch.tanh({a})"][form]
+                f"-{a}", f"torch.tanh({a})", f"_scaled({a}, {constant})", f"_shifted({b})"][form]
 
     def tensor_condition(self) -> str:
         a = self.draw(st.sampled_from(self.names))

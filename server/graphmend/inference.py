@@ -227,6 +227,10 @@ class FunctionAnalysis:
         self.local_names: frozenset[str] = function.local_names if function else frozenset()
         self.self_name = function.self_name if function else None
         self._kinds: dict[int, Kind] = {}  # id(expression) → kind, for the names' kinds in force now
+        # Parameters that are tensors only because some compiled caller in another file passes a
+        # tensor (others may pass numbers) → their annotation ("" for none): a rewrite of a test
+        # of one must keep working for a Python value too.
+        self.caller_typed: dict[str, str] = {}
         self._env: Env = self._parameter_kinds() if (function and with_parameters) else {}
         self.compile_constants: dict[str, bool] = {}  # names bound at the top to a value fixed under compile
         self._depth = 0  # how many branches deep the walk is
@@ -254,8 +258,14 @@ class FunctionAnalysis:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         evidence = self.tensor_evidence if pairs else {}
+        given = self.module.regions.context.parameters_given_tensors(self.function.qualname)
         for arg, default in pairs:
-            env[arg.arg] = self._parameter_kind(arg, default, evidence)
+            kind = self._parameter_kind(arg, default, evidence)
+            if arg.arg in given and not kind.is_tensor:
+                optional = isinstance(default, ast.Constant) and default.value is None
+                kind = Kind.OPTIONAL_TENSOR if optional else Kind.TENSOR
+                self.caller_typed[arg.arg] = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+            env[arg.arg] = kind
         for arg in (args.vararg, args.kwarg):
             if arg is not None:
                 env[arg.arg] = Kind.CONTAINER
@@ -667,6 +677,17 @@ class FunctionAnalysis:
                 continue
             self.visitor(node, self, condition)
             if isinstance(node, ast.IfExp):
+                when_true, when_false = self._narrowing(node.test)
+                if when_true or when_false:  # `x.sum() if x is not None else 0`: each side with what the test says
+                    self._visit(node.test, True)
+                    for side, narrowed in ((node.body, when_true), (node.orelse, when_false)):
+                        saved = self.env
+                        self.env = {**saved, **narrowed}
+                        try:
+                            self._visit(side, condition)
+                        finally:
+                            self.env = saved
+                    continue
                 stack.append((node.orelse, condition))
                 stack.append((node.body, condition))
                 stack.append((node.test, True))
@@ -730,6 +751,12 @@ class FunctionAnalysis:
         when_false: Env = {}
         parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         for part in parts:
+            tested = self._tensor_instance_test(part)
+            if tested is not None:  # `isinstance(x, torch.Tensor)`
+                when_true[tested] = Kind.TENSOR
+                if len(parts) == 1:
+                    when_false[tested] = Kind.UNKNOWN  # not a tensor: whatever it is, its tests are Python's
+                continue
             if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.left, ast.Name)):
                 continue
             right = part.comparators[0]
@@ -743,6 +770,16 @@ class FunctionAnalysis:
             if len(parts) == 1:  # `not (a and b)` says nothing about each part alone
                 when_false[name] = present if is_none else Kind.NONE
         return when_true, when_false
+
+    def _tensor_instance_test(self, test: ast.expr) -> str | None:
+        """The name `isinstance(name, torch.Tensor)` tests, if `test` is that call."""
+        if (
+            isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and self.is_builtin("isinstance") and len(test.args) == 2 and isinstance(test.args[0], ast.Name)
+            and self.qualified_name(test.args[1]) == "torch.Tensor"
+        ):
+            return test.args[0].id
+        return None
 
     def _branch(self, body: list[ast.stmt], narrowed: Env | None = None, guard: tuple[ast.expr, bool] | None = None) -> Env:
         saved = self.env

@@ -17,9 +17,11 @@ import ast
 import hashlib
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .call_facts import KindFacts
 from .regions import (
     FORWARD_IS_COMPILED,
     CompiledRegions,
@@ -48,6 +50,11 @@ class FunctionSummary:
     end_character: int
     calls: tuple[str, ...]  # same-file functions it calls (qualnames)
     external: tuple[ExternalRef, ...]  # calls that leave the file
+    parameters: tuple[str, ...] = ()  # positional ones first, then keyword-only
+    positional: int = 0  # how many of `parameters` can be passed by position
+    # A module-level function's purity for other files' rewrites: "" not judged, "pure", or why not.
+    purity: str = ""
+    caveat: str = ""  # with "pure": what running it unconditionally may still do (`purity.call_caveat`)
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,7 @@ class ModuleSummary:
     classes: tuple[ClassSummary, ...] = ()
     entries: tuple[EntrySummary, ...] = ()
     replayed: tuple[str, ...] = ()  # registered as reorderable logging functions: never traced
+    tables: tuple[tuple[str, tuple[str, ...]], ...] = ()  # module-level dicts of its functions
     _by_qualname: dict[str, FunctionSummary] = field(default_factory=dict, compare=False, repr=False)
 
     def function(self, qualname: str) -> FunctionSummary | None:
@@ -108,12 +116,17 @@ def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: Sourc
     """The summary from a file's index and its regions computed with no project context."""
     name = index.module_name or ""
     functions = []
+    facts = KindFacts(index, regions)
     for function in index.all_functions:
-        local, external = regions.call_edges(function)
+        local, external = regions.call_edges(function, partial(facts.tensor_arguments, function))
         line, character, end = _name_position(function, source)
+        args = function.node.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        purity, caveat = facts.purity(function) if function.owner is None and function.parent is None else ("", "")
         functions.append(FunctionSummary(
             function.qualname, line, character, end,
             tuple(dict.fromkeys(f.qualname for f in local)), tuple(dict.fromkeys(external)),
+            (*positional, *(a.arg for a in args.kwonlyargs)), len(positional), purity, caveat,
         ))
     classes = tuple(
         ClassSummary(cls.name, tuple(f"{name}.{b}" if b in index.classes else b for b in cls.base_names if b is not None),
@@ -127,7 +140,7 @@ def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: Sourc
     entries += [EntrySummary(ref, why, *_site_position(site, None, source)) for ref, why, site in regions.remote_entries]
     replayed = tuple(f.qualname for f in index.all_functions if id(f.node) in regions.replayed)
     return ModuleSummary(str(path), name, forward_is_compiled, tuple(index.imports.items()), tuple(functions),
-                         classes, tuple(entries), replayed)
+                         classes, tuple(entries), replayed, tuple(index.function_tables.items()))
 
 
 def _name_position(function: FunctionInfo, source: SourceText) -> tuple[int, int, int]:
@@ -174,6 +187,8 @@ class Project:
             if summary.name:
                 self._by_name.setdefault(summary.name, []).append(summary)
         self._classes = {s.path: {c.name: c for c in s.classes} for s in self.summaries.values()}
+        self._tables = {s.path: dict(s.tables) for s in self.summaries.values()}
+        self._tensor_parameters: dict[_Key, set[str]] | None = None
         self._imports = {s.path: dict(s.imports) for s in self.summaries.values()}
         self._is_module: dict[tuple[str, str], bool] = {}
         self._reached: dict[_Key, _Step] | None = None
@@ -189,7 +204,8 @@ class Project:
         return candidates[0]
 
     def resolve(self, qualname: str, importer: ModuleSummary | None = None, depth: int = 0) -> tuple[str, ModuleSummary, str] | None:
-        """What a qualified name defines in the project: ("function" | "class", module, qualname)."""
+        """What a qualified name defines in the project: ("function" | "class" | "table", module,
+        qualname); a table is a module-level dict of functions."""
         if qualname.startswith(".") or depth > _MAX_RE_EXPORTS:
             return None
         parts = qualname.split(".")
@@ -211,6 +227,8 @@ class Project:
             return None
         if not rest and summary.function(head) is not None:
             return "function", summary, head
+        if not rest and head in self._tables[summary.path]:
+            return "table", summary, head
         imported = self._imports[summary.path].get(head)
         if imported is not None:  # a re-export: `from .layers import Block` in a package's __init__
             return self.resolve(".".join([imported, *rest]), summary, depth + 1)
@@ -262,9 +280,13 @@ class Project:
         """The functions an `ExternalRef` of `importer` runs."""
         if ref.kind == "local":
             return [(importer.path, ref.target)]
-        if ref.kind == "call":
+        if ref.kind in ("call", "table"):
             found = self.resolve(ref.target, importer)
-            return [(found[1].path, found[2])] if found is not None and found[0] == "function" else []
+            if found is None:
+                return []
+            if found[0] == "table":
+                return [(found[1].path, member) for member in self._tables[found[1].path][found[2]]]
+            return [(found[1].path, found[2])] if found[0] == "function" else []
         cls = self._class(ref.target, importer)
         if cls is None:
             return []
@@ -308,6 +330,45 @@ class Project:
                     relax(callee_key, distance + crosses, following, front=not crosses)
         self._reached = reached
         return reached
+
+    def tensor_parameters(self) -> dict[_Key, set[str]]:
+        """Parameters that compiled code passes tensors, over every reached call of a function of
+        another file (`ExternalRef.tensors`), whatever the callee's annotation says."""
+        if self._tensor_parameters is not None:
+            return self._tensor_parameters
+        found: dict[_Key, set[str]] = {}
+        for key in self.reached():
+            summary = self.summaries[key[0]]
+            function = summary.function(key[1])
+            for ref in function.external if function is not None else ():
+                if not ref.tensors:
+                    continue
+                for callee_key in self.targets(ref, summary):
+                    callee = self.summaries[callee_key[0]].function(callee_key[1])
+                    if callee is None:
+                        continue
+                    for label in ref.tensors:
+                        name = callee.parameters[int(label)] if label.isdigit() and int(label) < callee.positional else label
+                        if name in callee.parameters:
+                            found.setdefault(callee_key, set()).add(name)
+        self._tensor_parameters = found
+        return found
+
+    def _verdict(self, qualname: str, importer: ModuleSummary) -> tuple[str | None, str | None] | None:
+        """Purity of the function (or table of functions) `qualname` names, from its summary."""
+        found = self.resolve(qualname, importer)
+        if found is None or found[0] not in ("function", "table"):
+            return None
+        members = self._tables[found[1].path][found[2]] if found[0] == "table" else (found[2],)
+        caveat = None
+        for member in members:
+            function = found[1].function(member)
+            if function is None or not function.purity:
+                return None
+            if function.purity != "pure":
+                return f"calls `{member}`, which {function.purity.removeprefix('a branch ')}", None
+            caveat = caveat or function.caveat or None
+        return None, caveat
 
     def _entries(self) -> Iterator[tuple[_Key, _Step, int]]:
         """Compiled entries, each with its cost: 0 in its own file, 1 for a compile site aimed at
@@ -353,7 +414,15 @@ class Project:
             bound = frozenset(name for _, cls in self.mro(*found) for name in cls.init_attributes)
             if bound:
                 attributes.append((base, bound))
-        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes))
+        verdicts = []  # for the functions (and tables) of other files this file calls: what a rewrite may run
+        called = {ref.target for f in summary.functions for ref in f.external if ref.kind in ("call", "table")}
+        for qualname in sorted(called):
+            verdict = self._verdict(qualname, summary)
+            if verdict is not None:
+                verdicts.append((qualname, *verdict))
+        given = self.tensor_parameters()
+        tensors = tuple(sorted((f.qualname, frozenset(given[(path, f.qualname)])) for f in summary.functions if (path, f.qualname) in given))
+        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors)
 
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
@@ -399,14 +468,15 @@ def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
     """A summary without positions: what the project's reach depends on."""
     return (
         summary.name, summary.forward_is_compiled, summary.imports, summary.classes, summary.replayed,
-        tuple((f.qualname, f.calls, f.external) for f in summary.functions),
-        tuple((e.target, e.why) for e in summary.entries),
+        tuple((f.qualname, f.calls, f.external, f.parameters, f.positional, f.purity, f.caveat) for f in summary.functions),
+        tuple((e.target, e.why) for e in summary.entries), summary.tables,
     )
 
 
 def context_key(context: ProjectContext) -> str:
     """A digest of a context, for caches: equal contexts give equal keys."""
-    text = repr((context.entries, sorted(context.module_bases), [(base, sorted(names)) for base, names in context.base_attributes]))
+    text = repr((context.entries, sorted(context.module_bases), [(base, sorted(names)) for base, names in context.base_attributes],
+                 context.foreign_functions, [(name, sorted(names)) for name, names in context.tensor_parameters]))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -418,11 +488,13 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
         "path": summary.path, "name": summary.name, "forward_is_compiled": summary.forward_is_compiled,
         "imports": [list(pair) for pair in summary.imports],
         "functions": [[f.qualname, f.line, f.character, f.end_character, list(f.calls),
-                       [[r.kind, r.target, r.member] for r in f.external]] for f in summary.functions],
+                       [[r.kind, r.target, r.member, list(r.tensors)] for r in f.external],
+                       list(f.parameters), f.positional, f.purity, f.caveat] for f in summary.functions],
         "classes": [[c.name, list(c.bases), list(c.methods), list(c.init_attributes)] for c in summary.classes],
         "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character]
                     for e in summary.entries],
         "replayed": list(summary.replayed),
+        "tables": [[name, list(members)] for name, members in summary.tables],
     }
 
 
@@ -430,10 +502,13 @@ def summary_from_json(raw: dict) -> ModuleSummary:  # type: ignore[type-arg]
     return ModuleSummary(
         raw["path"], raw["name"], raw["forward_is_compiled"],
         tuple((a, b) for a, b in raw["imports"]),
-        tuple(FunctionSummary(q, line, start, end, tuple(calls), tuple(ExternalRef(*r) for r in external))
-              for q, line, start, end, calls, external in raw["functions"]),
+        tuple(FunctionSummary(q, line, start, end, tuple(calls),
+                              tuple(ExternalRef(kind, target, member, tuple(tensors)) for kind, target, member, tensors in external),
+                              tuple(parameters), positional, purity, caveat)
+              for q, line, start, end, calls, external, parameters, positional, purity, caveat in raw["functions"]),
         tuple(ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes)) for name, bases, methods, attributes in raw["classes"]),
         tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end)
               for kind, target, member, why, line, start, end in raw["entries"]),
         tuple(raw["replayed"]),
+        tuple((name, tuple(members)) for name, members in raw["tables"]),
     )

@@ -34,12 +34,16 @@ CAPTURE_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_
 @dataclass(frozen=True)
 class ExternalRef:
     """A call (or compile target) that leaves the file, by qualified name, resolved by the project:
-    `call` runs what `target` names (a function, a static method); `instance` calls an instance
-    of the class `target` (its `forward` for a module); `method` calls method `member` on one."""
+    `call` runs what `target` names (a function, a static method); `table` runs one of the
+    functions of the module-level dict `target`; `instance` calls an instance of the class
+    `target` (its `forward` for a module); `method` calls method `member` on one."""
 
     kind: str
     target: str
     member: str = ""
+    # Arguments that are tensors at the call (positions as "0", "1", ... and keyword names), so
+    # the callee's parameters get the kinds compiled callers give them (a `table` or `call`).
+    tensors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,18 @@ class ProjectContext:
     module_bases: frozenset[str] = frozenset()
     # Base classes in other files → the instance attributes their `__init__` chain binds.
     base_attributes: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Functions (and module-level tables of functions) of other files, by the qualified name this
+    # file imports them under → (why running one is not pure, or None; a caveat, or None).
+    foreign_functions: tuple[tuple[str, str | None, str | None], ...] = ()
+    # Functions of this file → the parameters that compiled callers in other files pass tensors.
+    tensor_parameters: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def foreign_verdict(self, qualname: str) -> tuple[str | None, str | None] | None:
+        """Purity of an imported function (or table): see `foreign_functions`; None when unknown."""
+        return next(((reason, caveat) for name, reason, caveat in self.foreign_functions if name == qualname), None)
+
+    def parameters_given_tensors(self, qualname: str) -> frozenset[str]:
+        return next((names for name, names in self.tensor_parameters if name == qualname), frozenset())
 
 
 @dataclass(frozen=True)
@@ -96,6 +112,7 @@ class Reach:
     chain: tuple[FunctionInfo, ...]
 
 
+_BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 FORWARD_IS_COMPILED = "nn.Module.forward is treated as compiled"  # the default assumption's reason
 
@@ -129,7 +146,9 @@ class CompiledRegions:
         self._callees = callees or (lambda regions, function: list(regions.own_callees(function)))
         self._instances: dict[int, dict[str, ClassInfo | str]] = {}
         self._attribute_instances: dict[int, dict[str, ClassInfo | str]] = {}
+        self._attribute_functions: dict[int, dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]] = {}
         self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
+        self._binding_cache: dict[int, list[ast.stmt | ast.expr]] = {}
         self.remote_entries: list[tuple[ExternalRef, str, ast.AST]] = []  # compile sites aimed at other files
         self.replayed = self._reorderable_functions()
         self.entries = self._find_entries()
@@ -293,13 +312,26 @@ class CompiledRegions:
         if key not in self._call_cache:
             calls: list[ast.Call] = []
             assignments: list[ast.Assign] = []
+            bindings: list[ast.stmt | ast.expr] = []
             for node in _walk_no_scopes(function.node.body if function else self.index.tree.body):
                 if isinstance(node, ast.Call):
                     calls.append(node)
-                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                    assignments.append(node)
+                elif isinstance(node, _BINDINGS):
+                    bindings.append(node)
+                    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                        assignments.append(node)
             self._call_cache[key] = (calls, sorted(assignments, key=lambda a: (a.lineno, a.col_offset)))
+            self._binding_cache[key] = bindings
         return self._call_cache[key]
+
+    def bindings(self, function: FunctionInfo) -> list[ast.stmt | ast.expr]:
+        """The statements (and walrus expressions) that bind names in a scope's own body."""
+        self._facts(function)
+        return self._binding_cache[id(function.node)]
+
+    def _name_assignments(self, function: FunctionInfo) -> list[ast.Assign]:
+        """Assignments in a scope's own body whose value is a name or a subscript (`f = TABLE[k]`)."""
+        return [b for b in self.bindings(function) if isinstance(b, ast.Assign) and isinstance(b.value, (ast.Name, ast.Subscript))]
 
     # ----------------------------------------------------------------- name resolution
     def resolve_function_name(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
@@ -388,6 +420,55 @@ class CompiledRegions:
                             found[target.attr] = constructed
         return self._attribute_instances[id(cls.node)]
 
+    def _class_attribute_functions(self, cls: ClassInfo) -> dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]:
+        """`self.fn = TABLE[key]` (a module-level dict of functions) or `self.fn = function` in the
+        class's methods → what `self.fn(...)` may run: functions of this file, or the imported
+        table or function. An attribute bound to anything else as well is left out."""
+        key = id(cls.node)
+        if key in self._attribute_functions:
+            return self._attribute_functions[key]
+        found: dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]] = {}
+        other: set[str] = set()
+        for method in cls.methods.values():
+            for node in [*self._assignments(method), *self._name_assignments(method)]:
+                for target in node.targets:
+                    if not (isinstance(target, ast.Attribute) and method.is_self(target.value)):
+                        continue
+                    resolved = self._function_value(node.value, method)
+                    previous = found.get(target.attr)
+                    if resolved is None or (previous is not None and previous[1] != resolved[1]):
+                        other.add(target.attr)
+                    else:
+                        functions = {id(f.node): f for f in (*(previous[0] if previous else ()), *resolved[0])}
+                        found[target.attr] = (tuple(functions.values()), resolved[1])
+        self._attribute_functions[key] = {name: value for name, value in found.items() if name not in other}
+        return self._attribute_functions[key]
+
+    def _function_value(self, value: ast.expr, scope: FunctionInfo) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+        """A function `value` names: `function`, `TABLE[key]` (one of the table's), or an imported one."""
+        looked_up = isinstance(value, ast.Subscript)
+        name = value.value if isinstance(value, ast.Subscript) else value
+        if not isinstance(name, ast.Name) or name.id in scope.local_names:
+            return None
+        if looked_up and name.id in self.index.function_tables:
+            return tuple(self.index.functions[f] for f in self.index.function_tables[name.id]), None
+        if not looked_up and name.id in self.index.functions:
+            return (self.index.functions[name.id],), None
+        qualname = self._qualified(name, scope)
+        if qualname is None or not _may_be_project_name(qualname):
+            return None
+        return (), ExternalRef("table" if looked_up else "call", qualname)
+
+    def attribute_functions(self, call: ast.Call, scope: FunctionInfo) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+        """What `self.fn(...)` runs when the class binds `self.fn` to a function (see above)."""
+        func = call.func
+        owner = scope.method.owner if scope.method else None
+        if owner is None or not isinstance(func, ast.Attribute) or not scope.is_self(func.value):
+            return None
+        if owner.find_method(func.attr) is not None:
+            return None
+        return self._class_attribute_functions(owner).get(func.attr)
+
     # ----------------------------------------------------------------- call graph
     def resolve_call(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
         """The same-file function or method a call runs, if it can be known statically."""
@@ -454,9 +535,14 @@ class CompiledRegions:
             callee = self.resolve_call(node, function) or self.module_call_target(node, function)
             if callee is not None:
                 yield callee
+            else:
+                yield from (self.attribute_functions(node, function) or ((), None))[0]
 
-    def call_edges(self, function: FunctionInfo) -> tuple[list[FunctionInfo], list[ExternalRef]]:
-        """What `function` calls: same-file functions, and calls that leave the file."""
+    def call_edges(
+        self, function: FunctionInfo, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None = None,
+    ) -> tuple[list[FunctionInfo], list[ExternalRef]]:
+        """What `function` calls: same-file functions, and calls that leave the file (with the
+        arguments `tensor_arguments` says are tensors, for a call of a function)."""
         local: list[FunctionInfo] = []
         external: list[ExternalRef] = []
         for node in self._calls(function):
@@ -464,9 +550,15 @@ class CompiledRegions:
             if callee is not None:
                 local.append(callee)
                 continue
+            through_attribute = self.attribute_functions(node, function)
+            if through_attribute is not None:
+                local.extend(through_attribute[0])
+                if through_attribute[1] is not None:
+                    external.append(_with_tensors(through_attribute[1], node, tensor_arguments))
+                continue
             ref = self.external_call(node, function)
             if ref is not None:
-                external.append(ref)
+                external.append(_with_tensors(ref, node, tensor_arguments))
         return local, external
 
     def external_call(self, call: ast.Call, scope: FunctionInfo) -> ExternalRef | None:
@@ -500,6 +592,13 @@ class CompiledRegions:
         if qualname is None or not _may_be_project_name(qualname):
             return None
         return ExternalRef("call", qualname)
+
+
+def _with_tensors(ref: ExternalRef, call: ast.Call, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None) -> ExternalRef:
+    if tensor_arguments is None or ref.kind not in ("call", "table"):
+        return ref
+    tensors = tensor_arguments(call)
+    return ExternalRef(ref.kind, ref.target, ref.member, tensors) if tensors else ref
 
 
 def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[int]:

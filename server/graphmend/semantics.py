@@ -156,6 +156,9 @@ def module_name_for(path: Path | None) -> str | None:
     return ".".join(parts) if parts else None
 
 
+_DICT_MUTATORS = frozenset({"update", "setdefault", "__setitem__"})
+
+
 class ModuleIndex:
     """Bindings of a module: imports, module-level names, functions and classes."""
 
@@ -175,6 +178,7 @@ class ModuleIndex:
         self.all_functions: list[FunctionInfo] = []
         self._by_node: dict[int, FunctionInfo] = {}
         self._by_qualname: dict[str, FunctionInfo] | None = None
+        self.function_tables: dict[str, tuple[str, ...]] = {}
         self._index_module()
 
     # ----------------------------------------------------------------- building
@@ -192,6 +196,30 @@ class ModuleIndex:
             cls.bases = [self.classes[n] for n in cls.base_names if n is not None and n in self.classes]
         for cls in self.classes.values():
             cls.is_module = self._is_module_class(cls, set())
+        self.function_tables = self._function_tables()
+
+    def _function_tables(self) -> dict[str, tuple[str, ...]]:
+        """Module-level dicts of this file's functions, bound once (`ROPE_INIT_FUNCTIONS = {"default":
+        _default, ...}`): looking one up runs one of them, so a call through it runs one of these."""
+        tables: dict[str, tuple[str, ...]] = {}
+        bound_again: set[str] = set()
+        for stmt in self.tree.body:
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+                continue
+            name, value = stmt.targets[0].id, stmt.value
+            if name in tables:
+                bound_again.add(name)
+            if isinstance(value, ast.Dict) and value.values and None not in value.keys and all(
+                isinstance(v, ast.Name) and v.id in self.functions for v in value.values
+            ):
+                tables[name] = tuple(dict.fromkeys(v.id for v in value.values))  # type: ignore[attr-defined]
+        if tables:  # a table filled in elsewhere (`TABLE[k] = f`, `TABLE.update(...)`) holds unknown functions
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Name):
+                    bound_again.add(node.value.id)
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in _DICT_MUTATORS:
+                    bound_again.add(node.value.id)
+        return {name: members for name, members in tables.items() if name not in bound_again}
 
     def _add_function(
         self, node: FunctionNode, qualname: str, owner: ClassInfo | None, parent: FunctionInfo | None

@@ -1,6 +1,7 @@
 """transformers 4.49.0 models/llama/modeling_llama.py:108-111 (dynamic RoPE growth): the frequencies
 and the scaling factor come back as a tuple, one of them stored on `self`; here the function that
-computes them is of the same file (transformers' comes from modeling_rope_utils and is refused)."""
+computes them is of the same file (transformers' comes from modeling_rope_utils: see
+tests/dynamo_projects/pos_rope_table and pos_rope_function_table.py)."""
 import torch
 
 

@@ -29,7 +29,7 @@ from . import conditions, flow
 from .base import FixContext, Refusal
 from .deferral import _Refuse as _NoDeferral
 from .deferral import message_in_branch, predicated_helper
-from .purity import dotted, impurity, names_in, unguarded_division
+from .purity import call_caveat, dotted, impurity, names_in, unguarded_division
 from .shapes import Signature, elementwise_bases, is_scalar_condition
 
 TITLE = "Compute both branches and select with `torch.where`"
@@ -145,7 +145,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         reason = impurity(part, analysis, guarded, condition=part is split.rest)
         if reason is not None:
             return Refusal(reason.replace("a branch", "an operand"))
-    reasons: list[str] = []
+    reasons = _assumptions([split.rest, node.body, node.orelse], analysis)
     try:
         _require_mergeable(["the true value", "the false value"], [analysis.kind(node.body), analysis.kind(node.orelse)],
                            [node.body, node.orelse], reasons)
@@ -156,6 +156,10 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
     if split.static:
         text = f"{text} if {_static_text(split.static, ctx)} else {orelse}"  # in the place of a conditional expression
+    typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
+    if typed:  # tensors from some callers, numbers from others: the original stays for numbers
+        tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
+        text = f"({text}) if {tests} else ({ctx.segment(node)})"
     edit = TextEdit(ctx.source.node_range(node), text)
     if not is_scalar_condition(split.rest, analysis):
         reasons.append("the condition may have more than one element")
@@ -165,6 +169,18 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     if reasons:
         return Fix(f"{TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (edit,))
     return Fix(TITLE, Applicability.SAFE, (edit,))
+
+
+def _assumptions(exprs: list[ast.expr], analysis: FunctionAnalysis) -> list[str]:
+    """Why a rewrite of code reading `exprs` is unsafe although each part is allowed: a callee's
+    argument checks would run where the original did not call it."""
+    reasons: list[str] = []
+    for expr in exprs:
+        for node in walk(expr):
+            caveat = call_caveat(node, analysis) if isinstance(node, ast.Call) else None
+            if caveat is not None and caveat not in reasons:
+                reasons.append(caveat)
+    return reasons
 
 
 def _operand_text(expr: ast.expr, ctx: FixContext) -> str:
@@ -657,6 +673,8 @@ class _Predicator:
         reason = impurity(expr, self.analysis, guarded)
         if reason is not None:
             raise _Refuse(reason)
+        for assumption in _assumptions([expr], self.analysis):
+            self._unsafe(assumption)
         if unguarded_division(expr, guarded):
             self._unsafe("a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)")
 
@@ -669,6 +687,13 @@ class _Predicator:
             reason = impurity(arm.test, self.analysis, set(), condition=True)
             if reason is not None:
                 raise _Refuse(reason.replace("a branch", "the condition"))
+            typed = [name for name in self.analysis.caller_typed if name in names_in(arm.test)]
+            if typed:
+                raise _Refuse(f"`{typed[0]}` is a tensor only for some callers (compiled code of another file passes one; "
+                              f"its annotation says `{self.analysis.caller_typed[typed[0]] or 'nothing'}`): "
+                              "a rewrite must keep working for a Python value")
+            for assumption in _assumptions([arm.test], self.analysis):
+                self._unsafe(assumption)
             if not is_scalar_condition(arm.test, self.analysis):
                 self._unsafe("the condition may have more than one element")
             if isinstance(arm.test, ast.Name) and self.analysis.kind(arm.test) is Kind.BOOL_TENSOR:

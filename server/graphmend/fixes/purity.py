@@ -141,11 +141,13 @@ PURITY_TABLE: tuple[tuple[str, str], ...] = (
     ("tensor methods (`.to`, `.float`, `.view`, `.masked_fill`, `.sum`, ...)", "pure; refused: in-place methods, `.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods"),
     ("`torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`", "pure"),
     ("`.copy()`, `.get()`, `.keys()`, `.values()`, `.items()` of a dict, list or set", "pure"),
-    ("`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`", "pure"),
+    ("`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`, and `getattr` with a default", "pure"),
     ("`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer", "pure; an `Embedding` (like `gather`, `index_select`, `F.embedding`) is refused when its indices are what the condition tests (out of range, it would raise)"),
     ("... `self.x = torch.nn.Dropout*(...)`", "refused: draws random numbers in training (running it always shifts later draws)"),
     ("... `self.x = torch.nn.BatchNorm*/InstanceNorm*/SyncBatchNorm(...)`", "refused: updates its running statistics in training"),
-    ("a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`)", "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw"),
+    ("a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`); `self.x(...)` with `self.x = function` or `self.x = TABLE[key]`, `TABLE` a module-level dict of functions (every one of them)", "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw"),
+    ("... whose only `raise` is an argument check (`if config is not None and kwargs: raise ...`, a test of its parameters alone, none a tensor)", "unsafe: bad arguments would now raise where the original did not call it"),
+    ("a module-level function (or table of functions) of another file of the project (`graphmend check <folder>`, the editor's workspace)", "judged by the same rules from that file's summary"),
     ("anything else", "refused: not known to be pure"),
 )
 
@@ -173,7 +175,7 @@ _ALIASING_METHODS = frozenset(
 )
 
 # Same-file functions: why each is not pure (None: pure), per analysed module.
-_SUMMARIES: "weakref.WeakKeyDictionary[ModuleAnalysis, dict[int, str | None]]" = weakref.WeakKeyDictionary()
+_SUMMARIES: "weakref.WeakKeyDictionary[ModuleAnalysis, dict[int, tuple[str | None, str | None]]]" = weakref.WeakKeyDictionary()
 _IN_PROGRESS = "calls itself (recursion)"
 
 
@@ -186,7 +188,9 @@ def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     if qualname is not None:
         return _qualified_impurity(qualname, analysis)
     if isinstance(func, ast.Name) and analysis.is_builtin(func.id):
-        return None if func.id in _PURE_BUILTIN_CALLS else f"a branch calls `{func.id}`, which is not known to be pure"
+        if func.id in _PURE_BUILTIN_CALLS or (func.id == "getattr" and len(call.args) == 3 and not call.keywords):
+            return None  # `getattr` with a default never raises AttributeError
+        return f"a branch calls `{func.id}`, which is not known to be pure"
     if isinstance(func, ast.Attribute):
         receiver = analysis.kind(func.value)
         if receiver.is_tensor:
@@ -241,6 +245,9 @@ def _qualified_impurity(qualname: str, analysis: FunctionAnalysis) -> str | None
     name = qualname.rsplit(".", 1)[-1]
     if qualname.startswith(_PURE_NAMESPACES):
         return None
+    foreign = analysis.module.regions.context.foreign_verdict(qualname)
+    if foreign is not None:
+        return None if foreign[0] is None else f"a branch calls `{qualname}`, which {foreign[0].removeprefix('a branch ')}"
     if not qualname.startswith("torch.") or analysis.torch_call_kind(qualname) is Kind.UNKNOWN:
         return f"a branch calls `{qualname}`, which is not known to be pure"
     if name.endswith("_"):
@@ -287,64 +294,132 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
     return True, None
 
 
-def _same_file_impurity(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, str | None]:
-    """A call of a function or method of this file, judged by its body: (known, why not pure)."""
+def _callee_verdicts(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[str, str | None, str | None]] | None:
+    """(name, why not pure, caveat) of each function a call may run, when they are known: a
+    function or method of this file, `self.fn(...)` bound to a function or to a lookup in a
+    module-level table of functions, or a function of another file of the project."""
     if analysis.function is None:
+        return None
+    regions = analysis.module.regions
+    callee = regions.resolve_call(call, analysis.function)
+    if callee is not None:
+        return [(dotted(call.func) or callee.name, *function_verdict(callee, analysis))]
+    bound = regions.attribute_functions(call, analysis.function)
+    if bound is None:
+        return None
+    functions, foreign = bound
+    verdicts = [(f.name, *function_verdict(f, analysis)) for f in functions]
+    if foreign is not None:
+        found = regions.context.foreign_verdict(foreign.target)
+        if found is None:
+            return None
+        verdicts.append((foreign.target.rsplit(".", 1)[-1], *found))
+    return verdicts
+
+
+def _same_file_impurity(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, str | None]:
+    """A call of a function whose body graphmend can read (see `_callee_verdicts`): (known, why not pure)."""
+    verdicts = _callee_verdicts(call, analysis)
+    if verdicts is None:
         return False, None
-    callee = analysis.module.regions.resolve_call(call, analysis.function)
-    if callee is None:
-        return False, None
-    reason = function_impurity(callee, analysis)
-    if reason is None:
-        return True, None
-    return True, f"a branch calls `{dotted(call.func) or callee.name}`, which {reason.removeprefix('a branch ')}"
+    for name, reason, _ in verdicts:
+        if reason is not None:
+            return True, f"a branch calls `{dotted(call.func) or name}`, which {reason.removeprefix('a branch ')}"
+    return True, None
+
+
+def call_caveat(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """What running this (pure) call unconditionally may still change: its callee's argument
+    checks may raise where the original would not have called it."""
+    qualname = analysis.qualified_name(call.func)
+    if qualname is not None:
+        found = analysis.module.regions.context.foreign_verdict(qualname)
+        return found[1] if found is not None else None
+    for _, reason, caveat in _callee_verdicts(call, analysis) or ():
+        if reason is None and caveat is not None:
+            return caveat
+    return None
 
 
 def function_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:
     """Why running `function` is not free of effects (None: it is), by this same table applied to
     its body. Computed once per function and module."""
+    return function_verdict(function, analysis)[0]
+
+
+def function_verdict(function: FunctionInfo, analysis: FunctionAnalysis) -> tuple[str | None, str | None]:
+    """(why running `function` is not free of effects, or None; a caveat when it is: see
+    `call_caveat`), by this table applied to its body. Computed once per function and module."""
     summaries = _SUMMARIES.setdefault(analysis.module, {})
     key = id(function.node)
     if key in summaries:
         return summaries[key]
-    summaries[key] = _IN_PROGRESS
+    summaries[key] = (_IN_PROGRESS, None)
     inner = FunctionAnalysis(analysis.module, function)
     inner.run()  # the kinds of its names at its end are enough for the calls it makes
-    reason = _body_impurity(function, inner)
-    summaries[key] = reason
-    return reason
+    verdict = _body_impurity(function, inner)
+    summaries[key] = verdict
+    return verdict
 
 
-def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:
+def _argument_checks(function: FunctionInfo, analysis: FunctionAnalysis) -> set[int]:
+    """`raise` statements that are the whole body of an `if` testing only the function's
+    parameters, with no tensor among them (`if config is not None and kwargs: raise ValueError`):
+    whether they raise depends only on how the function is called, not on data."""
+    args = function.node.args
+    parameters = function.parameter_names | {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    found: set[int] = set()
+    for node in _own_nodes(function.node):
+        if not (isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)):
+            continue
+        read = {n.id for n in walk(node.test) if isinstance(n, ast.Name)}
+        if all(name in parameters or analysis.is_builtin(name) for name in read) and not any(
+            analysis.name_kind(name).is_tensor for name in read & parameters
+        ) and not analysis.is_data_dependent(node.test):
+            found.add(id(node.body[0]))
+    return found
+
+
+def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> tuple[str | None, str | None]:
     parameters = function.parameter_names
     fresh = _fresh_locals(function, analysis, parameters)
+    checks = _argument_checks(function, analysis)
+    in_checks = {id(inner) for node in _own_nodes(function.node) if id(node) in checks for inner in walk(node) if inner is not node}
+    caveat: str | None = None
     for node in _own_nodes(function.node):
+        if id(node) in in_checks:
+            continue  # the message of a check's exception
         if isinstance(node, (ast.Global, ast.Nonlocal)):
-            return "a branch rebinds a global name"
+            return "a branch rebinds a global name", None
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
-            return f"a branch has `{type(node).__name__.lower()}`"
+            return f"a branch has `{type(node).__name__.lower()}`", None
+        if id(node) in checks:
+            caveat = caveat or (f"`{function.name}` raises on bad arguments (its argument checks), and now runs "
+                                "where the original did not call it")
+            continue
         if isinstance(node, (ast.Raise, ast.Assert)):
-            return "a branch may raise where the original would not have run"
+            return "a branch may raise where the original would not have run", None
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
             base = _base_name(node)
             if base is None or base not in fresh:
-                return f"a branch stores to `{ast.unparse(node)}`"
+                return f"a branch stores to `{ast.unparse(node)}`", None
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in parameters:
             if analysis.kind(node.target).is_tensor or analysis.has_tensor_evidence(node.target.id):
-                return f"a branch changes the argument `{node.target.id}` in place"
+                return f"a branch changes the argument `{node.target.id}` in place", None
         if isinstance(node, ast.Call):
             func = node.func
             if is_message(node, analysis):
-                return "a branch writes a message (print, logging, warnings)"
+                return "a branch writes a message (print, logging, warnings)", None
             if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
                 base = _base_name(func.value)
                 if base is not None and base in fresh:
                     continue  # in place on a tensor the function made itself
-                return f"a branch changes a tensor in place (`.{func.attr}`)"
+                return f"a branch changes a tensor in place (`.{func.attr}`)", None
             reason = call_impurity(node, analysis)
             if reason is not None:
-                return reason
-    return None
+                return reason, None
+            caveat = caveat or call_caveat(node, analysis)
+    return None, caveat
 
 
 def _own_nodes(function: ast.AST):  # noqa: ANN202
