@@ -14,6 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from graphmend.api import check_source  # noqa: E402
+from graphmend.rules import RULES  # noqa: E402
 
 import dynamo_harness  # noqa: E402
 
@@ -62,6 +63,19 @@ def test_reason_pages_are_dynamos_own(measurements) -> None:
             if d.reason_id not in pages:
                 mismatches.append(f"{path.name}:{d.range.start.line + 1} {d.code} {d.reason_id} not in {sorted(pages)}")
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_every_page_a_rule_links_is_seen_on_the_corpus(measurements) -> None:
+    """The Dynamo proof of docs/coverage.md: each (rule, gb page) pair a rule can give is one some
+    corpus program makes Dynamo report at a line that rule flags."""
+    seen = {
+        (d.code, d.reason_id)
+        for breaks, diagnostics in measurements.values()
+        for d in diagnostics
+        if d.reason_id in {b.reason_id for b in breaks if b.line == d.range.start.line + 1}
+    }
+    claimed = {(rule.code, gb) for rule in RULES for gb in rule.reason_ids()}
+    assert claimed <= seen, f"never seen with real Dynamo: {sorted(claimed - seen)}"
 
 
 def test_recall_and_precision(measured, record_property) -> None:

@@ -13,9 +13,7 @@ import ast
 from .fixes.purity import function_verdict
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .regions import CompiledRegions
-from .semantics import FunctionInfo, ModuleIndex, walk
-
-_UNKNOWN_VALUE = ast.Constant(value=None)  # what `KindFacts` records for a name bound other than by `=`
+from .semantics import FunctionInfo, ModuleIndex
 
 
 class KindFacts:
@@ -27,7 +25,6 @@ class KindFacts:
         self.regions = regions
         self._module: ModuleAnalysis | None = None
         self._probes: dict[int, FunctionAnalysis] = {}
-        self._values: dict[int, dict[str, list[ast.expr]]] = {}
 
     @property
     def module(self) -> ModuleAnalysis:
@@ -59,30 +56,8 @@ class KindFacts:
     def _is_tensor(self, argument: ast.expr, probe: FunctionAnalysis, function: FunctionInfo) -> bool:
         if not isinstance(argument, ast.Name) or argument.id in function.parameter_names:
             return probe.kind(argument).is_tensor
-        values = self._assigned_values(function).get(argument.id, [])
+        values = self.regions.assigned_values(function).get(argument.id, [])
         return bool(values) and all(probe.kind(value).is_tensor for value in values)
-
-    def _assigned_values(self, function: FunctionInfo) -> dict[str, list[ast.expr]]:
-        """name → the values assigned to it (`name = value`) in `function`'s own body."""
-        key = id(function.node)
-        if key not in self._values:
-            found: dict[str, list[ast.expr]] = {}
-            for node in self.regions.bindings(function):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            found.setdefault(target.id, []).append(node.value)
-                        else:  # unpacking: a value of unknown kind
-                            for name in walk(target):
-                                if isinstance(name, ast.Name):
-                                    found.setdefault(name.id, []).append(_UNKNOWN_VALUE)
-                else:
-                    targets = [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]
-                    for name in (n for t in targets for n in walk(t)):
-                        if isinstance(name, ast.Name):
-                            found.setdefault(name.id, []).append(_UNKNOWN_VALUE)
-            self._values[key] = found
-        return self._values[key]
 
     def purity(self, function: FunctionInfo) -> tuple[str, str]:
         reason, caveat = function_verdict(function, FunctionAnalysis(self.module, None))

@@ -150,7 +150,7 @@ class _Collector:
             target = rule.check(node, analysis, in_condition)
             if target is None:
                 continue
-            diagnostic_range = self.source.node_range(target)
+            diagnostic_range = self._range(target)
             if self.source.is_suppressed(diagnostic_range.start.line, rule.code):
                 continue
             conditions = conditions_of(node, analysis)
@@ -179,6 +179,16 @@ class _Collector:
                 fix=outcome if isinstance(outcome, Fix) else None,
                 data=data,
             )
+
+    def _range(self, target: ast.AST) -> Range:
+        """Where a diagnostic goes: the node, except that a method call spanning lines starts at
+        the method's name, the line CPython (and so Dynamo's break report) gives the call."""
+        found = self.source.node_range(target)
+        func = target.func if isinstance(target, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.end_lineno is not None and func.end_lineno > target.lineno:  # type: ignore[attr-defined]
+            start = self.source.position(func.end_lineno, (func.end_col_offset or 0) - len(func.attr.encode("utf-8")))
+            return Range(start, found.end)
+        return found
 
     def _fix(self, rule: Rule, node: ast.AST, target: ast.AST, analysis: FunctionAnalysis) -> Fix | Refusal | None:
         context = self.fix_context

@@ -472,7 +472,11 @@ class FunctionAnalysis:
         if isinstance(expr, ast.IfExp):
             return join(self.kind(expr.body), self.kind(expr.orelse))
         if isinstance(expr, ast.Subscript):
+            if isinstance(expr.value, ast.Call) and _as_tuple(expr.value) and self._nonzero(expr.value):
+                return Kind.TENSOR  # one of the index tensors of `nonzero(..., as_tuple=True)`
             value = self.kind(expr.value)
+            if value is Kind.BOOL_TENSOR:
+                return Kind.BOOL_TENSOR  # indexing keeps the dtype: `router_mask[:, idx]` is a mask too
             if value.is_tensor:
                 return Kind.TENSOR
             return value if value in (Kind.PYTHON, Kind.NUMPY) else Kind.UNKNOWN
@@ -554,6 +558,8 @@ class FunctionAnalysis:
         return Kind.UNKNOWN
 
     def _call_kind(self, call: ast.Call) -> Kind:
+        if _as_tuple(call):
+            return Kind.CONTAINER  # `torch.nonzero(m, as_tuple=True)`: a tuple of index tensors
         func = call.func
         qualname = self.qualified_name(func)
         if qualname is not None:
@@ -589,12 +595,21 @@ class FunctionAnalysis:
                 return Kind.PYTHON if func.attr in api.SCALAR_METHODS else Kind.NUMPY  # `.item()` breaks, then is Python
             if receiver is Kind.UNKNOWN and func.attr in api.REDUCTION_METHODS and not self._is_same_file_call(call):
                 return Kind.BOOL_TENSOR if func.attr in api.TENSOR_BOOL_METHODS else Kind.TENSOR
+            if receiver is Kind.UNKNOWN and func.attr in _TENSOR_ONLY_CONVERSIONS and not call.args and not call.keywords:
+                return _TENSOR_ONLY_CONVERSIONS[func.attr]  # `router_probs.bool()`: nothing but a tensor has it
         if self.function is not None:
             regions = self.module.regions
             callee = regions.resolve_call(call, self.function) or regions.module_call_target(call, self.function)
             if callee is not None:  # a same-file function, or `self.block(x)` running Block.forward
                 return self.module.return_kind(callee)
         return Kind.UNKNOWN
+
+    def _nonzero(self, call: ast.Call) -> bool:
+        """`torch.nonzero(t, ...)` or `t.nonzero(...)` on a tensor."""
+        func = call.func
+        if self.qualified_name(func) == "torch.nonzero":
+            return True
+        return isinstance(func, ast.Attribute) and func.attr == "nonzero" and self.kind(func.value).is_tensor
 
     def _is_same_file_call(self, call: ast.Call) -> bool:
         return self.function is not None and self.module.regions.resolve_call(call, self.function) is not None
@@ -924,6 +939,14 @@ def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -
         if qualname is not None:
             return qualname
     return "?"
+
+
+# Conversions that only tensors have (not modules, which have `.float()`/`.half()`, nor NumPy).
+_TENSOR_ONLY_CONVERSIONS = {"bool": Kind.BOOL_TENSOR, "long": Kind.TENSOR}
+
+
+def _as_tuple(call: ast.Call) -> bool:
+    return any(k.arg == "as_tuple" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
 
 
 def _is_non_numeric_literal(expr: ast.expr) -> bool:

@@ -112,6 +112,13 @@ class Reach:
     chain: tuple[FunctionInfo, ...]
 
 
+UNKNOWN_VALUE = ast.Constant(value=None)  # `assigned_values`: a value bound other than by `name = value`
+
+
+def _bound_names(target: ast.AST) -> Iterator[str]:
+    return (n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+
+
 _BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 FORWARD_IS_COMPILED = "nn.Module.forward is treated as compiled"  # the default assumption's reason
@@ -149,6 +156,7 @@ class CompiledRegions:
         self._attribute_functions: dict[int, dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]] = {}
         self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
         self._binding_cache: dict[int, list[ast.stmt | ast.expr]] = {}
+        self._values_cache: dict[int, dict[str, list[ast.expr]]] = {}
         self.remote_entries: list[tuple[ExternalRef, str, ast.AST]] = []  # compile sites aimed at other files
         self.replayed = self._reorderable_functions()
         self.entries = self._find_entries()
@@ -328,6 +336,27 @@ class CompiledRegions:
         """The statements (and walrus expressions) that bind names in a scope's own body."""
         self._facts(function)
         return self._binding_cache[id(function.node)]
+
+    def assigned_values(self, function: FunctionInfo) -> dict[str, list[ast.expr]]:
+        """name → the values `name = value` gives it in a scope's own body; a binding of another
+        form (unpacking, `for`, `with`, `+=`, `:=`) counts as `UNKNOWN_VALUE`."""
+        key = id(function.node)
+        if key not in self._values_cache:
+            found: dict[str, list[ast.expr]] = {}
+            for node in self.bindings(function):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            found.setdefault(target.id, []).append(node.value)
+                        else:
+                            for name in _bound_names(target):
+                                found.setdefault(name, []).append(UNKNOWN_VALUE)
+                else:
+                    targets = [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]  # type: ignore[attr-defined]
+                    for name in (n for t in targets for n in _bound_names(t)):
+                        found.setdefault(name, []).append(UNKNOWN_VALUE)
+            self._values_cache[key] = found
+        return self._values_cache[key]
 
     def _name_assignments(self, function: FunctionInfo) -> list[ast.Assign]:
         """Assignments in a scope's own body whose value is a name or a subscript (`f = TABLE[k]`)."""

@@ -23,7 +23,7 @@ TENSOR_FUNCTIONS = frozenset(
     lgamma linspace log log10 log1p log2 logaddexp logaddexp2 logcumsumexp logdet logit logspace
     logsumexp lu masked_fill matmul matrix_exp matrix_power max maximum mean median min minimum mm mode
     moveaxis movedim msort mul multinomial multiply mv mvlgamma nan_to_num nanmean nanmedian nanquantile
-    nansum narrow narrow_copy neg negative nextafter norm normal ones ones_like outer pdist
+    nansum narrow narrow_copy neg negative nextafter nonzero norm normal ones ones_like outer pdist
     permute pinverse poisson polar polygamma positive pow prod quantile rad2deg rand rand_like randint
     randint_like randn randn_like randperm range ravel real reciprocal remainder renorm repeat_interleave
     reshape resolve_conj resolve_neg roll rot90 round rsqrt scatter scatter_add scatter_reduce
@@ -249,3 +249,29 @@ def is_numpy_scalar_draw(qualname: str | None, call: ast.Call) -> bool:
         return False
     position = _NUMPY_SCALAR_DRAWS[name]
     return not call.args if position is None else len(call.args) <= position
+
+
+# Where an API takes sizes or bounds, which are Python ints: a tensor there is read with an implicit
+# `.item()` ("Data dependent operator", gb0033, measured on torch 2.13 for every entry below; the
+# builtin `range` fails as "Failed to trace builtin operator", gb0059). name → (the positions that
+# are sizes, "*" for all of them; the keyword names that are). A tuple or list there holds sizes.
+SIZE_FUNCTIONS: dict[str, tuple[str | tuple[int, ...], tuple[str, ...]]] = {
+    **{f"torch.{name}": ("*", ("size",)) for name in ("zeros", "ones", "empty", "rand", "randn")},
+    "torch.arange": ("*", ("start", "end", "step")),
+    "torch.full": ((0,), ("size",)),
+    "torch.linspace": ((2,), ("steps",)),
+    "torch.logspace": ((2,), ("steps",)),
+    "torch.eye": ((0, 1), ("n", "m")),
+    "torch.nn.functional.interpolate": ((1,), ("size",)),
+    "torch.nn.functional.pad": ((1,), ("pad",)),
+}
+SIZE_METHODS: dict[str, tuple[str | tuple[int, ...], tuple[str, ...]]] = {
+    "repeat": ("*", ("repeats",)),
+    "expand": ("*", ("size",)),
+    "view": ("*", ("size",)),
+    "reshape": ("*", ("shape",)),
+    "tile": ("*", ("dims",)),
+    "narrow": ((1, 2), ("start", "length")),
+    "unflatten": ((1,), ("sizes",)),
+    **{name: ((0,), ("size",)) for name in ("new_zeros", "new_ones", "new_empty", "new_full")},
+}

@@ -29,21 +29,29 @@ from ..semantics import walk
 from ..source import Position, Range
 from .base import FixContext, Refusal
 
+_TO_PYTHON = frozenset({"tolist", "item"})  # what makes Python values of a symbolic result
 _DESCRIPTION = {
     "capture_scalar_outputs": "the scalar",
     "capture_dynamic_output_shape_ops": "the data-dependent shape",
 }
 
 
-def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
-    """Turn `setting` on for `entry`, by wrapping its `torch.compile` (unsafe), or say why not."""
+def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionAnalysis, ctx: FixContext,
+                  others: list[ast.AST] | None = None) -> Fix | Refusal:
+    """Turn `setting` on for `entry`, by wrapping its `torch.compile` (unsafe), or say why not.
+    `others`: the other sites of the function the setting changes too (it is per entry)."""
     torch_name = ctx.torch_name
     if torch_name is None:
         return Refusal("torch is not imported as a module in this file")
+    here = getattr(node, "lineno", 0)
     branch = _deciding_branch(node, analysis)
     if branch is not None:
-        return Refusal(f"its value decides the Python `{branch[0]}` {_distance(branch[1], getattr(node, 'lineno', branch[1]))}, "
-                       "where Dynamo would break instead")
+        return Refusal(f"its value {_use(branch, here)}")
+    for other in others or ():
+        branch = _deciding_branch(other, analysis) if other is not node else None
+        if branch is not None:
+            return Refusal(f"the setting is per compiled entry, and the value computed {_distance(other.lineno, here)} "  # type: ignore[attr-defined]
+                           f"{_use(branch, here)}")
     edit = _wrapping_edit(entry, setting, ctx, torch_name)
     if isinstance(edit, Refusal):
         return edit
@@ -53,6 +61,15 @@ def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionA
         "as Python numbers breaks there instead, and each new value of such a size may recompile"
     ]
     return Fix(f"{title} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (edit,))
+
+
+def _use(branch: tuple[str, int], here: int) -> str:
+    """What Python does with a symbolic value that Dynamo cannot trace: a test, or a conversion."""
+    keyword, line = branch
+    if keyword.startswith("."):
+        return (f"becomes Python values (`{keyword}`) {_distance(line, here)}, which Dynamo cannot do "
+                "with a symbolic size or value (it fails)")
+    return f"decides the Python `{keyword}` {_distance(line, here)}, where Dynamo would break instead"
 
 
 def _distance(line: int, here: int) -> str:
@@ -77,7 +94,7 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
     )
     tainted: set[str] = set()
     if isinstance(holder, ast.Assign):
-        tainted |= {n.id for t in holder.targets for n in walk(t) if isinstance(n, ast.Name)}
+        tainted |= {n.id for t in holder.targets for n in walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     changed = True
     while changed:  # names computed from tainted names
         changed = False
@@ -85,9 +102,13 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
             if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in tainted for n in walk(stmt.value)):
                 for target in stmt.targets:
                     for n in walk(target):
-                        if isinstance(n, ast.Name) and n.id not in tainted:
+                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in tainted:
                             tainted.add(n.id)
                             changed = True
+    for current in walk(holder) if holder is not None else ():
+        if (isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in _TO_PYTHON
+                and any(n is node for n in walk(current.func.value))):
+            return f".{current.func.attr}()", current.func.end_lineno or current.lineno  # a Python list or number of it
     for current in walk(function.node):
         tested = None
         if isinstance(current, (ast.If, ast.While, ast.IfExp, ast.Assert)):

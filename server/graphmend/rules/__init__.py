@@ -17,6 +17,8 @@ from .gm305_requires_grad_store import RequiresGradStore
 from .gm306_tensor_data_store import TensorDataStore
 from .gm307_untraceable_call import UntraceableCall
 from .gm308_numpy_scalar import NumpyScalar
+from .gm309_tensor_as_size import TensorAsSize
+from .gm310_autograd_in_compiled_code import AutogradInCompiledCode
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -33,6 +35,8 @@ RULES: tuple[type[Rule], ...] = (
     TensorDataStore,
     UntraceableCall,
     NumpyScalar,
+    TensorAsSize,
+    AutogradInCompiledCode,
 )
 
 

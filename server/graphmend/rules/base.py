@@ -21,6 +21,7 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     reason: ClassVar[str]  # Dynamo's own "Graph Break Reason" text
     reason_id: ClassVar[str]  # its gbNNNN page
+    also_reported_as: ClassVar[tuple[str, ...]] = ()  # other gb pages `reason_id_for` gives (docs/coverage.md)
     fixable: ClassVar[bool] = True  # whether a rewrite in this product can remove it
     node_types: ClassVar[tuple[type[ast.AST], ...]]
 
@@ -32,6 +33,11 @@ class Rule:
         """The rewrite that removes this break, a refusal that says why there is none, or None
         for rules no rewrite applies to. Computed with the diagnostic, reused by every front."""
         return None
+
+    @classmethod
+    def reason_ids(cls) -> tuple[str, ...]:
+        """Every gb page this rule's diagnostics link, the registry types it covers."""
+        return (cls.reason_id, *cls.also_reported_as)
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         """Dynamo's gb page for this site; rules whose sites Dynamo words differently override it."""

@@ -37,6 +37,7 @@ class LoggingCall(Rule):
     message = "Logger method not supported: this logging call breaks the graph; defer it until after the compiled region"
     reason = "logging.Logger method not supported for non-export cases"
     reason_id = "gb0291"
+    also_reported_as = ("gb4841",)
     node_types = (ast.Call,)
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:

@@ -6,6 +6,7 @@ from ..diagnostics import Fix, Severity
 from ..fixes.base import FixContext, Refusal
 from ..fixes.capture import scope_capture
 from ..inference import FunctionAnalysis
+from ..semantics import walk
 from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS
 from .base import Rule
 
@@ -59,6 +60,7 @@ class ScalarConversion(Rule):
     severity = Severity.INFORMATION
     reason = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     reason_id = "gb0124"
+    also_reported_as = ("gb0033",)
     fixable = False
     node_types = (ast.Call,)
 
@@ -74,7 +76,9 @@ class ScalarConversion(Rule):
         assert isinstance(node, ast.Call)
         if not _capturable(node) or analysis.entry is None:
             return None
-        return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx)
+        others = [n for n in walk(analysis.function.node) if isinstance(n, ast.Call) and _capturable(n)
+                  and _converts_tensor(n, analysis)] if analysis.function else []
+        return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx, others)
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: `.tolist()` is reported as "Data dependent operator" (gb0033).

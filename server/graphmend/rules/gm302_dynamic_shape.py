@@ -7,6 +7,7 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.capture import scope_capture
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
+from ..semantics import walk
 from ..torch_api import DYNAMIC_SHAPE_FUNCTIONS, DYNAMIC_SHAPE_METHODS
 from .base import Rule
 
@@ -47,7 +48,9 @@ class DynamicShapeOperator(Rule):
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         if analysis.entry is None:
             return None
-        return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx)
+        others = [n for n in walk(analysis.function.node) if isinstance(n, self.node_types)
+                  and self._dynamic_shape(n, analysis) is not None] if analysis.function else []
+        return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx, others)
 
     def _dynamic_shape(self, node: ast.AST, analysis: FunctionAnalysis) -> ast.AST | None:
         if isinstance(node, ast.Subscript):

@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
-from ..semantics import walk
+from ..regions import UNKNOWN_VALUE
 from .base import Rule
 
 
@@ -50,9 +50,8 @@ def _computed_here(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
         return False
     if expr.id in function.parameter_names:
         return False
-    values = [node.value for node in walk(function.node) if isinstance(node, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)]
-    if not values or any(isinstance(value, (ast.Name, ast.Attribute)) for value in values):
+    values = analysis.module.regions.assigned_values(function).get(expr.id, [])
+    if not values or any(isinstance(value, (ast.Name, ast.Attribute)) or value is UNKNOWN_VALUE for value in values):
         return False
     return analysis.kind(expr).is_tensor or all(_makes_tensor(value, analysis) for value in values)
 

@@ -44,6 +44,7 @@ class UntraceableCall(Rule):
     severity = Severity.INFORMATION
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"
+    also_reported_as = ("gb0156", "gb0059")
     fixable = False
     node_types = (ast.Call,)
 

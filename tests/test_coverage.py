@@ -1,0 +1,64 @@
+"""docs/coverage.md classifies every graph-break type of the installed torch's registry.
+
+A new type in a future torch fails `test_every_registry_type_is_classified` until a row says what
+graphmend does with it; a rule that starts linking another gb page fails
+`test_rules_named_are_the_rules_that_link_the_page` until the table says so. That each page a rule
+links is the one Dynamo reports is proved on the corpus by tests/test_dynamo_agreement.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from graphmend.rules import RULES, RULES_BY_CODE
+
+from conftest import ROOT
+
+torch = pytest.importorskip("torch")
+
+COVERAGE = ROOT / "docs" / "coverage.md"
+STATUSES = {"gap", "runtime", "internal"}
+CELL = re.compile(r"(?<!\\)\|")
+
+
+def classified() -> dict[str, tuple[str, str, str]]:
+    """gb id → (type, graphmend column, note), from the table's rows."""
+    rows: dict[str, tuple[str, str, str]] = {}
+    for line in COVERAGE.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("| GB"):
+            continue
+        cells = [c.strip().replace("\\|", "|") for c in CELL.split(line)[1:-1]]
+        assert len(cells) == 4, line
+        assert cells[0] not in rows, f"{cells[0]} is classified twice"
+        rows[cells[0]] = (cells[1], cells[2], cells[3])
+    return rows
+
+
+def registry() -> dict[str, str]:
+    path = Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json"
+    return {gb: " ".join(entries[0]["Gb_type"].split()) for gb, entries in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def rule_codes(column: str) -> list[str]:
+    return [c.strip() for c in column.split(",")] if column.startswith("GM") else []
+
+
+def test_every_registry_type_is_classified() -> None:
+    table, types = classified(), registry()
+    assert sorted(table) == sorted(types), (
+        f"unclassified: {sorted(set(types) - set(table))}; no longer in torch: {sorted(set(table) - set(types))}"
+    )
+    for gb, (gb_type, column, note) in table.items():
+        assert gb_type == types[gb], f"{gb}: the table says {gb_type!r}, torch says {types[gb]!r}"
+        assert column in STATUSES or all(code in RULES_BY_CODE for code in rule_codes(column)), f"{gb}: {column!r}"
+        assert note, f"{gb}: every row says why, or which idiom"
+
+
+def test_rules_named_are_the_rules_that_link_the_page() -> None:
+    named = {(code, gb.lower()) for gb, (_, column, _) in classified().items() for code in rule_codes(column)}
+    linked = {(rule.code, gb) for rule in RULES for gb in rule.reason_ids()}
+    assert named == linked
