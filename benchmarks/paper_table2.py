@@ -52,6 +52,7 @@ Built = tuple[nn.Module, list[Inputs]]  # the model and the inputs of each forwa
 # Modules outside models/ whose functions the model files run in compiled code, fixed with them:
 # the dynamic-RoPE growth runs `ROPE_INIT_FUNCTIONS[...]`, and its break there goes only with both.
 SHARED_FILES = ("modeling_rope_utils.py",)
+TRACE_LINES = "GRAPHMEND_TRACE_LINES"  # "1": the worker records the lines of models/ its eager run executes
 WRONG_PACKAGE = 3  # worker exit status: it imported another transformers than the variant's
 TRAIN_SEEDS = (0, 1, 2)  # each training forward runs once per seed, reseeded just before
 PAD_ROW_TOKENS = 2  # padding tokens in the second row of text inputs
@@ -173,19 +174,19 @@ def _fsmt(**overrides: Any) -> Built:
     return transformers.FSMTForConditionalGeneration(config), [_seq2seq_inputs(pad_id=1)]
 
 
-def _led() -> Built:
+def _led(**overrides: Any) -> Built:
     config = transformers.LEDConfig(vocab_size=32, d_model=16, encoder_layers=2, decoder_layers=2,
                                     encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
                                     decoder_ffn_dim=32, attention_window=4, max_encoder_position_embeddings=64,
-                                    max_decoder_position_embeddings=32)
+                                    max_decoder_position_embeddings=32, **overrides)
     return transformers.LEDForConditionalGeneration(config), [_seq2seq_inputs(pad_id=1, source=7)]
 
 
-def _nllb_moe() -> Built:
+def _nllb_moe(**overrides: Any) -> Built:
     config = transformers.NllbMoeConfig(vocab_size=32, d_model=16, encoder_layers=2, decoder_layers=2,
                                         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
                                         decoder_ffn_dim=32, max_position_embeddings=32, num_experts=4,
-                                        expert_capacity=8, encoder_sparse_step=2, decoder_sparse_step=2)
+                                        expert_capacity=8, encoder_sparse_step=2, decoder_sparse_step=2, **overrides)
     return transformers.NllbMoeForConditionalGeneration(config), [_seq2seq_inputs(pad_id=1)]
 
 
@@ -332,6 +333,22 @@ def _zamba() -> Built:
 # ---------------------------------------------------------------- the case table
 
 
+def _with_ctc_labels(build: Callable[..., Built]) -> Built:
+    """A CTC model's inputs with `labels`: its loss path (and the label check before it) runs."""
+    model, calls = build()
+    batch = calls[0]["input_values"].shape[0]
+    return model, [dict(inputs, labels=torch.randint(1, 32, (batch, 4))) for inputs in calls]
+
+
+def _tiny_decoder(model: str, **overrides: Any) -> Built:
+    """A decoder-only LM from its config class with tiny sizes (names mapped by each config's
+    attribute_map), run on a left-padded batch."""
+    model_class = _model_class(model)
+    settings = dict(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                    max_position_embeddings=32, pad_token_id=0)
+    return _causal(model_class.config_class(**{**settings, **overrides}), model_class)
+
+
 def _variants(name: str, family: str, build: Callable[..., Built], fp16: bool = False,
               train: dict[str, float] | None = None) -> list[Case]:
     """The eval case, plus its fp16 twin and its training twin (`build` with the `train` config overrides)."""
@@ -396,6 +413,31 @@ CASES: dict[str, Case] = {case.name: case for case in [
     Case("olmo-dynamic-rope", "olmo", partial(_olmo, True)),
     Case("zamba", "zamba", _zamba),
 ]}
+
+# More configurations and architectures for benchmarks/agreement.py (not part of Table 2's runs).
+EXTRA_CASES: dict[str, Case] = {case.name: case for case in [
+    Case("led-seq7-train-layerdrop", "led", partial(_led, **SEQ2SEQ_TRAIN), train=True),
+    Case("nllb-moe-train-layerdrop", "nllb_moe", partial(_nllb_moe, moe_token_dropout=0.0, **SEQ2SEQ_TRAIN), train=True),
+    Case("qwen2-audio-fp16", "qwen2_audio", _qwen2_audio, half=True),
+    Case("wav2vec2-ctc-labels", "wav2vec2", partial(_with_ctc_labels, partial(_wav2vec2_like, "Wav2Vec2ForCTC"))),
+    Case("hubert-ctc-labels", "hubert", partial(_with_ctc_labels, partial(_wav2vec2_like, "HubertForCTC"))),
+    *(Case(f"{family}-tiny", family, partial(_tiny_decoder, model, **overrides)) for family, model, overrides in (
+        ("gpt2", "GPT2LMHeadModel", {}),
+        ("gptj", "GPTJForCausalLM", {"rotary_dim": 4}),
+        ("bloom", "BloomForCausalLM", {}),
+        ("falcon", "FalconForCausalLM", {}),
+        ("phi", "PhiForCausalLM", {}),
+        ("stablelm", "StableLmForCausalLM", {}),
+        ("starcoder2", "Starcoder2ForCausalLM", {}),
+        ("qwen2_moe", "Qwen2MoeForCausalLM", {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16,
+                                               "shared_expert_intermediate_size": 16}),
+        ("olmoe", "OlmoeForCausalLM", {"num_experts": 4, "num_experts_per_tok": 2}),
+        ("codegen", "CodeGenForCausalLM", {"rotary_dim": 4, "hidden_size": 32, "num_attention_heads": 4}),
+        ("gpt_bigcode", "GPTBigCodeForCausalLM", {}),
+        ("persimmon", "PersimmonForCausalLM", {}),
+    )),
+]}
+
 MODEL_FILES = sorted({f"{case.family}/modeling_{case.family}.py" for case in CASES.values()})
 
 
@@ -446,6 +488,21 @@ def _reason(message: str) -> str:
     return next((line for line in lines if line and not line.endswith(":")), "")
 
 
+def _trace_models(executed: dict[str, set[int]], frame: Any, event: str, arg: Any) -> Any:
+    """A `sys.settrace` function that records the lines run in `transformers/models/` files."""
+    path = frame.f_code.co_filename
+    if "/transformers/models/" not in path:
+        return None
+    lines = executed.setdefault(path.split("/transformers/")[-1], set())
+    lines.add(frame.f_lineno)
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return local
+    return local
+
+
 def worker(name: str, out: Path, expected_package: Path) -> None:
     """Build, compile and run one case; write its record to `out` and its outputs to `out`.pt."""
     imported = Path(transformers.__file__).resolve().parent
@@ -471,7 +528,7 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
     breaks_logger.propagate = False
     transformers.logging.set_verbosity_error()
 
-    case = CASES[name]
+    case = CASES[name] if name in CASES else EXTRA_CASES[name]
     torch.manual_seed(0)
     model, calls = case.build()
     if case.half:
@@ -486,12 +543,19 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
     seeds = TRAIN_SEEDS if case.train else (0,)
     counter = torch._dynamo.testing.CompileCounter()
     compiled = torch.compile(model, backend=counter)
+    executed: dict[str, set[int]] = {}
     with torch.set_grad_enabled(case.train):
-        eager = _forward(model, calls, seeds)
+        if os.environ.get(TRACE_LINES) == "1":  # benchmarks/agreement.py: which lines of models/ run
+            sys.settrace(partial(_trace_models, executed))
+        try:
+            eager = _forward(model, calls, seeds)
+        finally:
+            sys.settrace(None)
         torch._dynamo.reset()
         output = _forward(compiled, calls, seeds)
     torch.save(output, f"{out}.pt")
     out.write_text(json.dumps({
+        "executed": {path: sorted(lines) for path, lines in executed.items()},
         "graphs": counter.frame_count, "reasons": sites,
         "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
         "compiled_equal_eager": _same(output, eager, exact=True),

@@ -2,7 +2,8 @@
 `cache_position[-1] + 1`, a tensor the compiled code computes (Table 2's zamba case breaks there,
 "Data dependent operator"); and the other places an API takes a size or a bound, each fed a value
 computed just before (a tensor the frame receives is known to Dynamo and traces: `torch.arange(n)`
-below, with `n` an argument); a slice bound breaks with any tensor, even a constant of Python ints
+below, with `n` an argument, and `target_length` again after the break at its first use, as at
+zamba:1159); a slice bound breaks with any tensor, even a constant of Python ints
 (models/deberta/modeling_deberta.py:324-327)."""
 import torch
 import torch.nn.functional as F
@@ -22,6 +23,7 @@ class CausalMask(torch.nn.Module):
         sequence_length = input_tensor.shape[1]
         target_length = cache_position[-1] + 1
         causal_mask = torch.full((sequence_length, target_length), fill_value=-1.0)  # dynamo: break
+        causal_mask = causal_mask * (torch.arange(target_length) > 0)  # resumed: the frame receives it
         known = torch.arange(n)
         steps = torch.arange(cache_position.sum())  # dynamo: break
         tiled = input_tensor.repeat(cache_position.max() + 1, 1)  # dynamo: break

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import weakref
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
@@ -56,11 +57,18 @@ class TensorAsSize(Rule):
         positions, keywords = signature
         arguments = [a for i, a in enumerate(node.args) if positions == "*" or i in positions]
         arguments += [k.value for k in node.keywords if k.arg in keywords]
-        for argument in arguments:
-            for size in argument.elts if isinstance(argument, (ast.Tuple, ast.List)) else [argument]:
-                if not isinstance(size, ast.Starred) and _computed_tensor(size, analysis):
-                    return node
-        return None
+        sizes = [s for a in arguments for s in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])
+                 if not isinstance(s, ast.Starred) and _computed_tensor(s, analysis)]
+        if not sizes:
+            return None
+        # Dynamo breaks at the first use of a computed size; the frame it resumes in receives the
+        # value as an input, which it knows (measured: zamba:1156 breaks, the same size at :1159 not).
+        seen = _USED_SIZES.setdefault(analysis, set())
+        names = {s.id for s in sizes if isinstance(s, ast.Name)}
+        if names and len(names) == len(sizes) and names <= seen:
+            return None
+        seen |= names
+        return node
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         if isinstance(reported, ast.Subscript):
@@ -82,6 +90,7 @@ class TensorAsSize(Rule):
         return None
 
 
+_USED_SIZES: weakref.WeakKeyDictionary[FunctionAnalysis, set[str]] = weakref.WeakKeyDictionary()  # per walk
 _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)  # what makes a value in the graph
 _MAX_DEPTH = 8
 

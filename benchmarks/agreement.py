@@ -1,0 +1,113 @@
+"""graphmend's findings against real Dynamo on transformers 4.49.0 models (issue 14, item 4).
+
+    python benchmarks/agreement.py [--cases A,B] [--jobs N] [--json OUT]
+
+Runs every case of `paper_table2.py` (architectures in fp32 eval, fp16 eval and training with
+LayerDrop, padded masks) and its `EXTRA_CASES` (more configurations and architectures) on the
+installed package, each in a fresh process: the eager forward is
+traced with `sys.settrace` to record the lines it runs in `transformers/models/`, then the compiled
+run records Dynamo's break sites (the graph_breaks log). Per architecture, over all its cases:
+- recall: of the break sites in `models/` files, those a `graphmend check` diagnostic covers;
+- precision: of the diagnostics on lines that ran, those where some case of that architecture
+  broke (a finding counts as confirmed when any configuration breaks there).
+Every miss and every unconfirmed finding is listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import transformers
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import paper_table2  # noqa: E402
+
+
+def _site(site: str) -> tuple[str, int]:
+    path, line = site.rsplit(":", 1)
+    return path, int(line)
+
+
+def measure(names: list[str], jobs: int, timeout: float) -> dict[str, dict[str, Any]]:
+    """Each case's record (break sites, executed lines) on the installed package."""
+    installed = Path(transformers.__file__).parent
+    os.environ[paper_table2.TRACE_LINES] = "1"
+    work = Path(tempfile.mkdtemp(prefix="graphmend-agreement-"))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        records = pool.map(lambda name: paper_table2.run_variant(name, installed, None, work / f"{name}.json", timeout), names)
+        return dict(zip(names, records))
+
+
+def agreement(records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    installed = Path(transformers.__file__).parent
+    families: dict[str, dict[str, Any]] = {}
+    for name, record in records.items():
+        case = paper_table2.CASES.get(name) or paper_table2.EXTRA_CASES[name]
+        family = families.setdefault(case.family, {"cases": [], "sites": set(), "executed": {}, "errors": []})
+        family["cases"].append(name)
+        if "error" in record:
+            family["errors"].append(f"{name}: {record['error']}")
+            continue
+        family["sites"] |= {_site(s) for s in record["sites"] if s.startswith("models/")}
+        for path, lines in record["executed"].items():
+            family["executed"].setdefault(path, set()).update(lines)
+    files = sorted({installed / path for f in families.values() for path in f["executed"]}
+                   | {installed / path for f in families.values() for path, _ in f["sites"]})
+    spans = paper_table2.flagged_lines([f for f in files if f.is_file()])
+    by_relative = {str(path.relative_to(installed.resolve())): found for path, found in spans.items()
+                   if path.is_relative_to(installed.resolve())}
+    rows, misses, unconfirmed = [], [], []
+    totals = {"sites": 0, "found": 0, "findings": 0, "confirmed": 0}
+    for family, data in sorted(families.items()):
+        sites, executed = data["sites"], data["executed"]
+        found = {(p, line) for p, line in sites if any(a <= line <= b for a, b in by_relative.get(p, []))}
+        ran = [(p, a, b) for p in executed for a, b in by_relative.get(p, []) if any(a <= n <= b for n in executed[p])]
+        confirmed = [(p, a, b) for p, a, b in ran if any(q == p and a <= line <= b for q, line in sites)]
+        misses += [f"{p}:{line} ({family})" for p, line in sorted(sites - found)]
+        unconfirmed += [f"{p}:{a} ({family})" for p, a, b in sorted(set(ran) - set(confirmed))]
+        rows.append((family, len(data["cases"]), len(sites), len(found), len(ran), len(confirmed), data["errors"]))
+        totals["sites"] += len(sites)
+        totals["found"] += len(found)
+        totals["findings"] += len(ran)
+        totals["confirmed"] += len(confirmed)
+    return {"rows": rows, "misses": misses, "unconfirmed": unconfirmed, "totals": totals}
+
+
+def report(result: dict[str, Any]) -> None:
+    print("| architecture | cases | break sites | found | findings on lines that ran | confirmed |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for family, cases, sites, found, ran, confirmed, errors in result["rows"]:
+        print(f"| {family} | {cases} | {sites} | {found} | {ran} | {confirmed} |" + (f" errors: {errors}" if errors else ""))
+    totals = result["totals"]
+    recall = totals["found"] / max(totals["sites"], 1)
+    precision = totals["confirmed"] / max(totals["findings"], 1)
+    print(f"\n{len(result['rows'])} architectures: recall {recall:.3f} ({totals['found']}/{totals['sites']}), "
+          f"precision {precision:.3f} ({totals['confirmed']}/{totals['findings']})")
+    print("\nmissed break sites:", *result["misses"] or ["none"], sep="\n- ")
+    print("\nfindings on lines that ran where no case broke:", *result["unconfirmed"] or ["none"], sep="\n- ")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", help="comma-separated subset of paper_table2's cases")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--json", type=Path, help="write the result as JSON here")
+    args = parser.parse_args()
+    names = args.cases.split(",") if args.cases else [*paper_table2.CASES, *paper_table2.EXTRA_CASES]
+    result = agreement(measure(names, args.jobs, args.timeout))
+    report(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, default=list))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
