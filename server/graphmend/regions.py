@@ -358,9 +358,6 @@ class CompiledRegions:
             self._values_cache[key] = found
         return self._values_cache[key]
 
-    def _name_assignments(self, function: FunctionInfo) -> list[ast.Assign]:
-        """Assignments in a scope's own body whose value is a name or a subscript (`f = TABLE[k]`)."""
-        return [b for b in self.bindings(function) if isinstance(b, ast.Assign) and isinstance(b.value, (ast.Name, ast.Subscript))]
 
     # ----------------------------------------------------------------- name resolution
     def resolve_function_name(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
@@ -459,7 +456,9 @@ class CompiledRegions:
         found: dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]] = {}
         other: set[str] = set()
         for method in cls.methods.values():
-            for node in [*self._assignments(method), *self._name_assignments(method)]:
+            for node in self.bindings(method):
+                if not isinstance(node, ast.Assign):
+                    continue
                 for target in node.targets:
                     if not (isinstance(target, ast.Attribute) and method.is_self(target.value)):
                         continue
@@ -561,11 +560,15 @@ class CompiledRegions:
     def own_callees(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
         """`callees`, found by walking the function."""
         for node in self._calls(function):
-            callee = self.resolve_call(node, function) or self.module_call_target(node, function)
-            if callee is not None:
-                yield callee
-            else:
-                yield from (self.attribute_functions(node, function) or ((), None))[0]
+            yield from (self._same_file_targets(node, function) or ((), None))[0]
+
+    def _same_file_targets(self, call: ast.Call, scope: FunctionInfo) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+        """What a call runs when this file says: the function or module `forward` it resolves to,
+        or the functions `self.fn(...)` is bound to (with the imported table or function, if so)."""
+        callee = self.resolve_call(call, scope) or self.module_call_target(call, scope)
+        if callee is not None:
+            return (callee,), None
+        return self.attribute_functions(call, scope)
 
     def call_edges(
         self, function: FunctionInfo, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None = None,
@@ -575,15 +578,11 @@ class CompiledRegions:
         local: list[FunctionInfo] = []
         external: list[ExternalRef] = []
         for node in self._calls(function):
-            callee = self.resolve_call(node, function) or self.module_call_target(node, function)
-            if callee is not None:
-                local.append(callee)
-                continue
-            through_attribute = self.attribute_functions(node, function)
-            if through_attribute is not None:
-                local.extend(through_attribute[0])
-                if through_attribute[1] is not None:
-                    external.append(_with_tensors(through_attribute[1], node, tensor_arguments))
+            targets = self._same_file_targets(node, function)
+            if targets is not None:
+                local.extend(targets[0])
+                if targets[1] is not None:
+                    external.append(_with_tensors(targets[1], node, tensor_arguments))
                 continue
             ref = self.external_call(node, function)
             if ref is not None:

@@ -202,13 +202,15 @@ class ModuleIndex:
         """Module-level dicts of this file's functions, bound once (`ROPE_INIT_FUNCTIONS = {"default":
         _default, ...}`): looking one up runs one of them, so a call through it runs one of these."""
         tables: dict[str, tuple[str, ...]] = {}
+        bound: set[str] = set()
         bound_again: set[str] = set()
         for stmt in self.tree.body:
             if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
                 continue
             name, value = stmt.targets[0].id, stmt.value
-            if name in tables:
+            if name in bound:  # bound again, to anything: not a table of known functions
                 bound_again.add(name)
+            bound.add(name)
             if isinstance(value, ast.Dict) and value.values and None not in value.keys and all(
                 isinstance(v, ast.Name) and v.id in self.functions for v in value.values
             ):

@@ -362,13 +362,13 @@ def function_verdict(function: FunctionInfo, analysis: FunctionAnalysis) -> tupl
     return verdict
 
 
-def _argument_checks(function: FunctionInfo, analysis: FunctionAnalysis) -> set[int]:
+def _argument_checks(function: FunctionInfo, analysis: FunctionAnalysis) -> list[ast.Raise]:
     """`raise` statements that are the whole body of an `if` testing only the function's
     parameters, with no tensor among them (`if config is not None and kwargs: raise ValueError`):
     whether they raise depends only on how the function is called, not on data."""
     args = function.node.args
     parameters = function.parameter_names | {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-    found: set[int] = set()
+    found: list[ast.Raise] = []
     for node in _own_nodes(function.node):
         if not (isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)):
             continue
@@ -376,7 +376,7 @@ def _argument_checks(function: FunctionInfo, analysis: FunctionAnalysis) -> set[
         if all(name in parameters or analysis.is_builtin(name) for name in read) and not any(
             analysis.name_kind(name).is_tensor for name in read & parameters
         ) and not analysis.is_data_dependent(node.test):
-            found.add(id(node.body[0]))
+            found.append(node.body[0])
     return found
 
 
@@ -384,19 +384,17 @@ def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> tuple[
     parameters = function.parameter_names
     fresh = _fresh_locals(function, analysis, parameters)
     checks = _argument_checks(function, analysis)
-    in_checks = {id(inner) for node in _own_nodes(function.node) if id(node) in checks for inner in walk(node) if inner is not node}
+    in_checks = {id(inner) for check in checks for inner in walk(check)}  # each `raise` and its message
     caveat: str | None = None
+    if checks:  # kept only when nothing else makes the function impure
+        caveat = f"`{function.name}` raises on bad arguments (its argument checks), and now runs where the original did not call it"
     for node in _own_nodes(function.node):
         if id(node) in in_checks:
-            continue  # the message of a check's exception
+            continue
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             return "a branch rebinds a global name", None
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
             return f"a branch has `{type(node).__name__.lower()}`", None
-        if id(node) in checks:
-            caveat = caveat or (f"`{function.name}` raises on bad arguments (its argument checks), and now runs "
-                                "where the original did not call it")
-            continue
         if isinstance(node, (ast.Raise, ast.Assert)):
             return "a branch may raise where the original would not have run", None
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):

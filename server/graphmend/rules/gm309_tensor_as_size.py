@@ -128,7 +128,7 @@ def _in_graph(expr: ast.expr, analysis: FunctionAnalysis, depth: int) -> bool:
         callee = analysis.module.regions.resolve_call(expr, analysis.function) if analysis.function and qualname is None else None
         if callee is not None and callee.owner is None:  # a helper of this file: what it returns
             inner = FunctionAnalysis(analysis.module, callee)
-            inner.run()
+            inner.env = analysis.module.final_env(callee)  # its kinds at its end, walked once per module
             returned = [n.value for n in walk(callee.node) if isinstance(n, ast.Return) and n.value is not None]
             return any(_in_graph(value, inner, depth + 1) for value in returned)
         if qualname is None or not qualname.startswith("torch."):
