@@ -414,11 +414,48 @@ CASES: dict[str, Case] = {case.name: case for case in [
     Case("zamba", "zamba", _zamba),
 ]}
 
+def _tiny_encoder(model: str, seq: int = 6, **overrides: Any) -> Built:
+    """An encoder-only model (BERT style) from its config class with tiny sizes, on a right-padded batch."""
+    model_class = _model_class(model)
+    settings = dict(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                    max_position_embeddings=32, pad_token_id=0)
+    merged = {key: value for key, value in {**settings, **overrides}.items() if value is not None}  # None: leave out
+    return model_class(model_class.config_class(**merged)), [_text(seq, pad_id=0)]
+
+
+def _tiny_vision(model: str, **overrides: Any) -> Built:
+    """An image model from its config class with tiny sizes, on a batch of two random 32x32 images."""
+    model_class = _model_class(model)
+    settings = dict(image_size=32, patch_size=8, num_channels=3, hidden_size=16, num_hidden_layers=2,
+                    num_attention_heads=2, intermediate_size=32)
+    return model_class(model_class.config_class(**{**settings, **overrides})), [dict(pixel_values=torch.randn(2, 3, 32, 32))]
+
+
+def _for_training(build: Callable[[], Built]) -> Built:
+    """`build`'s model made ready for a training run whose only randomness is layerdrop: every dropout and
+    drop-path probability 0 and every layerdrop probability 0.5, in the configs and in the modules' own copies
+    (layers copy `config.dropout` into attributes at construction)."""
+    model, calls = build()
+    configs = [model.config, *(value for value in vars(model.config).values()
+                               if isinstance(value, transformers.PretrainedConfig))]
+    for owner in [*configs, *model.modules()]:
+        for key, value in list(vars(owner).items()):
+            if not isinstance(value, float) or isinstance(value, bool):
+                continue
+            if "layerdrop" in key:
+                setattr(owner, key, 0.5)
+            elif "dropout" in key or "drop_path" in key or key == "drop_prob":
+                setattr(owner, key, 0.0)
+    for module in model.modules():
+        if isinstance(module, nn.Dropout):
+            module.p = 0.0
+    return model, calls
+
+
 # More configurations and architectures for benchmarks/agreement.py (not part of Table 2's runs).
-EXTRA_CASES: dict[str, Case] = {case.name: case for case in [
+_MORE_ARCHITECTURES: list[Case] = [
     Case("led-seq7-train-layerdrop", "led", partial(_led, **SEQ2SEQ_TRAIN), train=True),
     Case("nllb-moe-train-layerdrop", "nllb_moe", partial(_nllb_moe, moe_token_dropout=0.0, **SEQ2SEQ_TRAIN), train=True),
-    Case("qwen2-audio-fp16", "qwen2_audio", _qwen2_audio, half=True),
     Case("wav2vec2-ctc-labels", "wav2vec2", partial(_with_ctc_labels, partial(_wav2vec2_like, "Wav2Vec2ForCTC"))),
     Case("hubert-ctc-labels", "hubert", partial(_with_ctc_labels, partial(_wav2vec2_like, "HubertForCTC"))),
     *(Case(f"{family}-tiny", family, partial(_tiny_decoder, model, **overrides)) for family, model, overrides in (
@@ -436,7 +473,58 @@ EXTRA_CASES: dict[str, Case] = {case.name: case for case in [
         ("gpt_bigcode", "GPTBigCodeForCausalLM", {}),
         ("persimmon", "PersimmonForCausalLM", {}),
     )),
-]}
+    *(Case(f"{family}-tiny", family, partial(_tiny_encoder, model, **overrides)) for family, model, overrides in (
+        ("bert", "BertForMaskedLM", {}),
+        ("roberta", "RobertaForMaskedLM", {"pad_token_id": 1}),
+        ("distilbert", "DistilBertForMaskedLM", {"hidden_dim": 32}),
+        ("albert", "AlbertForMaskedLM", {"embedding_size": 16}),
+        ("electra", "ElectraForMaskedLM", {"embedding_size": 16}),
+        ("deberta_v2", "DebertaV2ForMaskedLM", {}),
+        ("mpnet", "MPNetForMaskedLM", {"pad_token_id": 1}),
+        ("roformer", "RoFormerForMaskedLM", {"embedding_size": 16}),
+        ("big_bird", "BigBirdForMaskedLM", {"attention_type": "block_sparse", "block_size": 2, "num_random_blocks": 1,
+                                            "seq": 16}),
+        ("funnel", "FunnelForMaskedLM", {"block_sizes": [1, 1], "num_hidden_layers": None, "d_head": 8,
+                                         "d_inner": 32}),
+        ("esm", "EsmForMaskedLM", {"pad_token_id": 1, "position_embedding_type": "rotary"}),
+    )),
+    *(Case(f"{family}-tiny", family, partial(_tiny_vision, model, **overrides)) for family, model, overrides in (
+        ("vit", "ViTForImageClassification", {}),
+        ("deit", "DeiTForImageClassification", {}),
+        ("beit", "BeitForImageClassification", {"use_relative_position_bias": True}),
+        ("dinov2", "Dinov2Model", {"mlp_ratio": 2}),
+        ("swin", "SwinForImageClassification", {"patch_size": 4, "embed_dim": 16, "depths": [1, 1],
+                                                "num_heads": [1, 2], "window_size": 2}),
+        ("convnext", "ConvNextForImageClassification", {"num_stages": 2, "hidden_sizes": [8, 16],
+                                                      "depths": [1, 1]}),
+        ("resnet", "ResNetForImageClassification", {"embedding_size": 8, "hidden_sizes": [8, 16], "depths": [1, 1]}),
+        ("vit_mae", "ViTMAEModel", {}),
+        ("clip", "CLIPVisionModel", {}),
+        ("segformer", "SegformerForSemanticSegmentation", {"num_encoder_blocks": 2, "depths": [1, 1],
+                                                           "sr_ratios": [2, 1], "hidden_sizes": [8, 16],
+                                                           "patch_sizes": [7, 3], "strides": [4, 2],
+                                                           "num_attention_heads": [1, 2], "decoder_hidden_size": 16}),
+    )),
+]
+
+
+def _every_configuration(cases: list[Case], known: dict[str, Case]) -> dict[str, Case]:
+    """`cases`, plus for each family that lacks one an fp16-eval twin and a training twin of its first fp32
+    eval case (the training twin through `_for_training`), so every architecture runs all three ways."""
+    everything = [*known.values(), *cases]
+    added = {}
+    for family in dict.fromkeys(case.family for case in everything):
+        own = [case for case in everything if case.family == family]
+        first = next(case for case in own if not case.half and not case.train)
+        if not any(case.half for case in own):
+            added[f"{first.name}-fp16"] = Case(f"{first.name}-fp16", family, first.build, half=True)
+        if not any(case.train for case in own):
+            added[f"{first.name}-train"] = Case(f"{first.name}-train", family, partial(_for_training, first.build),
+                                                train=True)
+    return {case.name: case for case in cases} | added
+
+
+EXTRA_CASES: dict[str, Case] = _every_configuration(_MORE_ARCHITECTURES, CASES)
 
 MODEL_FILES = sorted({f"{case.family}/modeling_{case.family}.py" for case in CASES.values()})
 

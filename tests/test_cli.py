@@ -33,15 +33,19 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 def test_text_output_and_exit_code(capsys) -> None:
     code, out, _ = run(capsys, "check", str(ROOT / "examples"))
     assert code == 1
-    assert f"{FIGURE1}:10:8: GM101 Data-dependent branching" in out
+    assert f"{FIGURE1}:10:8: GM101 [*] Data-dependent branching" in out  # [*]: a safe fix applies
     assert "examples/figure5.py:9:5: GM201" in out
+    # the source line under each finding, a caret under its range, and the fix's title
+    assert "10 |     if x.sum() > 10:  # graph break: Dynamo cannot know the sum while tracing\n   |        ^^^^^^^^^^^^\n   = help: fix: Compute both branches" in out
 
 
 def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "check", "--output-format", "json", str(FIGURE1))
     assert code == 1
     (item,) = json.loads(out)
-    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "fix", "related", "only_when"}
+    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "url", "fix",
+                         "related", "only_when"}
+    assert item["url"] == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
     assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == ("GM101", 10, 8, 10, 20)
     assert item["severity"] == "warning"
     assert item["fix"] == {"title": "Compute both branches and select with `torch.where`", "applicability": "safe"}
@@ -170,7 +174,7 @@ def test_version_and_console_script() -> None:
 def test_rules_listing_is_complete(capsys) -> None:
     code, out, _ = run(capsys, "rules", "--output-format", "json")
     assert code == 0
-    assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304", "GM305", "GM306", "GM307", "GM308", "GM309", "GM310"]
+    assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304", "GM305", "GM306", "GM307", "GM308", "GM309", "GM310", "GM311", "GM312"]
 
 
 def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys) -> None:

@@ -62,3 +62,27 @@ def test_rules_named_are_the_rules_that_link_the_page() -> None:
     named = {(code, gb.lower()) for gb, (_, column, _) in classified().items() for code in rule_codes(column)}
     linked = {(rule.code, gb) for rule in RULES for gb in rule.reason_ids()}
     assert named == linked
+
+
+def test_numpy_table_is_dynamos_own_map() -> None:
+    """GM311's table is the NumPy functions missing from Dynamo's NumPy-to-torch map, as installed:
+    a torch that implements one more (or a NumPy that adds one) fails here until the table follows."""
+    import importlib
+    import inspect
+
+    from torch._dynamo.variables.misc import get_np_to_tnp_map
+
+    from graphmend.torch_api import NUMPY_UNSUPPORTED
+
+    traced = {id(function) for function in get_np_to_tnp_map()}
+    missing = set()
+    for name in ("numpy", "numpy.random", "numpy.linalg", "numpy.fft"):
+        module = importlib.import_module(name)
+        for attribute in dir(module):
+            value = getattr(module, attribute)
+            if (attribute.startswith("_") or attribute == "test" or not callable(value) or inspect.isclass(value)
+                    or inspect.ismodule(value)):
+                continue
+            if id(value) not in traced:
+                missing.add(f"{name}.{attribute}")
+    assert NUMPY_UNSUPPORTED == missing

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -23,6 +24,8 @@ def _same(a, b) -> bool:  # noqa: ANN001
         return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True)
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):  # NumPy programs return arrays
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
     return a == b
 
 

@@ -9,10 +9,11 @@ import stat
 import tempfile
 import tokenize
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from . import notebooks
 from .cache import Cache
 from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic
@@ -22,7 +23,7 @@ from .regions import ProjectContext
 from .rules import RULES, RULES_BY_CODE
 from .semantics import module_name_for
 from .settings import Settings, SettingsError, settings_for
-from .source import SourceText
+from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "check_paths",
     "check_and_summarize",
     "check_source",
+    "decode_source",
     "context_for",
     "Skipped",
     "UnitCache",
@@ -58,7 +60,7 @@ __all__ = [
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", "build", "dist", "node_modules", ".eggs", "site-packages"}
+     ".ruff_cache", "build", "dist", "node_modules", ".eggs", "site-packages", ".ipynb_checkpoints"}
 )
 
 
@@ -109,6 +111,10 @@ def read_source(path: Path) -> str:
 
 def _read_source(path: Path) -> tuple[str, str]:
     """The text and the encoding it was decoded with."""
+    return decode_source(_read_bytes(path))
+
+
+def _read_bytes(path: Path) -> bytes:
     try:
         # Non-blocking open, then a check on what was opened: a FIFO named `x.py` (or one swapped in
         # after discovery) is refused instead of blocking forever.
@@ -119,9 +125,14 @@ def _read_source(path: Path) -> tuple[str, str]:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise SourceError(_unreadable_kind(path) or "not a regular file")
         try:
-            data = handle.read()
+            return handle.read()
         except OSError as error:
             raise SourceError(f"cannot read: {error.strerror or error}") from None
+
+
+def decode_source(data: bytes) -> tuple[str, str]:
+    """Python source bytes as text the way Python decodes them (PEP 263 cookie, BOM), and the
+    encoding used; SourceError for binary or undecodable data."""
     if b"\x00" in data:
         raise SourceError("binary file (contains NUL bytes), not Python source")
     try:
@@ -136,6 +147,75 @@ def _read_source(path: Path) -> tuple[str, str]:
         raise SourceError(f"not valid {error.encoding} text at byte {error.start}") from None
 
 
+def is_notebook(path: Path | None) -> bool:
+    return path is not None and path.suffix == notebooks.SUFFIX
+
+
+def read_notebook(path: Path, verify: bool = True) -> notebooks.Notebook:
+    """A Jupyter notebook's code cells as one module (see `notebooks`), or SourceError."""
+    return notebook_from_text(_decode_notebook(_read_bytes(path)), verify)
+
+
+def _decode_notebook(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SourceError(f"not a notebook: not valid utf-8 at byte {error.start}") from None
+
+
+def notebook_from_text(text: str, verify: bool = True) -> notebooks.Notebook:
+    try:
+        return notebooks.read(text, verify)
+    except notebooks.NotebookError as error:
+        raise SourceError(str(error)) from None
+
+
+def check_notebook(notebook: notebooks.Notebook, path: Path | None = None, settings: Settings | None = None,
+                   context: ProjectContext | None = None) -> list[Diagnostic]:
+    """Diagnostics for a notebook's code cells, each in its cell's coordinates with the cell's
+    1-based position in the notebook as `data["cell"]`; a cell that does not parse gets its GM001
+    and the other cells are analysed without it."""
+    diagnostics = check_source(notebook.module, path, settings, context)
+    if not notebook.verified and any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
+        notebook = notebooks.verified(notebook)  # a cell with automagic or a syntax error: look cell by cell
+        diagnostics = check_source(notebook.module, path, settings, context)
+    return place_in_cells(notebook, diagnostics + broken_cell_diagnostics(notebook, path, settings))
+
+
+def broken_cell_diagnostics(notebook: notebooks.Notebook, path: Path | None = None,
+                            settings: Settings | None = None) -> list[Diagnostic]:
+    """The GM001 of each code cell that does not parse, in the notebook module's coordinates."""
+    return [replace(_shifted(d, first_line), message=d.message.replace("this file", "this cell"))
+            for first_line, text in notebook.broken for d in check_source(text, path, settings) if d.code == SYNTAX_ERROR_CODE]
+
+
+def place_in_cells(notebook: notebooks.Notebook, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics of a notebook's module moved to their cells (`data["cell"]`), in cell order."""
+    placed = []
+    for diagnostic in diagnostics:
+        cell, local = notebook.cells.to_cell(diagnostic)
+        placed.append(replace(local, data={**local.data, "cell": cell}) if cell is not None else local)
+    return sorted(placed, key=lambda d: (d.data.get("cell") or 0, d.range.start))
+
+
+def _shifted(diagnostic: Diagnostic, lines: int) -> Diagnostic:
+    def move(position: Position) -> Position:
+        return Position(position.line + lines, position.character)
+    return replace(diagnostic, range=Range(move(diagnostic.range.start), move(diagnostic.range.end)))
+
+
+def _analyse(path: Path, settings: Settings, context: ProjectContext | None,
+             summarize: bool) -> tuple[list[Diagnostic], ModuleSummary | None]:
+    """A file's diagnostics (and, asked for, its summary) from one read and one parse; notebooks
+    have no summary (no other module imports them)."""
+    if is_notebook(path):  # parsed once, by the checker (`check_notebook` looks cell by cell if it must)
+        return check_notebook(read_notebook(path, verify=False), path, settings, context), None
+    text = read_source(path)
+    if summarize:
+        return check_and_summarize(text, path, settings)
+    return check_source(text, path, settings, context), None
+
+
 def check_file(path: Path, settings: Settings, cache: Cache | None = None,
                context: ProjectContext | None = None) -> FileResult:
     key = None
@@ -148,10 +228,9 @@ def check_file(path: Path, settings: Settings, cache: Cache | None = None,
         if cached is not None:
             return FileResult(path, tuple(cached))
     try:
-        text = read_source(path)
+        diagnostics, _ = _analyse(path, settings, context, summarize=False)
     except SourceError as error:
         return FileResult(path, error=str(error))
-    diagnostics = check_source(text, path, settings, context)
     if cache is not None and key is not None:
         cache.put(key, diagnostics)
     return FileResult(path, tuple(diagnostics))
@@ -166,8 +245,8 @@ class Skipped:
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Skipped]]:
-    """The Python files under `paths` (recursively, skipping VCS, virtualenv, cache and build
-    folders), and what was passed over with its reason.
+    """The Python files and Jupyter notebooks under `paths` (recursively, skipping VCS, virtualenv,
+    cache and build folders and what `extend-exclude` names), and what was passed over with its reason.
 
     Only regular files are read: a FIFO, socket or device named `x.py` would block or never end. A
     symbolic link is followed when its target lies inside one of `paths` (like Black), and reported
@@ -177,6 +256,17 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Skipped]]:
     roots = [Path(os.path.realpath(p)) for p in paths]
     found: dict[str, Path] = {}  # real path → the path it is reported under
     skipped: list[Skipped] = []
+    settings_by_directory: dict[str, Settings] = {}
+
+    def excluded(path: Path) -> bool:
+        """Passed over by the `extend-exclude` of the settings that apply where it lies."""
+        directory = str(path.parent)
+        if directory not in settings_by_directory:
+            try:
+                settings_by_directory[directory] = settings_for(path.parent)
+            except SettingsError:
+                settings_by_directory[directory] = Settings()  # reported when the file's settings are read
+        return settings_by_directory[directory].excludes(path)
 
     def consider(path: Path, explicit: bool) -> None:
         reason = _unreadable_kind(path)
@@ -196,9 +286,10 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Skipped]]:
                 subdirectories[:] = sorted(
                     d for d in subdirectories
                     if d not in SKIPPED_DIRECTORIES and not (Path(directory, d) / "pyvenv.cfg").exists()
+                    and not excluded(Path(directory, d))
                 )
                 for name in sorted(files):
-                    if name.endswith((".py", ".pyi")):
+                    if name.endswith((".py", ".pyi", notebooks.SUFFIX)) and not excluded(Path(directory, name)):
                         consider(Path(directory, name), explicit=False)
         elif root.exists() or root.is_symlink():
             consider(root, explicit=True)
@@ -250,13 +341,15 @@ def project_files(files: Iterable[Path]) -> list[Path]:
             continue
         roots += [e for e in entries if e.name.endswith(".py") or (e.is_dir() and e.name not in SKIPPED_DIRECTORIES
                                                                    and (e / "__init__.py").is_file())]
-    found = {os.path.realpath(f): f for f in discover(roots)[0]}
+    found = {os.path.realpath(f): f for f in discover(roots)[0] if not is_notebook(f)}  # no one imports a notebook
     for file in files:
         found.setdefault(os.path.realpath(file), file)
     return list(found.values())
 
 
 def summarize_file(path: Path, settings: Settings, cache: Cache | None = None) -> ModuleSummary | None:
+    if is_notebook(path):
+        return None  # no other module imports a notebook
     key = _key(cache, path, settings, None, "summary")
     cached = cache.get_summary(key) if cache is not None and key is not None else None
     if cached is not None:
@@ -291,10 +384,9 @@ def _first_pass(job: tuple[Path, Settings, Cache | None]) -> tuple[FileResult, M
         if cached is not None and summary is not None:
             return FileResult(path, tuple(cached)), summary
     try:
-        text = read_source(path)
+        diagnostics, summary = _analyse(path, settings, None, summarize=True)
     except SourceError as error:
         return FileResult(path, error=str(error)), None
-    diagnostics, summary = check_and_summarize(text, path, settings)
     if cache is not None and diagnostics_key is not None and summary_key is not None:
         cache.put(diagnostics_key, diagnostics)
         if summary is not None:
@@ -313,13 +405,22 @@ def build_project(files: Iterable[Path], overrides: Mapping[str, Any] | None = N
     return Project(s for s in _map(_summarize_job, work, jobs) if s is not None)
 
 
-def _map(function: Any, work: list[Any], jobs: int | None) -> list[Any]:
-    """`function` over `work`, on a process pool when there is enough of it."""
+def _map(function: Any, work: list[Any], jobs: int | None, advance: Callable[[], None] | None = None) -> list[Any]:
+    """`function` over `work`, on a process pool when there is enough of it; `advance` after each item."""
     jobs = jobs or os.cpu_count() or 1
+    results: list[Any] = []
     if jobs <= 1 or len(work) < 16:
-        return [function(item) for item in work]
+        for item in work:
+            results.append(function(item))
+            if advance is not None:
+                advance()
+        return results
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(function, work, chunksize=max(1, len(work) // (jobs * 8))))
+        for result in pool.map(function, work, chunksize=max(1, len(work) // (jobs * 8))):
+            results.append(result)
+            if advance is not None:
+                advance()
+    return results
 
 
 def context_for(project: Project, path: Path) -> ProjectContext:
@@ -335,10 +436,12 @@ def check_paths(
     overrides: Mapping[str, Any] | None = None,
     jobs: int | None = None,
     cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FileResult]:
     """Check every Python file under `paths` with its own pyproject settings plus `overrides`,
     on `jobs` processes, skipping files whose diagnostics are in the cache at `cache_dir`. Calls
-    and compile sites across the files' project (`project_files`) count.
+    and compile sites across the files' project (`project_files`) count. `progress(done, total)`
+    is told of each file read, summarised or analysed again (the total grows with the passes).
 
     Raises SettingsError when a pyproject.toml or an override is invalid.
     """
@@ -346,17 +449,26 @@ def check_paths(
     files = list(discover_python_files(paths))
     checked = list(iter_settings(files, overrides))
     reported = {os.path.realpath(path) for path in files}
-    others = [path for path in project_files(files) if os.path.realpath(path) not in reported]
-    first = _map(_first_pass, [(path, settings, cache) for path, settings in checked], jobs)
+    others = list(iter_settings([path for path in project_files(files) if os.path.realpath(path) not in reported],
+                                overrides))
+    done, total = 0, len(checked) + len(others)
+
+    def advance() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    first = _map(_first_pass, [(path, settings, cache) for path, settings in checked], jobs, advance)
     summaries = [summary for _, summary in first if summary is not None]
-    summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in iter_settings(others, overrides)], jobs)
-                  if s is not None]
+    summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in others], jobs, advance) if s is not None]
     project = Project(summaries)
     # Files that other files compile or call into are analysed again, with what the project says.
     again = [(index, (path, settings, cache, context)) for index, (path, settings) in enumerate(checked)
              if first[index][0].error is None and (context := context_for(project, path)) != ProjectContext()]
     results = [result for result, _ in first]
-    for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs)):
+    total += len(again)
+    for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
         results[index] = result
     return results
 
@@ -411,6 +523,8 @@ def fix_source(
 def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool = True,
              context: ProjectContext | None = None) -> FixResult:
     """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed."""
+    if is_notebook(path):
+        return _fix_notebook(path, settings, unsafe, write, context)
     try:
         text, encoding = _read_source(path)
     except SourceError as error:
@@ -419,6 +533,42 @@ def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool =
     if write and result.error is None and result.fixed != text:
         # Through a symbolic link to the file it names: the link stays a link.
         _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, encoding)
+    return result
+
+
+def fix_notebook_text(text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False,
+                      context: ProjectContext | None = None) -> FixResult:
+    """`fix_source` for a notebook's JSON text: its code cells fixed as one module, the cells that
+    changed written back into the JSON (outputs, metadata, ids and layout kept; unchanged when
+    nothing changed). `remaining` is in cell coordinates, like `check_notebook`."""
+    try:
+        notebook = notebook_from_text(text)
+    except SourceError as error:
+        return FixResult(path, text, text, 0, (), error=str(error))
+    result = fix_source(notebook.module, path, settings, unsafe, context)
+    if result.error is not None and result.fixed == notebook.module:
+        remaining = check_notebook(notebook, path, settings, context)
+        return FixResult(path, text, text, 0, tuple(remaining), result.error, result.internal_error)
+    if notebook.version < 4 and result.fixed != notebook.module:
+        return FixResult(path, text, text, 0, tuple(check_notebook(notebook, path, settings, context)),
+                         error=f"a version {notebook.version} notebook is checked, not fixed; save it as version 4 first")
+    try:
+        changed = notebook.changed_sources(result.fixed)
+    except notebooks.NotebookError as error:
+        return FixResult(path, text, text, 0, tuple(check_notebook(notebook, path, settings, context)), str(error))
+    fixed = notebook.with_sources(changed) if changed else text
+    after = notebook_from_text(fixed) if changed else notebook
+    return FixResult(path, text, fixed, result.applied, tuple(check_notebook(after, path, settings, context)))
+
+
+def _fix_notebook(path: Path, settings: Settings, unsafe: bool, write: bool, context: ProjectContext | None) -> FixResult:
+    try:
+        text = _decode_notebook(_read_bytes(path))
+    except SourceError as error:
+        return FixResult(path, "", "", 0, (), error=str(error))
+    result = fix_notebook_text(text, path, settings, unsafe, context)
+    if write and result.error is None and result.fixed != text:
+        _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, "utf-8")
     return result
 
 
@@ -442,4 +592,4 @@ def iter_settings(paths: Iterable[Path], overrides: Mapping[str, Any] | None = N
         directory = path.parent.resolve()
         if directory not in settings_by_directory:
             settings_by_directory[directory] = settings_for(directory).merged(overrides or {})
-        yield path, settings_by_directory[directory]
+        yield path, settings_by_directory[directory].for_file(path)

@@ -158,7 +158,7 @@ class _Collector:
                 continue  # cannot happen the way the code is run (`assume-training`, `assume-dtypes`)
             assert self.reach is not None
             outcome = self._fix(rule, node, target, analysis)
-            message = rule.message
+            message = rule.message_for(target, analysis)
             data = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
             if analysis.runs_inlined:
                 data["nested"] = "called from compiled code"

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import __version__, api
+from . import __version__, api, reporting
 from .checker import NOT_ANALYSED_CODES
-from .diagnostics import Applicability, Diagnostic
+from .diagnostics import Applicability
+from .reporting import Finding
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -26,7 +27,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser("check", help="report graph breaks in files or directories")
     _add_selection_options(check)
-    check.add_argument("--output-format", choices=("text", "json"), default="text")
+    check.add_argument("--output-format", choices=reporting.FORMATS, default="text",
+                       help="text (with the source line), concise (one line each), json, json-lines, "
+                       "sarif (2.1.0), github (workflow annotations), gitlab (Code Quality)")
+    check.add_argument("--quiet", "-q", action="store_true", help="only the findings: no source lines, no summary")
+    check.add_argument("--statistics", action="store_true", help="count the findings per code instead of listing them")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when graph breaks are found")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)")
@@ -58,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
-                        help="files or directories (recursive); default: the current directory")
+                        help="files or directories (recursive); `-` reads the standard input; default: the current directory")
+    parser.add_argument("--stdin-filename", type=Path, metavar="PATH",
+                        help="the name of the code read from `-`: where settings are looked up, what messages say")
     parser.add_argument("--verbose", "-v", action="store_true",
                         help="also say which files were passed over and why (FIFOs, links out of the tree...)")
     parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
@@ -74,36 +82,6 @@ def _codes(value: str) -> list[str]:
     return [c.strip() for c in value.split(",") if c.strip()]
 
 
-def diagnostic_json(diagnostic: Diagnostic, path: Path) -> dict[str, Any]:
-    start, end = diagnostic.range.start, diagnostic.range.end
-    fix = diagnostic.fix
-    return {
-        "code": diagnostic.code,
-        "path": str(path),
-        "line": start.line + 1,
-        "column": start.character + 1,
-        "end_line": end.line + 1,
-        "end_column": end.character + 1,
-        "message": diagnostic.message,
-        "severity": diagnostic.severity.value,
-        "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
-        "related": [
-            {"path": _display_path(r.path) if r.path is not None else str(path), "line": r.range.start.line + 1,
-             "column": r.range.start.character + 1, "message": r.message}
-            for r in diagnostic.related
-        ],
-        "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
-    }
-
-
-def _display_path(path: str) -> str:
-    """A path of another file as the user would write it: relative to the working folder when inside it."""
-    try:
-        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
-    except ValueError:  # another drive (Windows)
-        return path
-
-
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     if args.select is not None:
@@ -116,7 +94,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _missing_paths(args: argparse.Namespace) -> bool:
-    missing = [str(p) for p in args.paths if not p.exists() and not p.is_symlink()]
+    missing = [str(p) for p in args.paths if str(p) != "-" and not p.exists() and not p.is_symlink()]
     if missing:
         print(f"graphmend: error: no such file or directory: {', '.join(missing)}", file=sys.stderr)
     return bool(missing)
@@ -134,8 +112,10 @@ def _files(args: argparse.Namespace) -> list[Path]:
 
 
 def _run_fix(args: argparse.Namespace) -> int:
-    if _missing_paths(args):
+    if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
+    if _reads_stdin(args):
+        return _fix_stdin(args)
     try:
         files = _files(args)
         work = list(api.iter_settings(files, _overrides(args)))
@@ -157,9 +137,7 @@ def _run_fix(args: argparse.Namespace) -> int:
             fixed += result.applied
             would_change = would_change or args.diff
             if args.diff:
-                sys.stdout.writelines(difflib.unified_diff(
-                    result.original.splitlines(keepends=True), result.fixed.splitlines(keepends=True),
-                    fromfile=f"a/{path}", tofile=f"b/{path}"))
+                sys.stdout.writelines(_diff(path, result.original, result.fixed))
             else:
                 print(f"{path}: fixed {_plural(result.applied, 'graph break')}")
         for d in result.remaining:
@@ -175,6 +153,47 @@ def _run_fix(args: argparse.Namespace) -> int:
     if failed:
         return EXIT_ERROR
     return EXIT_FINDINGS if remaining or would_change else EXIT_CLEAN
+
+
+def _diff(path: Path, original: str, fixed: str) -> list[str]:
+    """A unified diff of a fix; for a notebook, of the sources of the cells it changes
+    (`a/nb.ipynb:cell 3`), not of the JSON."""
+    if not api.is_notebook(path):
+        return list(difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True),
+                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
+    before, after = json.loads(original)["cells"], json.loads(fixed)["cells"]
+    lines: list[str] = []
+    for number, (old, new) in enumerate(zip(before, after), start=1):
+        old_text, new_text = "".join(old.get("source", "")), "".join(new.get("source", ""))
+        if old_text != new_text:
+            lines += difflib.unified_diff((old_text + "\n").splitlines(keepends=True), (new_text + "\n").splitlines(keepends=True),
+                                          fromfile=f"a/{path}:cell {number}", tofile=f"b/{path}:cell {number}")
+    return lines
+
+
+def _fix_stdin(args: argparse.Namespace) -> int:
+    """`fix -`: the fixed code on the standard output (all of it, changed or not), the summary on stderr."""
+    try:
+        path, settings, context = _stdin_setup(args, _overrides(args))
+        data = sys.stdin.buffer.read()
+        text = data.decode("utf-8-sig", errors="replace") if api.is_notebook(path) else api.decode_source(data)[0]
+    except (api.SettingsError, api.SourceError) as error:
+        print(f"graphmend: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    fix = api.fix_notebook_text if api.is_notebook(path) else api.fix_source
+    result = fix(text, path, settings, unsafe=args.unsafe_fixes, context=context)
+    if args.diff:
+        sys.stdout.writelines(_diff(path, text, result.fixed) if result.error is None else [])
+    else:
+        sys.stdout.write(result.fixed)
+    sys.stdout.flush()
+    if result.error is not None:
+        print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
+    print(f"{'Would fix' if args.diff else 'Fixed'} {_plural(result.applied, 'graph break')}; "
+          f"{len(result.remaining)} remaining.", file=sys.stderr)
+    if result.internal_error:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if result.remaining or (args.diff and result.fixed != text) else EXIT_CLEAN
 
 
 def _run_verify(args: argparse.Namespace) -> int:
@@ -197,37 +216,174 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 def _run_check(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
-    if _missing_paths(args):
+    if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
+    texts: dict[Path, Any] = {}  # what was read from `-`
     try:
-        cache_dir = None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
-        results = api.check_paths(_files(args), overrides, jobs=args.jobs, cache_dir=cache_dir)
-    except api.SettingsError as error:
+        if _reads_stdin(args):
+            findings, files, unreadable = _check_stdin(args, overrides, texts)
+        else:
+            findings, files, unreadable = _check_files(args, overrides)
+    except (api.SettingsError, api.SourceError) as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    findings = [(r.path, d) for r in results for d in r.diagnostics]
-    unreadable = [r for r in results if r.error is not None]
-    if args.output_format == "json":
-        print(json.dumps([diagnostic_json(d, p) for p, d in findings], indent=2))
+    _report(args, findings, files, _SourceLines(texts))
+    for path, error in unreadable:
+        print(f"graphmend: warning: {path}: {error}; skipped", file=sys.stderr)
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _check_files(args: argparse.Namespace, overrides: dict[str, Any]) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
+    cache_dir = None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
+    files = _files(args)
+    with _progress_bar(args, len(files)) as progress:
+        results = api.check_paths(files, overrides, jobs=args.jobs, cache_dir=cache_dir, progress=progress)
+    findings = [Finding(r.path, d, d.data.get("cell")) for r in results for d in r.diagnostics]
+    return findings, len(results), [(r.path, r.error) for r in results if r.error is not None]
+
+
+def _check_stdin(args: argparse.Namespace, overrides: dict[str, Any],
+                 texts: dict[Path, Any]) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
+    """The code on the standard input, as if it were the file `--stdin-filename` (settings, project)."""
+    path, settings, context = _stdin_setup(args, overrides)
+    data = sys.stdin.buffer.read()
+    if api.is_notebook(path):
+        notebook = api.notebook_from_text(data.decode("utf-8-sig", errors="replace"))
+        texts[path] = notebook.raw
+        diagnostics = api.check_notebook(notebook, path, settings, context)
+        return [Finding(path, d, d.data.get("cell")) for d in diagnostics], 1, []
+    text, _ = api.decode_source(data)
+    texts[path] = text
+    return [Finding(path, d) for d in api.check_source(text, path, settings, context)], 1, []
+
+
+def _stdin_setup(args: argparse.Namespace, overrides: dict[str, Any]) -> tuple[Path, api.Settings, api.ProjectContext | None]:
+    """The name, settings and project context of the code read from `-`: those of `--stdin-filename`
+    (its pyproject.toml, and what the rest of its project compiles when the file exists there)."""
+    path = args.stdin_filename or Path("-")
+    if args.stdin_filename is None:
+        return path, api.Settings().merged(overrides), None
+    settings = api.settings_for(path.parent if path.parent.exists() else Path.cwd()).merged(overrides).for_file(path)
+    context = api.context_for(api.build_project([path], overrides), path) if path.is_file() else None
+    return path, settings, context
+
+
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    return any(str(p) == "-" for p in args.paths)
+
+
+def _stdin_misused(args: argparse.Namespace) -> bool:
+    if _reads_stdin(args) and len(args.paths) > 1:
+        print("graphmend: error: `-` (the standard input) cannot be combined with other paths", file=sys.stderr)
+        return True
+    if args.stdin_filename is not None and not _reads_stdin(args):
+        print("graphmend: error: --stdin-filename needs `-` among the paths", file=sys.stderr)
+        return True
+    return False
+
+
+class _progress_bar:
+    """A progress bar on stderr for a long interactive run: only when stderr is a terminal, the
+    output is text and there are enough files to wait for; never in pipes or machine formats."""
+
+    MIN_FILES = 200
+
+    def __init__(self, args: argparse.Namespace, files: int) -> None:
+        self.bar: Any = None
+        if (files >= self.MIN_FILES and args.output_format in ("text", "concise") and not args.quiet
+                and sys.stderr.isatty() and not os.environ.get("CI")):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=files, unit="file", file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def __enter__(self) -> Any:
+        return self.update if self.bar is not None else None
+
+    def update(self, done: int, total: int) -> None:
+        self.bar.total = total
+        self.bar.n = done
+        self.bar.refresh()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class _SourceLines:
+    """The lines findings are in, read once per file and run: a file's, or a notebook cell's (`-`:
+    what was read)."""
+
+    def __init__(self, known: dict[Path, Any]) -> None:
+        self.known = known  # path → text, or a notebook's JSON
+        self.files: dict[Path, Any] = {}
+
+    def __call__(self, finding: Finding) -> list[str] | None:
+        content = self._content(finding.path)
+        if finding.cell is None:
+            return content.splitlines() if isinstance(content, str) else None
+        try:
+            return "".join(content["cells"][finding.cell - 1]["source"]).splitlines()
+        except (TypeError, KeyError, IndexError):
+            return None
+
+    def _content(self, path: Path) -> Any:
+        if path in self.known:
+            return self.known[path]
+        if path not in self.files:
+            try:
+                self.files[path] = api.read_notebook(path).raw if api.is_notebook(path) else api.read_source(path)
+            except api.SourceError:
+                self.files[path] = None
+        return self.files[path]
+
+
+def _report(args: argparse.Namespace, findings: list[Finding], files: int, lines: _SourceLines) -> None:
+    style = reporting.Style.for_stream(sys.stdout)
+    if args.statistics:
+        rows = reporting.statistics(findings)
+        if args.output_format in ("json", "json-lines"):
+            print(json.dumps(rows, indent=2 if args.output_format == "json" else None))
+        else:
+            if rows:
+                print(reporting.statistics_text(rows, style))
+            if not args.quiet:
+                print(_summary(findings, files))
+        return
+    fmt = args.output_format
+    if fmt == "json":
+        print(json.dumps([reporting.diagnostic_json(f) for f in findings], indent=2))
+    elif fmt == "json-lines":
+        if findings:
+            print(reporting.json_lines(findings))
+    elif fmt == "sarif":
+        print(reporting.sarif(findings, Path.cwd()))
+    elif fmt == "github":
+        if findings:
+            print(reporting.github(findings))
+    elif fmt == "gitlab":
+        print(reporting.gitlab(findings, lines))
     else:
-        for path, d in findings:
-            print(f"{path}:{d.range.start.line + 1}:{d.range.start.character + 1}: {d.code} {d.message}")
-        print(_summary(findings, len(results)))
-    for result in unreadable:
-        print(f"graphmend: warning: {result.path}: {result.error}; skipped", file=sys.stderr)
-    return EXIT_FINDINGS if findings else EXIT_CLEAN
+        show_source = fmt == "text" and not args.quiet
+        listing = reporting.text(findings, lines, style, show_source)
+        if listing:
+            print(listing)
+        if not args.quiet:
+            print(_summary(findings, files))
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'es' if noun.endswith('x') and count != 1 else 's' if count != 1 else ''}"
 
 
-def _summary(findings: list[tuple[Path, Diagnostic]], files: int) -> str:
-    unparsable = len({path for path, d in findings if d.code in NOT_ANALYSED_CODES})
-    breaks = sum(d.code not in NOT_ANALYSED_CODES for _, d in findings)
+def _summary(findings: list[Finding], files: int) -> str:
+    unparsable = len({f.path for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is None})
+    cells = len({(f.path, f.cell) for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is not None})
+    breaks = sum(f.diagnostic.code not in NOT_ANALYSED_CODES for f in findings)
     found = [_plural(breaks, "graph break")] if breaks else []
     if unparsable:
         found.append(_plural(unparsable, "file") + " that could not be analysed")
+    if cells:
+        found.append(_plural(cells, "notebook cell") + " that could not be analysed")
     head = f"Found {' and '.join(found)}" if found else "No graph breaks found"
     return f"{head} in {_plural(files, 'file')}."
 

@@ -77,6 +77,10 @@ class ModuleAnalysis:
         self._init_values: dict[int, dict[str, list[tuple[FunctionInfo, ast.expr | None]]]] = {}
         self._constructors: dict[int, dict[str, frozenset[str]]] = {}
         self._final_envs: dict[int, Env] = {}
+        self._numpy_parameters: dict[int, frozenset[str]] = {}
+        self._numpy_callers: dict[int, list[tuple[FunctionInfo, ast.Call]]] | None = None
+        # NumPy flows into helpers only in a file that imports it (at the top; most model files do not)
+        self.imports_numpy = any(q == "numpy" or q.startswith("numpy.") for q in index.imports.values())
         self.module_env = self._module_env()
 
     def _module_env(self) -> Env:
@@ -118,6 +122,48 @@ class ModuleAnalysis:
             analysis.run()
             self._final_envs[key] = analysis.env
         return self._final_envs[key]
+
+    def numpy_parameters(self, function: FunctionInfo) -> frozenset[str]:
+        """Parameters of a function that a caller in this file passes a NumPy value. Dynamo traces
+        NumPy as tensors, so they are data in the callee too (BigBird's random block plan passes
+        `plan_block_length[i]` on to `_get_single_block_row_attention`, measured: its `np.arange`,
+        `range` and `if` on them break). Only callers that call NumPy themselves are walked."""
+        key = id(function.node)
+        if key in self._numpy_parameters:
+            return self._numpy_parameters[key]
+        self._numpy_parameters[key] = frozenset()  # a recursive call sees none while this is computed
+        args = function.node.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
+        if function.owner is not None and "staticmethod" not in decorators:
+            positional = positional[1:]  # `self` / `cls` is bound
+        names = set(positional) | {a.arg for a in args.kwonlyargs}
+        found: set[str] = set()
+        for caller, call in self._callers_with_numpy().get(key, []):
+            probe = FunctionAnalysis(self, caller)
+            probe.env = dict(self.final_env(caller))
+            for position, argument in enumerate(call.args):
+                if isinstance(argument, ast.Starred):
+                    break
+                if position < len(positional) and probe.kind(argument) is Kind.NUMPY:
+                    found.add(positional[position])
+            found |= {k.arg for k in call.keywords if k.arg in names and probe.kind(k.value) is Kind.NUMPY}
+        self._numpy_parameters[key] = frozenset(found)
+        return self._numpy_parameters[key]
+
+    def _callers_with_numpy(self) -> dict[int, list[tuple[FunctionInfo, ast.Call]]]:
+        """callee → (caller, call) for the same-file calls made by functions that call NumPy."""
+        if self._numpy_callers is None:
+            self._numpy_callers = {}
+            probe = FunctionAnalysis(self, None)
+            for caller in self.index.all_functions:
+                calls = list(self.regions.same_file_calls(caller))
+                if not calls or not any((probe.qualified_name(c.func) or "").startswith("numpy.")
+                                        for c in self.regions.calls_in(caller)):  # its own body's calls
+                    continue
+                for call, callee in calls:
+                    self._numpy_callers.setdefault(id(callee.node), []).append((caller, call))
+        return self._numpy_callers
 
     def init_values(self, cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr | None]]]:
         """What `__init__` (of the class or a same-file base) binds to each `self.<name>`: the
@@ -259,8 +305,11 @@ class FunctionAnalysis:
         pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
         evidence = self.tensor_evidence if pairs else {}
         given = self.module.regions.context.parameters_given_tensors(self.function.qualname)
+        numpy_given = self.module.numpy_parameters(self.function) if self.module.imports_numpy else frozenset()
         for arg, default in pairs:
             kind = self._parameter_kind(arg, default, evidence)
+            if kind is Kind.UNKNOWN and arg.arg in numpy_given:
+                kind = Kind.NUMPY
             if arg.arg in given and not kind.is_tensor:
                 optional = isinstance(default, ast.Constant) and default.value is None
                 kind = Kind.OPTIONAL_TENSOR if optional else Kind.TENSOR

@@ -557,6 +557,16 @@ class CompiledRegions:
         """The same-file functions `function` calls (`self.block(x)` counts as `Block.forward`)."""
         return self._callees(self, function)
 
+    def calls_in(self, function: FunctionInfo) -> list[ast.Call]:
+        """The calls in the function's own body (not in nested functions)."""
+        return self._calls(function)
+
+    def same_file_calls(self, function: FunctionInfo) -> Iterator[tuple[ast.Call, FunctionInfo]]:
+        """Each call in `function`'s own body with each same-file function it may run."""
+        for node in self._calls(function):
+            for target in (self._same_file_targets(node, function) or ((), None))[0]:
+                yield node, target
+
     def own_callees(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
         """`callees`, found by walking the function."""
         for node in self._calls(function):

@@ -8,6 +8,8 @@ settings override them. Code selection works like Ruff's: the most specific pref
 
 from __future__ import annotations
 
+import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +32,10 @@ _KNOWN_KEYS = {
     "assume_training": "assume_training",
     "assume-dtypes": "assume_dtypes",
     "assume_dtypes": "assume_dtypes",
+    "per-file-ignores": "per_file_ignores",
+    "per_file_ignores": "per_file_ignores",
+    "extend-exclude": "extend_exclude",
+    "extend_exclude": "extend_exclude",
 }
 # torch's floating and integer dtypes by name, with their aliases (`half`, `float`, `double`...).
 DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32",
@@ -50,6 +56,8 @@ class Settings:
     max_file_size_kb: int = DEFAULT_MAX_FILE_SIZE_KB  # larger files get one GM002 note, no analysis; 0: no limit
     assume_training: bool | None = None  # None: report findings of training and eval alike
     assume_dtypes: tuple[str, ...] = ()  # the dtypes the model runs in (canonical names); (): any
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes): not reported in matching files
+    extend_exclude: tuple[str, ...] = ()  # globs of files and folders a directory walk passes over
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -57,6 +65,29 @@ class Settings:
         selected = max((len(p) for p in self.select if code.startswith(p)), default=-1)
         ignored = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
         return selected >= 0 and selected > ignored
+
+    def for_file(self, path: Path) -> Settings:
+        """These settings for one file: the codes its `per-file-ignores` entries name are ignored too."""
+        extra = tuple(code for pattern, codes in self.per_file_ignores if self.matches(pattern, path) for code in codes)
+        return replace(self, ignore=self.ignore + extra) if extra else self
+
+    def excludes(self, path: Path) -> bool:
+        """Whether `extend-exclude` passes over this file or folder in a directory walk."""
+        return any(self.matches(pattern, path) for pattern in self.extend_exclude)
+
+    def matches(self, pattern: str, path: Path) -> bool:
+        """A glob of these settings against a path: a pattern without `/` matches a file or folder
+        name anywhere (`__init__.py`, `notebooks`); one with `/` the path relative to the folder of
+        the pyproject.toml they came from (else the working folder), `**` spanning folders."""
+        if "/" not in pattern.rstrip("/"):
+            return fnmatch.fnmatchcase(path.name, pattern.rstrip("/"))
+        root = self.source.parent if self.source is not None else Path.cwd()
+        try:
+            relative = Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).as_posix()
+        except ValueError:
+            return False
+        pattern = pattern.removeprefix("./").rstrip("/")
+        return fnmatch.fnmatchcase(relative, pattern) or (pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:]))
 
     def merged(self, overrides: Mapping[str, Any]) -> Settings:
         """These settings with `overrides` (same keys as `[tool.graphmend]`) applied on top."""
@@ -90,6 +121,15 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
                 raise SettingsError(f"{origin}: `{key}` must be a list of torch dtype names, e.g. [\"bfloat16\"] "
                                     f"(known: {', '.join(sorted(set(DTYPES.values())))})")
             values[attribute] = tuple(dict.fromkeys(DTYPES[n.removeprefix("torch.")] for n in names))
+        elif attribute == "per_file_ignores":
+            if not isinstance(value, Mapping):
+                raise SettingsError(f"{origin}: `{key}` must be a table of globs to codes, e.g. {{\"tests/*\" = [\"GM2\"]}}")
+            values[attribute] = tuple((str(glob), _code_list(codes, f"{key}.{glob}", origin)) for glob, codes in value.items())
+        elif attribute == "extend_exclude":
+            globs = [value] if isinstance(value, str) else value
+            if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g.strip() for g in globs):
+                raise SettingsError(f"{origin}: `{key}` must be a list of globs, e.g. [\"notebooks/scratch\"]")
+            values[attribute] = tuple(g.strip() for g in globs)
         elif attribute == "max_file_size_kb":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SettingsError(f"{origin}: `{key}` must be a whole number of kilobytes (0: no limit)")

@@ -232,6 +232,43 @@ UNTRACEABLE_CALLS: dict[str, str] = {
     "builtins.open": "gb0059",
 }
 
+# torch functions whose result is not a tensor and that Dynamo does not model: "torch.* op returned
+# non-Tensor" (gb0208), each measured on torch 2.13.0. `torch.backends.cudnn.flags(...)` (a
+# context manager, wav2vec2's CTC loss) also sends the rest of the frame to eager (gb0142).
+NON_TENSOR_TORCH_CALLS = frozenset({"torch.backends.cudnn.flags"})
+
+
+# NumPy functions that torch._numpy does not implement, so Dynamo cannot trace them ("attempted to
+# trace numpy function unsupported by PyTorch", gb0294): the functions of numpy, numpy.random,
+# numpy.linalg and numpy.fft missing from Dynamo's `get_np_to_tnp_map()`, torch 2.13.0 with numpy
+# 2.4 (kept equal to it by tests/test_coverage.py). Names relative to `numpy.`.
+NUMPY_UNSUPPORTED = frozenset(f"numpy.{name}" for name in """
+apply_along_axis apply_over_axes argpartition array2string array_repr array_str asanyarray
+asarray_chkfinite asfortranarray asmatrix astype base_repr binary_repr bitwise_count block bmat
+busday_count busday_offset compress cumulative_prod cumulative_sum datetime_as_string datetime_data
+delete digitize ediff1d einsum_path extract format_float_positional format_float_scientific frexp
+frombuffer fromfile fromfunction fromiter frompyfunc fromregex fromstring genfromtxt get_include
+get_printoptions getbufsize geterr geterrcall histogram_bin_edges info insert interp intersect1d
+is_busday isdtype isfortran isin isnat iterable ix_ lexsort linalg.cross linalg.diagonal
+linalg.matmul linalg.matrix_norm linalg.matrix_transpose linalg.outer linalg.svdvals
+linalg.tensordot linalg.trace linalg.vecdot linalg.vector_norm load loadtxt mask_indices
+matrix_transpose matvec may_share_memory mintypecode nanargmax nanargmin nancumprod nancumsum nanmax
+nanmean nanmedian nanmin nanpercentile nanprod nanquantile nanstd nansum nanvar nested_iters
+packbits partition piecewise place poly polyadd polyder polydiv polyfit polyint polymul polysub
+polyval printoptions promote_types putmask random.beta random.binomial random.bytes random.chisquare
+random.default_rng random.dirichlet random.exponential random.f random.gamma random.geometric
+random.get_bit_generator random.get_state random.gumbel random.hypergeometric random.laplace
+random.logistic random.lognormal random.logseries random.multinomial random.multivariate_normal
+random.negative_binomial random.noncentral_chisquare random.noncentral_f random.pareto
+random.permutation random.poisson random.power random.random_integers random.ranf random.rayleigh
+random.set_bit_generator random.set_state random.standard_cauchy random.standard_exponential
+random.standard_gamma random.standard_normal random.standard_t random.triangular random.vonmises
+random.wald random.weibull random.zipf ravel_multi_index require roots save savetxt savez
+savez_compressed select set_printoptions setbufsize setdiff1d seterr seterrcall setxor1d
+shares_memory show_config show_runtime sort_complex spacing trapezoid trim_zeros typename union1d
+unique_all unique_counts unique_inverse unique_values unpackbits unravel_index unstack unwrap vecdot
+vecmat
+""".split())
 
 # numpy.random functions and the position of their `size` argument (None: the shape is given as
 # `rand(d0, d1, ...)`): called without it they return one number, not an array (measured on torch
@@ -264,6 +301,11 @@ SIZE_FUNCTIONS: dict[str, tuple[str | tuple[int, ...], tuple[str, ...]]] = {
     "torch.eye": ((0, 1), ("n", "m")),
     "torch.nn.functional.interpolate": ((1,), ("size",)),
     "torch.nn.functional.pad": ((1,), ("pad",)),
+    # NumPy in compiled code is traced as tensors (torch._numpy), so its factories read sizes the same way
+    **{f"numpy.{name}": ((0,), ("shape",)) for name in ("zeros", "ones", "empty", "full")},
+    "numpy.arange": ("*", ("start", "stop", "step")),
+    "numpy.linspace": ((2,), ("num",)),
+    "numpy.eye": ((0, 1), ("N", "M")),
 }
 SIZE_METHODS: dict[str, tuple[str | tuple[int, ...], tuple[str, ...]]] = {
     "repeat": ("*", ("repeats",)),

@@ -44,7 +44,7 @@ function usage(msg) {
 
 function parseArgs(argv) {
   const opts = { keep: false };
-  const valued = new Set(['vsix', 'server', 'workspace', 'screenshot', 'code-server', 'chromium']);
+  const valued = new Set(['vsix', 'server', 'workspace', 'screenshot', 'code-server', 'chromium', 'notebook', 'python']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--help' || a === '-h') usage();
@@ -150,6 +150,7 @@ async function main() {
     main: opts.screenshot,
     problems: `${base}-problems.png`,
     failure: `${base}-failure.png`,
+    notebook: path.join(path.dirname(opts.screenshot), 'notebook-quickfix.png'),
   };
   const logFile = `${base}.code-server.log`;
   const vscodeLogsCopy = `${base}.vscode-logs`;
@@ -323,25 +324,10 @@ async function main() {
 
     // 6. Cursor on the flagged line, Quick Fix.
     t = Date.now();
-    await focusEditor(page, editor);
-    await gotoLine(page, FLAGGED_LINE, column);
-    const widget = page.locator('.action-widget:not(.action-list-submenu-panel)').first();
-    const fixRow = widget.locator('.monaco-list-row', { hasText: 'torch.where' }).first();
-    let opened = false;
-    for (let attempt = 1; attempt <= 5 && !opened; attempt++) {
-      await page.keyboard.press('Control+.');
-      try {
-        await fixRow.waitFor({ timeout: 10_000 });
-        opened = true;
-      } catch {
-        const txt = await widget.innerText().catch(() => '');
-        log(`quick-fix attempt ${attempt}: no torch.where entry yet${txt ? ` (menu: ${txt.replace(/\s+/g, ' ')})` : ''}`);
-        await page.keyboard.press('Escape');
-        await focusEditor(page, editor);
-        await gotoLine(page, FLAGGED_LINE, column);
-      }
-    }
-    if (!opened) throw new CheckFailed('Quick Fix (Ctrl+.) never offered an entry containing "torch.where"');
+    const { widget, fixRow } = await openQuickFix(page, 'the file', async () => {
+      await focusEditor(page, editor);
+      await gotoLine(page, FLAGGED_LINE, column);
+    });
     const menuText = (await widget.innerText()).split('\n').map((s) => s.trim()).filter(Boolean);
     log(`quick-fix menu after ${((Date.now() - t) / 1000).toFixed(1)} s: ${JSON.stringify(menuText)}`);
     await sleep(300); // let the menu finish its fade-in
@@ -366,6 +352,10 @@ async function main() {
         `${JSON.stringify(EXPECT_PRESENT)} and/or still contains ${JSON.stringify(EXPECT_ABSENT)}:\n${onDisk}`);
     }
     log(`${FILE_NAME} on disk contains ${JSON.stringify(EXPECT_PRESENT)} and no longer ${JSON.stringify(EXPECT_ABSENT)}`);
+
+    // 8. A notebook: the compiled function in one cell, its call in another. Squiggle in the cell,
+    //    Quick Fix, save; the .ipynb on disk holds the rewrite and still loads with nbformat.
+    if (opts.notebook) await notebookScenario(page, opts, shots);
     exitCode = 0;
   } catch (e) {
     failureMsg = e instanceof CheckFailed ? e.message : (e && e.stack) || String(e);
@@ -388,6 +378,76 @@ async function main() {
       `VS Code logs: ${vscodeLogsCopy}; screenshot: ${shots.failure})`);
   }
   process.exit(exitCode);
+}
+
+// Ctrl+. until the quick-fix menu offers the torch.where rewrite (`placeCursor` before each try).
+async function openQuickFix(page, where, placeCursor) {
+  const widget = page.locator('.action-widget:not(.action-list-submenu-panel)').first();
+  const fixRow = widget.locator('.monaco-list-row', { hasText: 'torch.where' }).first();
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    await placeCursor();
+    await page.keyboard.press('Control+.');
+    try {
+      await fixRow.waitFor({ timeout: 10_000 });
+      return { widget, fixRow };
+    } catch {
+      const txt = await widget.innerText().catch(() => '');
+      log(`quick-fix attempt ${attempt} in ${where}: no torch.where entry yet${txt ? ` (menu: ${txt.replace(/\s+/g, ' ')})` : ''}`);
+      await page.keyboard.press('Escape');
+    }
+  }
+  throw new CheckFailed(`Quick Fix (Ctrl+.) in ${where} never offered an entry containing "torch.where"`);
+}
+
+// The notebook part: `--notebook NAME` (an .ipynb in the workspace whose cell has `if x.sum() > 0`),
+// `--python PATH` (an interpreter with nbformat, to check the saved file loads).
+const NOTEBOOK_PRESENT = 'y = torch.where(cond, y_if, y_else)';
+const NOTEBOOK_ABSENT = 'if x.sum() > 0';
+
+async function notebookScenario(page, opts, shots) {
+  let t = Date.now();
+  await openFileViaQuickOpen(page, opts.notebook);
+  const cell = page.locator('.monaco-editor[data-uri^="vscode-notebook-cell"]', { hasText: 'x.sum()' }).first();
+  await cell.waitFor({ timeout: 60_000 });
+  log(`${opts.notebook} open, its cells rendered in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  t = Date.now();
+  await cell.locator('.squiggly-error, .squiggly-warning, .squiggly-info, .squiggly-hint')
+    .first().waitFor({ state: 'attached', timeout: 90_000 })
+    .catch(() => { throw new CheckFailed('no squiggle in the notebook cell within 90 s'); });
+  log(`squiggle in the cell after ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const { widget, fixRow } = await openQuickFix(page, 'the notebook cell', async () => {
+    // Into the cell's editor, on the `if` line, the cursor inside `x.sum() > 0`.
+    await cell.locator('.view-line', { hasText: 'x.sum()' }).first().click({ timeout: 10_000 });
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowRight');
+  });
+  await sleep(300);
+  await page.screenshot({ path: shots.notebook });
+  log(`wrote ${shots.notebook}`);
+  await fixRow.click();
+  await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+  await waitFor(async () => (await cell.innerText().catch(() => '')).includes('torch.where'), 15_000);
+  await page.keyboard.press('Control+S');
+  const file = path.join(opts.workspace, opts.notebook);
+  let sources = '';
+  const saved = await waitFor(() => {
+    try {
+      sources = JSON.parse(fs.readFileSync(file, 'utf8')).cells.map((c) => [].concat(c.source).join('')).join('\n');
+    } catch { return false; }
+    return sources.includes(NOTEBOOK_PRESENT) && !sources.includes(NOTEBOOK_ABSENT);
+  }, 20_000);
+  if (!saved) {
+    throw new CheckFailed(`${file} after the fix and Ctrl+S does not hold ${JSON.stringify(NOTEBOOK_PRESENT)} ` +
+      `(or still holds ${JSON.stringify(NOTEBOOK_ABSENT)}); its cells:\n${sources}`);
+  }
+  if (opts.python) {
+    const check = spawnSync(opts.python, ['-c', 'import sys, nbformat; nb = nbformat.read(sys.argv[1], as_version=4); ' +
+      'nbformat.validate(nb); print(len(nb.cells), "cells")', file], { encoding: 'utf8' });
+    if (check.status !== 0) throw new CheckFailed(`the saved notebook does not load with nbformat:\n${check.stderr}`);
+    log(`${opts.notebook} on disk holds the rewrite and loads with nbformat (${check.stdout.trim()})`);
+  } else {
+    log(`${opts.notebook} on disk holds the rewrite`);
+  }
 }
 
 // The extension's Output channel(s) (files named after the channel, e.g. 1-graphmend.log).

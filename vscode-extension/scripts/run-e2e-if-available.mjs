@@ -18,8 +18,10 @@ const server = process.env.GRAPHMEND_LSP ?? join(root, "..", ".venv", "bin", "gr
 // The test applies a fix to the file: work on a copy of the paper's Figure 1.
 const workspace = mkdtempSync(join(tmpdir(), "graphmend-e2e-"));
 copyFileSync(join(root, "..", "examples", "figure1.py"), join(workspace, "figure1.py"));
+copyFileSync(join(root, "e2e", "demo.ipynb"), join(workspace, "demo.ipynb"));
 mkdirSync(join(root, "media"), { recursive: true });
 const result = spawnSync(node, [join(root, "e2e", "run-e2e.mjs"), "--vsix", join(root, "graphmend.vsix"),
-  "--server", server, "--workspace", workspace, "--screenshot", join(root, "media", "quickfix.png")],
+  "--server", server, "--workspace", workspace, "--screenshot", join(root, "media", "quickfix.png"),
+  "--notebook", "demo.ipynb", "--python", join(dirname(server), "python")],
   { stdio: "inherit" });
 process.exit(result.status ?? 1);

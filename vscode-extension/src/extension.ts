@@ -83,6 +83,9 @@ async function start(): Promise<void> {
     documentSelector: [
       { scheme: "file", language: "python" },
       { scheme: "untitled", language: "python" },
+      // Python cells of Jupyter notebooks: the server syncs them as notebook documents (LSP 3.17),
+      // and this selector lets code actions and hovers be asked for in the cells.
+      { scheme: "vscode-notebook-cell", language: "python" },
     ],
     initializationOptions: serverOptions(settings()),
     synchronize: { configurationSection: "graphmend" },

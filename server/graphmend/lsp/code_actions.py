@@ -9,6 +9,7 @@ from lsprotocol import types
 from ..diagnostics import Applicability, Diagnostic
 from ..fixes import apply_fixes
 from ..source import Position, Range
+from . import notebook_analysis
 from .state import FIX_ALL_KIND, GraphmendServer, server
 from .worker import Analysis
 
@@ -101,6 +102,9 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
     uri, version = data.get("uri"), data.get("version")
     if uri is None:
         return action
+    notebook = ls.notebook_of(uri)
+    if notebook is not None:
+        return _resolve_in_notebook(ls, action, notebook.uri, uri, data)
     result = ls.results.get(uri)
     if result is None or result.version != version:
         result = ls.current(uri)
@@ -118,4 +122,28 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
     index = data.get("index")
     if isinstance(index, int) and 0 <= index < len(result.diagnostics) and result.diagnostics[index].fix is not None:
         action.edit = ls.workspace_edit(uri, result, result.diagnostics[index].fix)  # type: ignore[arg-type]
+    return action
+
+
+def _resolve_in_notebook(ls: GraphmendServer, action: types.CodeAction, notebook_uri: str, uri: str,
+                         data: dict) -> types.CodeAction:
+    """A fix in a notebook cell, applied to the notebook's module (a deferred logger's helper goes
+    after the imports, maybe in another cell; IPython lines stay as they were): edits on every
+    cell it changes."""
+    analysis = ls.current_notebook(notebook_uri)
+    cell = analysis.cell_analysis(uri) if analysis is not None else None
+    if analysis is None or cell is None or cell.version != data.get("version"):
+        action.disabled = types.CodeActionDisabled(reason="the notebook changed; ask for the fix again")
+        return action
+    if data.get("fixAll"):
+        fixes = [d.fix for d in analysis.diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE]
+    else:
+        index = data.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(cell.diagnostics):
+            return action
+        fix = analysis.diagnostics[cell.diagnostics[index].data["notebook_index"]].fix
+        fixes = [fix] if fix is not None else []
+    changed = notebook_analysis.cell_edits(analysis, fixes) if fixes else None
+    if changed:
+        action.edit = ls.cells_edit(analysis, changed)
     return action

@@ -10,6 +10,7 @@ from typing import Any
 from lsprotocol import types
 
 from .. import api
+from . import notebook_analysis
 from .state import (
     COMMAND_FIX_ALL,
     COMMAND_SHOW_DIFF,
@@ -24,6 +25,15 @@ from .state import (
 async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any]:
     """Apply every safe fix in the file (the argument is the document URI), through workspace/applyEdit."""
     uri = _uri_argument(arguments)
+    notebook = ls.notebook_of(uri) if uri else None
+    if notebook is not None:
+        analysis = ls.current_notebook(notebook.uri)
+        changed, applied = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), False) if analysis else (None, 0)
+        if analysis is None or changed is None:
+            return {"applied": 0}
+        answer = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=ls.cells_edit(analysis, changed), label="graphmend: fix all"))
+        return {"applied": applied if answer.applied else 0}
     result = ls.current(uri) if uri else None
     if result is None:
         return {"applied": 0}
@@ -40,10 +50,18 @@ async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any
 def show_fix_diff(ls: GraphmendServer, *arguments: Any) -> str:
     """The rewrite of the whole file (safe fixes; `unsafe` as second argument for all) as a unified diff."""
     uri = _uri_argument(arguments)
+    unsafe = len(arguments) > 1 and bool(arguments[1])
+    notebook = ls.notebook_of(uri) if uri else None
+    if notebook is not None:
+        analysis = ls.current_notebook(notebook.uri)
+        changed = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), unsafe)[0] if analysis else None
+        name = Path(path_of(notebook.uri) or "notebook.ipynb").name  # type: ignore[arg-type]
+        return "".join(line for cell, text in sorted((changed or {}).items(), key=lambda item: item[0].number)
+                       for line in difflib.unified_diff(cell.text.splitlines(True), text.splitlines(True),
+                                                        f"a/{name}:cell {cell.number}", f"b/{name}:cell {cell.number}"))
     result = ls.current(uri) if uri else None
     if result is None:
         return ""
-    unsafe = len(arguments) > 1 and bool(arguments[1])
     fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=unsafe)  # type: ignore[arg-type]
     name = Path(path_of(uri) or "file.py").name  # type: ignore[arg-type]
     return "".join(difflib.unified_diff(result.text.splitlines(True), fixed.fixed.splitlines(True), f"a/{name}", f"b/{name}"))

@@ -30,6 +30,8 @@ def did_save(ls: GraphmendServer, params: types.DidSaveTextDocumentParams) -> No
         for open_uri in list(ls.workspace.text_documents):
             if open_uri.endswith(".py"):
                 ls.schedule(open_uri)
+        for notebook_uri in list(ls.workspace.notebook_documents):
+            ls.schedule(notebook_uri)
     else:
         ls.schedule(uri)
 

@@ -15,9 +15,9 @@ from .state import SOURCE, GraphmendServer, server
 )
 async def pull_diagnostics(ls: GraphmendServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
     uri = params.text_document.uri
-    if uri not in ls.workspace.text_documents:
+    if not ls.is_open(uri):
         return types.RelatedFullDocumentDiagnosticReport(items=[])  # closed: nothing to show
-    pending = ls.pending.get(uri)
+    pending = ls.pending.get(ls.analysis_key(uri))  # a cell's is its notebook's
     if pending is not None:
         try:
             await asyncio.shield(pending)

@@ -6,7 +6,16 @@ here so that importing this module gives a complete server.
 
 from __future__ import annotations
 
-from . import code_actions, commands, documents, hover, lifecycle, pull, workspace  # noqa: F401  (register the handlers)
+from . import (  # noqa: F401  (register the handlers)
+    code_actions,
+    commands,
+    documents,
+    hover,
+    lifecycle,
+    notebook_documents,
+    pull,
+    workspace,
+)
 from .state import GraphmendServer, server
 
 __all__ = ["GraphmendServer", "server"]

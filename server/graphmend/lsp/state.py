@@ -14,11 +14,12 @@ import asyncio
 import logging
 import multiprocessing
 import os
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -26,8 +27,10 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__, api
 from ..diagnostics import Diagnostic, Fix, Severity
-from ..source import Position, Range
+from ..source import Position, Range, SourceText
+from . import notebook_analysis
 from .index import WorkspaceIndex, build_project
+from .notebook_analysis import NotebookAnalysis
 from .options import EditorOptions
 from .protocol import GraphmendProtocol
 from .worker import Analysis, ClosedFile, analyse, warm_up, watch_parent
@@ -42,6 +45,13 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFORMATION: types.DiagnosticSeverity.Information,
 }
+# Jupyter notebooks' Python cells are synced as notebook documents (LSP 3.17), saves included.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithCells(
+        notebook=types.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook"),
+        cells=[types.NotebookCellLanguage(language="python")])],
+    save=True,
+)
 ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
 REFRESH_DELAY_S = 0.2  # after a change to the call graph, other documents' contexts are checked this much later
 SUMMARY_DELAY_S = 0.5  # an edited document's summary is taken once the editor pauses this long
@@ -52,7 +62,7 @@ log = logging.getLogger("graphmend.lsp")
 class GraphmendServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=GraphmendProtocol)
+                         protocol_cls=GraphmendProtocol, notebook_document_sync=NOTEBOOK_SYNC)
         self.options = EditorOptions()
         self.results: dict[str, Analysis] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
@@ -67,6 +77,7 @@ class GraphmendServer(LanguageServer):
         self.closed: dict[str, tuple[api.ProjectContext, list[types.Diagnostic]]] = {}  # closed files' diagnostics
         self._refresh: asyncio.Task[None] | None = None
         self._summaries: dict[str, asyncio.Task[None]] = {}  # pending summaries of open documents
+        self.notebook_results: dict[str, NotebookAnalysis] = {}  # notebook uri → its analysis, split by cell
 
     # ------------------------------------------------------------------ errors and logging
     def report_server_error(self, error: Exception, source: Any) -> None:
@@ -120,7 +131,8 @@ class GraphmendServer(LanguageServer):
                 self.report_once(f"graphmend: {error}; using defaults")
         for problem in self.options.problems:
             self.report_once(f"graphmend: {problem}")
-        return self.options.apply(base)
+        settings = self.options.apply(base)
+        return settings.for_file(path) if path is not None else settings
 
     def analyse_now(self, uri: str) -> Analysis | None:
         """Analyse the document as it is now (on the calling thread)."""
@@ -133,9 +145,14 @@ class GraphmendServer(LanguageServer):
     def current(self, uri: str) -> Analysis | None:
         """The analysis of the document's current version, computing it if needed; None for a
         document the client has not opened (nothing is read from disk behind the editor's back:
-        the path may not exist, or be a FIFO that would block)."""
-        if uri not in self.workspace.text_documents:
+        the path may not exist, or be a FIFO that would block). A notebook cell's is its part of
+        its notebook's analysis."""
+        if not self.is_open(uri):
             return None
+        notebook = self.notebook_of(uri)
+        if notebook is not None:
+            analysis = self.current_notebook(notebook.uri)
+            return analysis.cell_analysis(uri) if analysis is not None else None
         document = self.workspace.get_text_document(uri)
         cached = self.results.get(uri)
         if cached is not None and cached.version == document.version and cached.text == document.source:
@@ -146,39 +163,114 @@ class GraphmendServer(LanguageServer):
         return result
 
     def schedule(self, uri: str, delay_ms: int = 0) -> None:
-        """(Re)start the analysis of a document; an older pending run for it is dropped."""
-        _restart(self.pending, uri, self._run(uri, delay_ms))
+        """(Re)start the analysis of a document; an older pending run for it is dropped. A notebook
+        cell's is its notebook's, keyed by the notebook's uri."""
+        notebook = self.notebook_of(uri)
+        if notebook is not None or uri in self.workspace.notebook_documents:
+            key = notebook.uri if notebook is not None else uri
+            _restart(self.pending, key, self._pending(key, delay_ms, self._analyse_notebook))
+            return
+        _restart(self.pending, uri, self._pending(uri, delay_ms, self._analyse_document))
 
-    async def _run(self, uri: str, delay_ms: int) -> None:
+    def is_open(self, uri: str) -> bool:
+        """Whether the client has the document open; pygls keys documents by the unquoted uri,
+        while clients send it quoted (`%3D` in a notebook cell's fragment, `%20` in a path)."""
+        return unquote(uri) in self.workspace.text_documents
+
+    def analysis_key(self, uri: str) -> str:
+        """The key of a document's pending analysis: a cell's is its notebook's."""
+        notebook = self.notebook_of(uri)
+        return notebook.uri if notebook is not None else uri
+
+    # ------------------------------------------------------------------ notebooks
+    def notebook_of(self, uri: str) -> types.NotebookDocument | None:
+        """The notebook a cell's text document belongs to; None for a file."""
+        return self.workspace.get_notebook_document(cell_uri=uri)
+
+    def current_notebook(self, uri: str) -> NotebookAnalysis | None:
+        """The analysis of the notebook's current cells, computed here if the last one is stale."""
+        cached = self.notebook_results.get(unquote(uri))
+        if cached is not None and notebook_analysis.is_current(cached.snapshot, self.workspace):
+            return cached
+        document = self.workspace.get_notebook_document(notebook_uri=uri)
+        if document is None:
+            return None
+        snap = notebook_analysis.snapshot(self.workspace, document)
+        path = path_of(uri)
+        settings = self.settings_for(path)
+        module = analyse(snap.notebook.module, snap.version, path, settings, self.index.context_for(path))
+        return self._keep_notebook(notebook_analysis.split(snap, module, path))
+
+    def _keep_notebook(self, analysis: NotebookAnalysis) -> NotebookAnalysis:
+        self.notebook_results[unquote(analysis.snapshot.uri)] = analysis
+        return analysis
+
+    async def _analyse_notebook(self, uri: str) -> None:
+        document = self.workspace.get_notebook_document(notebook_uri=uri)
+        if document is None:
+            return
+        snap = notebook_analysis.snapshot(self.workspace, document)
+        path = path_of(uri)
+        module = await self._analysis(snap.notebook.module, snap.version, path, self.settings_for(path))
+        if not notebook_analysis.is_current(snap, self.workspace):
+            return  # a cell moved on (or the notebook closed): a newer run will publish
+        analysis = self._keep_notebook(notebook_analysis.split(snap, module, path))
+        if self.pull_mode:
+            self._refresh_pull()
+        else:
+            for cell in snap.cells:
+                result = analysis.cell_analysis(cell.uri)
+                if result is not None:
+                    self.publish(cell.uri, result)
+
+    def forget_notebook(self, uri: str, cell_uris: list[str]) -> None:
+        """A closed notebook: its pending run, its results and its cells' diagnostics go."""
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.notebook_results.pop(unquote(uri), None)
+        for cell_uri in cell_uris:
+            if not self.pull_mode:
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+
+    async def _pending(self, uri: str, delay_ms: int, work: Callable[[str], Awaitable[None]]) -> None:
+        """A document's pending analysis: after the debounce, `work`; a failure keeps the previous
+        diagnostics and the server serving."""
         try:
             if delay_ms:
                 await asyncio.sleep(delay_ms / 1000)
-            document = self.workspace.get_text_document(uri)
-            text, version = document.source, document.version
-            path = path_of(uri)
-            settings = self.settings_for(path)
-            if api.too_large(text, settings):
-                result = analyse(text, version, path, settings)  # refused at once: the text never goes to the worker
-            else:
-                await self.project_ready()
-                result = await self.analyse_in_worker(text, version, path, settings, self.index.context_for(path))
-            latest = self.workspace.get_text_document(uri)
-            if latest.version != version or latest.source != text or uri not in self.workspace.text_documents:
-                return  # the document moved on (or closed): a newer run will publish
-            self.results[uri] = result
-            if path is not None:  # what this file calls or compiles, for the other files (at once when it is new)
-                self.summarize_later(uri, 0 if self.index.key(path) not in self.index.open else SUMMARY_DELAY_S)
-            if self.pull_mode:
-                self._refresh_pull()
-            else:
-                self.publish(uri, result)
+            await work(uri)
         except asyncio.CancelledError:
             pass
-        except Exception as error:  # noqa: BLE001 - keep the previous diagnostics and keep serving
+        except Exception as error:  # noqa: BLE001
             self.report_server_error(error, None)
         finally:
             if self.pending.get(uri) is asyncio.current_task():
                 del self.pending[uri]
+
+    async def _analysis(self, text: str, version: int | None, path: Path | None, settings: api.Settings) -> Analysis:
+        """A text's analysis in the worker, with the project's context; one over the size limit is
+        refused at once, and its text never goes to the worker."""
+        if api.too_large(text, settings):
+            return analyse(text, version, path, settings)
+        await self.project_ready()
+        return await self.analyse_in_worker(text, version, path, settings, self.index.context_for(path))
+
+    async def _analyse_document(self, uri: str) -> None:
+        document = self.workspace.get_text_document(uri)
+        text, version = document.source, document.version
+        path = path_of(uri)
+        result = await self._analysis(text, version, path, self.settings_for(path))
+        latest = self.workspace.get_text_document(uri)
+        if latest.version != version or latest.source != text or not self.is_open(uri):
+            return  # the document moved on (or closed): a newer run will publish
+        self.results[uri] = result
+        if path is not None:  # what this file calls or compiles, for the other files (at once when it is new)
+            self.summarize_later(uri, 0 if self.index.key(path) not in self.index.open else SUMMARY_DELAY_S)
+        if self.pull_mode:
+            self._refresh_pull()
+        else:
+            self.publish(uri, result)
 
     def worker(self) -> ProcessPoolExecutor:
         """The analysis worker, started (and warmed: graphmend imported, one tiny analysis run) if
@@ -239,7 +331,7 @@ class GraphmendServer(LanguageServer):
     async def _summarize(self, uri: str, delay_s: float) -> None:
         try:
             await asyncio.sleep(delay_s)
-            if uri not in self.workspace.text_documents:
+            if not self.is_open(uri):
                 return
             document = self.workspace.get_text_document(uri)
             path = path_of(uri)
@@ -251,7 +343,7 @@ class GraphmendServer(LanguageServer):
             runner = self.executor if len(text) <= SUMMARY_IN_SERVER_MAX_CHARS else self.worker()
             summary = await asyncio.get_running_loop().run_in_executor(
                 runner, api.summarize_source, text, path, self.settings_for(path))
-            if uri in self.workspace.text_documents and self.workspace.get_text_document(uri).source == text:
+            if self.is_open(uri) and self.workspace.get_text_document(uri).source == text:
                 if self.index.update(path, summary, from_open_document=True):
                     self.refresh_contexts()
         except asyncio.CancelledError:
@@ -399,6 +491,21 @@ class GraphmendServer(LanguageServer):
             identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
             return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(identifier, edits)])
         return types.WorkspaceEdit(changes={uri: edits})
+
+    def cells_edit(self, analysis: NotebookAnalysis, changed: dict[notebook_analysis.Cell, str]) -> types.WorkspaceEdit:
+        """Each changed cell's new text, as one edit per cell document (at the version analysed)."""
+        edits: list[tuple[str, int | None, list[types.TextEdit]]] = []
+        for cell, text in sorted(changed.items(), key=lambda item: item[0].number):
+            kept = analysis.cell_analysis(cell.uri)
+            lines = kept.lines if kept is not None else SourceText(cell.text).lines
+            last = len(lines) - 1
+            whole = self.to_range(cell.uri, lines, Range(Position(0, 0), Position(last, len(lines[last]))))
+            edits.append((cell.uri, cell.version, [types.TextEdit(whole, text)]))
+        if self.versioned_edits:
+            return types.WorkspaceEdit(document_changes=[
+                types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), text_edits)
+                for uri, version, text_edits in edits])
+        return types.WorkspaceEdit(changes={uri: text_edits for uri, _, text_edits in edits})
 
     def whole_document_edit(self, uri: str, result: Analysis, new_text: str) -> types.WorkspaceEdit:
         last = len(result.lines) - 1

@@ -187,7 +187,16 @@ def publish_closed(ls: GraphmendServer, closed: ClosedFile) -> None:
 async def workspace_diagnostics(ls: GraphmendServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
     """Open documents' current diagnostics, and closed files' when `closedFiles` is on."""
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
+    for notebook_uri in list(ls.workspace.notebook_documents):
+        analysis = ls.current_notebook(notebook_uri)
+        for cell in analysis.snapshot.cells if analysis is not None else ():
+            found = analysis.cell_analysis(cell.uri)  # type: ignore[union-attr]
+            if found is not None:  # under the uri the client gave the cell
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=cell.uri, items=ls.to_lsp(cell.uri, found),
+                                                                         version=found.version))
     for uri in list(ls.workspace.text_documents):
+        if ls.notebook_of(uri) is not None:
+            continue  # a notebook cell: above
         result = ls.current(uri)
         if result is not None:
             items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=ls.to_lsp(uri, result), version=result.version))

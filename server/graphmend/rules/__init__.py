@@ -19,6 +19,8 @@ from .gm307_untraceable_call import UntraceableCall
 from .gm308_numpy_scalar import NumpyScalar
 from .gm309_tensor_as_size import TensorAsSize
 from .gm310_autograd_in_compiled_code import AutogradInCompiledCode
+from .gm311_unsupported_numpy_call import UnsupportedNumpyCall
+from .gm312_non_tensor_torch_call import NonTensorTorchCall
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -37,6 +39,8 @@ RULES: tuple[type[Rule], ...] = (
     NumpyScalar,
     TensorAsSize,
     AutogradInCompiledCode,
+    UnsupportedNumpyCall,
+    NonTensorTorchCall,
 )
 
 

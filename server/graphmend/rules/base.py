@@ -43,6 +43,10 @@ class Rule:
         """Dynamo's gb page for this site; rules whose sites Dynamo words differently override it."""
         return self.reason_id
 
+    def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+        """The message for this site; rules whose sites Dynamo words differently override it."""
+        return self.message
+
 
 def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
     """`if cond: raise ...` (or `torch._assert(False, msg)`), possibly after assignments that only

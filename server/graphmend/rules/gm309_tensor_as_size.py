@@ -5,6 +5,7 @@ import weakref
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..semantics import walk
 from ..torch_api import SIZE_FUNCTIONS, SIZE_METHODS
 from .base import Rule
@@ -15,7 +16,8 @@ class TensorAsSize(Rule):
     Python int: the sizes of `torch.zeros/ones/empty/full/rand/randn`, the bounds of `torch.arange`,
     `linspace`/`logspace` steps, `torch.eye`, `F.interpolate(size=)`, `F.pad(pad=)`, the tensor
     methods `repeat`, `expand`, `view`, `reshape`, `tile`, `narrow`, `unflatten`, `new_zeros`...,
-    the builtin `range`, and slice bounds (`x[:n]`).
+    the builtin `range`, and slice bounds (`x[:n]`); NumPy factories (`np.zeros`, `np.arange`...)
+    and NumPy values as sizes too, since Dynamo traces NumPy as tensors.
 
     Why it breaks the graph: Dynamo must know the value to trace a shape, so it reads the tensor
     with an implicit `.item()` ("Data dependent operator", gb0033; `range(t)` fails as "Failed to
@@ -49,7 +51,7 @@ class TensorAsSize(Rule):
                 return None  # a slice of anything (a tensor, a list) needs its bounds as ints
             slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             bounds = [b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None]
-            return node if any(analysis.kind(b).is_tensor for b in bounds) else None  # any tensor: `.item()` on it
+            return node if any(_traced_as_tensor(b, analysis) for b in bounds) else None  # any tensor: `.item()` on it
         assert isinstance(node, ast.Call)
         signature = self._sizes_of(node, analysis)
         if signature is None:
@@ -72,6 +74,10 @@ class TensorAsSize(Rule):
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         if isinstance(reported, ast.Subscript):
+            slices = reported.slice.elts if isinstance(reported.slice, ast.Tuple) else [reported.slice]
+            bounds = [b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None]
+            if not any(analysis.kind(b).is_tensor for b in bounds):
+                return "gb0033"  # NumPy bounds only: read as data (measured)
             return "gb0124"  # a slice bound: `Tensor.item()` on it
         if isinstance(reported, ast.Call) and isinstance(reported.func, ast.Name):
             return "gb0059"  # `range(t)`
@@ -95,17 +101,29 @@ _OPERATIONS = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)  # what makes a 
 _MAX_DEPTH = 8
 
 
+def _traced_as_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A tensor, or a NumPy value: Dynamo traces NumPy in compiled code as tensors (torch._numpy), so
+    `np.zeros((n, np.sum(counts)))` reads its size like `torch.zeros` would (gb0033, measured on
+    torch 2.13 in BigBird's random attention plan)."""
+    kind = analysis.kind(expr)
+    return kind.is_tensor or kind is Kind.NUMPY
+
+
 def _computed_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     """A tensor the compiled code computes. Dynamo knows the value of a tensor the frame receives
     (`torch.arange(n)` with `n` an argument traces, specialised on it; `torch.arange(n + 1)`
     breaks, measured on torch 2.13), so parameters, attributes and their aliases are left out."""
-    if not analysis.kind(expr).is_tensor:
+    if not _traced_as_tensor(expr, analysis):
         return False
     if isinstance(expr, _OPERATIONS):
         return _in_graph(expr, analysis, 0)
     function = analysis.function
-    if not isinstance(expr, ast.Name) or function is None or expr.id in function.parameter_names:
+    if not isinstance(expr, ast.Name) or function is None:
         return False
+    if expr.id in function.parameter_names:
+        # A NumPy number the frame receives is data all the same (BigBird's `np.arange(to_start_block_id,
+        # to_end_block_id)` breaks, measured): Dynamo wraps it as a tensor input, not a constant.
+        return analysis.kind(expr) is Kind.NUMPY
     values = analysis.module.regions.assigned_values(function).get(expr.id, [])
     return bool(values) and all(isinstance(v, _OPERATIONS) and _in_graph(v, analysis, 0) for v in values)
 
@@ -115,7 +133,7 @@ def _in_graph(expr: ast.expr, analysis: FunctionAnalysis, depth: int) -> bool:
     Python numbers only (`torch.div(seq_len, w, rounding_mode="trunc")` on sizes, `torch.tensor(n)`)
     gives a constant whose value Dynamo knows, so sizes built from it trace (measured on torch
     2.13; a slice bound breaks even then, see `check`)."""
-    if depth > _MAX_DEPTH or not analysis.kind(expr).is_tensor:
+    if depth > _MAX_DEPTH or not _traced_as_tensor(expr, analysis):
         return False
     if isinstance(expr, ast.Name):
         function = analysis.function
@@ -131,7 +149,7 @@ def _in_graph(expr: ast.expr, analysis: FunctionAnalysis, depth: int) -> bool:
             inner.env = analysis.module.final_env(callee)  # its kinds at its end, walked once per module
             returned = [n.value for n in walk(callee.node) if isinstance(n, ast.Return) and n.value is not None]
             return any(_in_graph(value, inner, depth + 1) for value in returned)
-        if qualname is None or not qualname.startswith("torch."):
+        if qualname is None or not qualname.startswith("torch."):  # NumPy: a tensor in the graph even of constants (measured)
             return True  # a tensor's method, a submodule
         arguments = [*expr.args, *(k.value for k in expr.keywords)]
         elements = [e for a in arguments for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]

@@ -1,0 +1,304 @@
+"""How findings are written out: the CLI's output formats, one function each, over one list of findings.
+
+`text` (with the source line and a caret, Ruff's "full"), `concise`, `json`, `json-lines`, `sarif`
+(2.1.0, for GitHub code scanning), `github` (workflow commands) and `gitlab` (Code Quality). Every
+position a user reads is 1-based; columns count Unicode code points, as the source does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import __version__
+from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, Severity, TextEdit
+from .rules import RULES, RULES_BY_CODE
+
+FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github", "gitlab")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/graphmend/graphmend"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic where the user reads it: a file, and for a notebook the cell (1-based) whose
+    text the diagnostic's range is in."""
+
+    path: Path
+    diagnostic: Diagnostic
+    cell: int | None = None
+
+    @property
+    def location(self) -> str:
+        """`path:line:column`, with `cell N:` before the line in a notebook."""
+        start = self.diagnostic.range.start
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{start.line + 1}:{start.character + 1}"
+
+
+Lines = Callable[[Finding], list[str] | None]  # the text lines a finding's range is in (its cell's, in a notebook)
+
+
+def diagnostic_json(finding: Finding) -> dict[str, Any]:
+    """The JSON object of one finding (`json`, `json-lines`)."""
+    diagnostic, path = finding.diagnostic, finding.path
+    start, end = diagnostic.range.start, diagnostic.range.end
+    fix = diagnostic.fix
+    return {
+        "code": diagnostic.code,
+        "path": str(path),
+        **({"cell": finding.cell} if finding.cell is not None else {}),
+        "line": start.line + 1,
+        "column": start.character + 1,
+        "end_line": end.line + 1,
+        "end_column": end.character + 1,
+        "message": diagnostic.message,
+        "severity": diagnostic.severity.value,
+        "url": diagnostic.url,
+        "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
+        "related": [
+            {"path": display_path(r.path) if r.path is not None else str(path), "line": r.range.start.line + 1,
+             "column": r.range.start.character + 1, "message": r.message}
+            for r in diagnostic.related
+        ],
+        "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
+    }
+
+
+def display_path(path: str) -> str:
+    """A path of another file as the user would write it: relative to the working folder when inside it."""
+    try:
+        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+    except ValueError:  # another drive (Windows)
+        return path
+
+
+# ---------------------------------------------------------------- text
+
+
+class Style:
+    """ANSI styles, or none: colour only on a terminal, `NO_COLOR` off and `FORCE_COLOR` on (no-color.org)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    @classmethod
+    def for_stream(cls, stream: Any) -> Style:
+        if os.environ.get("NO_COLOR"):
+            return cls(False)
+        if os.environ.get("FORCE_COLOR"):
+            return cls(True)
+        return cls(bool(getattr(stream, "isatty", lambda: False)()))
+
+    def __call__(self, text: str, *codes: int) -> str:
+        return f"\x1b[{';'.join(map(str, codes))}m{text}\x1b[0m" if self.enabled and codes else text
+
+
+BOLD, RED, CYAN, BLUE, YELLOW = 1, 31, 36, 34, 33
+
+
+def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool) -> str:
+    """One line per finding, `path:line:col: CODE message`; with `show_source`, the line of code
+    under it with a caret under the range, and the fix's title."""
+    out = []
+    for finding in findings:
+        d = finding.diagnostic
+        marker = " [*]" if d.fix is not None and d.fix.applicability is Applicability.SAFE else ""
+        out.append(f"{style(finding.location, BOLD)}: {style(d.code, BOLD, RED)}{marker} {d.message}")
+        if not show_source:
+            continue
+        source = lines(finding)
+        start, end = d.range.start, d.range.end
+        if source is None or start.line >= len(source):
+            continue
+        code = source[start.line].rstrip("\r\n")
+        width = (end.character if end.line == start.line else len(code)) - start.character
+        number = str(start.line + 1)
+        gutter = " " * len(number)
+        out.append(style(f"{gutter} |", BLUE))
+        out.append(f"{style(f'{number} |', BLUE)} {code}")
+        out.append(f"{style(f'{gutter} |', BLUE)} {' ' * start.character}{style('^' * max(width, 1), RED)}")
+        if d.fix is not None:
+            label = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[d.fix.applicability.value]
+            out.append(f"{style(f'{gutter} =', BLUE)} {style('help', BOLD, CYAN)}: {label}: {d.fix.title}")
+        out.append("")
+    return "\n".join(out)
+
+
+def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """Findings per code, most frequent first: count, code, rule name, and how many a fix applies to."""
+    counts = Counter(f.diagnostic.code for f in findings)
+    fixable = Counter(f.diagnostic.code for f in findings if f.diagnostic.fix is not None
+                      and f.diagnostic.fix.applicability is not Applicability.DISPLAY_ONLY)
+    safe = Counter(f.diagnostic.code for f in findings if f.diagnostic.fix is not None
+                   and f.diagnostic.fix.applicability is Applicability.SAFE)
+    return [{"code": code, "name": RULES_BY_CODE[code].name if code in RULES_BY_CODE else "", "count": count,
+             "fixable": fixable[code], "safe_fixes": safe[code]}
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def statistics_text(rows: list[dict[str, Any]], style: Style) -> str:
+    """Ruff's layout: count, code, `[*]` when a safe fix applies (`[-]` unsafe only), name."""
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    return "\n".join(
+        f"{row['count']:>{width}}\t{style(row['code'], BOLD, RED)}\t"
+        f"{'[*]' if row['safe_fixes'] else '[-]' if row['fixable'] else '[ ]'} {row['name']}"
+        for row in rows)
+
+
+# ---------------------------------------------------------------- machine formats
+
+
+def json_lines(findings: list[Finding]) -> str:
+    return "\n".join(json.dumps(diagnostic_json(f)) for f in findings)
+
+
+def github(findings: list[Finding]) -> str:
+    """GitHub Actions workflow commands: an annotation on the file and lines of each finding."""
+    levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice"}
+    out = []
+    for finding in findings:
+        d = finding.diagnostic
+        start, end = d.range.start, d.range.end
+        cell = f"cell {finding.cell}: " if finding.cell is not None else ""
+        properties = {"file": str(finding.path), "line": start.line + 1, "endLine": end.line + 1,
+                      "col": start.character + 1, "endColumn": end.character + 1, "title": f"graphmend ({d.code})"}
+        if finding.cell is not None:  # a notebook's lines are its cells': no line of the .ipynb to point at
+            properties = {"file": str(finding.path), "title": properties["title"]}
+        joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
+        out.append(f"::{levels[d.severity]} {joined}::{_escape_data(f'{cell}{d.code} {d.message}')}")
+    return "\n".join(out)
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(value: str) -> str:
+    return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def gitlab(findings: list[Finding], lines: Lines) -> str:
+    """GitLab Code Quality: description, check_name, fingerprint, severity, location.path/lines.begin.
+    The fingerprint hashes the path, the code, the message and the line's text (not its number), so
+    a finding keeps its identity when lines above it move; repeats get an ordinal."""
+    severities = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFORMATION: "info"}
+    seen: Counter[str] = Counter()
+    out = []
+    for finding in findings:
+        d = finding.diagnostic
+        source = lines(finding)
+        line_text = source[d.range.start.line].strip() if source and d.range.start.line < len(source) else ""
+        base = hashlib.sha256("\0".join([str(finding.path), str(finding.cell), d.code, d.message,
+                                         line_text]).encode()).hexdigest()
+        seen[base] += 1
+        fingerprint = hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()
+        cell = f"cell {finding.cell}: " if finding.cell is not None else ""
+        out.append({
+            "description": f"{cell}{d.message}",
+            "check_name": d.code,
+            "fingerprint": fingerprint,
+            "severity": severities[d.severity],
+            "location": {"path": Path(os.path.relpath(finding.path)).as_posix() if finding.path.is_absolute() else finding.path.as_posix(),
+                         "lines": {"begin": d.range.start.line + 1 if finding.cell is None else 1}},
+        })
+    return json.dumps(out, indent=2)
+
+
+def sarif(findings: list[Finding], root: Path) -> str:
+    """SARIF 2.1.0: one run with every rule's metadata (its docs, Dynamo's gb page as help), each
+    finding as a result with its region and its rewrite as a SARIF fix. File URIs are relative to
+    `%SRCROOT%`, the folder the command ran in; a notebook finding names its cell in a property
+    (SARIF regions cannot point into one cell of a JSON file)."""
+    descriptors = [_rule_descriptor(rule) for rule in RULES]
+    descriptors += [_not_analysed_descriptor(code, text) for code, text in _NOT_ANALYSED.items()]
+    index = {descriptor["id"]: position for position, descriptor in enumerate(descriptors)}
+    levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note"}
+    results = []
+    for finding in findings:
+        d = finding.diagnostic
+        artifact = {"uri": _uri(finding.path, root), "uriBaseId": "%SRCROOT%"}
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "level": levels[d.severity],
+            "message": {"text": d.message},
+            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(d.range.start, d.range.end)}}],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.related:
+            result["relatedLocations"] = [
+                {"id": number, "message": {"text": r.message},
+                 "physicalLocation": {"artifactLocation": {"uri": _uri(Path(r.path) if r.path else finding.path, root),
+                                                           "uriBaseId": "%SRCROOT%"},
+                                      "region": _region(r.range.start, r.range.end)}}
+                for number, r in enumerate(d.related)]
+        if d.fix is not None and d.fix.edits and finding.cell is None:
+            result["fixes"] = [{"description": {"text": f"{d.fix.title} ({d.fix.applicability.value})"},
+                                "artifactChanges": [{"artifactLocation": artifact,
+                                                     "replacements": [_replacement(e) for e in d.fix.edits]}]}]
+        properties = {key: value for key, value in (("cell", finding.cell), ("onlyWhen", d.data.get("only_when")),
+                                                    ("fixApplicability", d.fix.applicability.value if d.fix else None))
+                      if value}
+        if properties:
+            result["properties"] = properties
+        results.append(result)
+    driver = {
+        "name": "graphmend", "version": __version__, "semanticVersion": __version__, "informationUri": INFORMATION_URI,
+        "rules": descriptors,
+    }
+    run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints",
+           "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}}, "results": results}
+    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
+
+
+_FAMILIES = {"GM1": "control-flow", "GM2": "side-effect", "GM3": "not-fixable-by-rewrite"}
+_NOT_ANALYSED = {  # codes of files graphmend could not analyse, which no rule class has
+    "GM001": "The file does not parse; nothing in it was analysed.",
+    "GM002": "The file is over `max-file-size-kb`; nothing in it was analysed.",
+}
+
+
+def _not_analysed_descriptor(code: str, text: str) -> dict[str, Any]:
+    return {"id": code, "name": "not-analysed", "shortDescription": {"text": text},
+            "defaultConfiguration": {"level": "note"}}
+
+
+def _rule_descriptor(rule: Any) -> dict[str, Any]:
+    doc = " ".join((rule.__doc__ or "").split())
+    summary = doc.split(" Why it breaks the graph:")[0].removeprefix("What it does: ")
+    levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note"}
+    descriptor: dict[str, Any] = {
+        "id": rule.code, "name": rule.name,
+        "shortDescription": {"text": rule.message},
+        "fullDescription": {"text": summary or rule.message},
+        "help": {"text": doc or rule.message},
+        "defaultConfiguration": {"level": levels[rule.severity]},
+        "properties": {"fixable": rule.fixable, "dynamoReason": rule.reason,
+                       "tags": [_FAMILIES.get(rule.code[:3], "graph-break")]},
+    }
+    if rule.reason_id:
+        descriptor["helpUri"] = GB_DOC_URL.format(rule.reason_id)
+    return descriptor
+
+
+def _uri(path: Path, root: Path) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        return absolute.as_uri()
+
+
+def _region(start: Any, end: Any) -> dict[str, int]:
+    return {"startLine": start.line + 1, "startColumn": start.character + 1,
+            "endLine": end.line + 1, "endColumn": end.character + 1}
+
+
+def _replacement(edit: TextEdit) -> dict[str, Any]:
+    return {"deletedRegion": _region(edit.range.start, edit.range.end), "insertedContent": {"text": edit.new_text}}

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Severity
+from ..inference import FunctionAnalysis
+from ..torch_api import NON_TENSOR_TORCH_CALLS
+from .base import Rule
+
+
+class NonTensorTorchCall(Rule):
+    """What it does: flags, in compiled code, calls of torch functions whose result is not a tensor
+    and that Dynamo does not model (the table `NON_TENSOR_TORCH_CALLS`): `torch.backends.cudnn.flags(...)`.
+
+    Why it breaks the graph: Dynamo runs a `torch.*` call it does not know as an op and expects a
+    tensor back: "torch.* op returned non-Tensor" (gb0208), measured on torch 2.13.0. A context
+    manager of that kind also sends the rest of the frame to eager ("Unsupported context manager",
+    gb0142): wav2vec2 and HuBERT wrap their CTC loss in `with torch.backends.cudnn.flags(enabled=False):`.
+
+    Example:
+        with torch.backends.cudnn.flags(enabled=False):
+            loss = nn.functional.ctc_loss(log_probs, labels, input_lengths, target_lengths)
+
+    Fix and its safety: no automatic fix. Set the flag outside the compiled region
+    (`torch.backends.cudnn.enabled = False` around the call of the compiled model), or move the code
+    that needs it out of the compiled function.
+    """
+
+    code = "GM312"
+    name = "non-tensor-torch-call"
+    message = "torch.* op returned non-Tensor: Dynamo does not model this torch call; make it outside the compiled region"
+    severity = Severity.INFORMATION
+    reason = "torch.* op returned non-Tensor"
+    reason_id = "gb0208"
+    fixable = False
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Call)
+        return node if analysis.qualified_name(node.func) in NON_TENSOR_TORCH_CALLS else None
