@@ -189,3 +189,16 @@ async def test_an_edit_in_one_cell_updates_another(client: LanguageClient, tmp_p
     notebook.edit(0, IMPORTS.replace("import torch", "import numpy"))
     found = await notebook.diagnostics()  # cell 2 keeps its version; its diagnostics are published again
     assert found[1] == []
+
+
+async def test_hover_in_a_cell(client: LanguageClient, tmp_path: Path) -> None:
+    track_versions(client)
+    notebook = Notebook(client, tmp_path, [("code", IMPORTS), ("code", MODEL)])
+    notebook.open()
+    await notebook.diagnostics()
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=notebook.cell_uris[1]), position=types.Position(line=2, character=9)))
+    assert hover is not None and "GM101" in hover.contents.value and "torch.where" in hover.contents.value
+    nothing = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=notebook.cell_uris[0]), position=types.Position(line=1, character=2)))
+    assert nothing is None

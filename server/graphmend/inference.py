@@ -562,6 +562,13 @@ class FunctionAnalysis:
         return Kind.UNKNOWN
 
     def _compare_kind(self, expr: ast.Compare) -> Kind:
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in expr.ops) and len(expr.ops) == 1 \
+                and self._is_sequence(expr.comparators[0]):
+            # `t in [1, 2]` compares the value with each item: data (measured on torch 2.13: a
+            # branch on it breaks, gb0170 for a tensor, gb0033 for a NumPy number). Sets and dicts
+            # hash instead (a tensor's hash is its identity), so they are left out.
+            left = self.kind(expr.left)
+            return Kind.BOOL_TENSOR if left.is_tensor else Kind.NUMPY if left is Kind.NUMPY else Kind.PYTHON
         if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in expr.ops):
             return Kind.PYTHON
         if any(_is_non_numeric_literal(e) for e in [expr.left, *expr.comparators]):
@@ -573,6 +580,17 @@ class FunctionAnalysis:
         if Kind.NUMPY in kinds:
             return Kind.NUMPY  # a NumPy bool (array): traced as a tensor under compile
         return Kind.PYTHON if all(k in (Kind.PYTHON, Kind.NONE) for k in kinds) else Kind.UNKNOWN
+
+    def _is_sequence(self, expr: ast.expr) -> bool:
+        """A list or tuple: a literal, `list(...)`/`tuple(...)`, or a local name only ever bound to one."""
+        if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
+            return True
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple"):
+            return self.is_builtin(expr.func.id)
+        if isinstance(expr, ast.Name) and self.function is not None and expr.id not in self.function.parameter_names:
+            values = self.module.regions.assigned_values(self.function).get(expr.id, [])
+            return bool(values) and all(not isinstance(v, ast.Name) and self._is_sequence(v) for v in values)
+        return False
 
     def _binop_kind(self, expr: ast.BinOp) -> Kind:
         left, right = self.kind(expr.left), self.kind(expr.right)

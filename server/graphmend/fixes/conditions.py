@@ -50,13 +50,17 @@ class _Text:
     atomic: bool = False  # needs no parentheses as an operand of `&`, `|`, `~`
 
 
-def numpy_refusal(test: ast.expr, analysis: FunctionAnalysis) -> str | None:
-    """Why a rewrite into torch operations cannot take a NumPy condition: Dynamo traces NumPy as
-    tensors, but `torch.where`/`torch._assert_async` would make the values tensors in eager too."""
+def condition_refusal(test: ast.expr, analysis: FunctionAnalysis) -> str | None:
+    """Why a rewrite into torch operations cannot take this condition: a NumPy value (Dynamo traces
+    NumPy as tensors, but `torch.where`/`torch._assert_async` would make the values tensors in
+    eager too), or a membership test of a tensor in a Python sequence (a Python bool, no tensor)."""
     for node in walk(test):
         if isinstance(node, ast.expr) and analysis.kind(node) is Kind.NUMPY:
             return ("the condition tests a NumPy value (Dynamo traces it as a tensor); a torch rewrite would turn "
                     "NumPy values into tensors: compute it with torch, or before the compiled region")
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            return ("the condition tests a tensor's membership in a Python sequence, a Python bool: compare with "
+                    "`torch.isin(x, torch.tensor([...]))` to keep it a tensor")
     return None
 
 

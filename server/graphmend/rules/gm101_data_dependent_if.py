@@ -4,11 +4,12 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.conditions import numpy_refusal
+from ..fixes.conditions import condition_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.masked import unguard_masked_writes
 from ..fixes.predicate import predicate_if
 from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..semantics import walk
 from .base import Rule, is_raise_guard
 
@@ -43,7 +44,17 @@ class DataDependentIf(Rule):
     message = "Data-dependent branching: this `if` tests a tensor value; select with `torch.where` instead"
     reason = "Data-dependent branching"
     reason_id = "gb0170"
+    also_reported_as = ("gb0033",)
     node_types = (ast.If,)
+
+    def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+        # Measured on torch 2.13: a NumPy number's membership in a list reads it as data first
+        # ("Data dependent operator"); every other test breaks at the branch.
+        test = reported.test if isinstance(reported, ast.If) else reported
+        if (isinstance(test, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops)
+                and analysis.kind(test.left) is Kind.NUMPY):
+            return "gb0033"
+        return self.reason_id
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.If)
@@ -53,9 +64,9 @@ class DataDependentIf(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
-        numpy = numpy_refusal(node.test, analysis)
-        if numpy is not None:
-            return Refusal(numpy)
+        refused = condition_refusal(node.test, analysis)
+        if refused is not None:
+            return Refusal(refused)
         for special in (loop_gate, unguard_masked_writes):
             fix = special(node, analysis, ctx)
             if fix is not None:

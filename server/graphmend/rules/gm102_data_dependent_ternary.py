@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.conditions import numpy_refusal
+from ..fixes.conditions import condition_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
@@ -39,9 +39,9 @@ class DataDependentTernary(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.IfExp)
-        numpy = numpy_refusal(node.test, analysis)
-        if numpy is not None:
-            return Refusal(numpy)
+        refused = condition_refusal(node.test, analysis)
+        if refused is not None:
+            return Refusal(refused)
         holder = _assignment_of(node, analysis)
         if holder is not None:
             gate = loop_gate(holder, analysis, ctx)

@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
-from ..fixes.conditions import numpy_refusal
+from ..fixes.conditions import condition_refusal
 from ..fixes.deferral import literal
 from ..fixes.purity import impurity
 from ..fixes.shapes import is_scalar_condition
@@ -45,9 +45,9 @@ class DataDependentRaise(Rule):
         """`if cond: raise E(msg)` → `torch._assert_async(torch.logical_not(cond), msg)`: always unsafe,
         since the error becomes a RuntimeError raised when the device gets to it."""
         assert isinstance(node, ast.If)
-        numpy = numpy_refusal(node.test, analysis)
-        if numpy is not None:
-            return Refusal(numpy)
+        refused = condition_refusal(node.test, analysis)
+        if refused is not None:
+            return Refusal(refused)
         torch_name = ctx.torch_name
         if torch_name is None:
             return Refusal("torch is not imported as a module in this file")
