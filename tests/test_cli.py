@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmend.cli import main
-
-from conftest import ROOT
+from conftest import ROOT, run
 
 FIGURE1 = ROOT / "examples" / "figure1.py"
 BROKEN = """import torch
@@ -22,12 +20,6 @@ def f(x):
         print(x)
     return x
 """
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_text_output_and_exit_code(capsys) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from graphmend.cli import main
-
-from conftest import ROOT
+from conftest import ROOT, run
 
 FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
 DIVISION = """import torch
@@ -20,12 +18,6 @@ def f(x):
         x = x / peak
     return x
 """
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_fix_in_place_then_clean(tmp_path: Path, capsys) -> None:

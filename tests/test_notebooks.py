@@ -12,7 +12,8 @@ import nbformat
 import pytest
 
 from graphmend import api
-from graphmend.cli import main
+
+from conftest import run
 
 IMPORTS = "%matplotlib inline\nimport logging\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)"
 MODEL = """class Gate(nn.Module):
@@ -39,12 +40,6 @@ def notebook(*cells: str, **write: object) -> str:
             cell.outputs = [nbformat.v4.new_output("stream", text=f"ran cell {len(nb.cells)}\n")]
             nb.cells.append(cell)
     return nbformat.writes(nb, **write)
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture()
@@ -209,3 +204,11 @@ def test_fix_diff_of_a_notebook_shows_its_cells(work: Path, capsys) -> None:
     assert out.startswith("--- a/nb.ipynb:cell 2\n+++ b/nb.ipynb:cell 2\n")
     assert "-        if x.sum() > 0:\n" in out and "+        y = torch.where(cond, y_if, y_else)\n" in out
     assert '"source"' not in out  # the cells' code, not the JSON
+
+
+def test_stdin_notebook_that_is_not_utf8_is_a_clear_error(work: Path, capsys, monkeypatch) -> None:
+    data = notebook(IMPORTS, MODEL).encode().replace(b"gated", b"gat\xe9d")  # latin-1 bytes in a cell
+    for command in ("check", "fix"):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        code, out, err = run(capsys, command, "-", "--stdin-filename", "nb.ipynb")
+        assert code == 2 and out == "" and "not a notebook: not valid utf-8" in err  # never a replaced character

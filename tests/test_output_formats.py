@@ -14,10 +14,9 @@ import jsonschema
 import pytest
 
 from graphmend import api, cli
-from graphmend.cli import main
 from graphmend.rules import RULES
 
-from conftest import ROOT
+from conftest import ROOT, run
 
 SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"  # OASIS sarif-spec, errata01 (see tests/data/README.md)
 BROKEN = """import logging
@@ -36,12 +35,6 @@ def f(x, y):
     logger.info("done")
     return z
 """
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture()

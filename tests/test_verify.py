@@ -11,16 +11,10 @@ pytest.importorskip("torch")
 
 from graphmend.cli import main  # noqa: E402
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, run  # noqa: E402
 
 FIGURE1 = str(ROOT / "examples" / "figure1.py")
 FIGURE5 = str(ROOT / "examples" / "figure5.py")
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def table(out: str) -> dict[str, list[str]]:

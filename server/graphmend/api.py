@@ -42,6 +42,7 @@ __all__ = [
     "check_paths",
     "check_and_summarize",
     "check_source",
+    "decode_notebook",
     "decode_source",
     "context_for",
     "Skipped",
@@ -153,10 +154,11 @@ def is_notebook(path: Path | None) -> bool:
 
 def read_notebook(path: Path, verify: bool = True) -> notebooks.Notebook:
     """A Jupyter notebook's code cells as one module (see `notebooks`), or SourceError."""
-    return notebook_from_text(_decode_notebook(_read_bytes(path)), verify)
+    return notebook_from_text(decode_notebook(_read_bytes(path)), verify)
 
 
-def _decode_notebook(data: bytes) -> str:
+def decode_notebook(data: bytes) -> str:
+    """A notebook file's bytes as text (JSON is UTF-8, a BOM allowed), or SourceError."""
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -523,13 +525,12 @@ def fix_source(
 def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool = True,
              context: ProjectContext | None = None) -> FixResult:
     """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed."""
-    if is_notebook(path):
-        return _fix_notebook(path, settings, unsafe, write, context)
+    notebook = is_notebook(path)
     try:
-        text, encoding = _read_source(path)
+        text, encoding = (decode_notebook(_read_bytes(path)), "utf-8") if notebook else _read_source(path)
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
-    result = fix_source(text, path, settings, unsafe, context)
+    result = (fix_notebook_text if notebook else fix_source)(text, path, settings, unsafe, context)
     if write and result.error is None and result.fixed != text:
         # Through a symbolic link to the file it names: the link stays a link.
         _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, encoding)
@@ -559,17 +560,6 @@ def fix_notebook_text(text: str, path: Path | None = None, settings: Settings | 
     fixed = notebook.with_sources(changed) if changed else text
     after = notebook_from_text(fixed) if changed else notebook
     return FixResult(path, text, fixed, result.applied, tuple(check_notebook(after, path, settings, context)))
-
-
-def _fix_notebook(path: Path, settings: Settings, unsafe: bool, write: bool, context: ProjectContext | None) -> FixResult:
-    try:
-        text = _decode_notebook(_read_bytes(path))
-    except SourceError as error:
-        return FixResult(path, "", "", 0, (), error=str(error))
-    result = fix_notebook_text(text, path, settings, unsafe, context)
-    if write and result.error is None and result.fixed != text:
-        _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, "utf-8")
-    return result
 
 
 def _write_atomically(path: Path, text: str, encoding: str) -> None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import __version__, api, reporting
+from . import __version__, api, notebooks, reporting
 from .checker import NOT_ANALYSED_CODES
 from .diagnostics import Applicability
 from .reporting import Finding
@@ -162,13 +162,8 @@ def _diff(path: Path, original: str, fixed: str) -> list[str]:
         return list(difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True),
                                          fromfile=f"a/{path}", tofile=f"b/{path}"))
     before, after = json.loads(original)["cells"], json.loads(fixed)["cells"]
-    lines: list[str] = []
-    for number, (old, new) in enumerate(zip(before, after), start=1):
-        old_text, new_text = "".join(old.get("source", "")), "".join(new.get("source", ""))
-        if old_text != new_text:
-            lines += difflib.unified_diff((old_text + "\n").splitlines(keepends=True), (new_text + "\n").splitlines(keepends=True),
-                                          fromfile=f"a/{path}:cell {number}", tofile=f"b/{path}:cell {number}")
-    return lines
+    sources = [("".join(old.get("source", "")), "".join(new.get("source", ""))) for old, new in zip(before, after)]
+    return notebooks.cell_diff(str(path), [(number, a, b) for number, (a, b) in enumerate(sources, start=1) if a != b])
 
 
 def _fix_stdin(args: argparse.Namespace) -> int:
@@ -176,7 +171,7 @@ def _fix_stdin(args: argparse.Namespace) -> int:
     try:
         path, settings, context = _stdin_setup(args, _overrides(args))
         data = sys.stdin.buffer.read()
-        text = data.decode("utf-8-sig", errors="replace") if api.is_notebook(path) else api.decode_source(data)[0]
+        text = api.decode_notebook(data) if api.is_notebook(path) else api.decode_source(data)[0]
     except (api.SettingsError, api.SourceError) as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
@@ -238,7 +233,7 @@ def _check_files(args: argparse.Namespace, overrides: dict[str, Any]) -> tuple[l
     files = _files(args)
     with _progress_bar(args, len(files)) as progress:
         results = api.check_paths(files, overrides, jobs=args.jobs, cache_dir=cache_dir, progress=progress)
-    findings = [Finding(r.path, d, d.data.get("cell")) for r in results for d in r.diagnostics]
+    findings = [Finding(r.path, d) for r in results for d in r.diagnostics]
     return findings, len(results), [(r.path, r.error) for r in results if r.error is not None]
 
 
@@ -248,10 +243,9 @@ def _check_stdin(args: argparse.Namespace, overrides: dict[str, Any],
     path, settings, context = _stdin_setup(args, overrides)
     data = sys.stdin.buffer.read()
     if api.is_notebook(path):
-        notebook = api.notebook_from_text(data.decode("utf-8-sig", errors="replace"))
+        notebook = api.notebook_from_text(api.decode_notebook(data))
         texts[path] = notebook.raw
-        diagnostics = api.check_notebook(notebook, path, settings, context)
-        return [Finding(path, d, d.data.get("cell")) for d in diagnostics], 1, []
+        return [Finding(path, d) for d in api.check_notebook(notebook, path, settings, context)], 1, []
     text, _ = api.decode_source(data)
     texts[path] = text
     return [Finding(path, d) for d in api.check_source(text, path, settings, context)], 1, []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import difflib
 import json
 import logging
 import re
@@ -122,7 +123,7 @@ class Notebook:
             for line in lines:
                 masked = _MASKED_LINE.match(line)
                 restored.append(self.masked[int(masked.group(2))] if masked is not None else line)
-            original = _cell_text(self.raw["cells"][number - 1]["source"])
+            original = self.inputs[number - 1][1]
             # A rewrite ends inserted code with blank lines before the next cell's marker: keep the
             # cell's own ending (its blank lines, its final newline or none).
             while restored and not restored[-1].strip():
@@ -141,6 +142,16 @@ class Notebook:
         written = json.dumps(raw, indent=self.layout["indent"], ensure_ascii=self.layout["ensure_ascii"],
                              separators=self.layout["separators"])
         return written + ("\n" if self.layout["newline"] else "")
+
+
+def cell_diff(name: str, changes: list[tuple[int, str, str]]) -> list[str]:
+    """A unified diff of the (cell number, before, after) sources, one hunk set per cell named
+    `a/NAME:cell N`: what `fix --diff` and the editor's diff command show for a notebook."""
+    lines: list[str] = []
+    for number, before, after in changes:
+        lines += difflib.unified_diff((before + "\n").splitlines(keepends=True), (after + "\n").splitlines(keepends=True),
+                                      fromfile=f"a/{name}:cell {number}", tofile=f"b/{name}:cell {number}")
+    return lines
 
 
 def _split_cells(module: str) -> dict[int, list[str]]:

@@ -31,7 +31,11 @@ class Finding:
 
     path: Path
     diagnostic: Diagnostic
-    cell: int | None = None
+
+    @property
+    def cell(self) -> int | None:
+        """A notebook finding's cell, as `api.check_notebook` placed it (`data["cell"]`)."""
+        return self.diagnostic.data.get("cell")  # type: ignore[return-value]
 
     @property
     def location(self) -> str:

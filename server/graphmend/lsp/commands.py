@@ -9,7 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from .. import api
+from .. import api, notebooks
 from . import notebook_analysis
 from .state import (
     COMMAND_FIX_ALL,
@@ -56,9 +56,8 @@ def show_fix_diff(ls: GraphmendServer, *arguments: Any) -> str:
         analysis = ls.current_notebook(notebook.uri)
         changed = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), unsafe)[0] if analysis else None
         name = Path(path_of(notebook.uri) or "notebook.ipynb").name  # type: ignore[arg-type]
-        return "".join(line for cell, text in sorted((changed or {}).items(), key=lambda item: item[0].number)
-                       for line in difflib.unified_diff(cell.text.splitlines(True), text.splitlines(True),
-                                                        f"a/{name}:cell {cell.number}", f"b/{name}:cell {cell.number}"))
+        ordered = sorted((changed or {}).items(), key=lambda item: item[0].number)
+        return "".join(notebooks.cell_diff(name, [(cell.number, cell.text, text) for cell, text in ordered]))
     result = ls.current(uri) if uri else None
     if result is None:
         return ""
