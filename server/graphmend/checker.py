@@ -102,13 +102,13 @@ def _analyse(
     found: list[Diagnostic] = []
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
-        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), regions.context.base_attributes,
+        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), settings.layer_skip, regions.context.base_attributes,
                reach_key(layout, reaches, source))
         cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
         if cached is not None:
             found += cached
             continue
-        context = FixContext(source, index, layout.name_text(unit) if unit is not None else None)
+        context = FixContext(source, index, layout.name_text(unit) if unit is not None else None, settings.layer_skip)
         collector = _Collector(source, rules, context, settings)
         for reach in reaches:
             collector.reach = reach

@@ -36,7 +36,10 @@ _KNOWN_KEYS = {
     "per_file_ignores": "per_file_ignores",
     "extend-exclude": "extend_exclude",
     "extend_exclude": "extend_exclude",
+    "layer-skip": "layer_skip",
+    "layer_skip": "layer_skip",
 }
+LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # torch's floating and integer dtypes by name, with their aliases (`half`, `float`, `double`...).
 DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32",
           "float64": "float64", "double": "float64", "int8": "int8", "uint8": "uint8", "int16": "int16",
@@ -58,6 +61,7 @@ class Settings:
     assume_dtypes: tuple[str, ...] = ()  # the dtypes the model runs in (canonical names); (): any
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes): not reported in matching files
     extend_exclude: tuple[str, ...] = ()  # globs of files and folders a directory walk passes over
+    layer_skip: str = "where"  # a fixed loop gate: "where" runs every layer (faster at LayerDrop <= 0.3), "cond" only kept ones
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -130,6 +134,10 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g.strip() for g in globs):
                 raise SettingsError(f"{origin}: `{key}` must be a list of globs, e.g. [\"notebooks/scratch\"]")
             values[attribute] = tuple(g.strip() for g in globs)
+        elif attribute == "layer_skip":
+            if value not in LAYER_SKIP_FORMS:
+                raise SettingsError(f"{origin}: `{key}` must be one of {', '.join(repr(f) for f in LAYER_SKIP_FORMS)}")
+            values[attribute] = value
         elif attribute == "max_file_size_kb":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SettingsError(f"{origin}: `{key}` must be a whole number of kilobytes (0: no limit)")

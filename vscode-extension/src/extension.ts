@@ -24,6 +24,7 @@ function settings(): GraphmendSettings {
     maxFileSizeKb: config.get<number | null>("maxFileSizeKb", null),
     assumeTraining: config.get<boolean | null>("assumeTraining", null),
     assumeDtypes: config.get<string[]>("assumeDtypes", []),
+    layerSkip: config.get<"where" | "cond" | null>("layerSkip", null),
     index: config.get<boolean>("index", true),
     closedFiles: config.get<boolean>("closedFiles", false),
   };

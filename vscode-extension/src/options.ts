@@ -8,6 +8,7 @@ export interface GraphmendSettings {
   maxFileSizeKb: number | null;
   assumeTraining: boolean | null;
   assumeDtypes: string[];
+  layerSkip: "where" | "cond" | null;
   index: boolean;
   closedFiles: boolean;
 }
@@ -21,5 +22,6 @@ export function serverOptions(settings: GraphmendSettings): { graphmend: Record<
   if (settings.maxFileSizeKb !== null) graphmend.maxFileSizeKb = settings.maxFileSizeKb;
   if (settings.assumeTraining !== null) graphmend.assumeTraining = settings.assumeTraining;
   if (settings.assumeDtypes.length > 0) graphmend.assumeDtypes = settings.assumeDtypes;
+  if (settings.layerSkip !== null) graphmend.layerSkip = settings.layerSkip;
   return { graphmend };
 }

@@ -49,6 +49,15 @@ def enclosing_loops(function: ast.AST, stmt: ast.stmt) -> list[ast.For | ast.Asy
     return loops
 
 
+def target_names(target: ast.expr) -> list[str]:
+    """The names an assignment target binds, in order (`a, (b, c)` → a, b, c; attributes bind none)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for e in target.elts for n in target_names(e)]
+    return []
+
+
 def live_after(function: ast.AST, stmt: ast.stmt, name: str, ignoring: frozenset[int] = frozenset()) -> bool:
     """Whether the value `name` holds right after `stmt` may be read later; statements whose id is
     in `ignoring` count as reading nothing (a rewrite accounts for them itself)."""

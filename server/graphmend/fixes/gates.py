@@ -15,7 +15,11 @@ code is then exactly the original one, at no cost) and a bool tensor where a ten
 `to_drop` flag set under the test and tested later (`if to_drop: outputs = (None, None) else: ...`),
 a `skip_the_layer = True if ... else False` flag, and an `if` whose one branch runs the layer.
 
-Every such fix is unsafe: a skipped layer still runs (its compute, and in training its dropout
+With the `layer-skip = "cond"` setting, where the guarded block only replaces tensors, gate_cond
+writes the `torch.cond` form instead (the skipped layer does not run); the `torch.where` form is the
+default, being the cheaper one at the LayerDrop rates models use (measured, see WHERE_CHOICE).
+
+Every `torch.where` fix is unsafe: a skipped layer still runs (its compute, and in training its dropout
 draws, which shift later random numbers); the tuples a layer's outputs are collected into get an
 entry for a skipped layer too; a placeholder such as `(None, None)` is replaced by the outputs.
 Dynamo abandons the whole frame on a break inside a loop (0 graphs), so this is where fixing pays.
@@ -34,10 +38,18 @@ from ..semantics import child_nodes, walk
 from ..source import Position, Range
 from . import conditions, flow
 from .base import FixContext, Refusal
+from .gate_cond import CondForm, cond_form
 from .purity import call_impurity, dotted, draws_random, impurity
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
 TITLE = "Run the layer always and keep its result only where it is not skipped (`torch.where`)"
+COND_TITLE = "Run the layer only where it is not skipped (`torch.cond`, as `layer-skip` asks: a skipped layer's compute does not run)"
+# Measured (benchmarks/gate_cost.py): in training, `torch.where` costs less than `torch.cond` up to a
+# LayerDrop of about 0.3 (at 0.1: 1.06x against 1.25x of the original), `torch.cond` less above (at 0.5:
+# 1.67x against 1.98x); in eval both run the plain layer.
+WHERE_CHOICE = "cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = \"cond\"` for higher rates"
+# Notes about the where form's selections that the cond form does not have.
+_WHERE_ONLY_NOTES = ("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)",)
 
 
 class _Refuse(Exception):
@@ -278,28 +290,36 @@ class _Gate:
         # Reads in a gated region see the value only where the layer runs; in the rewrite, always
         # the computed one: they need no selection (their own effects are noted where they occur).
         self.gated = frozenset(id(s) for r in self.regions for s in r.statements)
-        self.placeholder_names = {n for r in self.regions for s in r.placeholders for t in s.targets for n in _bound(t)}  # type: ignore[attr-defined]
+        self.placeholder_names = {n for r in self.regions for s in r.placeholders for t in s.targets for n in flow.target_names(t)}  # type: ignore[attr-defined]
+        gate_edits = list(self.edits)  # the gate's definition: both forms write it
         for region in self.regions:
             self._rewrite(region)
+        choice = WHERE_CHOICE
+        if self.ctx.layer_skip == "cond":
+            skipped = cond_form(self)
+            if isinstance(skipped, CondForm):
+                reasons = [*skipped.notes, *(n for n in self.unsafe if n not in _WHERE_ONLY_NOTES)]
+                return Fix(f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate_edits, *skipped.edits))
+            choice = f"not `torch.cond`: {skipped}"
         reasons = []
         if self.layer_calls:
-            names = ", ".join(f"`{n}`" for n in dict.fromkeys(self.layer_calls))
-            reasons.append(f"a skipped layer still runs ({names}): it costs its compute, and in training its random draws (dropout) shift later ones")
+            layers = ", ".join(f"`{n}`" for n in dict.fromkeys(self.layer_calls))
+            reasons.append(f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) shift later ones")
         reasons.extend(self.unsafe)
-        return Fix(f"{TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(self.edits))
+        return Fix(f"{TITLE}, {choice} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(self.edits))
 
     def _rewrite(self, region: _Region) -> None:
         end = region.header if region.header is not None and region.unwrap else self.body[-1]
         selected: dict[int, list[str]] = {}  # statement id → its replacement lines
         self._walk(region.statements, region, end, selected, None)
-        placeholder_names = {n for s in region.placeholders for t in s.targets for n in _bound(t)}  # type: ignore[attr-defined]
+        placeholder_names = {n for s in region.placeholders for t in s.targets for n in flow.target_names(t)}  # type: ignore[attr-defined]
         assigned = {node.id for r in self.regions for s in r.statements for node in walk(s)
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         for name in sorted(placeholder_names):
             if self._live(end, name):
                 if name not in assigned:
                     raise _Refuse(f"`{name}` is set only when the layer is skipped")
-                text = next(self.ctx.segment(s.value) for s in region.placeholders if name in _bound(s.targets[0]))  # type: ignore[attr-defined]
+                text = next(self.ctx.segment(s.value) for s in region.placeholders if name in flow.target_names(s.targets[0]))  # type: ignore[attr-defined]
                 self._note(f"after a skipped layer, `{name}` holds its outputs instead of `{text}`")
         if not region.statements:  # `if flag: <placeholders>` alone: nothing runs in its place
             region.unwrap = False
@@ -307,7 +327,7 @@ class _Gate:
             for stmt_id, lines in selected.items():
                 self.edits.append(self._replace_lines(self._by_id[stmt_id], lines))
             if region.header is not None:  # `if flag: continue`: the rest now always runs
-                self.edits.append(self._delete(region.header))
+                self.edits.append(self.delete_statement(region.header))
             return
         # Unwrap the `if`: its running branch, one level less indented, with the selections.
         header = region.header
@@ -467,9 +487,9 @@ class _Gate:
         if len(stmt.targets) != 1:
             raise _Refuse("the layer's branch assigns several targets at once")
         target = stmt.targets[0]
-        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)) or (isinstance(target, (ast.Tuple, ast.List)) and len(_bound(target)) != len(target.elts)):
+        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)) or (isinstance(target, (ast.Tuple, ast.List)) and len(flow.target_names(target)) != len(target.elts)):
             raise _Refuse("the layer's branch stores to an attribute or subscript")
-        live = [n for n in _bound(target) if self._live(end, n) and n not in self.placeholder_names]
+        live = [n for n in flow.target_names(target) if self._live(end, n) and n not in self.placeholder_names]
         if not live:
             return None
         if isinstance(target, ast.Name) and _is_collection(stmt.value, target.id):
@@ -486,7 +506,7 @@ class _Gate:
             if not live:
                 return None
         for name in live:
-            if not _bound_before(self.function, self.loop, name) and not _read_first(earlier, name):
+            if not self.has_old_value(name, earlier):
                 raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
         self._note("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)")
         lines = self.ctx.source.lines
@@ -523,7 +543,7 @@ class _Gate:
         decides, `x = torch.where(skip, x, x * m)` where the skip is a tensor."""
         if self.analysis.env.get(name, Kind.UNKNOWN) not in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN):
             raise _Refuse(f"`{name}` is not a tensor, so its update cannot be selected")
-        if not _bound_before(self.function, self.loop, name) and not _read_first(earlier, name):
+        if not self.has_old_value(name, earlier):
             raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
         operator = _OPERATORS.get(type(stmt.op))
         if operator is None or region.force is not None:
@@ -540,12 +560,17 @@ class _Gate:
         original = lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno]
         return [f"{indent}if {self.flag} is None:", *(unit + line for line in original), f"{indent}else:", f"{indent}{unit}{name} = {where}"]
 
+    def has_old_value(self, name: str, earlier: list[ast.stmt]) -> bool:
+        """Whether `name` holds a value before the gated statements run (bound before the loop, or
+        read first by them, so bound by an earlier iteration or statement)."""
+        return _bound_before(self.function, self.loop, name) or _read_first(earlier, name)
+
     # ------------------------------------------------------------------ text
     def _replace_statement(self, stmt: ast.stmt, text: str) -> TextEdit:
         indent = indent_of(self.ctx.source.lines[stmt.lineno - 1])
         return TextEdit(self.ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), indent + text)
 
-    def _delete(self, stmt: ast.stmt) -> TextEdit:
+    def delete_statement(self, stmt: ast.stmt) -> TextEdit:
         """Remove a statement's lines (and a blank line, when it stood between two); its comments stay."""
         comments = comments_outside(self.ctx, stmt, [])
         if comments:
@@ -668,18 +693,10 @@ def _bound_before(function: ast.AST, loop: ast.stmt, name: str) -> bool:
         for stmt in block[:index]:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                if any(name in _bound(t) for t in targets):
+                if any(name in flow.target_names(t) for t in targets):
                     return True
         current = holder
     return False
-
-
-def _bound(target: ast.expr) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for e in target.elts for n in _bound(e)]
-    return []
 
 
 def _is_name(expr: ast.expr, name: str) -> bool:

@@ -23,6 +23,8 @@ _SETTING_KEYS = {
     "assume-training": "assume-training",
     "assumeDtypes": "assume-dtypes",
     "assume-dtypes": "assume-dtypes",
+    "layerSkip": "layer-skip",
+    "layer-skip": "layer-skip",
 }
 _SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds",
                 "index", "closedFiles"}

@@ -33,8 +33,11 @@ class DataDependentIf(Rule):
     Safe when both branches are side-effect free and cannot fault when run unconditionally; the
     fix is offered only when that can be shown. A Python part of the condition stays a Python
     `if` around the rewrite. Inside a loop, an `if` that skips a layer (LayerDrop: `continue`, a
-    `to_drop` flag, a branch that runs the layer) becomes "run the layer, keep its result where
-    it was not skipped" — always unsafe, since a skipped layer then still runs. A check that only
+    `to_drop` flag, a branch that runs the layer) becomes "run the layer, keep its result where it
+    was not skipped" with `torch.where` (cheaper at common LayerDrop rates), or with the
+    `layer-skip = "cond"` setting "run the layer only where it is not skipped" with `torch.cond`
+    where the layer's block only replaces tensors; the title says which and why. Always unsafe.
+    A check that only
     guards writes through a boolean mask (`if m.any(): x[m] = v`) is dropped: with no true element
     the write changes nothing.
     """

@@ -37,19 +37,19 @@ test("the probe asks for the version instead of starting the stdio server", () =
 });
 
 test("server options carry only what the user set", () => {
-  const defaults = { maxFileSizeKb: null, assumeTraining: null, assumeDtypes: [], index: true, closedFiles: false };
+  const defaults = { maxFileSizeKb: null, assumeTraining: null, assumeDtypes: [], layerSkip: null, index: true, closedFiles: false };
   assert.deepEqual(serverOptions({ select: [], ignore: [], run: "onType", moduleForwardIsCompiled: null, ...defaults }), {
     graphmend: { run: "onType", index: true, closedFiles: false },
   });
   assert.deepEqual(
     serverOptions({
       select: ["GM1"], ignore: ["GM3"], run: "onSave", moduleForwardIsCompiled: false, maxFileSizeKb: 0,
-      assumeTraining: false, assumeDtypes: ["bfloat16"], index: false, closedFiles: true,
+      assumeTraining: false, assumeDtypes: ["bfloat16"], layerSkip: "cond", index: false, closedFiles: true,
     }),
     {
       graphmend: {
         run: "onSave", index: false, closedFiles: true, select: ["GM1"], ignore: ["GM3"], moduleForwardIsCompiled: false,
-        maxFileSizeKb: 0, assumeTraining: false, assumeDtypes: ["bfloat16"],
+        maxFileSizeKb: 0, assumeTraining: false, assumeDtypes: ["bfloat16"], layerSkip: "cond",
       },
     },
   );
