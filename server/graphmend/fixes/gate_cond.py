@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from .gates import _Gate, _Region
 
 CARRIED_KINDS_NOTE = "`torch.cond` needs the layer's output to match what it replaces in shape and dtype (compilation fails otherwise)"
+# What a layer's carried state may be: a tensor (or not known otherwise), for either form.
+STATE_KINDS = (*TENSORISH, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN)
 SYNC_NOTE = "on a GPU the skip flag is read on the host (one device sync per layer, as the original `if` does)"
 
 
@@ -78,7 +80,7 @@ def cond_form(gate: _Gate) -> CondForm | str:
     if not carried:
         return "the layer's block sets nothing that is read later"
     for name in carried:
-        if gate.analysis.env.get(name, Kind.UNKNOWN) not in (*TENSORISH, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN):
+        if gate.analysis.env.get(name, Kind.UNKNOWN) not in STATE_KINDS:
             return f"`{name}` is not a tensor"
         if not gate.has_old_value(name, statements):
             return f"`{name}` has no value to keep when the layer is skipped"

@@ -38,7 +38,7 @@ from ..semantics import child_nodes, walk
 from ..source import Position, Range
 from . import conditions, flow
 from .base import FixContext, Refusal
-from .gate_cond import CondForm, cond_form
+from .gate_cond import STATE_KINDS, CondForm, cond_form
 from .purity import call_impurity, dotted, draws_random, impurity
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
@@ -48,8 +48,8 @@ COND_TITLE = "Run the layer only where it is not skipped (`torch.cond`, as `laye
 # LayerDrop of about 0.3 (at 0.1: 1.06x against 1.25x of the original), `torch.cond` less above (at 0.5:
 # 1.67x against 1.98x); in eval both run the plain layer.
 WHERE_CHOICE = "cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = \"cond\"` for higher rates"
-# Notes about the where form's selections that the cond form does not have.
-_WHERE_ONLY_NOTES = ("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)",)
+# The where form's note on its selections, which the cond form does not make.
+_BROADCAST_NOTE = "a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)"
 
 
 class _Refuse(Exception):
@@ -298,7 +298,7 @@ class _Gate:
         if self.ctx.layer_skip == "cond":
             skipped = cond_form(self)
             if isinstance(skipped, CondForm):
-                reasons = [*skipped.notes, *(n for n in self.unsafe if n not in _WHERE_ONLY_NOTES)]
+                reasons = [*skipped.notes, *(n for n in self.unsafe if n != _BROADCAST_NOTE)]
                 return Fix(f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate_edits, *skipped.edits))
             choice = f"not `torch.cond`: {skipped}"
         reasons = []
@@ -496,7 +496,7 @@ class _Gate:
             self._collected(target.id, guard)
             return None
         kinds = {name: self.analysis.env.get(name, Kind.UNKNOWN) for name in live}
-        values = [n for n in live if kinds[n] not in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN)]
+        values = [n for n in live if kinds[n] not in STATE_KINDS]
         if values:
             if guard is None:
                 raise _Refuse(f"`{values[0]}` is not a tensor, so it cannot be selected")
@@ -508,7 +508,7 @@ class _Gate:
         for name in live:
             if not self.has_old_value(name, earlier):
                 raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
-        self._note("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)")
+        self._note(_BROADCAST_NOTE)
         lines = self.ctx.source.lines
         first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
         indent = indent_of(lines[first - 1])
@@ -541,7 +541,7 @@ class _Gate:
     def _select_update(self, stmt: ast.AugAssign, name: str, region: _Region, earlier: list[ast.stmt]) -> list[str]:
         """`x *= m` of a tensor still needed after the region: in place as before where Python
         decides, `x = torch.where(skip, x, x * m)` where the skip is a tensor."""
-        if self.analysis.env.get(name, Kind.UNKNOWN) not in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN):
+        if self.analysis.env.get(name, Kind.UNKNOWN) not in STATE_KINDS:
             raise _Refuse(f"`{name}` is not a tensor, so its update cannot be selected")
         if not self.has_old_value(name, earlier):
             raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
@@ -549,7 +549,7 @@ class _Gate:
         if operator is None or region.force is not None:
             raise _Refuse(f"the layer's branch updates `{name}` in place")
         self._note(f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change")
-        self._note("a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)")
+        self._note(_BROADCAST_NOTE)
         lines = self.ctx.source.lines
         indent = indent_of(lines[stmt.lineno - 1])
         value = self.ctx.segment(stmt.value)
