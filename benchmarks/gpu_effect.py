@@ -61,6 +61,7 @@ WARMUP = 7  # forwards between the cold start and the timed ones
 MODES = ("default", "reduce-overhead")
 SIZES = ("tiny", "large")
 CPU_CALLS = {"tiny": 50, "large": 20}  # timed forwards per process on the CPU; 200 on a GPU
+CPU_THREADS = 1  # intra-op threads per CPU worker
 GPU_CALLS = 200
 CONTROL = "biogpt"
 # cold-start stages: seconds from compile_times keys (see cold_stages)
@@ -255,6 +256,8 @@ def worker(name: str, size: str, mode: str, calls: int, out: Path, expected_pack
     cuda = torch.cuda.is_available()
     device = torch.device("cuda" if cuda else "cpu")
     dtype = torch.bfloat16 if cuda and size == "large" else torch.float32
+    if not cuda:  # one thread: on a shared 2-core machine, intra-op threads add more noise than speed
+        torch.set_num_threads(CPU_THREADS)
     torch.manual_seed(0)
     model, inputs = CASES[name].build(size)
     model = model.eval().to(device=device, dtype=dtype)

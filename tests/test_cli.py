@@ -185,3 +185,29 @@ def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys)
     out = run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), "--select", "GM2", str(target))[1]
     assert {d["code"] for d in json.loads(out)} == {"GM201"}  # other settings: a miss
     assert run(capsys, "check", "--no-cache", "--output-format", "json", "--cache-dir", str(cache), str(target))[0] == 1
+
+
+COPIED_LAYER = ROOT / "tests" / "data" / "copied_transformers_layer.py"
+
+
+def test_code_copied_out_of_transformers(capsys) -> None:  # noqa: ANN001
+    """A layer under a base from another package is a module; a relative `is_torchdynamo_compiling`
+    is transformers' (issue 18)."""
+    found = json.loads(run(capsys, "check", "--output-format", "json", str(COPIED_LAYER))[1])
+    assert [(d["code"], d["line"]) for d in found] == [("GM101", 17)]
+    assert "`FooLayer` is taken for an nn.Module" in found[0]["related"][0]["message"]
+
+
+def test_module_bases_setting_names_a_base_the_project_sees_as_plain(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    (tmp_path / "base.py").write_text("from ext import make_base\n\nOpaque = make_base()\n\n\nclass Base(Opaque):\n    pass\n")
+    (tmp_path / "layer.py").write_text(
+        "import torch\n\nfrom base import Base\n\n\nclass Layer(Base):\n    def forward(self, h):\n"
+        "        if h.sum() > 0:\n            h = h - 1\n        return h\n"
+    )
+    assert json.loads(run(capsys, "check", "--output-format", "json", str(tmp_path))[1]) == []
+    (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\nmodule-bases = ["base.Base"]\n')
+    found = json.loads(run(capsys, "check", "--output-format", "json", str(tmp_path))[1])
+    assert [(d["code"], d["line"]) for d in found] == [("GM101", 8)]
+    (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\nmodule-bases = ["base Base"]\n')
+    code, _, err = run(capsys, "check", str(tmp_path))
+    assert code == 2 and "`module-bases` must be a list of qualified class names" in err

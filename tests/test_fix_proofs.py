@@ -85,3 +85,38 @@ def test_mending_report(mended) -> None:
     print(f"\n{len(fully)}/{len(with_fixable)} programs with fixable breaks are fully mended; "
           f"refusals:\n  " + "\n  ".join(refusals))
     assert len(fully) >= len(with_fixable) - len(refusals)
+
+
+WARNING_MODULE = '''import warnings
+
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            warnings.warn("positive input")
+        return x * 2
+'''
+
+
+def test_deferred_warning_keeps_the_users_file_and_line(tmp_path: Path) -> None:
+    """The deferred warning is issued for the user's file and module (issue 18): at the call's line
+    in eager code, at the compiled function's `def` line under torch.compile; never at the helper's."""
+    import importlib.util
+    import warnings
+
+    target = tmp_path / "warning_user.py"
+    target.write_text(fix_source(WARNING_MODULE, target, unsafe=True).fixed, encoding="utf-8")
+    lines = target.read_text(encoding="utf-8").splitlines()
+    call_line = next(n for n, line in enumerate(lines, 1) if '"positive input")' in line and "def " not in line)
+    def_line = next(n for n, line in enumerate(lines, 1) if "def forward" in line)
+    spec = importlib.util.spec_from_file_location("warning_user", target)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module.Net()(torch.ones(2))
+        torch.compile(module.Net(), backend="eager", fullgraph=True)(torch.ones(2))
+    found = [(w.filename, w.lineno, w.category) for w in caught if str(w.message) == "positive input"]
+    assert found == [(str(target), call_line, UserWarning), (str(target), def_line, UserWarning)]

@@ -240,3 +240,13 @@ async def test_diagnostics_say_the_configuration_they_break_in(client: LanguageC
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"graphmend": {"assumeTraining": True, "debounce": 20}}))
     assert {d.code for d in await diagnostics(client, uri)} == {"GM101", "GM201"}
+
+
+async def test_code_copied_out_of_transformers(client: LanguageClient, tmp_path: Path) -> None:
+    """Flagged under a base from an unseen package; not behind a relative `is_torchdynamo_compiling()`."""
+    text = (ROOT / "tests" / "data" / "copied_transformers_layer.py").read_text(encoding="utf-8")
+    uri = write(tmp_path, "modeling_foo.py", text)
+    open_document(client, uri, text)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert (diagnostic.code, diagnostic.range.start.line) == ("GM101", 16)
+    assert "`FooLayer` is taken for an nn.Module" in diagnostic.related_information[0].message

@@ -61,10 +61,11 @@ def _check(
         if not summarize and "torch" not in text and "PreTrainedModel" not in text and context == ProjectContext():
             return [], None  # nothing can be compiled without naming torch or a transformers model base
         module_name = module_name_for(path)
-        index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", context.module_bases,
-                            may_have_walrus=":=" in text)
+        module_bases = context.module_bases | settings.module_bases
+        index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", module_bases,
+                            may_have_walrus=":=" in text, plain_bases=context.plain_bases)
         layout = Layout(tree, source)
-        callees = cache.callees(layout, index, context.module_bases) if cache is not None else None
+        callees = cache.callees(layout, index) if cache is not None else None
         regions = CompiledRegions(index, settings.module_forward_is_compiled, context, compile_call_lines(source.code, source.lines, index),
                                   callees)
         summary = None

@@ -31,16 +31,6 @@ _PYTHON_BUILTINS = frozenset(
 )
 _CONTAINER_BUILTINS = frozenset("list tuple dict set frozenset zip enumerate sorted reversed map filter".split())
 _STDLIB_LOGGER_FACTORIES = frozenset({"logging.getLogger", "logging.getLoggerClass"})
-_HF_LOGGER_FACTORIES = frozenset(
-    {
-        "transformers.utils.logging.get_logger",
-        "transformers.logging.get_logger",
-        "diffusers.utils.logging.get_logger",
-        "diffusers.logging.get_logger",
-        "accelerate.logging.get_logger",
-        "huggingface_hub.utils.logging.get_logger",
-    }
-)
 _CONTAINER_ANNOTATIONS = frozenset(
     "dict list tuple set frozenset typing.Dict typing.List typing.Tuple typing.Set typing.FrozenSet typing.Sequence "
     "typing.Mapping typing.Iterable collections.abc.Sequence collections.abc.Mapping collections.abc.Iterable".split()
@@ -55,7 +45,7 @@ _PYTHON_ANNOTATIONS = frozenset("bool int float str complex bytes".split())
 def is_logger_factory(qualname: str | None) -> bool:
     if qualname is None:
         return False
-    if qualname in _STDLIB_LOGGER_FACTORIES or qualname in _HF_LOGGER_FACTORIES:
+    if qualname in _STDLIB_LOGGER_FACTORIES or qualname in api.LIBRARY_LOGGER_FACTORIES:
         return True
     # `from ...utils import logging` inside transformers when the package could not be located.
     return qualname.startswith(".") and qualname.lstrip(".").endswith("utils.logging.get_logger")

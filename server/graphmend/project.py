@@ -36,6 +36,7 @@ from .semantics import (
     ModuleIndex,
     init_bindings,
     is_module_base_qualname,
+    may_be_unseen_module_base,
 )
 from .source import SourceText
 
@@ -235,6 +236,8 @@ class Project:
         return None
 
     def _class(self, qualname: str, importer: ModuleSummary) -> tuple[ModuleSummary, str] | None:
+        if not importer.name and qualname[1:] in self._classes[importer.path]:  # a same-file base of a nameless file
+            return importer, qualname[1:]
         found = self.resolve(qualname, importer)
         return (found[1], found[2]) if found is not None and found[0] == "class" else None
 
@@ -266,8 +269,19 @@ class Project:
         if key not in self._is_module:
             self._is_module[key] = False  # a cycle of bases is not a module
             cls = self._classes[summary.path].get(class_name)
-            self._is_module[key] = cls is not None and any(self._is_module_base(base, summary) for base in cls.bases)
+            self._is_module[key] = cls is not None and (
+                any(self._is_module_base(base, summary) for base in cls.bases) or self._guessed_module(summary, class_name)
+            )
         return self._is_module[key]
+
+    def _guessed_module(self, summary: ModuleSummary, class_name: str) -> bool:
+        """`ModuleIndex`'s fallback across files: a class whose ancestry defines `forward` and has a
+        base found in no checked file (nor in torch or the standard library) is taken for a module."""
+        ancestry = list(self.mro(summary, class_name))
+        return any("forward" in cls.methods for _, cls in ancestry) and any(
+            not is_module_base_qualname(base) and self._class(base, module) is None and may_be_unseen_module_base(base)
+            for module, cls in ancestry for base in cls.bases
+        )
 
     def _is_module_base(self, base: str, importer: ModuleSummary) -> bool:
         if is_module_base_qualname(base):
@@ -403,14 +417,14 @@ class Project:
             if from_elsewhere:
                 entries.append(self._external_entry(key, step))
         foreign = sorted({base for cls in summary.classes for base in cls.bases if not base.startswith(f"{summary.name}.")})
-        bases = set()
+        bases, plain = set(), set()
         attributes = []
         for base in foreign:  # each resolved once: is it a module, and what its constructors bind
             found = self._class(base, summary)
             if found is None:
                 continue
-            if not is_module_base_qualname(base) and self.is_module_class(*found):
-                bases.add(base)
+            if not is_module_base_qualname(base):
+                (bases if self.is_module_class(*found) else plain).add(base)
             bound = frozenset(name for _, cls in self.mro(*found) for name in cls.init_attributes)
             if bound:
                 attributes.append((base, bound))
@@ -422,7 +436,7 @@ class Project:
                 verdicts.append((qualname, *verdict))
         given = self.tensor_parameters()
         tensors = tuple(sorted((f.qualname, frozenset(given[(path, f.qualname)])) for f in summary.functions if (path, f.qualname) in given))
-        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors)
+        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors, frozenset(plain))
 
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
@@ -475,7 +489,7 @@ def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
 
 def context_key(context: ProjectContext) -> str:
     """A digest of a context, for caches: equal contexts give equal keys."""
-    text = repr((context.entries, sorted(context.module_bases), [(base, sorted(names)) for base, names in context.base_attributes],
+    text = repr((context.entries, sorted(context.module_bases), sorted(context.plain_bases), [(base, sorted(names)) for base, names in context.base_attributes],
                  context.foreign_functions, [(name, sorted(names)) for name, names in context.tensor_parameters]))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -82,6 +82,8 @@ class ProjectContext:
     foreign_functions: tuple[tuple[str, str | None, str | None], ...] = ()
     # Functions of this file → the parameters that compiled callers in other files pass tensors.
     tensor_parameters: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Imported bases found in the project that are not nn.Module subclasses (never taken for one by guess).
+    plain_bases: frozenset[str] = frozenset()
 
     def foreign_verdict(self, qualname: str) -> tuple[str | None, str | None] | None:
         """Purity of an imported function (or table): see `foreign_functions`; None when unknown."""
@@ -122,6 +124,14 @@ def _bound_names(target: ast.AST) -> Iterator[str]:
 _BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 FORWARD_IS_COMPILED = "nn.Module.forward is treated as compiled"  # the default assumption's reason
+
+
+def _guess_note(cls: ClassInfo) -> str:
+    """Why a class whose bases graphmend cannot see is taken for an nn.Module (`ModuleIndex._unseen_base`)."""
+    if cls.guessed_from is None:
+        return ""
+    return (f"; `{cls.name}` is taken for an nn.Module: it defines `forward` and its base `{cls.guessed_from}` "
+            "is in no checked file (name such bases in the `module-bases` setting)")
 
 
 def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
@@ -229,7 +239,7 @@ class CompiledRegions:
             for cls in self.index.classes.values():
                 forward = cls.methods.get("forward")
                 if cls.is_module and forward is not None:
-                    add(forward, FORWARD_IS_COMPILED, forward.node)
+                    add(forward, FORWARD_IS_COMPILED + _guess_note(cls), forward.node)
         for external in self.context.entries:
             function = self.index.function_by_qualname(external.qualname)
             if function is not None and id(function.node) not in seen:

@@ -8,11 +8,14 @@ by bindings, never by matching text.
 from __future__ import annotations
 
 import ast
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Iterator, Union
+
+from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]
@@ -28,6 +31,19 @@ _MODULE_BASES = frozenset(
 )
 # torch.nn classes that are not modules although capitalised.
 _NN_NON_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+# Packages whose classes graphmend knows, so a base from them is never taken for a module by guess
+# (`torch.autograd.Function` defines `forward` too).
+_KNOWN_PACKAGES = frozenset({"torch", "numpy", "typing_extensions", *sys.stdlib_module_names})
+# Names of libraries that graphmend's tables know (and the packages above them), by their dotted tail:
+# a relative import from a file outside any package (`from ...utils import is_torchdynamo_compiling`,
+# code copied out of transformers) is read as the library name with the same tail.
+_LIBRARY_NAMES = frozenset(
+    name for name in (*IS_COMPILING_FUNCTIONS, *LIBRARY_LOGGER_FACTORIES, *_MODULE_BASES) if not name.startswith("torch.")
+)
+_LIBRARY_PREFIXES = frozenset(".".join(parts[:cut]) for parts in map(lambda n: n.split("."), _LIBRARY_NAMES)
+                              for cut in range(2, len(parts) + 1))
+# Libraries in the order a relative name that fits several of them is read as.
+_LIBRARY_PREFERENCE = ("transformers", "diffusers", "accelerate", "huggingface_hub")
 
 
 @dataclass
@@ -87,6 +103,8 @@ class ClassInfo:
     methods: dict[str, FunctionInfo] = field(default_factory=dict)
     bases: list[ClassInfo] = field(default_factory=list)
     is_module: bool = False
+    # When `is_module` is a guess (a base graphmend cannot see, and a `forward`): that base.
+    guessed_from: str | None = None
 
     @property
     def name(self) -> str:
@@ -165,10 +183,13 @@ class ModuleIndex:
     def __init__(
         self, tree: ast.Module, module_name: str | None = None, is_package: bool = False,
         module_bases: frozenset[str] = frozenset(), may_have_walrus: bool = True,
+        plain_bases: frozenset[str] = frozenset(),
     ) -> None:
         self.tree = tree
         self.may_have_walrus = may_have_walrus  # the checker passes `":=" in text`
-        self.module_bases = module_bases  # imported bases the project knows to be nn.Module subclasses
+        # Imported bases known to be nn.Module subclasses: by the project, or named in `module-bases`.
+        self.module_bases = module_bases
+        self.plain_bases = plain_bases  # imported bases the project found and knows are not modules
         self.module_name = module_name
         self.is_package = is_package
         self.imports: dict[str, str] = {}
@@ -196,6 +217,10 @@ class ModuleIndex:
             cls.bases = [self.classes[n] for n in cls.base_names if n is not None and n in self.classes]
         for cls in self.classes.values():
             cls.is_module = self._is_module_class(cls, set())
+        for cls in self.classes.values():
+            if not cls.is_module:
+                cls.guessed_from = self._unseen_base(cls)
+                cls.is_module = cls.guessed_from is not None
         self.function_tables = self._function_tables()
 
     def _function_tables(self) -> dict[str, tuple[str, ...]]:
@@ -258,9 +283,22 @@ class ModuleIndex:
             if name in self.classes:
                 if self._is_module_class(self.classes[name], visiting):
                     return True
-            elif is_module_base_qualname(name) or name in self.module_bases:
+            elif is_module_base_qualname(name) or name_in(name, self.module_bases):
                 return True
         return False
+
+    def _unseen_base(self, cls: ClassInfo) -> str | None:
+        """The fallback for bases graphmend cannot see (a package not among the checked files, a
+        relative import outside any package): a class that defines `forward` as a method (itself or
+        a same-file base) and has such a base is taken for an nn.Module. Returns that base."""
+        ancestry = list(cls.mro())
+        if not any(_is_instance_method(c.methods.get("forward")) for c in ancestry):
+            return None
+        for c in ancestry:
+            for name in c.base_names:
+                if name is not None and name not in self.classes and name not in self.plain_bases and may_be_unseen_module_base(name):
+                    return name
+        return None
 
     def import_bindings(self, stmt: ast.Import | ast.ImportFrom) -> dict[str, str]:
         """Name → qualified name for one import statement (relative imports resolved when possible)."""
@@ -277,7 +315,8 @@ class ModuleIndex:
         for alias in stmt.names:
             if alias.name == "*":
                 continue
-            bound[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            name = f"{base}.{alias.name}" if base else alias.name
+            bound[alias.asname or alias.name] = library_name_for(name) if name.startswith(".") else name
         return bound
 
     def _resolve_relative(self, module: str | None, level: int) -> str:
@@ -406,6 +445,41 @@ def attribute_chain(expr: ast.expr) -> tuple[str, list[str]] | None:
     if not isinstance(expr, ast.Name):
         return None
     return expr.id, attrs[::-1]
+
+
+def name_in(qualname: str, names: frozenset[str]) -> bool:
+    """`qualname` is one of `names`, or a relative name outside any package (`...layers.Block`)
+    whose dotted tail ends one of them (`transformers.layers.Block`)."""
+    if qualname in names:
+        return True
+    tail = "." + qualname.lstrip(".")
+    return qualname.startswith(".") and any(name.endswith(tail) for name in names)
+
+
+def library_name_for(relative: str) -> str:
+    """A relative name outside any package, read as the known library name with the same dotted
+    tail (or a package above one): `...utils.is_torchdynamo_compiling` →
+    `transformers.utils.is_torchdynamo_compiling`. Unchanged when no library name fits."""
+    tail = "." + relative.lstrip(".")
+    fits = [prefix for prefix in _LIBRARY_PREFIXES if prefix.endswith(tail)]
+    return min(fits, key=lambda name: (_library_rank(name), name)) if fits else relative
+
+
+def _library_rank(name: str) -> int:
+    root = name.split(".", 1)[0]
+    return _LIBRARY_PREFERENCE.index(root) if root in _LIBRARY_PREFERENCE else len(_LIBRARY_PREFERENCE)
+
+
+def may_be_unseen_module_base(qualname: str) -> bool:
+    """Whether an imported base that graphmend cannot resolve may be an nn.Module subclass: any
+    base but one from torch, NumPy or the standard library, whose classes graphmend knows."""
+    return qualname.startswith(".") or qualname.split(".", 1)[0] not in _KNOWN_PACKAGES
+
+
+def _is_instance_method(function: FunctionInfo | None) -> bool:
+    return function is not None and not any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.node.decorator_list
+    )
 
 
 def is_module_base_qualname(qualname: str) -> bool:

@@ -38,6 +38,8 @@ _KNOWN_KEYS = {
     "extend_exclude": "extend_exclude",
     "layer-skip": "layer_skip",
     "layer_skip": "layer_skip",
+    "module-bases": "module_bases",
+    "module_bases": "module_bases",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # torch's floating and integer dtypes by name, with their aliases (`half`, `float`, `double`...).
@@ -62,6 +64,9 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes): not reported in matching files
     extend_exclude: tuple[str, ...] = ()  # globs of files and folders a directory walk passes over
     layer_skip: str = "where"  # a fixed loop gate: "where" runs every layer (faster at LayerDrop <= 0.3), "cond" only kept ones
+    # Qualified names of base classes to take for nn.Module subclasses (`mylib.layers.Block`); a relative
+    # import outside any package (`from ..layers import Block`) matches by its dotted tail.
+    module_bases: frozenset[str] = frozenset()
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -110,6 +115,10 @@ def _code_list(value: Any, key: str, origin: str) -> tuple[str, ...]:
     return codes
 
 
+def _is_dotted(name: str) -> bool:
+    return bool(name) and all(part.isidentifier() for part in name.split("."))
+
+
 def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, value in table.items():
@@ -134,6 +143,12 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g.strip() for g in globs):
                 raise SettingsError(f"{origin}: `{key}` must be a list of globs, e.g. [\"notebooks/scratch\"]")
             values[attribute] = tuple(g.strip() for g in globs)
+        elif attribute == "module_bases":
+            names = [value] if isinstance(value, str) else value
+            if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and _is_dotted(n.strip()) for n in names):
+                raise SettingsError(f"{origin}: `{key}` must be a list of qualified class names, "
+                                    f"e.g. [\"transformers.modeling_layers.GradientCheckpointingLayer\"]")
+            values[attribute] = frozenset(n.strip() for n in names)
         elif attribute == "layer_skip":
             if value not in LAYER_SKIP_FORMS:
                 raise SettingsError(f"{origin}: `{key}` must be one of {', '.join(repr(f) for f in LAYER_SKIP_FORMS)}")

@@ -203,6 +203,18 @@ IS_COMPILING_FUNCTIONS = frozenset(
     }
 )
 
+# Logger factories of libraries (`logger = logging.get_logger(__name__)`).
+LIBRARY_LOGGER_FACTORIES = frozenset(
+    {
+        "transformers.utils.logging.get_logger",
+        "transformers.logging.get_logger",
+        "diffusers.utils.logging.get_logger",
+        "diffusers.logging.get_logger",
+        "accelerate.logging.get_logger",
+        "huggingface_hub.utils.logging.get_logger",
+    }
+)
+
 # Calls that are constant False while Dynamo traces (TorchScript is not Dynamo).
 IS_SCRIPTING_FUNCTIONS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state"})
 

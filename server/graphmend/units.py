@@ -179,12 +179,13 @@ class UnitCache:
         self.hits = self.misses = 0
 
     def callees(
-        self, layout: Layout, index: ModuleIndex, module_bases: frozenset[str]
+        self, layout: Layout, index: ModuleIndex
     ) -> Callable[[CompiledRegions, FunctionInfo], list[FunctionInfo]]:
         """The call graph for `CompiledRegions`, with the edges of a unit reused while its text, the
         skeleton and the file's signatures (classes, their bases and methods; functions) are the
         same: what a call resolves to depends on nothing else."""
-        signature = (layout.skeleton_digest, signatures(index), tuple(sorted(module_bases)))
+        modules = tuple(sorted(name for name, cls in index.classes.items() if cls.is_module))
+        signature = (layout.skeleton_digest, signatures(index), modules)
         unique = len({f.qualname for f in index.all_functions}) == len(index.all_functions)
 
         def callees(regions: CompiledRegions, function: FunctionInfo) -> list[FunctionInfo]:

@@ -173,7 +173,7 @@ def _frame(analysis: FunctionAnalysis) -> str:
     and a `forward` compiled by graphmend's default assumption is inlined when it is a submodule's."""
     if analysis.runs_inlined:
         return INLINED
-    return MAYBE_INLINED if analysis.entry is not None and analysis.entry.why == FORWARD_IS_COMPILED else ROOT
+    return MAYBE_INLINED if analysis.entry is not None and analysis.entry.why.startswith(FORWARD_IS_COMPILED) else ROOT
 
 
 def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool, frame: str) -> Plan:
@@ -309,6 +309,21 @@ def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixCon
     return ctx.segment(value)
 
 
+# The deferred warning keeps the user's file, module and warning registry: it is issued for the
+# first frame of this module outside the helpers (the call's line in eager code).
+_WARN_AT_CALLER = f"""import sys
+import warnings
+frame = sys._getframe(1)
+while frame is not None and (frame.f_globals is not globals() or frame.f_code.co_name.startswith("_deferred_")):
+{_LEVEL}frame = frame.f_back
+if frame is None:
+{_LEVEL}warnings.warn(message, {{category}})
+else:
+{_LEVEL}where = frame.f_globals
+{_LEVEL}registry = where.setdefault("__warningregistry__", {{{{}}}})
+{_LEVEL}warnings.warn_explicit(message, {{category}}, frame.f_code.co_filename, frame.f_lineno, where.get("__name__"), registry, where)"""
+
+
 def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
     if call.keywords and any(k.arg != "category" for k in call.keywords):
         raise _Refuse("the call passes keywords other than category (e.g. stacklevel)")
@@ -325,9 +340,9 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         category = category_node.id
     values: list[str] = []
     template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}")
-    function = ctx.segment(call.func)
-    helper = _Helper(f"_deferred_warn_{category}", "message", f"{function}(message, {category})")
-    reasons = ["the warning is attributed to the helper's line, so Python's once-per-location filter sees one location for all of them"]
+    helper = _Helper(f"_deferred_warn_{category}", "message", _WARN_AT_CALLER.format(category=category))
+    reasons = ["under torch.compile the warning is attributed to the compiled function's `def` line (Dynamo replays "
+               "it from the frame's start), so Python's once-per-location filter sees one location per function"]
     reasons.extend(_mutated_reasons(call, analysis))
     return Plan(helper, [_message(template, values)], "Defer the warning until the compiled graph has run", reasons)
 

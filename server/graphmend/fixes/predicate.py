@@ -511,7 +511,8 @@ class _Predicator:
             self._store(arm, attribute, None, stmt.value, _only_small(cst_stmt).value, guarded)  # type: ignore[attr-defined]
             return
         if isinstance(stmt, ast.If) and _is_lazy_init(stmt, self.self_name):
-            self._unsafe("a lazily created attribute would be created even when its branch is not taken")
+            self._unsafe("a lazily created attribute would be created even when its branch is not taken (and under "
+                         "torch.compile the model compiles again on its second call: Dynamo guards on the attribute's absence)")
             arm.output.append(self._rename(cst_stmt, arm))  # type: ignore[arg-type]
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and is_replayed(stmt.value, self.analysis):

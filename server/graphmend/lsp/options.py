@@ -25,6 +25,8 @@ _SETTING_KEYS = {
     "assume-dtypes": "assume-dtypes",
     "layerSkip": "layer-skip",
     "layer-skip": "layer-skip",
+    "moduleBases": "module-bases",
+    "module-bases": "module-bases",
 }
 _SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds",
                 "index", "closedFiles"}
