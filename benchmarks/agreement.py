@@ -25,7 +25,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import transformers
 
@@ -48,12 +48,16 @@ def measure(names: list[str], jobs: int, timeout: float) -> dict[str, dict[str, 
         return dict(zip(names, records))
 
 
-def agreement(records: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _paper_family(name: str) -> str:
+    return (paper_table2.CASES.get(name) or paper_table2.EXTRA_CASES[name]).family
+
+
+def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str] = _paper_family) -> dict[str, Any]:
+    """Recall and precision per architecture (`family_of` a case's) over the cases' records."""
     installed = Path(transformers.__file__).parent
     families: dict[str, dict[str, Any]] = {}
     for name, record in records.items():
-        case = paper_table2.CASES.get(name) or paper_table2.EXTRA_CASES[name]
-        family = families.setdefault(case.family, {"cases": [], "sites": set(), "executed": {}, "errors": []})
+        family = families.setdefault(family_of(name), {"cases": [], "sites": set(), "executed": {}, "errors": []})
         family["cases"].append(name)
         if "error" in record:
             family["errors"].append(f"{name}: {record['error']}")

@@ -195,7 +195,11 @@ def test_code_copied_out_of_transformers(capsys) -> None:  # noqa: ANN001
     is transformers' (issue 18)."""
     found = json.loads(run(capsys, "check", "--output-format", "json", str(COPIED_LAYER))[1])
     assert [(d["code"], d["line"]) for d in found] == [("GM101", 17)]
-    assert "`FooLayer` is taken for an nn.Module" in found[0]["related"][0]["message"]
+    compiled, *chain = found[0]["related"]
+    assert "`FooLayer` is taken for an nn.Module" in compiled["message"] and compiled["kind"] == "compiled"
+    # Why `h` is a tensor, step by step (issue 18, item 5).
+    assert [(r["line"], r["kind"], r["message"]) for r in chain] == [
+        (16, "value", "`h` ← `self.proj(x)`"), (15, "value", "`x`: a parameter of `FooLayer.forward`")]
 
 
 def test_module_bases_setting_names_a_base_the_project_sees_as_plain(tmp_path: Path, capsys) -> None:  # noqa: ANN001
@@ -211,3 +215,21 @@ def test_module_bases_setting_names_a_base_the_project_sees_as_plain(tmp_path: P
     (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\nmodule-bases = ["base Base"]\n')
     code, _, err = run(capsys, "check", str(tmp_path))
     assert code == 2 and "`module-bases` must be a list of qualified class names" in err
+
+
+def test_findings_in_a_forward_a_class_decorator_swaps_say_so(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """transformers 5.x's `@use_experts_implementation` sets `forward` at run time: a finding in the
+    decorated class's own `forward` breaks only when the decorator keeps it (issue 18, item 6)."""
+    (tmp_path / "kernels.py").write_text(
+        "def fast_forward(self, x):\n    return x\n\n\n"
+        "def swap_forward(cls):\n    def wrapper(cls):\n        cls.forward = fast_forward\n        return cls\n    return wrapper(cls)\n\n\n"
+        "REGISTRY = []\n\n\ndef register(cls):\n    REGISTRY.append(cls)\n    return cls\n"
+    )
+    (tmp_path / "model.py").write_text(
+        "import torch\n\nfrom kernels import register, swap_forward\n\n\n"
+        "@swap_forward\nclass Experts(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            x = x - 1\n        return x\n\n\n"
+        "@register\nclass Plain(torch.nn.Module):\n    def forward(self, x):\n        if x.sum() > 0:\n            x = x - 1\n        return x\n"
+    )
+    found = json.loads(run(capsys, "check", "--output-format", "json", str(tmp_path))[1])
+    assert [(d["line"], d["only_when"]) for d in found] == [(9, ["@swap_forward keeps Experts.forward"]), (17, [])]
+    assert "(breaks only when `@swap_forward keeps Experts.forward`)" in found[0]["message"]

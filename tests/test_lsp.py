@@ -249,4 +249,10 @@ async def test_code_copied_out_of_transformers(client: LanguageClient, tmp_path:
     open_document(client, uri, text)
     (diagnostic,) = await diagnostics(client, uri)
     assert (diagnostic.code, diagnostic.range.start.line) == ("GM101", 16)
-    assert "`FooLayer` is taken for an nn.Module" in diagnostic.related_information[0].message
+    compiled, *chain = diagnostic.related_information
+    assert "`FooLayer` is taken for an nn.Module" in compiled.message
+    assert [(r.message, r.location.range.start.line) for r in chain] == [
+        ("`h` ← `self.proj(x)`", 15), ("`x`: a parameter of `FooLayer.forward`", 14)]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(16, 12)))
+    assert "Why it is a tensor: `h` ← `self.proj(x)` (line 16); `x`: a parameter of `FooLayer.forward` (line 15)." in hover.contents.value

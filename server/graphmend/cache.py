@@ -114,7 +114,8 @@ def _diagnostic(raw: dict[str, Any]) -> Diagnostic:
         severity=Severity(raw["severity"]),
         range=_range(raw["range"]),
         reason_id=raw.get("reason_id"),
-        related=tuple(RelatedLocation(_range(r["range"]), r["message"], r.get("path")) for r in raw.get("related", ())),
+        related=tuple(RelatedLocation(_range(r["range"]), r["message"], r.get("path"), r.get("kind", "compiled"))
+                      for r in raw.get("related", ())),
         fix=None
         if fix is None
         else Fix(fix["title"], Applicability(fix["applicability"]), tuple(TextEdit(_range(e["range"]), e["new_text"]) for e in fix["edits"])),

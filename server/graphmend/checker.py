@@ -12,6 +12,7 @@ from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
+from .provenance import value_chain
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
 from .rules import RULES, Rule
 from .semantics import ModuleIndex, module_name_for
@@ -104,6 +105,7 @@ def _analyse(
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
         key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), settings.layer_skip, regions.context.base_attributes,
+               regions.context.replaced_forwards,
                reach_key(layout, reaches, source))
         cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
         if cached is not None:
@@ -124,6 +126,19 @@ def _analyse(
     if cache is not None:
         cache.forget_missing(layout)
     return sorted(found, key=lambda d: (d.range.start, d.code))
+
+
+_EXPLAINED = ("GM1", "GM3")  # findings about a tensor's value: their related information says why it is one
+
+
+def _swapped_forward(analysis: FunctionAnalysis) -> str | None:
+    """A `forward` whose class decorator (found in another file) may set another `forward` at run
+    time runs only when the decorator keeps it: the condition, as a finding states it."""
+    function = analysis.function
+    if function is None or function.owner is None or function.node.name != "forward":
+        return None
+    decorator = analysis.module.regions.context.forward_replaced_by(function.owner.name)
+    return f"@{decorator.rsplit('.', 1)[-1]} keeps {function.owner.name}.forward" if decorator is not None else None
 
 
 class _Collector:
@@ -164,6 +179,9 @@ class _Collector:
             if analysis.runs_inlined:
                 data["nested"] = "called from compiled code"
             only_when = [condition.text for condition in conditions]
+            swapped = _swapped_forward(analysis)
+            if swapped is not None:
+                only_when.append(swapped)
             if only_when:
                 message = f"{message} (breaks only when {' and '.join(f'`{c}`' for c in only_when)})"
                 data["only_when"] = only_when
@@ -176,7 +194,7 @@ class _Collector:
                 severity=rule.severity,
                 range=diagnostic_range,
                 reason_id=rule.reason_id_for(target, analysis),
-                related=(self._related(self.reach),),
+                related=(self._related(self.reach), *(value_chain(target, analysis, self.source) if rule.code.startswith(_EXPLAINED) else ())),
                 fix=outcome if isinstance(outcome, Fix) else None,
                 data=data,
             )

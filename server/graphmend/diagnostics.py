@@ -45,6 +45,7 @@ class RelatedLocation:
     range: Range
     message: str
     path: str | None = None
+    kind: str = "compiled"  # "compiled": why the code is compiled; "value": a step of why a value is a tensor
 
 
 @dataclass(frozen=True)

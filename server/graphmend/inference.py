@@ -695,7 +695,7 @@ class FunctionAnalysis:
             return self.is_data_dependent(test.operand)
         # NumPy in compiled code is traced as tensors (torch._numpy): a test of its values breaks
         # the same way (measured: `if idxs.max() > n - 1:` on a NumPy array, gb0170).
-        return self.kind(test) in (*TENSORISH, Kind.NUMPY)
+        return self.kind(test) in (*TENSORISH, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
 
     def ends_in_error(self, body: list[ast.stmt]) -> bool:
         """A block that ends in `raise` or `torch._assert(False, ...)`: it runs only on the way to an error."""

@@ -22,6 +22,9 @@ class Kind(enum.Enum):
     SELF = "self"
     NUMPY = "numpy"  # arrays and scalars from numpy calls: Dynamo traces them as tensors (torch._numpy)
     TENSOR_MODULE = "tensor-module"  # a torch.nn layer whose call returns one tensor (Linear, LayerNorm...)
+    # A Python value on some paths and a tensor on others (`skip = False`, then in training
+    # `skip = torch.rand([]) < p`): a test of it breaks on the paths where it is a tensor.
+    TENSOR_ON_SOME_PATHS = "tensor-on-some-paths"
 
     @property
     def is_tensor(self) -> bool:
@@ -45,6 +48,8 @@ def join(a: Kind, b: Kind) -> Kind:
         return Kind.OPTIONAL_TENSOR
     if pair <= {Kind.PYTHON, Kind.NONE}:
         return Kind.PYTHON
+    if pair <= {Kind.PYTHON, Kind.TENSOR, Kind.BOOL_TENSOR, Kind.TENSOR_ON_SOME_PATHS}:
+        return Kind.TENSOR_ON_SOME_PATHS
     return Kind.UNKNOWN
 
 

@@ -80,7 +80,7 @@ class CellMap:
             other_end = self.locate(item.range.end)
             message = item.message if other_cell == cell else f"cell {other_cell}: {item.message}"
             related.append(RelatedLocation(Range(other_start, other_end[1] if other_end and other_end[0] == other_cell
-                                                 else other_start), message, None))
+                                                 else other_start), message, None, item.kind))
         fix = diagnostic.fix
         if fix is not None:
             edits = []

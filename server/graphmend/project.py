@@ -56,6 +56,9 @@ class FunctionSummary:
     # A module-level function's purity for other files' rewrites: "" not judged, "pure", or why not.
     purity: str = ""
     caveat: str = ""  # with "pure": what running it unconditionally may still do (`purity.call_caveat`)
+    # A module-level function that sets `forward` on an object it is given (a class decorator that
+    # swaps the method at run time: transformers 5.x's `use_experts_implementation`).
+    replaces_forward: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class ClassSummary:
     bases: tuple[str, ...]  # qualified names; a same-file base as "<module>.<name>"
     methods: tuple[str, ...]
     init_attributes: tuple[str, ...] = ()  # what its own `__init__` binds on the instance
+    decorators: tuple[str, ...] = ()  # qualified names of its class decorators (`@d(...)` as `d`)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,24 @@ def summarize(tree: ast.Module, source: SourceText, path: Path, module_name: str
     return summarize_module(index, CompiledRegions(index, forward_is_compiled), source, path, forward_is_compiled)
 
 
+def _replaces_forward(node: ast.AST) -> bool:
+    """`x.forward = ...` (x not `self`) or `setattr(x, "forward", ...)` anywhere in the function."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Assign):
+            if any(isinstance(t, ast.Attribute) and t.attr == "forward" and not (isinstance(t.value, ast.Name) and t.value.id == "self")
+                   for t in child.targets):
+                return True
+        elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "setattr"
+              and len(child.args) == 3 and isinstance(child.args[1], ast.Constant) and child.args[1].value == "forward"):
+            return True
+    return False
+
+
+def _decorators(index: ModuleIndex, cls: ClassInfo) -> tuple[str, ...]:
+    names = (index.qualified_name(d.func if isinstance(d, ast.Call) else d) for d in cls.node.decorator_list)
+    return tuple(n for n in names if n is not None)
+
+
 def _init_attributes(cls: ClassInfo) -> tuple[str, ...]:
     init = cls.methods.get("__init__")
     return tuple(dict.fromkeys(name for name, _ in init_bindings(init))) if init is not None else ()
@@ -128,10 +150,11 @@ def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: Sourc
             function.qualname, line, character, end,
             tuple(dict.fromkeys(f.qualname for f in local)), tuple(dict.fromkeys(external)),
             (*positional, *(a.arg for a in args.kwonlyargs)), len(positional), purity, caveat,
+            function.owner is None and function.parent is None and _replaces_forward(function.node),
         ))
     classes = tuple(
         ClassSummary(cls.name, tuple(f"{name}.{b}" if b in index.classes else b for b in cls.base_names if b is not None),
-                     tuple(cls.methods), _init_attributes(cls))
+                     tuple(cls.methods), _init_attributes(cls), _decorators(index, cls))
         for cls in index.classes.values()
     )
     entries = [
@@ -434,9 +457,17 @@ class Project:
             verdict = self._verdict(qualname, summary)
             if verdict is not None:
                 verdicts.append((qualname, *verdict))
+        replaced = tuple((cls.name, decorator) for cls in summary.classes if "forward" in cls.methods
+                         for decorator in cls.decorators if self._replaces_forward(decorator, summary))
         given = self.tensor_parameters()
         tensors = tuple(sorted((f.qualname, frozenset(given[(path, f.qualname)])) for f in summary.functions if (path, f.qualname) in given))
-        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors, frozenset(plain))
+        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors, frozenset(plain),
+                              replaced)
+
+    def _replaces_forward(self, decorator: str, importer: ModuleSummary) -> bool:
+        found = self.resolve(decorator, importer)
+        function = found[1].function(found[2]) if found is not None and found[0] == "function" else None
+        return function is not None and function.replaces_forward
 
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
@@ -489,7 +520,7 @@ def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
 
 def context_key(context: ProjectContext) -> str:
     """A digest of a context, for caches: equal contexts give equal keys."""
-    text = repr((context.entries, sorted(context.module_bases), sorted(context.plain_bases), [(base, sorted(names)) for base, names in context.base_attributes],
+    text = repr((context.entries, sorted(context.module_bases), sorted(context.plain_bases), context.replaced_forwards, [(base, sorted(names)) for base, names in context.base_attributes],
                  context.foreign_functions, [(name, sorted(names)) for name, names in context.tensor_parameters]))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -503,8 +534,9 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
         "imports": [list(pair) for pair in summary.imports],
         "functions": [[f.qualname, f.line, f.character, f.end_character, list(f.calls),
                        [[r.kind, r.target, r.member, list(r.tensors)] for r in f.external],
-                       list(f.parameters), f.positional, f.purity, f.caveat] for f in summary.functions],
-        "classes": [[c.name, list(c.bases), list(c.methods), list(c.init_attributes)] for c in summary.classes],
+                       list(f.parameters), f.positional, f.purity, f.caveat, f.replaces_forward] for f in summary.functions],
+        "classes": [[c.name, list(c.bases), list(c.methods), list(c.init_attributes), list(c.decorators)]
+                    for c in summary.classes],
         "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character]
                     for e in summary.entries],
         "replayed": list(summary.replayed),
@@ -518,9 +550,10 @@ def summary_from_json(raw: dict) -> ModuleSummary:  # type: ignore[type-arg]
         tuple((a, b) for a, b in raw["imports"]),
         tuple(FunctionSummary(q, line, start, end, tuple(calls),
                               tuple(ExternalRef(kind, target, member, tuple(tensors)) for kind, target, member, tensors in external),
-                              tuple(parameters), positional, purity, caveat)
-              for q, line, start, end, calls, external, parameters, positional, purity, caveat in raw["functions"]),
-        tuple(ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes)) for name, bases, methods, attributes in raw["classes"]),
+                              tuple(parameters), positional, purity, caveat, replaces)
+              for q, line, start, end, calls, external, parameters, positional, purity, caveat, replaces in raw["functions"]),
+        tuple(ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes), tuple(decorators))
+              for name, bases, methods, attributes, decorators in raw["classes"]),
         tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end)
               for kind, target, member, why, line, start, end in raw["entries"]),
         tuple(raw["replayed"]),

@@ -84,6 +84,12 @@ class ProjectContext:
     tensor_parameters: tuple[tuple[str, frozenset[str]], ...] = ()
     # Imported bases found in the project that are not nn.Module subclasses (never taken for one by guess).
     plain_bases: frozenset[str] = frozenset()
+    # (class, decorator): a class decorator of another file sets the class's `forward` at run time.
+    replaced_forwards: tuple[tuple[str, str], ...] = ()
+
+    def forward_replaced_by(self, class_name: str) -> str | None:
+        """The decorator that may swap `class_name.forward` at run time, as this file names it."""
+        return next((decorator for name, decorator in self.replaced_forwards if name == class_name), None)
 
     def foreign_verdict(self, qualname: str) -> tuple[str | None, str | None] | None:
         """Purity of an imported function (or table): see `foreign_functions`; None when unknown."""

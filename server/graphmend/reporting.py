@@ -67,7 +67,7 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
         "related": [
             {"path": display_path(r.path) if r.path is not None else str(path), "line": r.range.start.line + 1,
-             "column": r.range.start.character + 1, "message": r.message}
+             "column": r.range.start.character + 1, "message": r.message, "kind": r.kind}
             for r in diagnostic.related
         ],
         "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call

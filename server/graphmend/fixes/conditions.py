@@ -50,11 +50,15 @@ class _Text:
     atomic: bool = False  # needs no parentheses as an operand of `&`, `|`, `~`
 
 
-def condition_refusal(test: ast.expr, analysis: FunctionAnalysis) -> str | None:
+def condition_refusal(test: ast.expr, analysis: FunctionAnalysis, flags: bool = True) -> str | None:
     """Why a rewrite into torch operations cannot take this condition: a NumPy value (Dynamo traces
     NumPy as tensors, but `torch.where`/`torch._assert_async` would make the values tensors in
-    eager too), or a membership test of a tensor in a Python sequence (a Python bool, no tensor)."""
+    eager too), a membership test of a tensor in a Python sequence (a Python bool, no tensor), or
+    (`flags`) a value that is a Python bool on some paths (a torch selection needs a tensor on all)."""
     for node in walk(test):
+        if flags and isinstance(node, ast.expr) and analysis.kind(node) is Kind.TENSOR_ON_SOME_PATHS:
+            return (f"`{ast.unparse(node)}` is a Python value on some paths and a tensor on others; make it a "
+                    "tensor on every path (e.g. `torch.tensor(False)` for the Python default) to select with torch")
         if isinstance(node, ast.expr) and analysis.kind(node) is Kind.NUMPY:
             return ("the condition tests a NumPy value (Dynamo traces it as a tensor); a torch rewrite would turn "
                     "NumPy values into tensors: compute it with torch, or before the compiled region")

@@ -13,7 +13,8 @@ The gate is a name that is None where Python alone decides that the layer runs (
 code is then exactly the original one, at no cost) and a bool tensor where a tensor decides
 (training). The shapes transformers uses are all reduced to that: `if p < drop: continue`, a
 `to_drop` flag set under the test and tested later (`if to_drop: outputs = (None, None) else: ...`),
-a `skip_the_layer = True if ... else False` flag, and an `if` whose one branch runs the layer.
+a `skip_the_layer = True if ... else False` flag, a `skip_the_layer = False` flag that a Python `if`
+makes a bool tensor (transformers 5.x), and an `if` whose one branch runs the layer.
 
 With the `layer-skip = "cond"` setting, where the guarded block only replaces tensors, gate_cond
 writes the `torch.cond` form instead (the skipped layer does not run); the `torch.where` form is the
@@ -118,6 +119,8 @@ class _Gate:
         if top is None:
             return False
         stmt = self.stmt
+        if isinstance(stmt, ast.If) and outer is None and (flag := self._flag_on_some_paths(stmt.test)) is not None:
+            return self._recognise_flag_on_some_paths(flag)
         if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue):
             self._define(stmt.test, stmt, outer, fresh=True)
             after = self.body[self.body.index(top) + 1 :]
@@ -145,6 +148,37 @@ class _Gate:
         if isinstance(stmt, ast.If) and outer is None:
             return self._recognise_branches(stmt)
         return False
+
+    def _flag_on_some_paths(self, test: ast.expr) -> str | None:
+        """The flag a test of the forms `_flag_tests` takes reads, when it is False on some paths and a
+        bool tensor on others (transformers 5.x: `skip_the_layer = False`, then in training
+        `skip_the_layer = dropout_probability < self.layerdrop`)."""
+        first = test.values[0] if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else test
+        name = first.operand if isinstance(first, ast.UnaryOp) and isinstance(first.op, ast.Not) else first
+        if isinstance(name, ast.Name) and self.analysis.kind(name) is Kind.TENSOR_ON_SOME_PATHS:
+            return name.id
+        return None
+
+    def _recognise_flag_on_some_paths(self, flag: str) -> bool:
+        """`flag = False` at the loop body's top, then one Python `if` that assigns it a bool tensor:
+        the False becomes None (Python decides: the original code runs) and every test of the flag
+        selects, as for a flag set to True under the tensor test."""
+        tops = [s for s in self.body if _mentions(s, flag)]
+        if len(tops) < 3:
+            return False
+        definer = tops[1]
+        if self._initial_false(flag, definer) is not tops[0] or not isinstance(definer, ast.If) or definer.orelse:
+            return False
+        assignments = [n for n in walk(definer) if isinstance(n, ast.Assign) and any(_is_name(t, flag) for t in n.targets)]
+        if len(assignments) != 1 or assignments[0] not in definer.body or len(assignments[0].targets) != 1:
+            raise _Refuse(f"`{flag}` is bound more than once where it becomes a tensor")
+        if sum(isinstance(n, ast.Name) and n.id == flag for n in walk(definer)) != 1:
+            raise _Refuse(f"`{flag}` is read where it becomes a tensor")
+        self._define(assignments[0].value, assignments[0], definer, fresh=False, flag=flag, replace_value=True)
+        self.edits.append(self._replace_statement(tops[0], f"{flag} = None"))
+        self.may_be_none = True
+        self.regions = self._flag_tests(flag, definer)
+        return True
 
     def _recognise_branches(self, stmt: ast.If) -> bool:
         """`if skip: <placeholders> else: <layer>` or `if run: <layer>` directly in the loop."""

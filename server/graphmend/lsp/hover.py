@@ -46,7 +46,11 @@ def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
     doc = rule.__doc__ or ""
     parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", _section(doc, "Why it breaks the graph")]
     for related in diagnostic.related:
-        parts += ["", f"Compiled because: {related.message}."]
+        if related.kind == "compiled":
+            parts += ["", f"Compiled because: {related.message}."]
+    chain = [f"{r.message} (line {r.range.start.line + 1})" for r in diagnostic.related if r.kind == "value"]
+    if chain:
+        parts += ["", "Why it is a tensor: " + "; ".join(chain) + "."]
     if "nested" in diagnostic.data:
         parts += ["", NESTED_BREAK]
     if diagnostic.fix is not None:

@@ -67,13 +67,16 @@ class DataDependentIf(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
-        refused = condition_refusal(node.test, analysis)
+        refused = condition_refusal(node.test, analysis, flags=False)
         if refused is not None:
             return Refusal(refused)
-        for special in (loop_gate, unguard_masked_writes):
+        for special in (loop_gate, unguard_masked_writes):  # a loop gate takes a flag that is a tensor on some paths
             fix = special(node, analysis, ctx)
             if fix is not None:
                 return fix
+        refused = condition_refusal(node.test, analysis)
+        if refused is not None:
+            return Refusal(refused)
         return predicate_if(_chain_head(node, analysis, ctx), analysis, ctx)
 
 

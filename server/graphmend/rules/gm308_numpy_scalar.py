@@ -11,8 +11,9 @@ from .base import Rule
 
 class NumpyScalar(Rule):
     """What it does: flags, in compiled code, a NumPy value read as a Python number: `a.item()` on a
-    NumPy value, and NumPy draws of one number (`np.random.random()`, `np.random.rand()`,
-    `np.random.uniform(0, 1)`, `np.random.randint(0, 5)`, `np.random.choice(4)`).
+    NumPy value, NumPy draws of one number (`np.random.random()`, `np.random.rand()`,
+    `np.random.uniform(0, 1)`, `np.random.randint(0, 5)`), and `np.random.choice` in every form
+    (`np.random.choice(np.arange(n), k, replace=False)` samples by reading tensor data).
 
     Why it breaks the graph: Dynamo traces NumPy inside compiled code as tensors (`torch._numpy`), so
     a NumPy number is tensor data: reading it is "Data dependent operator" (gb0033), measured on
@@ -21,6 +22,7 @@ class NumpyScalar(Rule):
     Example:
         epsilon = np.random.rand(1).item()           # wav2vec2's SpecAugment masking
         layerdrop_prob = np.random.random()          # a LayerDrop draw
+        idx = np.random.choice(np.arange(n), k, replace=False)  # SpecAugment's span starts
 
     Fix and its safety: no automatic fix: `torch.rand` draws from another random stream, so the
     values change. Draw with torch and keep the value a tensor, or draw outside the compiled region.
