@@ -10,6 +10,7 @@ No weights are downloaded. Architectures that need inputs this cannot make fail 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
@@ -66,7 +67,11 @@ def _shrink(config: transformers.PretrainedConfig) -> None:
         kinds = getattr(config, key, None)
         if isinstance(kinds, list) and kinds:
             layers = getattr(config, "num_hidden_layers", len(kinds))
-            setattr(config, key, kinds[:layers])
+            distinct = list(dict.fromkeys(kinds))  # every kind of layer stays (a hybrid keeps an attention layer)
+            chosen = distinct + kinds[: max(layers - len(distinct), 0)] if len(distinct) <= layers else kinds[:layers]
+            setattr(config, key, chosen)
+            if len(chosen) > layers and hasattr(config, "num_hidden_layers"):
+                config.num_hidden_layers = len(chosen)
     for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
         if isinstance(getattr(config, key, None), float):
             setattr(config, key, 0.0)  # only LayerDrop-like randomness stays in training
@@ -83,13 +88,11 @@ def inputs_for(model: torch.nn.Module, config: transformers.PretrainedConfig) ->
         inputs: Inputs = {"input_ids": ids, "attention_mask": mask}
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = ids[:, :4].clone()
+        if "pixel_values" in inspect.signature(model.forward).parameters and getattr(config, "vision_config", None) is not None:
+            inputs.update(_pixels(config.vision_config, generator))  # two-tower models (CLIP-like) take both
         return inputs
     if name == "pixel_values":
-        vision = getattr(config, "vision_config", None) or config
-        size = getattr(vision, "image_size", 32)
-        size = size[0] if isinstance(size, (list, tuple)) else size
-        channels = getattr(vision, "num_channels", 3)
-        return {"pixel_values": torch.randn(2, channels, size, size, generator=generator)}
+        return _pixels(getattr(config, "vision_config", None) or config, generator)
     if name == "input_features":
         bins = getattr(config, "num_mel_bins", None) or getattr(config, "feature_size", 16)
         frames = 2 * getattr(config, "max_source_positions", 32)
@@ -103,6 +106,13 @@ def inputs_for(model: torch.nn.Module, config: transformers.PretrainedConfig) ->
         mask[1, AUDIO_SAMPLES * 3 // 4:] = 0
         return {"input_values": values, "attention_mask": mask}
     raise ValueError(f"no inputs for main_input_name {name!r}")
+
+
+def _pixels(vision: transformers.PretrainedConfig, generator: torch.Generator) -> Inputs:
+    size = getattr(vision, "image_size", 32)
+    size = size[0] if isinstance(size, (list, tuple)) else size
+    channels = getattr(vision, "num_channels", 3)
+    return {"pixel_values": torch.randn(2, channels, size, size, generator=generator)}
 
 
 def build(model_type: str) -> tuple[torch.nn.Module, Inputs]:

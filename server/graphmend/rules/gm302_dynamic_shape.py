@@ -17,7 +17,8 @@ CAPTURE = "capture_dynamic_output_shape_ops"
 class DynamicShapeOperator(Rule):
     """What it does: flags operators whose output shape depends on tensor data: `torch.nonzero`,
     `torch.argwhere`, `torch.unique`, `torch.masked_select`, one-argument `torch.where(cond)`, their
-    method forms, and boolean-mask indexing `x[x > 0]` (a read; `x[mask] = v` is fine).
+    method forms, `repeat_interleave` with tensor repeats (and no `output_size=`), and boolean-mask
+    indexing `x[x > 0]`, also through a named mask (a read; `x[mask] = v` is fine).
 
     Why it breaks the graph: without `capture_dynamic_output_shape_ops`, Dynamo cannot give the
     result a size while tracing ("Dynamic shape operator").
@@ -69,4 +70,17 @@ class DynamicShapeOperator(Rule):
         func = node.func
         if qualname is None and isinstance(func, ast.Attribute) and func.attr in DYNAMIC_SHAPE_METHODS:
             return node if analysis.kind(func.value).is_tensor else None
+        if qualname == "torch.repeat_interleave" or (
+            qualname is None and isinstance(func, ast.Attribute) and func.attr == "repeat_interleave" and analysis.kind(func.value).is_tensor
+        ):
+            return node if _tensor_repeats(node, analysis, position=1 if qualname else 0) else None
         return None
+
+
+def _tensor_repeats(call: ast.Call, analysis: FunctionAnalysis, position: int) -> bool:
+    """`repeat_interleave` with tensor `repeats` and no `output_size=`: the output's length is the
+    sum of the repeats (measured on torch 2.13: "Dynamic shape operator"); int repeats keep it static."""
+    if any(k.arg == "output_size" for k in call.keywords):
+        return False
+    repeats = next((k.value for k in call.keywords if k.arg == "repeats"), call.args[position] if len(call.args) > position else None)
+    return repeats is not None and analysis.kind(repeats).is_tensor

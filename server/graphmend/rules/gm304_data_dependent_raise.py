@@ -15,18 +15,26 @@ from .base import Rule, is_raise_guard
 
 class DataDependentRaise(Rule):
     """What it does: flags an input check `if cond: raise ...` whose condition is a tensor value,
-    e.g. `if (x < 0).any(): raise ValueError("negative")`.
+    e.g. `if (x < 0).any(): raise ValueError("negative")`; and an `assert` that tests a tensor before
+    the last operand of an `and`/`or` (`assert a.isnan().sum() == 0 and b.isnan().sum() == 0`).
 
     Why it breaks the graph: the `if` needs tensor data ("Data-dependent branching"), exactly like
-    a predicated branch, but a `raise` cannot be computed on both sides and selected.
+    a predicated branch, but a `raise` cannot be computed on both sides and selected. Dynamo turns
+    `assert <tensor>` into an in-graph check, but only for the assert's last jump: the jump of an
+    earlier `and`/`or` operand is a plain data-dependent branch (measured on torch 2.13).
 
     Example:
         if torch.isnan(x).any():
             raise ValueError("NaN in input")
 
     Fix and its safety: `torch._assert_async(~cond)` keeps the check in the graph, but the error
-    type and the moment it surfaces change, so such a fix can only ever be offered as unsafe.
+    type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An
+    `assert a and b, msg` becomes one assert per operand, in order, with the same message (unsafe for
+    the same reason: under compile a failing check raises RuntimeError); an `or` is left as is.
     """
+
+    ASSERT_MESSAGE = ("Data-dependent branching: this `assert` tests a tensor before its last `and`/`or` operand, "
+                      "which breaks the graph; assert each tensor condition on its own")
 
     code = "GM304"
     name = "data-dependent-raise"
@@ -35,15 +43,24 @@ class DataDependentRaise(Rule):
     reason = "Data-dependent branching"
     reason_id = "gb0170"
     fixable = False
-    node_types = (ast.If,)
+    node_types = (ast.If, ast.Assert)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        if isinstance(node, ast.Assert):
+            test = node.test
+            joined = isinstance(test, ast.BoolOp) and any(analysis.is_data_dependent(v) for v in test.values[:-1])
+            return node if joined else None
         assert isinstance(node, ast.If)
         return node.test if is_raise_guard(node, analysis) and analysis.is_data_dependent(node.test) else None
+
+    def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+        return self.ASSERT_MESSAGE if isinstance(reported, ast.Assert) else self.message
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         """`if cond: raise E(msg)` → `torch._assert_async(torch.logical_not(cond), msg)`: always unsafe,
         since the error becomes a RuntimeError raised when the device gets to it."""
+        if isinstance(node, ast.Assert):
+            return _split_assert(node, analysis, ctx)
         assert isinstance(node, ast.If)
         refused = condition_refusal(node.test, analysis)
         if refused is not None:
@@ -75,3 +92,20 @@ class DataDependentRaise(Rule):
         if len(node.body) > 1:
             title = title[:-1] + "; the message's computed details are dropped)"
         return Fix(title, Applicability.UNSAFE, (edit,))
+
+
+def _split_assert(node: ast.Assert, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """`assert a and b, msg` → `assert a, msg` then `assert b, msg`: the same checks in the same
+    order, each one Dynamo can keep in the graph."""
+    test = node.test
+    assert isinstance(test, ast.BoolOp)
+    if isinstance(test.op, ast.Or):
+        return Refusal("an `or` of checks cannot be split into asserts; test the tensors with `|` into one tensor")
+    if comments_outside(ctx, node, []) or ctx.source.lines[node.lineno - 1][: node.col_offset].strip():
+        return Refusal("the assert shares its lines with comments or other code")
+    indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
+    message = f", {ctx.segment(node.msg)}" if node.msg is not None else ""
+    lines = [f"{indent}assert {ctx.segment(v)}{message}" for v in test.values]
+    title = ("Assert each condition on its own (unsafe: under torch.compile a failing check raises RuntimeError "
+             "from the graph instead of AssertionError)")
+    return Fix(title, Applicability.UNSAFE, (TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)),))
