@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import logging
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -48,20 +46,7 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))  # a config that did not shrink fails, not the machine
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
-    sites: dict[str, str] = {}
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            match = re.search(r"in user code at (\S+):(\d+)", message)
-            if match:
-                package = "/transformers/" if "/transformers/" in match.group(1) else "site-packages/"
-                sites.setdefault(f"{match.group(1).split(package)[-1]}:{match.group(2)}", paper_table2._reason(message))
-
-    torch._logging.set_logs(graph_breaks=True)
-    breaks = logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks")
-    breaks.addHandler(Collect())
-    breaks.propagate = False
+    sites = paper_table2.collect_break_sites()
     torch.manual_seed(0)
     model, inputs = tiny_models.build(model_type)
     torch.manual_seed(0)

@@ -591,13 +591,9 @@ def _trace_models(executed: dict[str, set[int]], frame: Any, event: str, arg: An
     return local
 
 
-def worker(name: str, out: Path, expected_package: Path) -> None:
-    """Build, compile and run one case; write its record to `out` and its outputs to `out`.pt."""
-    imported = Path(transformers.__file__).resolve().parent
-    if imported != expected_package.resolve():
-        print(f"imported transformers from {imported}, expected {expected_package}", file=sys.stderr)
-        sys.exit(WRONG_PACKAGE)
-    torch.set_num_threads(1)  # same numerics whatever else runs beside this process
+def collect_break_sites() -> dict[str, str]:
+    """From now on, every Dynamo graph-break site of this process ("path:line", relative to the
+    transformers package, else to site-packages) → its reason, filled in as the log reports them."""
     sites: dict[str, str] = {}
 
     class Collect(logging.Handler):
@@ -605,15 +601,25 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
             message = record.getMessage()
             match = re.search(r"in user code at (\S+):(\d+)", message)
             if match:
-                path = match.group(1)  # relative to the transformers package, else to site-packages
+                path = match.group(1)
                 package = "/transformers/" if "/transformers/" in path else "site-packages/"
-                path = path.split(package)[-1]
-                sites.setdefault(f"{path}:{match.group(2)}", _reason(message))
+                sites.setdefault(f"{path.split(package)[-1]}:{match.group(2)}", _reason(message))
 
     torch._logging.set_logs(graph_breaks=True)
     breaks_logger = logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks")
     breaks_logger.addHandler(Collect())
     breaks_logger.propagate = False
+    return sites
+
+
+def worker(name: str, out: Path, expected_package: Path) -> None:
+    """Build, compile and run one case; write its record to `out` and its outputs to `out`.pt."""
+    imported = Path(transformers.__file__).resolve().parent
+    if imported != expected_package.resolve():
+        print(f"imported transformers from {imported}, expected {expected_package}", file=sys.stderr)
+        sys.exit(WRONG_PACKAGE)
+    torch.set_num_threads(1)  # same numerics whatever else runs beside this process
+    sites = collect_break_sites()
     transformers.logging.set_verbosity_error()
 
     case = CASES[name] if name in CASES else EXTRA_CASES[name]

@@ -13,7 +13,7 @@ import ast
 from .diagnostics import RelatedLocation
 from .inference import FunctionAnalysis
 from .kinds import TENSORISH, Kind
-from .semantics import scope_statements
+from .regions import bound_names
 from .source import SourceText
 
 _TRACED = (*TENSORISH, Kind.OPTIONAL_TENSOR, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
@@ -34,7 +34,7 @@ def value_chain(expr: ast.AST, analysis: FunctionAnalysis, source: SourceText) -
     seen: set[tuple[str, int]] = set()
     while name is not None and len(steps) < _MAX_STEPS and (name, line) not in seen:
         seen.add((name, line))
-        binding = _last_binding(function.node, name, line)
+        binding = _last_binding(analysis, name, line)
         if binding is None:
             parameter = _parameter(function.node, name)
             if parameter is not None:
@@ -57,32 +57,24 @@ def _tensor_name(expr: ast.AST, analysis: FunctionAnalysis, exclude: str | None)
     return None
 
 
-def _last_binding(function: ast.AST, name: str, before: int) -> tuple[ast.stmt, ast.expr, bool] | None:
+def _last_binding(analysis: FunctionAnalysis, name: str, before: int) -> tuple[ast.stmt, ast.expr, bool] | None:
     """The last statement before line `before` that binds `name`, the value it binds, and whether
     the name takes the value's elements (a loop target)."""
     found: tuple[ast.stmt, ast.expr, bool] | None = None
-    for node in scope_statements(function.body):  # type: ignore[attr-defined]
+    for node in analysis.module.regions.bindings(analysis.function):  # type: ignore[arg-type]
         if node.lineno >= before:
             continue
-        if isinstance(node, ast.Assign) and any(_binds(t, name) for t in node.targets):
+        if isinstance(node, ast.Assign) and any(name in bound_names(t) for t in node.targets):
             binding = (node, node.value, False)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and _binds(node.target, name) and node.value is not None:
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and name in bound_names(node.target) and node.value is not None:
             binding = (node, node.value, False)
-        elif isinstance(node, (ast.For, ast.AsyncFor)) and _binds(node.target, name):
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and name in bound_names(node.target):
             binding = (node, node.iter, True)
         else:
             continue
         if found is None or node.lineno >= found[0].lineno:
             found = binding
     return found
-
-
-def _binds(target: ast.expr, name: str) -> bool:
-    if isinstance(target, ast.Name):
-        return target.id == name
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_binds(e, name) for e in target.elts)
-    return isinstance(target, ast.Starred) and _binds(target.value, name)
 
 
 def _parameter(function: ast.AST, name: str) -> ast.arg | None:

@@ -123,7 +123,7 @@ class Reach:
 UNKNOWN_VALUE = ast.Constant(value=None)  # `assigned_values`: a value bound other than by `name = value`
 
 
-def _bound_names(target: ast.AST) -> Iterator[str]:
+def bound_names(target: ast.AST) -> Iterator[str]:
     return (n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
 
 
@@ -365,11 +365,11 @@ class CompiledRegions:
                         if isinstance(target, ast.Name):
                             found.setdefault(target.id, []).append(node.value)
                         else:
-                            for name in _bound_names(target):
+                            for name in bound_names(target):
                                 found.setdefault(name, []).append(UNKNOWN_VALUE)
                 else:
                     targets = [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]  # type: ignore[attr-defined]
-                    for name in (n for t in targets for n in _bound_names(t)):
+                    for name in (n for t in targets for n in bound_names(t)):
                         found.setdefault(name, []).append(UNKNOWN_VALUE)
             self._values_cache[key] = found
         return self._values_cache[key]

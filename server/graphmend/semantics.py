@@ -204,8 +204,8 @@ class ModuleIndex:
 
     # ----------------------------------------------------------------- building
     def _index_module(self) -> None:
-        self._class_names = {s.name for s in scope_statements(self.tree.body) if isinstance(s, ast.ClassDef)}
-        for stmt in scope_statements(self.tree.body):
+        self._class_names = {s.name for s in _scope_statements(self.tree.body) if isinstance(s, ast.ClassDef)}
+        for stmt in _scope_statements(self.tree.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self.imports.update(self.import_bindings(stmt))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -254,7 +254,7 @@ class ModuleIndex:
         info = FunctionInfo(node=node, qualname=qualname, owner=owner, parent=parent, may_have_walrus=self.may_have_walrus)
         self.all_functions.append(info)
         self._by_node[id(node)] = info
-        for stmt in scope_statements(node.body):
+        for stmt in _scope_statements(node.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 info.local_imports.update(self.import_bindings(stmt))
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -263,7 +263,7 @@ class ModuleIndex:
 
     def _add_class(self, node: ast.ClassDef, qualname: str) -> ClassInfo:
         cls = ClassInfo(node=node, base_names=[self._base_name(b) for b in node.bases])
-        for stmt in scope_statements(node.body):
+        for stmt in _scope_statements(node.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 cls.methods[stmt.name] = self._add_function(stmt, f"{qualname}.{stmt.name}", cls, None)
         return cls
@@ -493,7 +493,7 @@ def is_module_base_qualname(qualname: str) -> bool:
     return qualname.lstrip(".").endswith("modeling_utils.PreTrainedModel")
 
 
-def scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements of a scope, descending into compound statements but not into nested scopes."""
     stack = list(reversed(body))
     while stack:
@@ -519,7 +519,7 @@ def _local_names(scope: ast.Module | FunctionNode, may_have_walrus: bool = True)
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if arg is not None:
                 names.add(arg.arg)
-    for stmt in scope_statements(scope.body):
+    for stmt in _scope_statements(scope.body):
         if isinstance(stmt, (ast.Global, ast.Nonlocal)):
             declared_global.update(stmt.names)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

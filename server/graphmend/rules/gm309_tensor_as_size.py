@@ -6,7 +6,8 @@ import weakref
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from ..semantics import scope_statements, walk
+from ..regions import bound_names
+from ..semantics import walk
 from ..torch_api import SIZE_FUNCTIONS, SIZE_METHODS
 from .base import Rule
 
@@ -125,17 +126,17 @@ def _computed_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
         # to_end_block_id)` breaks, measured): Dynamo wraps it as a tensor input, not a constant.
         return analysis.kind(expr) is Kind.NUMPY
     values = analysis.module.regions.assigned_values(function).get(expr.id, [])
-    iterables = _loop_iterables(function.node, expr.id)
+    iterables = _loop_iterables(analysis, expr.id)
     if iterables and len(iterables) == len(values):  # only a loop target: an element of what it iterates
         return all(_in_graph(iterable, analysis, 0) for iterable in iterables)
     return bool(values) and all(isinstance(v, _OPERATIONS) and _in_graph(v, analysis, 0) for v in values)
 
 
-def _loop_iterables(function: ast.AST, name: str) -> list[ast.expr]:
+def _loop_iterables(analysis: FunctionAnalysis, name: str) -> list[ast.expr]:
     """What the `for` loops that bind `name` iterate (`for h, w in image_sizes`: a row of a tensor,
     which Dynamo computes in the graph, so `torch.arange(h)` breaks: measured on torch 2.13)."""
-    return [stmt.iter for stmt in scope_statements(function.body)  # type: ignore[attr-defined]
-            if isinstance(stmt, (ast.For, ast.AsyncFor)) and name in {n.id for n in walk(stmt.target) if isinstance(n, ast.Name)}]
+    return [node.iter for node in analysis.module.regions.bindings(analysis.function)  # type: ignore[arg-type]
+            if isinstance(node, (ast.For, ast.AsyncFor)) and name in bound_names(node.target)]
 
 
 def _in_graph(expr: ast.expr, analysis: FunctionAnalysis, depth: int) -> bool:
