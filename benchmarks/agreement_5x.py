@@ -2,7 +2,8 @@
 
     python -m venv /tmp/tf5venv
     /tmp/tf5venv/bin/pip install torch==2.13.0 transformers==5.23.0 -e .
-    /tmp/tf5venv/bin/python benchmarks/agreement_5x.py [--types A,B] [--limit N] [--jobs N] [--json OUT]
+    /tmp/tf5venv/bin/python benchmarks/agreement_5x.py [--types A,B | --flagged] [--limit N] [--jobs N] [--json OUT]
+        [--work DIR] [--mend DIR]
 
 Its own virtual environment, never the test one. Every architecture of the release's
 `MODEL_MAPPING_NAMES` (or `--types`) is built tiny from its own default config
@@ -10,7 +11,14 @@ Its own virtual environment, never the test one. Every architecture of the relea
 with `sys.settrace` to record the lines it runs in `transformers/models/`, then a compiled forward
 records Dynamo's break sites (graph_breaks log, counting backend). Recall, precision and the lists
 of misses and unconfirmed findings are computed as in `agreement.py`. Architectures this cannot
-build or feed are listed with the reason.
+build or feed are listed with the reason. `--flagged` picks the architectures whose model folder has a
+GM1xx/GM2xx finding, and the popular ones, in a fixed shuffled order (a run may stop early and
+still be a fair sample).
+
+`--mend DIR` then copies the installed package to DIR, runs `graphmend fix --unsafe-fixes` on the
+model folders where a case broke, and runs every breaking case again before (installed) and after
+(the copy first on PYTHONPATH), same seed and inputs: graphs, break sites, and whether the eager and
+the compiled outputs of before and after are `torch.equal`.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ import argparse
 import inspect
 import json
 import os
+import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,6 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy
 import torch
 import torch._dynamo.testing
 import transformers
@@ -39,17 +50,62 @@ import tiny_models  # noqa: E402
 
 MODES = ("eval", "train", "fp16")  # fp16: eval in float16
 MEMORY_LIMIT = 6 << 30  # bytes of address space per worker
+POPULAR = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "mixtral", "gpt2", "bert", "roberta",
+           "t5", "bart", "whisper", "wav2vec2", "vit", "clip", "deberta-v2", "distilbert", "falcon", "gpt_neox",
+           "opt", "llava", "mamba")
+
+
+def flagged_types(types: list[str]) -> list[str]:
+    """`types` whose model folder in the installed package has a GM1xx/GM2xx finding, and the
+    popular ones, shuffled with a fixed seed."""
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    models = Path(transformers.__file__).resolve().parent / "models"
+    graphmend = Path(sys.executable).with_name("graphmend")
+    found = subprocess.run([str(graphmend), "check", str(models), "--output-format", "json", "--no-cache"],
+                           capture_output=True, text=True, check=False)
+    folders = {Path(d["path"]).relative_to(models).parts[0] for d in json.loads(found.stdout)
+               if d["code"].startswith(("GM1", "GM2"))}
+    chosen = sorted(t for t in types if model_type_to_module_name(t) in folders or t in POPULAR)
+    random.Random(0).shuffle(chosen)
+    return chosen
+
+
+EXPECT_PACKAGE = "GRAPHMEND_EXPECT_PACKAGE"  # the transformers folder a worker must import (--mend's copy)
+
+
+def _seed() -> None:
+    """The same draws for every run: torch's, NumPy's (SpecAugment masking) and Python's."""
+    torch.manual_seed(0)
+    numpy.random.seed(0)
+    random.seed(0)
+
+
+def _first_tensor(output: Any) -> torch.Tensor | None:
+    """The first tensor of a model's output (`last_hidden_state`, `logits`...), detached."""
+    values = output.to_tuple() if hasattr(output, "to_tuple") else output if isinstance(output, (tuple, list)) else (output,)
+    for value in values:
+        if torch.is_tensor(value):
+            return value.detach()
+        found = _first_tensor(value) if isinstance(value, (tuple, list)) else None
+        if found is not None:
+            return found
+    return None
 
 
 def worker(model_type: str, mode: str, out: Path) -> None:
-    """Build, trace and compile one architecture in one mode; write its record to `out`."""
+    """Build, trace and compile one architecture in one mode; write its record to `out`, and its
+    eager and compiled outputs to `out` with the suffix `.pt`."""
+    expected = os.environ.get(EXPECT_PACKAGE)
+    if expected and Path(transformers.__file__).resolve().parent != Path(expected).resolve():
+        raise RuntimeError(f"imported transformers from {transformers.__file__}, expected {expected}")
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))  # a config that did not shrink fails, not the machine
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
     sites = paper_table2.collect_break_sites()
-    torch.manual_seed(0)
+    _seed()
     model, inputs = tiny_models.build(model_type)
-    torch.manual_seed(0)
+    _seed()
     twin, _ = tiny_models.build(model_type)  # compiled apart: an eager call may change state (BigBird's attention type)
     train = mode == "train"
     if train and "use_cache" in inspect.signature(model.forward).parameters:
@@ -67,12 +123,13 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     with torch.set_grad_enabled(train):
         sys.settrace(partial(paper_table2._trace_models, executed))
         try:
-            torch.manual_seed(0)
-            model(**inputs)
+            _seed()
+            eager_output = model(**inputs)
         finally:
             sys.settrace(None)
-        torch.manual_seed(0)
-        compiled(**inputs)
+        _seed()
+        compiled_output = compiled(**inputs)
+    torch.save({"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}, out.with_suffix(".pt"))
     out.write_text(json.dumps({
         "executed": {path: sorted(lines) for path, lines in executed.items()},
         "graphs": counter.frame_count, "reasons": sites,
@@ -80,19 +137,25 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     }))
 
 
-def run_case(name: str, work: Path, timeout: float, existing_only: bool = False) -> dict[str, Any] | None:
-    """The record of one case: run in a fresh process, or read from `work` when an earlier run left it."""
+def run_case(name: str, work: Path, timeout: float, existing_only: bool = False,
+             variant: str = "", package: Path | None = None) -> dict[str, Any] | None:
+    """The record of one case: run in a fresh process, or read from `work` when an earlier run left
+    it. A `variant` (with `package`, a copy of transformers) runs against that copy."""
     model_type, mode = name.rsplit("/", 1)
-    out = work / f"{model_type}.{mode}.json"
+    out = work / f"{model_type}.{mode}{variant}.json"
     log = Path(f"{out}.log")
     if out.is_file():
         return json.loads(out.read_text())
     if existing_only:
         return None
+    env = dict(os.environ)
+    if package is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(package.parent), *filter(None, [env.get("PYTHONPATH")])])
+        env[EXPECT_PACKAGE] = str(package)
     try:
         with log.open("w") as stderr:
             done = subprocess.run([sys.executable, __file__, "--worker", model_type, mode, str(out)],
-                                  stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout)
+                                  stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         record = {"error": f"timed out after {timeout:.0f} s"}
     else:
@@ -103,9 +166,68 @@ def run_case(name: str, work: Path, timeout: float, existing_only: bool = False)
     return record
 
 
+def _model_sites(record: dict[str, Any]) -> list[str]:
+    return [site for site in record.get("sites", []) if site.startswith("models/")]
+
+
+def mend(built: dict[str, dict[str, Any]], folder: Path, jobs: int, timeout: float) -> list[dict[str, Any]]:
+    """Every case that broke in `models/`, before and after `graphmend fix --unsafe-fixes` on a copy."""
+    breaking = [name for name, record in built.items() if _model_sites(record)]
+    installed = Path(transformers.__file__).resolve().parent
+    copy = folder / "site" / "transformers"
+    if not copy.exists():
+        shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    models = sorted({site.split("/")[1] for name in breaking for site in _model_sites(built[name])})
+    fixed = subprocess.run([str(Path(sys.executable).with_name("graphmend")), "fix", "--unsafe-fixes",
+                            *(str(copy / "models" / m) for m in models)], capture_output=True, text=True, check=False)
+    print(fixed.stdout.strip().splitlines()[-1] if fixed.stdout.strip() else fixed.stderr.strip())
+    jobs_list = [(name, variant) for name in breaking for variant in (".before", ".after")]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        records = dict(zip(jobs_list, pool.map(lambda job: run_case(
+            job[0], folder, timeout, variant=job[1], package=copy if job[1] == ".after" else None), jobs_list)))
+    fixable = _fixable_sites(installed, models)
+    rows = []
+    for name in breaking:
+        before, after = records[name, ".before"], records[name, ".after"]
+        row = {"case": name, "before": before.get("graphs"), "after": after.get("graphs"),
+               "rewritable": all(site in fixable for site in before.get("sites", [])),
+               "sites_after": _model_sites(after), "error": before.get("error") or after.get("error")}
+        if not row["error"]:
+            model_type, mode = name.rsplit("/", 1)
+            outputs = [torch.load(folder / f"{model_type}.{mode}{v}.pt") for v in (".before", ".after")]
+            row["eager_equal"], row["compiled_equal"], row["compiled_as_eager_before"] = (
+                _equal(outputs[0]["eager"], outputs[1]["eager"]), _equal(outputs[0]["compiled"], outputs[1]["compiled"]),
+                _equal(outputs[0]["eager"], outputs[0]["compiled"]))
+        rows.append(row)
+    print("\n| case | every break rewritable | graphs before → after | break sites left in models/ (after) | "
+          "eager equal | compiled equal | before: compiled = eager |")
+    print("|---|---|---:|---|---|---|---|")
+    yes = {True: "yes", False: "NO"}
+    for row in rows:
+        if row["error"]:
+            print(f"| {row['case']} | | error: {row['error'][:120]} | | | | |")
+            continue
+        print(f"| {row['case']} | {yes[row['rewritable']]} | {row['before']} → {row['after']} | "
+              f"{', '.join(s.rsplit('/', 1)[-1] for s in row['sites_after']) or '—'} | {yes[row['eager_equal']]} | "
+              f"{yes[row['compiled_equal']]} | {yes[row['compiled_as_eager_before']]} |")
+    return rows
+
+
+def _equal(first: torch.Tensor | None, second: torch.Tensor | None) -> bool:
+    return first is not None and second is not None and torch.equal(first, second)
+
+
+def _fixable_sites(installed: Path, models: list[str]) -> set[str]:
+    """The break sites ("models/x/y.py:LINE") that a `graphmend check` finding with a fix covers."""
+    spans = paper_table2.flagged_lines(sorted(p for m in models for p in (installed / "models" / m).glob("*.py")), fixed_only=True)
+    return {f"{path.relative_to(installed).as_posix()}:{line}"
+            for path, found in spans.items() for first, last in found for line in range(first, last + 1)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--types", help="comma-separated model types, or @FILE of them (default: every one of MODEL_MAPPING_NAMES)")
+    parser.add_argument("--flagged", action="store_true", help="only the types with a GM1xx/GM2xx finding, and popular ones")
     parser.add_argument("--limit", type=int, help="the first N model types only")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--jobs", type=int, default=2)
@@ -113,6 +235,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the records and the result as JSON here")
     parser.add_argument("--work", type=Path, help="folder for the records; cases recorded there are not run again")
     parser.add_argument("--existing", action="store_true", help="only report the cases already recorded in --work")
+    parser.add_argument("--mend", type=Path, help="folder for a fixed copy of the package: rerun the breaking cases before and after")
     parser.add_argument("--worker", nargs=3, metavar=("TYPE", "MODE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -124,7 +247,8 @@ def main() -> int:
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
     listed = Path(args.types[1:]).read_text() if args.types and args.types.startswith("@") else args.types
-    types = (listed.strip().split(",") if listed else sorted(MODEL_MAPPING_NAMES))[: args.limit]
+    types = listed.strip().split(",") if listed else sorted(MODEL_MAPPING_NAMES)
+    types = (flagged_types(types) if args.flagged else types)[: args.limit]
     names = [f"{model_type}/{mode}" for model_type in types for mode in args.modes.split(",")]
     work = args.work or Path(tempfile.mkdtemp(prefix="graphmend-agreement-5x-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -141,8 +265,10 @@ def main() -> int:
           f"({len(built)} of {len(names)} cases); records in {work}\n")
     agreement.report(result)
     print("\ncases that could not be built or run:", *[f"{n}: {e}" for n, e in sorted(failed.items())] or ["none"], sep="\n- ")
+    mended = mend(built, args.mend, args.jobs, args.timeout) if args.mend else []
     if args.json:
-        args.json.write_text(json.dumps({"result": result, "failed": failed, "records": records}, indent=1, default=list))
+        args.json.write_text(json.dumps({"result": result, "failed": failed, "records": records, "mended": mended},
+                                        indent=1, default=list))
     return 0
 
 

@@ -344,6 +344,14 @@ def expected_project_breaks(folder: pathlib.Path) -> set[tuple[str, int]]:
 EXPECT_MARK = re.compile(r"#\s*dynamo:\s*break\b")
 
 
+def flagged(diagnostics) -> set[tuple[int, str]]:  # noqa: ANN001
+    """The (line, code) pairs where graphmend says Dynamo breaks: each diagnostic's line, and the
+    second break it names (a call resumed with its bound method loaded, related kind "resume")."""
+    return {(d.range.start.line + 1, d.code) for d in diagnostics} | {
+        (r.range.start.line + 1, d.code) for d in diagnostics for r in d.related if r.kind == "resume"
+    }
+
+
 def expected_break_lines(path: pathlib.Path) -> set[int]:
     """Lines of ``path`` carrying a trailing ``# dynamo: break`` comment."""
     text = pathlib.Path(path).read_text()

@@ -35,7 +35,7 @@ def measurements() -> dict[Path, tuple[set, list]]:
 def measured(measurements) -> dict[Path, tuple[set[int], set[tuple[int, str]]]]:
     """For every program: Dynamo's break lines, and graphmend's (line, code) pairs."""
     return {
-        path: ({b.line for b in breaks}, {(d.range.start.line + 1, d.code) for d in diagnostics})
+        path: ({b.line for b in breaks}, dynamo_harness.flagged(diagnostics))
         for path, (breaks, diagnostics) in measurements.items()
     }
 

@@ -14,6 +14,7 @@ from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
 from .provenance import value_chain
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
+from .resumption import resumed_call_breaks
 from .rules import RULES, Rule
 from .semantics import ModuleIndex, module_name_for
 from .settings import Settings
@@ -194,7 +195,11 @@ class _Collector:
                 severity=rule.severity,
                 range=diagnostic_range,
                 reason_id=rule.reason_id_for(target, analysis),
-                related=(self._related(self.reach), *(value_chain(target, analysis, self.source) if rule.code.startswith(_EXPLAINED) else ())),
+                related=(
+                    self._related(self.reach),
+                    *(value_chain(target, analysis, self.source) if rule.code.startswith(_EXPLAINED) else ()),
+                    *resumed_call_breaks(target, analysis, self.source),
+                ),
                 fix=outcome if isinstance(outcome, Fix) else None,
                 data=data,
             )

@@ -45,7 +45,9 @@ class RelatedLocation:
     range: Range
     message: str
     path: str | None = None
-    kind: str = "compiled"  # "compiled": why the code is compiled; "value": a step of why a value is a tensor
+    # "compiled": why the code is compiled; "value": a step of why a value is a tensor; "resume":
+    # where the same break makes Dynamo break again
+    kind: str = "compiled"
 
 
 @dataclass(frozen=True)

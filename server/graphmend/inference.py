@@ -317,7 +317,7 @@ class FunctionAnalysis:
             kind = self.annotation_kind(arg.annotation)
             if kind is not Kind.UNKNOWN:
                 if isinstance(default, ast.Constant) and default.value is None and kind.is_tensor:
-                    return Kind.OPTIONAL_TENSOR
+                    return join(kind, Kind.NONE)
                 return kind
         if isinstance(default, ast.Constant):
             if default.value is None:
@@ -502,7 +502,7 @@ class FunctionAnalysis:
             operand = self.kind(expr.operand)
             if isinstance(expr.op, ast.Not):
                 return Kind.PYTHON
-            if isinstance(expr.op, ast.Invert) and operand is Kind.BOOL_TENSOR:
+            if isinstance(expr.op, ast.Invert) and operand.present is Kind.BOOL_TENSOR:
                 return Kind.BOOL_TENSOR
             return Kind.TENSOR if operand.is_tensor else operand if operand is Kind.PYTHON else Kind.UNKNOWN
         if isinstance(expr, ast.BoolOp):
@@ -514,7 +514,7 @@ class FunctionAnalysis:
             if isinstance(expr.value, ast.Call) and _as_tuple(expr.value) and self._nonzero(expr.value):
                 return Kind.TENSOR  # one of the index tensors of `nonzero(..., as_tuple=True)`
             value = self.kind(expr.value)
-            if value is Kind.BOOL_TENSOR:
+            if value.present is Kind.BOOL_TENSOR:
                 return Kind.BOOL_TENSOR  # indexing keeps the dtype: `router_mask[:, idx]` is a mask too
             if value.is_tensor:
                 return Kind.TENSOR
@@ -645,6 +645,8 @@ class FunctionAnalysis:
         elif isinstance(func, ast.Attribute):
             receiver = self.kind(func.value)
             if receiver.is_tensor:
+                if receiver.present is Kind.BOOL_TENSOR and self._keeps_dtype(call):
+                    return Kind.BOOL_TENSOR  # `mask.to(x.device)`, `mask.unsqueeze(-1)`: still a mask
                 return self._tensor_method_kind(func.attr)
             if receiver is Kind.LOGGER:
                 return Kind.PYTHON
@@ -660,6 +662,28 @@ class FunctionAnalysis:
             if callee is not None:  # a same-file function, or `self.block(x)` running Block.forward
                 return self.module.return_kind(callee)
         return Kind.UNKNOWN
+
+    def _keeps_dtype(self, call: ast.Call) -> bool:
+        """A tensor method call whose result has its receiver's dtype: a dtype-keeping method with no
+        argument that could be a dtype (`.to(x.device)`, `.to("cuda")` keep it; `.to(x.dtype)`,
+        `.to(other)`, `.to(device)` with an unknown `device` may not)."""
+        assert isinstance(call.func, ast.Attribute)
+        if call.func.attr not in api.DTYPE_KEEPING_METHODS:
+            return False
+        if call.func.attr != "to" and call.func.attr != "view":
+            return True
+        if any(k.arg == "dtype" for k in call.keywords):
+            return False
+        return all(self._names_no_dtype(arg, call.func.attr) for arg in call.args)
+
+    def _names_no_dtype(self, arg: ast.expr, method: str) -> bool:
+        if method == "view":  # sizes: ints and shapes
+            return self.kind(arg) is Kind.PYTHON and not isinstance(arg, ast.Attribute) and self.qualified_name(arg) is None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return True  # a device name: `.to("cuda")`
+        if isinstance(arg, ast.Attribute) and arg.attr == "device":
+            return True
+        return isinstance(arg, ast.Call) and self.qualified_name(arg.func) == "torch.device"
 
     def _nonzero(self, call: ast.Call) -> bool:
         """`torch.nonzero(t, ...)` or `t.nonzero(...)` on a tensor."""
@@ -749,6 +773,10 @@ class FunctionAnalysis:
                 continue
             self.visitor(node, self, condition)
             if isinstance(node, ast.IfExp):
+                constant = self.constant_under_compile(node.test)
+                if constant is not None:  # `a if is_torchdynamo_compiling() else b`: one side runs
+                    stack.append((node.body if constant else node.orelse, condition))
+                    continue
                 when_true, when_false = self._narrowing(node.test)
                 if when_true or when_false:  # `x.sum() if x is not None else 0`: each side with what the test says
                     self._visit(node.test, True)
@@ -765,8 +793,19 @@ class FunctionAnalysis:
                 stack.append((node.test, True))
             elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 self._visit_comprehension(node, condition)
+            elif isinstance(node, ast.BoolOp):
+                stack.extend((value, condition) for value in reversed(self._evaluated_under_compile(node)))
             else:
                 stack.extend((child, condition) for child in reversed(list(child_nodes(node))))
+
+    def _evaluated_under_compile(self, node: ast.BoolOp) -> list[ast.expr]:
+        """The operands Python evaluates while Dynamo traces: none after one that decides the
+        `and`/`or` under compile (`not is_torchdynamo_compiling() and x[m].numel() > 0`)."""
+        decisive = isinstance(node.op, ast.Or)
+        for index, value in enumerate(node.values):
+            if self.constant_under_compile(value) is decisive:
+                return node.values[: index + 1]
+        return node.values
 
     def _visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, condition: bool
@@ -836,7 +875,7 @@ class FunctionAnalysis:
                 continue
             name = part.left.id
             known = self.name_kind(name)
-            present = Kind.TENSOR if known is Kind.OPTIONAL_TENSOR else known
+            present = known.present
             is_none = isinstance(part.ops[0], ast.Is)
             when_true[name] = Kind.NONE if is_none else present
             if len(parts) == 1:  # `not (a and b)` says nothing about each part alone

@@ -18,6 +18,7 @@ class Kind(enum.Enum):
     TENSOR = "tensor"
     BOOL_TENSOR = "bool-tensor"
     OPTIONAL_TENSOR = "optional-tensor"
+    OPTIONAL_BOOL_TENSOR = "optional-bool-tensor"  # `mask: torch.BoolTensor | None`: a mask once tested for None
     LOGGER = "logger"
     SELF = "self"
     NUMPY = "numpy"  # arrays and scalars from numpy calls: Dynamo traces them as tensors (torch._numpy)
@@ -29,10 +30,16 @@ class Kind(enum.Enum):
     @property
     def is_tensor(self) -> bool:
         """Definitely a tensor when evaluated (an optional tensor that is used cannot be None)."""
-        return self in (Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR)
+        return self in (Kind.TENSOR, Kind.BOOL_TENSOR, *OPTIONAL_TENSORS)
+
+    @property
+    def present(self) -> Kind:
+        """The kind once a test has ruled out None: an optional tensor is a tensor of its element kind."""
+        return {Kind.OPTIONAL_TENSOR: Kind.TENSOR, Kind.OPTIONAL_BOOL_TENSOR: Kind.BOOL_TENSOR}.get(self, self)
 
 
 TENSORISH = (Kind.TENSOR, Kind.BOOL_TENSOR)  # a tensor, for sure, of either element kind
+OPTIONAL_TENSORS = (Kind.OPTIONAL_TENSOR, Kind.OPTIONAL_BOOL_TENSOR)
 
 
 def join(a: Kind, b: Kind) -> Kind:
@@ -42,9 +49,9 @@ def join(a: Kind, b: Kind) -> Kind:
     pair = {a, b}
     if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR}:
         return Kind.TENSOR
-    if Kind.NONE in pair and pair - {Kind.NONE} <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
-        return Kind.OPTIONAL_TENSOR
-    if pair <= {Kind.TENSOR, Kind.BOOL_TENSOR, Kind.OPTIONAL_TENSOR}:
+    if pair <= {Kind.NONE, Kind.BOOL_TENSOR, Kind.OPTIONAL_BOOL_TENSOR}:
+        return Kind.OPTIONAL_BOOL_TENSOR
+    if pair <= {Kind.NONE, Kind.TENSOR, Kind.BOOL_TENSOR, *OPTIONAL_TENSORS}:
         return Kind.OPTIONAL_TENSOR
     if pair <= {Kind.PYTHON, Kind.NONE}:
         return Kind.PYTHON

@@ -12,11 +12,11 @@ import ast
 
 from .diagnostics import RelatedLocation
 from .inference import FunctionAnalysis
-from .kinds import TENSORISH, Kind
+from .kinds import OPTIONAL_TENSORS, TENSORISH, Kind
 from .regions import bound_names
 from .source import SourceText
 
-_TRACED = (*TENSORISH, Kind.OPTIONAL_TENSOR, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
+_TRACED = (*TENSORISH, *OPTIONAL_TENSORS, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
 _MAX_STEPS = 6
 _MAX_TEXT = 60
 

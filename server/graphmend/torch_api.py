@@ -92,6 +92,15 @@ TENSOR_BOOL_METHODS = frozenset(
     isnan isneginf isposinf isreal logical_and logical_not logical_or logical_xor signbit
     """.split()
 )
+# Tensor methods whose result has the receiver's dtype (a mask moved, copied or reshaped is still a
+# mask); `to`, `view` and `type` only when no argument names a dtype.
+DTYPE_KEEPING_METHODS = frozenset(
+    """
+    to cpu cuda contiguous clone detach view view_as reshape reshape_as expand expand_as broadcast_to
+    permute transpose swapaxes swapdims movedim moveaxis squeeze unsqueeze flatten unflatten ravel t
+    repeat tile flip fliplr flipud roll narrow index_select gather take_along_dim tril triu
+    """.split()
+)
 # Tensor methods that leave the tensor world (the break is the call itself: GM301).
 SCALAR_METHODS = frozenset({"item", "tolist"})
 # Builtins that turn a tensor into a Python scalar (same break as .item()).

@@ -62,7 +62,8 @@ def condition_refusal(test: ast.expr, analysis: FunctionAnalysis, flags: bool = 
         if isinstance(node, ast.expr) and analysis.kind(node) is Kind.NUMPY:
             return ("the condition tests a NumPy value (Dynamo traces it as a tensor); a torch rewrite would turn "
                     "NumPy values into tensors: compute it with torch, or before the compiled region")
-        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
+                and analysis.kind(node) is not Kind.PYTHON:
             return ("the condition tests a tensor's membership in a Python sequence, a Python bool: compare with "
                     "`torch.isin(x, torch.tensor([...]))` to keep it a tensor")
     return None

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..diagnostics import TextEdit
-from ..kinds import TENSORISH, Kind
+from ..kinds import OPTIONAL_TENSORS, TENSORISH, Kind
 from ..semantics import walk
 from . import flow
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 CARRIED_KINDS_NOTE = "`torch.cond` needs the layer's output to match what it replaces in shape and dtype (compilation fails otherwise)"
 # What a layer's carried state may be: a tensor (or not known otherwise), for either form.
-STATE_KINDS = (*TENSORISH, Kind.OPTIONAL_TENSOR, Kind.UNKNOWN)
+STATE_KINDS = (*TENSORISH, *OPTIONAL_TENSORS, Kind.UNKNOWN)
 SYNC_NOTE = "on a GPU the skip flag is read on the host (one device sync per layer, as the original `if` does)"
 
 

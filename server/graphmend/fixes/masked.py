@@ -8,13 +8,17 @@ true element at all it is a no-op, and the `if` that checks for one only costs a
         smooth.masked_fill_(pad_mask, 0.0)   smooth.masked_fill_(pad_mask, 0.0)
 
 Recognised tests: `m.any()`, `torch.any(m)`, `m.sum() > 0`, `m.sum() != 0`, `m.sum() >= 1` and
-`m.count_nonzero() > 0` for a bool tensor `m`; writes: `t[m] = v` (also through a view,
-`t[1:][m] = v`), `t.masked_fill_(m, v)`, `t.masked_scatter_(m, s)` with the very same mask
-expression. A message in the branch is replayed only when the test holds.
+`m.count_nonzero() > 0` for a bool tensor `m`; and a bound on an extreme, `t.max() > c` (also `>=`,
+`torch.max(t)`, `t.amax()`, `np.max(t)`; `t.min() < c` and `<=` likewise), which holds when the mask
+`t > c` has a true element. Writes: `t[m] = v` (also through a view, `t[1:][m] = v`),
+`t.masked_fill_(m, v)`, `t.masked_scatter_(m, s)` with the very same mask expression. NumPy arrays
+too (SpecAugment's `if idxs.max() > n - 1: idxs[idxs > n - 1] = n - 1`): dropping the test adds no
+torch call. A message in the branch is replayed only when the test holds (torch values only).
 
 Unsafe: the write now also runs when the mask is all false. Its values are the same, but it still
 counts as an in-place change for autograd, so a tensor saved for backward makes backward raise
-where the original did not reach the write (it would whenever the mask had a true element).
+where the original did not reach the write (it would whenever the mask had a true element). A bound
+on an extreme differs where `t` holds a NaN: `t.max()` is NaN, so the original skipped every write.
 """
 
 from __future__ import annotations
@@ -38,12 +42,13 @@ _MASKED_METHODS = frozenset({"masked_fill_", "masked_scatter_"})
 
 def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
     """The fix for `if <m has a true element>: <writes through m>`; None for any other `if`."""
-    mask = _tested_mask(node.test, analysis)
-    if mask is None or node.orelse or ctx.torch_name is None:
+    extreme = _bounded_extreme(node.test, analysis)
+    mask = extreme if extreme is not None else _tested_mask(node.test, analysis)
+    if mask is None or node.orelse:
         return None
     # `t[m] = v` writes through a mask only when `m` is bool (an integer `m` indexes);
-    # `masked_fill_`/`masked_scatter_` accept nothing but a bool mask.
-    indexing = analysis.kind(mask) is Kind.BOOL_TENSOR
+    # `masked_fill_`/`masked_scatter_` accept nothing but a bool mask; a comparison is one.
+    indexing = extreme is not None or analysis.kind(mask).present is Kind.BOOL_TENSOR
     writes = [s for s in node.body if _masked_write(s, mask, indexing)]
     if not writes:
         return None
@@ -51,11 +56,17 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
         "the write now runs even when the mask is all false: the same values, but an in-place change "
         "for autograd (a tensor saved for backward would make backward raise)"
     ]
+    if extreme is not None:
+        reasons.append(f"where `{ast.unparse(extreme.left)}` holds a NaN the original skipped the write (its extreme is NaN)")
     edits: list[TextEdit] = []
     indent = indent_of(ctx.source.lines[node.lineno - 1])
     lines = [indent + comment for comment in comments_outside(ctx, node, node.body)]
     condition: str | None = None
     if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message(s.value, analysis) for s in node.body):
+        if ctx.torch_name is None or analysis.kind(mask) is Kind.NUMPY or (
+            extreme is not None and analysis.kind(extreme.left) is Kind.NUMPY
+        ):
+            return None  # the replayed message would need the test as a torch tensor
         # Tested before any write changes what the test reads.
         condition = ctx.fresh_name("cond")
         lines.append(f"{indent}{condition} = {conditions.tensor_logic(node.test, analysis, ctx.segment, ctx.torch_name)}")
@@ -106,6 +117,32 @@ def _tested_mask(test: ast.expr, analysis: FunctionAnalysis) -> ast.expr | None:
     if method not in ("any", "sum", "count_nonzero") or (method == "any" and counting):
         return None
     return mask if analysis.used_as_tensor(mask) or analysis.kind(mask).is_tensor else None
+
+
+_EXTREMES = {"max": (ast.Gt, ast.GtE), "amax": (ast.Gt, ast.GtE), "min": (ast.Lt, ast.LtE), "amin": (ast.Lt, ast.LtE)}
+
+
+def _bounded_extreme(test: ast.expr, analysis: FunctionAnalysis) -> ast.Compare | None:
+    """`t > c` when `test` is `t.max() > c` (or a like bound on an extreme of a tensor or array `t`):
+    true exactly when that mask has a true element, NaN aside."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Call)):
+        return None
+    call = test.left
+    if call.keywords:
+        return None
+    qualname = analysis.qualified_name(call.func)
+    if qualname is not None and qualname.split(".", 1)[0] in ("torch", "numpy") and len(call.args) == 1:
+        method, array = qualname.rsplit(".", 1)[-1], call.args[0]
+    elif qualname is None and isinstance(call.func, ast.Attribute) and not call.args:
+        method, array = call.func.attr, call.func.value
+    else:
+        return None
+    if not isinstance(test.ops[0], _EXTREMES.get(method, ())):
+        return None
+    kind = analysis.kind(array)
+    if not (kind.is_tensor or kind is Kind.NUMPY):
+        return None
+    return ast.Compare(left=array, ops=test.ops, comparators=test.comparators)
 
 
 def _masked_write(stmt: ast.stmt, mask: ast.expr, indexing: bool) -> bool:

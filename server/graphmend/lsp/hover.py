@@ -48,6 +48,8 @@ def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
     for related in diagnostic.related:
         if related.kind == "compiled":
             parts += ["", f"Compiled because: {related.message}."]
+        elif related.kind == "resume":
+            parts += ["", f"Line {related.range.start.line + 1}: {related.message}."]
     chain = [f"{r.message} (line {r.range.start.line + 1})" for r in diagnostic.related if r.kind == "value"]
     if chain:
         parts += ["", "Why it is a tensor: " + "; ".join(chain) + "."]

@@ -67,13 +67,15 @@ class DataDependentIf(Rule):
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
+        fix = unguard_masked_writes(node, analysis, ctx)  # drops the test: no torch call, NumPy too
+        if fix is not None:
+            return fix
         refused = condition_refusal(node.test, analysis, flags=False)
         if refused is not None:
             return Refusal(refused)
-        for special in (loop_gate, unguard_masked_writes):  # a loop gate takes a flag that is a tensor on some paths
-            fix = special(node, analysis, ctx)
-            if fix is not None:
-                return fix
+        fix = loop_gate(node, analysis, ctx)  # takes a flag that is a tensor on some paths
+        if fix is not None:
+            return fix
         refused = condition_refusal(node.test, analysis)
         if refused is not None:
             return Refusal(refused)

@@ -18,7 +18,8 @@ class DynamicShapeOperator(Rule):
     """What it does: flags operators whose output shape depends on tensor data: `torch.nonzero`,
     `torch.argwhere`, `torch.unique`, `torch.masked_select`, one-argument `torch.where(cond)`, their
     method forms, `repeat_interleave` with tensor repeats (and no `output_size=`), and boolean-mask
-    indexing `x[x > 0]`, also through a named mask (a read; `x[mask] = v` is fine).
+    indexing `x[x > 0]`, also through a named mask (a read, also the one in `x[mask] += v`;
+    `x[mask] = v` is fine).
 
     Why it breaks the graph: without `capture_dynamic_output_shape_ops`, Dynamo cannot give the
     result a size while tracing ("Dynamic shape operator").
@@ -39,7 +40,7 @@ class DynamicShapeOperator(Rule):
     reason = "Dynamic shape operator"
     reason_id = "gb0036"
     fixable = False
-    node_types = (ast.Call, ast.Subscript)
+    node_types = (ast.Call, ast.Subscript, ast.AugAssign)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         if CAPTURE in analysis.captures:
@@ -54,13 +55,10 @@ class DynamicShapeOperator(Rule):
         return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx, others)
 
     def _dynamic_shape(self, node: ast.AST, analysis: FunctionAnalysis) -> ast.AST | None:
+        if isinstance(node, ast.AugAssign):  # `x[mask] += v` reads `x[mask]` first (measured: a break)
+            return self._mask_read(node.target, analysis) if isinstance(node.target, ast.Subscript) else None
         if isinstance(node, ast.Subscript):
-            # Indexing by a bool tensor: the value is a tensor too (unless known to be something else).
-            value = analysis.kind(node.value)
-            if not isinstance(node.ctx, ast.Load) or not (value.is_tensor or value is Kind.UNKNOWN):
-                return None
-            index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            return node if any(analysis.kind(i) is Kind.BOOL_TENSOR for i in index) else None
+            return self._mask_read(node, analysis) if isinstance(node.ctx, ast.Load) else None
         assert isinstance(node, ast.Call)
         qualname = analysis.qualified_name(node.func)
         if qualname in DYNAMIC_SHAPE_FUNCTIONS:
@@ -75,6 +73,15 @@ class DynamicShapeOperator(Rule):
         ):
             return node if _tensor_repeats(node, analysis, position=1 if qualname else 0) else None
         return None
+
+    @staticmethod
+    def _mask_read(node: ast.Subscript, analysis: FunctionAnalysis) -> ast.AST | None:
+        """Indexing by a bool tensor: the value is a tensor too (unless known to be something else)."""
+        value = analysis.kind(node.value)
+        if not (value.is_tensor or value is Kind.UNKNOWN):
+            return None
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return node if any(analysis.kind(i).present is Kind.BOOL_TENSOR for i in index) else None
 
 
 def _tensor_repeats(call: ast.Call, analysis: FunctionAnalysis, position: int) -> bool:
