@@ -8,8 +8,10 @@ installed package, each in a fresh process: the eager forward is
 traced with `sys.settrace` to record the lines it runs in `transformers/models/`, then the compiled
 run records Dynamo's break sites (the graph_breaks log). Per architecture, over all its cases:
 - recall: of the break sites in `models/` files, those a `graphmend check` diagnostic covers;
-- precision: of the diagnostics on lines that ran, those where some case of that architecture
-  broke (a finding counts as confirmed when any configuration breaks there). A finding later in
+- precision: of the diagnostics that ran, those where some case of that architecture broke (a
+  finding counts as confirmed when any configuration breaks there). A finding ran when a line of it
+  ran, or, where a record has the instructions its eager run executed (`agreement_5x.py`), when
+  its last instructions did (a tensor test after a Python operand that was false did not run). A finding later in
   its function than a break inside a loop or `with` block is not judged: Dynamo ran the rest of that
   frame eagerly, so it could not break there (listed apart).
 Every miss and every unconfirmed finding is listed.
@@ -57,7 +59,7 @@ def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str
     installed = Path(transformers.__file__).parent
     families: dict[str, dict[str, Any]] = {}
     for name, record in records.items():
-        family = families.setdefault(family_of(name), {"cases": [], "sites": set(), "executed": {}, "errors": []})
+        family = families.setdefault(family_of(name), {"cases": [], "sites": set(), "executed": {}, "positions": {}, "errors": []})
         family["cases"].append(name)
         if "error" in record:
             family["errors"].append(f"{name}: {record['error']}")
@@ -65,17 +67,20 @@ def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str
         family["sites"] |= {_site(s) for s in record["sites"] if s.startswith("models/")}
         for path, lines in record["executed"].items():
             family["executed"].setdefault(path, set()).update(lines)
+        for path, positions in record.get("positions", {}).items():
+            family["positions"].setdefault(path, set()).update(map(tuple, positions))
     files = sorted({installed / path for f in families.values() for path in f["executed"]}
                    | {installed / path for f in families.values() for path, _ in f["sites"]})
-    spans = paper_table2.flagged_lines([f for f in files if f.is_file()])
+    spans = paper_table2.flagged_spans([f for f in files if f.is_file()])
     by_relative = {str(path.relative_to(installed.resolve())): found for path, found in spans.items()
                    if path.is_relative_to(installed.resolve())}
     rows, misses, unconfirmed, shadowed = [], [], [], []
     totals = {"sites": 0, "found": 0, "findings": 0, "confirmed": 0}
     for family, data in sorted(families.items()):
-        sites, executed = data["sites"], data["executed"]
-        found = {(p, line) for p, line in sites if any(a <= line <= b for a, b in by_relative.get(p, []))}
-        ran = [(p, a, b) for p in executed for a, b in by_relative.get(p, []) if any(a <= n <= b for n in executed[p])]
+        sites, executed, positions = data["sites"], data["executed"], data["positions"]
+        found = {(p, line) for p, line in sites if any(a <= line <= b for a, b, _, _ in by_relative.get(p, []))}
+        ran = [(p, span[0], span[1]) for p in executed for span in by_relative.get(p, [])
+               if _ran(installed / p, span, executed[p], positions.get(p))]
         confirmed = [(p, a, b) for p, a, b in ran if any(q == p and a <= line <= b for q, line in sites)]
         hidden = [(p, a, b) for p, a, b in ran if (p, a, b) not in confirmed and _after_eager_fallback(installed / p, a, sites, p)]
         ran = [f for f in ran if f not in hidden]
@@ -88,6 +93,38 @@ def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str
         totals["findings"] += len(ran)
         totals["confirmed"] += len(confirmed)
     return {"rows": rows, "misses": misses, "unconfirmed": unconfirmed, "shadowed": shadowed, "totals": totals}
+
+
+def _ran(path: Path, span: paper_table2.Span, lines: set[int], positions: set[tuple[int, ...]] | None) -> bool:
+    """Whether the eager run evaluated a finding. With the instructions it ran (`positions`, as
+    `co_positions` gives them), the finding's last instructions must have run: in
+    `if pixels is not None and (ids == k).any():` the tensor test runs only when `pixels` is given,
+    on a line that runs either way. Without them, any of its lines."""
+    if positions is None:
+        return any(span[0] <= n <= span[1] for n in lines)
+    last = _last_instructions(path, span)
+    return bool(last & positions) if last else any(span[0] <= n <= span[1] for n in lines)
+
+
+_POSITIONS: dict[Path, set[tuple[int, ...]]] = {}
+
+
+def _last_instructions(path: Path, span: paper_table2.Span) -> set[tuple[int, ...]]:
+    """The positions of the instructions inside `span` that end last (what runs last of it)."""
+    if path not in _POSITIONS:
+        found: set[tuple[int, ...]] = set()
+        codes = [compile(path.read_text(encoding="utf-8"), str(path), "exec")]
+        while codes:
+            code = codes.pop()
+            found.update(p for p in code.co_positions() if None not in p)
+            codes.extend(c for c in code.co_consts if hasattr(c, "co_positions"))
+        _POSITIONS[path] = found
+    first, last, column, end_column = span
+    inside = [p for p in _POSITIONS[path] if (p[0], p[2]) >= (first, column) and (p[1], p[3]) <= (last, end_column)]
+    if not inside:
+        return set()
+    end = max((p[1], p[3]) for p in inside)
+    return {p for p in inside if (p[1], p[3]) == end}
 
 
 def _after_eager_fallback(path: Path, line: int, sites: set[tuple[str, int]], relative: str) -> bool:

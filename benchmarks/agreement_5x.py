@@ -8,7 +8,8 @@
 Its own virtual environment, never the test one. Every architecture of the release's
 `MODEL_MAPPING_NAMES` (or `--types`) is built tiny from its own default config
 (`tiny_models.py`), in eval and in training, each in a fresh process: the eager forward is traced
-with `sys.settrace` to record the lines it runs in `transformers/models/`, then a compiled forward
+with `sys.settrace` to record the instructions it runs in `transformers/models/` (their source
+positions), then a compiled forward
 records Dynamo's break sites (graph_breaks log, counting backend). Recall, precision and the lists
 of misses and unconfirmed findings are computed as in `agreement.py`. Architectures this cannot
 build or feed are listed with the reason. `--flagged` picks the architectures whose model folder has a
@@ -93,6 +94,31 @@ def _first_tensor(output: Any) -> torch.Tensor | None:
     return None
 
 
+_CODE_POSITIONS: dict[Any, list[tuple[int, ...]]] = {}
+
+
+def _trace_positions(executed: dict[str, set[tuple[int, ...]]], frame: Any, event: str, arg: Any) -> Any:
+    """A `sys.settrace` function that records the source positions (`co_positions`) of the
+    instructions run in `transformers/models/` files: finer than lines, a tensor test after a
+    Python operand that short-circuits shows as not run."""
+    code = frame.f_code
+    if "/transformers/models/" not in code.co_filename:
+        return None
+    frame.f_trace_opcodes = True
+    ran = executed.setdefault(code.co_filename.split("/transformers/")[-1], set())
+    positions = _CODE_POSITIONS.get(code)
+    if positions is None:
+        positions = _CODE_POSITIONS[code] = list(code.co_positions())
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "opcode":
+            position = positions[frame.f_lasti // 2]
+            if None not in position:
+                ran.add(position)
+        return local
+    return local
+
+
 def worker(model_type: str, mode: str, out: Path) -> None:
     """Build, trace and compile one architecture in one mode; write its record to `out`, and its
     eager and compiled outputs to `out` with the suffix `.pt`."""
@@ -119,9 +145,9 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     twin.train(train)
     counter = torch._dynamo.testing.CompileCounter()
     compiled = torch.compile(twin, backend=counter)
-    executed: dict[str, set[int]] = {}
+    executed: dict[str, set[tuple[int, ...]]] = {}
     with torch.set_grad_enabled(train):
-        sys.settrace(partial(paper_table2._trace_models, executed))
+        sys.settrace(partial(_trace_positions, executed))
         try:
             _seed()
             eager_output = model(**inputs)
@@ -131,7 +157,8 @@ def worker(model_type: str, mode: str, out: Path) -> None:
         compiled_output = compiled(**inputs)
     torch.save({"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}, out.with_suffix(".pt"))
     out.write_text(json.dumps({
-        "executed": {path: sorted(lines) for path, lines in executed.items()},
+        "executed": {path: sorted({p[0] for p in ran}) for path, ran in executed.items()},
+        "positions": {path: sorted(ran) for path, ran in executed.items()},
         "graphs": counter.frame_count, "reasons": sites,
         "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
     }))
@@ -170,8 +197,9 @@ def _model_sites(record: dict[str, Any]) -> list[str]:
     return [site for site in record.get("sites", []) if site.startswith("models/")]
 
 
-def mend(built: dict[str, dict[str, Any]], folder: Path, jobs: int, timeout: float) -> list[dict[str, Any]]:
-    """Every case that broke in `models/`, before and after `graphmend fix --unsafe-fixes` on a copy."""
+def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, timeout: float) -> list[dict[str, Any]]:
+    """Every case that broke in `models/`, before and after `graphmend fix --unsafe-fixes` on a copy.
+    Before is the case's record in `work` where it kept its outputs, else a run of its own."""
     breaking = [name for name, record in built.items() if _model_sites(record)]
     installed = Path(transformers.__file__).resolve().parent
     copy = folder / "site" / "transformers"
@@ -181,25 +209,34 @@ def mend(built: dict[str, dict[str, Any]], folder: Path, jobs: int, timeout: flo
     fixed = subprocess.run([str(Path(sys.executable).with_name("graphmend")), "fix", "--unsafe-fixes",
                             *(str(copy / "models" / m) for m in models)], capture_output=True, text=True, check=False)
     print(fixed.stdout.strip().splitlines()[-1] if fixed.stdout.strip() else fixed.stderr.strip())
+    def outputs_of(name: str, variant: str) -> Path:
+        model_type, mode = name.rsplit("/", 1)
+        kept = work / f"{model_type}.{mode}.pt"
+        return kept if variant == ".before" and kept.is_file() else folder / f"{model_type}.{mode}{variant}.pt"
+
+    def run(job: tuple[str, str]) -> dict[str, Any] | None:
+        name, variant = job
+        if variant == ".before" and outputs_of(name, variant).parent == work:
+            return built[name]
+        return run_case(name, folder, timeout, variant=variant, package=copy if variant == ".after" else None)
+
     jobs_list = [(name, variant) for name in breaking for variant in (".before", ".after")]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        records = dict(zip(jobs_list, pool.map(lambda job: run_case(
-            job[0], folder, timeout, variant=job[1], package=copy if job[1] == ".after" else None), jobs_list)))
+        records = dict(zip(jobs_list, pool.map(run, jobs_list)))
     fixable = _fixable_sites(installed, models)
     rows = []
     for name in breaking:
         before, after = records[name, ".before"], records[name, ".after"]
         row = {"case": name, "before": before.get("graphs"), "after": after.get("graphs"),
-               "rewritable": all(site in fixable for site in before.get("sites", [])),
+               "rewritable": all(site in fixable for site in _model_sites(before)),
                "sites_after": _model_sites(after), "error": before.get("error") or after.get("error")}
         if not row["error"]:
-            model_type, mode = name.rsplit("/", 1)
-            outputs = [torch.load(folder / f"{model_type}.{mode}{v}.pt") for v in (".before", ".after")]
+            outputs = [torch.load(outputs_of(name, v)) for v in (".before", ".after")]
             row["eager_equal"], row["compiled_equal"], row["compiled_as_eager_before"] = (
                 _equal(outputs[0]["eager"], outputs[1]["eager"]), _equal(outputs[0]["compiled"], outputs[1]["compiled"]),
                 _equal(outputs[0]["eager"], outputs[0]["compiled"]))
         rows.append(row)
-    print("\n| case | every break rewritable | graphs before → after | break sites left in models/ (after) | "
+    print("\n| case | every break in models/ rewritable | graphs before → after | break sites left in models/ | "
           "eager equal | compiled equal | before: compiled = eager |")
     print("|---|---|---:|---|---|---|---|")
     yes = {True: "yes", False: "NO"}
@@ -208,13 +245,15 @@ def mend(built: dict[str, dict[str, Any]], folder: Path, jobs: int, timeout: flo
             print(f"| {row['case']} | | error: {row['error'][:120]} | | | | |")
             continue
         print(f"| {row['case']} | {yes[row['rewritable']]} | {row['before']} → {row['after']} | "
-              f"{', '.join(s.rsplit('/', 1)[-1] for s in row['sites_after']) or '—'} | {yes[row['eager_equal']]} | "
+              f"{len(row['sites_after']) or '—'} | {yes[row['eager_equal']]} | "
               f"{yes[row['compiled_equal']]} | {yes[row['compiled_as_eager_before']]} |")
     return rows
 
 
 def _equal(first: torch.Tensor | None, second: torch.Tensor | None) -> bool:
-    return first is not None and second is not None and torch.equal(first, second)
+    """Bit for bit, except that NaN equals NaN in the same place (a tiny fp16 model overflows)."""
+    return (first is not None and second is not None and first.shape == second.shape and first.dtype == second.dtype
+            and torch.allclose(first, second, rtol=0, atol=0, equal_nan=True))
 
 
 def _fixable_sites(installed: Path, models: list[str]) -> set[str]:
@@ -265,7 +304,7 @@ def main() -> int:
           f"({len(built)} of {len(names)} cases); records in {work}\n")
     agreement.report(result)
     print("\ncases that could not be built or run:", *[f"{n}: {e}" for n, e in sorted(failed.items())] or ["none"], sep="\n- ")
-    mended = mend(built, args.mend, args.jobs, args.timeout) if args.mend else []
+    mended = mend(built, work, args.mend, args.jobs, args.timeout) if args.mend else []
     if args.json:
         args.json.write_text(json.dumps({"result": result, "failed": failed, "records": records, "mended": mended},
                                         indent=1, default=list))

@@ -689,21 +689,31 @@ def _exception(stderr: str) -> str:
     return next((line for line in after if not line[0].isspace()), lines[-1] if lines else "")[:300]
 
 
-def flagged_lines(files: list[Path], fixed_only: bool = False) -> dict[Path, list[tuple[int, int]]]:
-    """The (first, last) line of every `graphmend check` diagnostic in each file (`fixed_only`:
-    of those with a fix), and the line of each second break a diagnostic names (related
-    information of kind "resume")."""
+Span = tuple[int, int, int, int]  # first line, last line, first column, end column (0-based, end exclusive)
+
+
+def flagged_spans(files: list[Path], fixed_only: bool = False) -> dict[Path, list[Span]]:
+    """Where every `graphmend check` diagnostic in each file is (`fixed_only`: those with a fix),
+    and the line of each second break a diagnostic names (related information of kind "resume")."""
     check = subprocess.run([sys.executable, "-m", "graphmend", "check", "--no-cache", "--output-format", "json",
                             *map(str, files)], capture_output=True, text=True)
-    spans: dict[Path, list[tuple[int, int]]] = {file.resolve(): [] for file in files}
+    spans: dict[Path, list[Span]] = {file.resolve(): [] for file in files}
     for diagnostic in json.loads(check.stdout or "[]"):
         if fixed_only and not diagnostic.get("fix"):
             continue
-        spans.setdefault(Path(diagnostic["path"]).resolve(), []).append((diagnostic["line"], diagnostic["end_line"]))
+        spans.setdefault(Path(diagnostic["path"]).resolve(), []).append(
+            (diagnostic["line"], diagnostic["end_line"], diagnostic["column"] - 1, diagnostic["end_column"] - 1))
         for related in diagnostic.get("related", []):
             if related.get("kind") == "resume":
-                spans.setdefault(Path(related["path"]).resolve(), []).append((related["line"], related["line"]))
+                spans.setdefault(Path(related["path"]).resolve(), []).append(
+                    (related["line"], related["line"], related["column"] - 1, 1 << 20))
     return spans
+
+
+def flagged_lines(files: list[Path], fixed_only: bool = False) -> dict[Path, list[tuple[int, int]]]:
+    """The (first, last) line of each span of `flagged_spans`."""
+    return {path: [(first, last) for first, last, _, _ in found]
+            for path, found in flagged_spans(files, fixed_only).items()}
 
 
 def unflagged_sites(rows: list[dict[str, Any]], installed: Path) -> None:

@@ -256,3 +256,27 @@ async def test_code_copied_out_of_transformers(client: LanguageClient, tmp_path:
     hover = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(16, 12)))
     assert "Why it is a tensor: `h` ← `self.proj(x)` (line 16); `x`: a parameter of `FooLayer.forward` (line 15)." in hover.contents.value
+
+
+RESUMED_CALL = """import torch
+
+
+class Layer(torch.nn.Module):
+    def forward(self, h: torch.Tensor, mask: torch.BoolTensor):
+        return h.masked_scatter(
+            mask.unsqueeze(-1),
+            h[mask] * 2,
+        )
+"""
+
+
+async def test_a_break_in_a_calls_arguments_names_the_calls_second_break(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "layer.py", RESUMED_CALL)
+    open_document(client, uri, RESUMED_CALL)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert (diagnostic.code, diagnostic.range.start.line) == ("GM302", 7)
+    (resumed,) = [r for r in diagnostic.related_information if r.message.startswith("Dynamo breaks here too")]
+    assert resumed.location.range.start == types.Position(5, 17)  # `masked_scatter`, the line Dynamo reports
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(7, 12)))
+    assert "Line 6: Dynamo breaks here too" in hover.contents.value

@@ -813,7 +813,7 @@ class FunctionAnalysis:
         saved = dict(self.env)
         for generator in node.generators:
             self._visit(generator.iter, condition)
-            self._bind(generator.target, self._iteration_kind(generator.iter))
+            self._bind_iteration(generator.target, generator.iter)
             for test in generator.ifs:
                 self._visit(test, True)
         if isinstance(node, ast.DictComp):
@@ -826,6 +826,28 @@ class FunctionAnalysis:
 
     def _iteration_kind(self, iterable: ast.expr) -> Kind:
         return Kind.TENSOR if self.kind(iterable).is_tensor else Kind.UNKNOWN
+
+    def _bind_iteration(self, target: ast.expr, iterable: ast.expr) -> None:
+        """Bind a loop target to what iterating `iterable` gives, through `enumerate` (an index,
+        then the items) and `zip` (one item of each): `for i, (row, n) in enumerate(zip(x, lengths))`
+        makes `row` and `n` rows of tensors."""
+        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
+        pairs: list[tuple[ast.expr, ast.expr | None]] = []
+        if call is not None and isinstance(target, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in [*target.elts, *call.args]
+        ) and self.is_builtin(call.func.id):  # type: ignore[attr-defined]
+            if call.func.id == "enumerate" and len(call.args) == 1 and len(target.elts) == 2:  # type: ignore[attr-defined]
+                pairs = [(target.elts[0], None), (target.elts[1], call.args[0])]
+            elif call.func.id == "zip" and call.args and len(call.args) == len(target.elts):  # type: ignore[attr-defined]
+                pairs = list(zip(target.elts, call.args))
+        if not pairs:
+            self._bind(target, self._iteration_kind(iterable))
+            return
+        for element, source in pairs:
+            if source is None:
+                self._bind(element, Kind.PYTHON)
+            else:
+                self._bind_iteration(element, source)
 
     def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None = None) -> None:
         if isinstance(target, ast.Name):
@@ -973,11 +995,10 @@ class FunctionAnalysis:
                 self._merge(body, self._branch(stmt.orelse, when_false, (stmt.test, False) if static else None))
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             visit(stmt.iter)
-            element = self._iteration_kind(stmt.iter)
             before = dict(self.env)
             self._depth += 1  # a loop body may run no time at all
             for _ in range(2):
-                self._bind(stmt.target, element)
+                self._bind_iteration(stmt.target, stmt.iter)
                 self._block(stmt.body)
                 self._merge(before, self.env)
             self._depth -= 1
