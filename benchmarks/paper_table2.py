@@ -612,12 +612,17 @@ def collect_break_sites() -> dict[str, str]:
     return sites
 
 
-def worker(name: str, out: Path, expected_package: Path) -> None:
-    """Build, compile and run one case; write its record to `out` and its outputs to `out`.pt."""
+def exit_unless_imported_from(expected_package: Path) -> None:
+    """A worker of a fixed copy must not run the installed package (or the other way round)."""
     imported = Path(transformers.__file__).resolve().parent
     if imported != expected_package.resolve():
         print(f"imported transformers from {imported}, expected {expected_package}", file=sys.stderr)
         sys.exit(WRONG_PACKAGE)
+
+
+def worker(name: str, out: Path, expected_package: Path) -> None:
+    """Build, compile and run one case; write its record to `out` and its outputs to `out`.pt."""
+    exit_unless_imported_from(expected_package)
     torch.set_num_threads(1)  # same numerics whatever else runs beside this process
     sites = collect_break_sites()
     transformers.logging.set_verbosity_error()

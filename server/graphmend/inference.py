@@ -708,13 +708,7 @@ class FunctionAnalysis:
     def is_data_dependent(self, test: ast.expr) -> bool:
         """Whether Python must read a tensor's value to decide this condition's truth."""
         if isinstance(test, ast.BoolOp):
-            decisive = isinstance(test.op, ast.Or)
-            for value in test.values:  # left to right, as far as Python evaluates under compile
-                if self.is_data_dependent(value):
-                    return True
-                if self.constant_under_compile(value) is decisive:
-                    return False
-            return False
+            return any(self.is_data_dependent(value) for value in self._evaluated_under_compile(test))
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.is_data_dependent(test.operand)
         # NumPy in compiled code is traced as tensors (torch._numpy): a test of its values breaks

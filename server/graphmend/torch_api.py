@@ -93,7 +93,7 @@ TENSOR_BOOL_METHODS = frozenset(
     """.split()
 )
 # Tensor methods whose result has the receiver's dtype (a mask moved, copied or reshaped is still a
-# mask); `to`, `view` and `type` only when no argument names a dtype.
+# mask); `to` and `view` only when no argument may name a dtype.
 DTYPE_KEEPING_METHODS = frozenset(
     """
     to cpu cuda contiguous clone detach view view_as reshape reshape_as expand expand_as broadcast_to

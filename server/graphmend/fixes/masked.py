@@ -63,9 +63,8 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
     lines = [indent + comment for comment in comments_outside(ctx, node, node.body)]
     condition: str | None = None
     if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message(s.value, analysis) for s in node.body):
-        if ctx.torch_name is None or analysis.kind(mask) is Kind.NUMPY or (
-            extreme is not None and analysis.kind(extreme.left) is Kind.NUMPY
-        ):
+        tested = extreme.left if extreme is not None else mask  # a name of the tree: `extreme` is built here
+        if ctx.torch_name is None or analysis.kind(tested) is Kind.NUMPY:
             return None  # the replayed message would need the test as a torch tensor
         # Tested before any write changes what the test reads.
         condition = ctx.fresh_name("cond")
