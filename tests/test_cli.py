@@ -166,7 +166,7 @@ def test_version_and_console_script() -> None:
 def test_rules_listing_is_complete(capsys) -> None:
     code, out, _ = run(capsys, "rules", "--output-format", "json")
     assert code == 0
-    assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304", "GM305", "GM306", "GM307", "GM308", "GM309", "GM310", "GM311", "GM312"]
+    assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304", "GM305", "GM306", "GM307", "GM308", "GM309", "GM310", "GM311", "GM312", "GM401", "GM402", "GM403", "GM404", "GM405"]
 
 
 def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys) -> None:

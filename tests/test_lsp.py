@@ -280,3 +280,41 @@ async def test_a_break_in_a_calls_arguments_names_the_calls_second_break(client:
     hover = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(7, 12)))
     assert "Line 6: Dynamo breaks here too" in hover.contents.value
+
+
+CPU_ATTRIBUTE = """import torch
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.tensor(0.5)
+
+    def forward(self, x):
+        return x * self.scale
+
+
+model = torch.compile(Scaled(), mode="reduce-overhead")
+"""
+
+
+async def test_a_cuda_graph_blocker_is_fixed_where_the_attribute_is_made(client: LanguageClient, tmp_path: Path) -> None:
+    uri = write(tmp_path, "scaled.py", CPU_ATTRIBUTE)
+    open_document(client, uri, CPU_ATTRIBUTE)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert (diagnostic.code, diagnostic.range.start.line) == ("GM401", 9)
+    assert 'CUDA graphs: `Scaled.forward` is compiled with mode="reduce-overhead" at line 13' in diagnostic.message
+    assert diagnostic.code_description is None  # not a graph break: no Dynamo page
+    actions = await code_actions(client, uri, diagnostic)
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and "buffer" in a.title)
+    if fix.edit is None:
+        fix = await client.code_action_resolve_async(fix)
+    fixed = apply_edits(CPU_ATTRIBUTE, text_edits(fix.edit, uri)[0], client.encoding)
+    assert 'self.register_buffer("scale", torch.tensor(0.5), persistent=False)' in fixed.splitlines()[6]
+    change_document(client, uri, fixed, 2)
+    assert await diagnostics(client, uri) == []
+    change_document(client, uri, CPU_ATTRIBUTE, 3)
+    assert [d.code for d in await diagnostics(client, uri)] == ["GM401"]
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"graphmend": {"cudaGraphs": "never", "debounce": 20}}))
+    assert await diagnostics(client, uri) == []

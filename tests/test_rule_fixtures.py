@@ -37,7 +37,7 @@ def settings_of(text: str) -> Settings:
     overrides = {}
     for pair in match.group(1).split(","):
         key, _, value = pair.strip().partition("=")
-        overrides[key] = value.lower() == "true" if value.lower() in ("true", "false") else value.split("+")
+        overrides[key] = value.lower() == "true" if value.lower() in ("true", "false") else value.split("+") if "+" in value else value
     return Settings().merged(overrides)
 
 

@@ -51,7 +51,7 @@ class Cache:
         parts = (
             kind.encode(), str(path.resolve()).encode(),
             repr((settings.select, settings.ignore, settings.module_forward_is_compiled, settings.max_file_size_kb,
-                  settings.assume_training, settings.assume_dtypes, settings.layer_skip,
+                  settings.assume_training, settings.assume_dtypes, settings.layer_skip, settings.cuda_graphs,
                   sorted(settings.module_bases))).encode(),
             context_key(context).encode() if context is not None else b"", data,
         )

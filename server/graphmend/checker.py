@@ -105,14 +105,15 @@ def _analyse(
     found: list[Diagnostic] = []
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
-        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), settings.layer_skip, regions.context.base_attributes,
+        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), settings.layer_skip, settings.cuda_graphs, regions.context.base_attributes,
                regions.context.replaced_forwards,
                reach_key(layout, reaches, source))
         cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
         if cached is not None:
             found += cached
             continue
-        context = FixContext(source, index, layout.name_text(unit) if unit is not None else None, settings.layer_skip)
+        context = FixContext(source, index, layout.name_text(unit) if unit is not None else None, settings.layer_skip,
+                             settings.cuda_graphs)
         collector = _Collector(source, rules, context, settings)
         for reach in reaches:
             collector.reach = reach
@@ -164,6 +165,9 @@ class _Collector:
             key = (rule.code, id(node))
             if key in self.diagnostics:
                 continue
+            recorded = self.fix_context.cuda_graph_scope(self.reach.entry) if rule.cuda_graphs and self.reach else None
+            if rule.cuda_graphs and recorded is None:
+                continue  # nothing asks for CUDA graphs here: what keeps them out costs nothing
             target = rule.check(node, analysis, in_condition)
             if target is None:
                 continue
@@ -183,6 +187,9 @@ class _Collector:
             swapped = _swapped_forward(analysis)
             if swapped is not None:
                 only_when.append(swapped)
+            if recorded is not None:
+                message = f"{message} (CUDA graphs: {recorded})"
+                data["cuda_graphs"] = recorded
             if only_when:
                 message = f"{message} (breaks only when {' and '.join(f'`{c}`' for c in only_when)})"
                 data["only_when"] = only_when

@@ -14,6 +14,7 @@ from . import __version__, api, notebooks, reporting
 from .checker import NOT_ANALYSED_CODES
 from .diagnostics import Applicability
 from .reporting import Finding
+from .settings import CUDA_GRAPH_SCOPES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -76,6 +77,9 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
                          help="treat every nn.Module.forward as compiled (the default)")
     forward.add_argument("--no-module-forward", dest="module_forward", action="store_false",
                          help="only code reached from torch.compile counts as compiled")
+    parser.add_argument("--cuda-graphs", choices=CUDA_GRAPH_SCOPES,
+                        help="where the CUDA-graph rules (GM4xx) run: auto (code compiled with mode=\"reduce-overhead\", "
+                             "\"max-autotune\" or triton.cudagraphs; the default), always, never")
 
 
 def _codes(value: str) -> list[str]:
@@ -90,6 +94,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["ignore"] = args.ignore
     if args.module_forward is not None:
         overrides["module-forward-is-compiled"] = args.module_forward
+    if args.cuda_graphs is not None:
+        overrides["cuda-graphs"] = args.cuda_graphs
     return overrides
 
 
@@ -369,11 +375,19 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'es' if noun.endswith('x') and count != 1 else 's' if count != 1 else ''}"
 
 
+def _is_cuda_graph_code(code: str) -> bool:
+    """GM4xx: what keeps a graph out of CUDA graphs or recompiles it, not a graph break."""
+    return code.startswith("GM4")
+
+
 def _summary(findings: list[Finding], files: int) -> str:
     unparsable = len({f.path for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is None})
     cells = len({(f.path, f.cell) for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is not None})
-    breaks = sum(f.diagnostic.code not in NOT_ANALYSED_CODES for f in findings)
+    breaks = sum(f.diagnostic.code not in NOT_ANALYSED_CODES and not _is_cuda_graph_code(f.diagnostic.code) for f in findings)
+    blockers = sum(_is_cuda_graph_code(f.diagnostic.code) for f in findings)
     found = [_plural(breaks, "graph break")] if breaks else []
+    if blockers:
+        found.append(_plural(blockers, "CUDA-graph or recompilation issue"))
     if unparsable:
         found.append(_plural(unparsable, "file") + " that could not be analysed")
     if cells:

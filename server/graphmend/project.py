@@ -29,6 +29,7 @@ from .regions import (
     ExternalRef,
     Origin,
     ProjectContext,
+    cuda_graph_request,
 )
 from .semantics import (
     ClassInfo,
@@ -79,6 +80,7 @@ class EntrySummary:
     line: int
     character: int
     end_character: int
+    cuda_graphs: str | None = None  # how the site asks for CUDA graphs (`regions.cuda_graph_request`)
 
 
 @dataclass(frozen=True)
@@ -158,10 +160,12 @@ def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: Sourc
         for cls in index.classes.values()
     )
     entries = [
-        EntrySummary(ExternalRef("local", entry.function.qualname), entry.why, *_site_position(entry.site, entry.function, source))
+        EntrySummary(ExternalRef("local", entry.function.qualname), entry.why, *_site_position(entry.site, entry.function, source),
+                     entry.cuda_graphs)
         for entry in regions.entries
     ]
-    entries += [EntrySummary(ref, why, *_site_position(site, None, source)) for ref, why, site in regions.remote_entries]
+    entries += [EntrySummary(ref, why, *_site_position(site, None, source), cuda_graph_request(site))
+                for ref, why, site in regions.remote_entries]
     replayed = tuple(f.qualname for f in index.all_functions if id(f.node) in regions.replayed)
     return ModuleSummary(str(path), name, forward_is_compiled, tuple(index.imports.items()), tuple(functions),
                          classes, tuple(entries), replayed, tuple(index.function_tables.items()))
@@ -347,7 +351,7 @@ class Project:
             cost[key], reached[key] = distance, step
             (queue.appendleft if front else queue.append)((distance, key))
 
-        for entry_key, step, distance in sorted(self._entries(), key=lambda e: e[2]):
+        for entry_key, step, distance in sorted(self._entries(), key=lambda e: (e[2], not self._asks_for_cuda_graphs(e[1]))):
             relax(entry_key, distance, step, front=False)
         while queue:
             distance, key = queue.popleft()
@@ -407,15 +411,20 @@ class Project:
             caveat = caveat or function.caveat or None
         return None, caveat
 
+    def _asks_for_cuda_graphs(self, step: _Step) -> bool:
+        return step.site is not None and self.summaries[step.site[0]].entries[step.site[1]].cuda_graphs is not None
+
     def _entries(self) -> Iterator[tuple[_Key, _Step, int]]:
         """Compiled entries, each with its cost: 0 in its own file, 1 for a compile site aimed at
-        another file."""
+        another file, except that one asking for CUDA graphs costs 0 too (and comes first among
+        equals): the mode it compiles in decides what the GM4xx rules say there."""
         for summary in self.summaries.values():
             for number, entry in enumerate(summary.entries):
                 why = entry.why if entry.target.kind == "local" else f"{entry.why} of {summary.file_name}"
                 for target in self.targets(entry.target, summary):
                     if self.summaries[target[0]].function(target[1]) is not None:
-                        yield target, _Step(target, why, (summary.path, number), None), int(target[0] != summary.path)
+                        cost = int(target[0] != summary.path and entry.cuda_graphs is None)
+                        yield target, _Step(target, why, (summary.path, number), None), cost
             if summary.forward_is_compiled:  # modules through bases of other files
                 for cls in summary.classes:
                     if "forward" in cls.methods and self.is_module_class(summary, cls.name):
@@ -472,8 +481,9 @@ class Project:
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
         other files on the way from the compiled entry."""
+        cuda_graphs = self.summaries[step.site[0]].entries[step.site[1]].cuda_graphs if step.site is not None else None
         if step.previous is None:  # compiled by a compile site in another file
-            return ExternalEntry(key[1], step.why, self._origin(step))
+            return ExternalEntry(key[1], step.why, self._origin(step), cuda_graphs=cuda_graphs)
         entry_file = self.summaries[step.entry[0]].file_name
         why = f"reached from compiled `{self._dotted(step.entry)}` in {entry_file} ({step.why})"
         chain = []
@@ -482,7 +492,7 @@ class Project:
         while current is not None and current != step.entry:
             chain.append(self._dotted(current))
             current = reached[current].previous
-        return ExternalEntry(key[1], why, self._origin(step), tuple(reversed(chain)), called=True)
+        return ExternalEntry(key[1], why, self._origin(step), tuple(reversed(chain)), called=True, cuda_graphs=cuda_graphs)
 
     def _origin(self, step: _Step) -> Origin:
         """Where the entry of `step` is, read from the current summaries (positions may have moved
@@ -537,7 +547,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
                        list(f.parameters), f.positional, f.purity, f.caveat, f.replaces_forward] for f in summary.functions],
         "classes": [[c.name, list(c.bases), list(c.methods), list(c.init_attributes), list(c.decorators)]
                     for c in summary.classes],
-        "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character]
+        "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character, e.cuda_graphs]
                     for e in summary.entries],
         "replayed": list(summary.replayed),
         "tables": [[name, list(members)] for name, members in summary.tables],
@@ -554,8 +564,8 @@ def summary_from_json(raw: dict) -> ModuleSummary:  # type: ignore[type-arg]
               for q, line, start, end, calls, external, parameters, positional, purity, caveat, replaces in raw["functions"]),
         tuple(ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes), tuple(decorators))
               for name, bases, methods, attributes, decorators in raw["classes"]),
-        tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end)
-              for kind, target, member, why, line, start, end in raw["entries"]),
+        tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end, cuda_graphs)
+              for kind, target, member, why, line, start, end, cuda_graphs in raw["entries"]),
         tuple(raw["replayed"]),
         tuple((name, tuple(members)) for name, members in raw["tables"]),
     )

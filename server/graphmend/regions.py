@@ -25,6 +25,9 @@ from .semantics import (
 )
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+# nn.Module methods that return the module itself: `torch.compile(Model().cuda())` compiles a `Model`.
+_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "type",
+                           "requires_grad_", "share_memory", "to_empty", "xpu", "mps", "ipu"})
 _REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
 CONFIG_PATCH = "torch._dynamo.config.patch"
 # Dynamo settings under which what graphmend reports as GM301/GM302 is traced, not a break.
@@ -65,6 +68,7 @@ class ExternalEntry:
     origin: Origin
     via: tuple[str, ...] = ()  # the functions of other files between the entry and this one
     called: bool = False  # reached through a call (not itself compiled by a compile site)
+    cuda_graphs: str | None = None  # the compile site's request for CUDA graphs, in its file's words
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class Entry:
     origin: Origin | None = None  # set when the entry is compiled because of another file
     via: tuple[str, ...] = ()  # with `origin`: the functions of other files that lead here
     called: bool = False  # with `origin`: compiled code of another file calls it (a nested frame)
+    cuda_graphs: str | None = None  # the compile site's words when it asks for CUDA graphs (`cuda_graph_request`)
 
 
 @dataclass(frozen=True)
@@ -204,7 +209,7 @@ class CompiledRegions:
         def add(function: FunctionInfo | None, why: str, site: ast.AST, captures: frozenset[str] = frozenset()) -> None:
             if function is not None and id(function.node) not in seen:
                 seen.add(id(function.node))
-                entries.append(Entry(function, why, site, captures | everywhere))
+                entries.append(Entry(function, why, site, captures | everywhere, cuda_graphs=cuda_graph_request(site)))
 
         for function in self.index.all_functions:
             captures: set[str] = set()
@@ -248,10 +253,17 @@ class CompiledRegions:
                     add(forward, FORWARD_IS_COMPILED + _guess_note(cls), forward.node)
         for external in self.context.entries:
             function = self.index.function_by_qualname(external.qualname)
-            if function is not None and id(function.node) not in seen:
+            if function is None:
+                continue
+            entry = Entry(function, external.why, function.node, everywhere, external.origin, external.via,
+                          external.called, external.cuda_graphs)
+            if id(function.node) not in seen:
                 seen.add(id(function.node))
-                entries.append(Entry(function, external.why, function.node, everywhere, external.origin, external.via,
-                                     external.called))
+                entries.append(entry)
+            elif external.cuda_graphs is not None:  # a real compile site asking for CUDA graphs beats the assumption
+                assumed = next(i for i, e in enumerate(entries) if e.function is function)
+                if entries[assumed].why.startswith(FORWARD_IS_COMPILED):
+                    entries[assumed] = entry
         return entries
 
     def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:
@@ -400,7 +412,12 @@ class CompiledRegions:
 
     def _instance_of(self, expr: ast.expr, scope: FunctionInfo | None) -> ClassInfo | str | None:
         if isinstance(expr, ast.Call):
-            return self._constructed(expr.func, scope)
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF and isinstance(func.value, (ast.Call, ast.Name)):
+                found = self._instance_of(func.value, scope)  # `Model().cuda()`, `model.to(device).eval()`
+                if found is not None:
+                    return found
+            return self._constructed(func, scope)
         if isinstance(expr, ast.Name):
             current = scope
             while current is not None:
@@ -440,6 +457,7 @@ class CompiledRegions:
         key = id(scope.node) if scope else 0
         if key not in self._instances:
             found: dict[str, ClassInfo | str] = {}
+            self._instances[key] = found  # `m = m.to(device)` asks while the table is built: it sees what is found so far
             for node in self._assignments(scope):
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     constructed = self._instance_of(node.value, scope)
@@ -676,6 +694,26 @@ _NOT_PROJECT = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "builtins
 
 def _may_be_project_name(qualname: str) -> bool:
     return qualname.lstrip(".").split(".", 1)[0] not in _NOT_PROJECT
+
+
+CUDA_GRAPH_MODES = frozenset({"reduce-overhead", "max-autotune"})  # the modes that turn on `triton.cudagraphs`
+
+
+def cuda_graph_request(site: ast.AST) -> str | None:
+    """How a compile site asks inductor to record CUDA graphs, in its own words
+    (`mode="reduce-overhead"`, `options={"triton.cudagraphs": True}`), or None."""
+    if not isinstance(site, ast.Call):
+        return None
+    mode = _keyword(site, "mode")
+    if isinstance(mode, ast.Constant) and mode.value in CUDA_GRAPH_MODES:
+        return f'mode="{mode.value}" at line {site.lineno}'
+    options = _keyword(site, "options")
+    if isinstance(options, ast.Dict):
+        for key, value in zip(options.keys, options.values):
+            if (isinstance(key, ast.Constant) and key.value == "triton.cudagraphs"
+                    and isinstance(value, ast.Constant) and value.value is True):
+                return f'options={{"triton.cudagraphs": True}} at line {site.lineno}'
+    return None
 
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:

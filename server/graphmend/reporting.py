@@ -71,6 +71,8 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
             for r in diagnostic.related
         ],
         "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
+        # GM401-GM404: why the code is recorded as CUDA graphs (the compile site, or the setting)
+        **({"cuda_graphs": diagnostic.data["cuda_graphs"]} if "cuda_graphs" in diagnostic.data else {}),
     }
 
 

@@ -40,8 +40,13 @@ _KNOWN_KEYS = {
     "layer_skip": "layer_skip",
     "module-bases": "module_bases",
     "module_bases": "module_bases",
+    "cuda-graphs": "cuda_graphs",
+    "cuda_graphs": "cuda_graphs",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
+# Where the CUDA-graph rules (GM4xx) run: "auto" in code compiled by a site that asks for CUDA
+# graphs (`mode="reduce-overhead"`...), "always" in all compiled code, "never" nowhere.
+CUDA_GRAPH_SCOPES = ("auto", "always", "never")
 # torch's floating and integer dtypes by name, with their aliases (`half`, `float`, `double`...).
 DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32",
           "float64": "float64", "double": "float64", "int8": "int8", "uint8": "uint8", "int16": "int16",
@@ -67,6 +72,7 @@ class Settings:
     # Qualified names of base classes to take for nn.Module subclasses (`mylib.layers.Block`); a relative
     # import outside any package (`from ..layers import Block`) matches by its dotted tail.
     module_bases: frozenset[str] = frozenset()
+    cuda_graphs: str = "auto"  # where the GM4xx rules run: one of CUDA_GRAPH_SCOPES
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -152,6 +158,10 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
         elif attribute == "layer_skip":
             if value not in LAYER_SKIP_FORMS:
                 raise SettingsError(f"{origin}: `{key}` must be one of {', '.join(repr(f) for f in LAYER_SKIP_FORMS)}")
+            values[attribute] = value
+        elif attribute == "cuda_graphs":
+            if value not in CUDA_GRAPH_SCOPES:
+                raise SettingsError(f"{origin}: `{key}` must be one of {', '.join(repr(f) for f in CUDA_GRAPH_SCOPES)}")
             values[attribute] = value
         elif attribute == "max_file_size_kb":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -155,7 +155,7 @@ def reach_key(layout: Layout, reaches: list[Reach], source: SourceText) -> tuple
         site = source.node_range(entry.site) if hasattr(entry.site, "lineno") else None
         key.append((
             tuple(f.qualname for f in reach.chain), entry.function.qualname, entry.why, tuple(sorted(entry.captures)),
-            entry.origin, entry.via, entry.called,
+            entry.origin, entry.via, entry.called, entry.cuda_graphs,
             (layout.relative(site.start), layout.relative(site.end)) if site is not None else None,
         ))
     return tuple(key)

@@ -25,6 +25,7 @@ function settings(): GraphmendSettings {
     assumeTraining: config.get<boolean | null>("assumeTraining", null),
     assumeDtypes: config.get<string[]>("assumeDtypes", []),
     layerSkip: config.get<"where" | "cond" | null>("layerSkip", null),
+    cudaGraphs: config.get<"auto" | "always" | "never" | null>("cudaGraphs", null),
     moduleBases: config.get<string[]>("moduleBases", []),
     index: config.get<boolean>("index", true),
     closedFiles: config.get<boolean>("closedFiles", false),

@@ -9,6 +9,7 @@ export interface GraphmendSettings {
   assumeTraining: boolean | null;
   assumeDtypes: string[];
   layerSkip: "where" | "cond" | null;
+  cudaGraphs: "auto" | "always" | "never" | null;
   moduleBases: string[];
   index: boolean;
   closedFiles: boolean;
@@ -24,6 +25,7 @@ export function serverOptions(settings: GraphmendSettings): { graphmend: Record<
   if (settings.assumeTraining !== null) graphmend.assumeTraining = settings.assumeTraining;
   if (settings.assumeDtypes.length > 0) graphmend.assumeDtypes = settings.assumeDtypes;
   if (settings.layerSkip !== null) graphmend.layerSkip = settings.layerSkip;
+  if (settings.cudaGraphs !== null) graphmend.cudaGraphs = settings.cudaGraphs;
   if (settings.moduleBases.length > 0) graphmend.moduleBases = settings.moduleBases;
   return { graphmend };
 }

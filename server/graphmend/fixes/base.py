@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..diagnostics import TextEdit
+from ..regions import Entry
 from ..semantics import ModuleIndex, child_nodes, walk
 from ..source import Position, Range, SourceText
 
@@ -31,6 +33,7 @@ class FixContext:
     index: ModuleIndex
     name_text: str | None = None  # None: the whole file
     layer_skip: str = "where"  # the `layer-skip` setting: the form a loop gate's fix writes
+    cuda_graphs: str = "auto"  # the `cuda-graphs` setting (see `cuda_graph_scope`)
     taken_names: set[str] = field(default_factory=set)
     torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting
@@ -84,6 +87,18 @@ class FixContext:
         else:
             line = len(self.source.lines) - 1
         return TextEdit(Range(Position(line, 0), Position(line, 0)), text)
+
+    def cuda_graph_scope(self, entry: Entry | None) -> str | None:
+        """Why code of `entry` is recorded as CUDA graphs (the setting, or the compile site's
+        words), or None where it is not: what the GM4xx rules and the choice of `torch.where` over
+        `torch.cond` go by."""
+        if self.cuda_graphs == "always":
+            return 'the `cuda-graphs = "always"` setting'
+        request = entry.cuda_graphs if entry is not None and self.cuda_graphs == "auto" else None
+        if entry is None or request is None:
+            return None
+        where = f" of {os.path.basename(entry.origin.path)}" if entry.origin is not None else ""
+        return f"`{entry.function.qualname}` is compiled with {request}{where}"
 
     def fresh_name(self, base: str, avoid: set[str] | frozenset[str] = frozenset()) -> str:
         """`base`, or `base_2`, `base_3`... : a name used nowhere in the file nor handed out before."""

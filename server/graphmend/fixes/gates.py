@@ -329,7 +329,10 @@ class _Gate:
         for region in self.regions:
             self._rewrite(region)
         choice = WHERE_CHOICE
-        if self.ctx.layer_skip == "cond":
+        recorded = self.ctx.cuda_graph_scope(self.analysis.entry)
+        if self.ctx.layer_skip == "cond" and recorded is not None:
+            choice = f"not `torch.cond`: CUDA graphs are recorded here ({recorded}), and `torch.cond` would keep the graph out of them"
+        elif self.ctx.layer_skip == "cond":
             skipped = cond_form(self)
             if isinstance(skipped, CondForm):
                 reasons = [*skipped.notes, *(n for n in self.unsafe if n != _BROADCAST_NOTE)]

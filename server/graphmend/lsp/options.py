@@ -27,6 +27,8 @@ _SETTING_KEYS = {
     "layer-skip": "layer-skip",
     "moduleBases": "module-bases",
     "module-bases": "module-bases",
+    "cudaGraphs": "cuda-graphs",
+    "cuda-graphs": "cuda-graphs",
 }
 _SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds",
                 "index", "closedFiles"}

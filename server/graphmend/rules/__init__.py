@@ -21,6 +21,11 @@ from .gm309_tensor_as_size import TensorAsSize
 from .gm310_autograd_in_compiled_code import AutogradInCompiledCode
 from .gm311_unsupported_numpy_call import UnsupportedNumpyCall
 from .gm312_non_tensor_torch_call import NonTensorTorchCall
+from .gm401_cpu_tensor_attribute import CpuTensorAttribute
+from .gm402_masked_index_put import MaskedIndexPut
+from .gm403_mutated_input import MutatedInput
+from .gm404_control_flow_operator import ControlFlowOperator
+from .gm405_changing_python_number import ChangingPythonNumber
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -41,6 +46,11 @@ RULES: tuple[type[Rule], ...] = (
     AutogradInCompiledCode,
     UnsupportedNumpyCall,
     NonTensorTorchCall,
+    CpuTensorAttribute,
+    MaskedIndexPut,
+    MutatedInput,
+    ControlFlowOperator,
+    ChangingPythonNumber,
 )
 
 

@@ -20,9 +20,12 @@ class Rule:
     message: ClassVar[str]
     severity: ClassVar[Severity] = Severity.WARNING
     reason: ClassVar[str]  # Dynamo's own "Graph Break Reason" text
-    reason_id: ClassVar[str]  # its gbNNNN page
+    reason_id: ClassVar[str | None]  # its gbNNNN page (None: not a graph break)
     also_reported_as: ClassVar[tuple[str, ...]] = ()  # other gb pages `reason_id_for` gives (docs/coverage.md)
     fixable: ClassVar[bool] = True  # whether a rewrite in this product can remove it
+    # GM4xx: not a graph break but what keeps a graph out of CUDA graphs; checked only where the
+    # code is compiled for them (`checker._Collector._cuda_graphs`)
+    cuda_graphs: ClassVar[bool] = False
     node_types: ClassVar[tuple[type[ast.AST], ...]]
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
@@ -37,9 +40,9 @@ class Rule:
     @classmethod
     def reason_ids(cls) -> tuple[str, ...]:
         """Every gb page this rule's diagnostics link, the registry types it covers."""
-        return (cls.reason_id, *cls.also_reported_as)
+        return (cls.reason_id, *cls.also_reported_as) if cls.reason_id is not None else cls.also_reported_as
 
-    def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+    def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str | None:
         """Dynamo's gb page for this site; rules whose sites Dynamo words differently override it."""
         return self.reason_id
 

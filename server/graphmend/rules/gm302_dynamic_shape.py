@@ -5,6 +5,7 @@ import ast
 from ..diagnostics import Fix, Severity
 from ..fixes.base import FixContext, Refusal
 from ..fixes.capture import scope_capture
+from ..fixes.cudagraphs import where_for_masked_write
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
@@ -27,7 +28,9 @@ class DynamicShapeOperator(Rule):
     Example:
         positive = x[x > 0]
 
-    Fix and its safety: no rewrite of the expression keeps the result's shape (keep shapes static:
+    Fix and its safety: a copy through one mask, `out[m] = y[m]`, becomes `out = torch.where(m, y,
+    out)` (see GM402: unsafe, the name is bound to a new tensor; only for a local `out` nothing else
+    holds). Otherwise no rewrite of the expression keeps the result's shape (keep shapes static:
     `torch.where(mask, x, 0)`, a masked reduction). Where the result's size feeds no Python branch,
     the unsafe fix turns on `torch._dynamo.config.capture_dynamic_output_shape_ops` for the compiled
     entry only (wrapping its `torch.compile`), so Dynamo traces the size symbolically.
@@ -50,6 +53,11 @@ class DynamicShapeOperator(Rule):
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
         if analysis.entry is None:
             return None
+        copied = _copied_through_mask(node, analysis)
+        if copied is not None:  # `x[m] = y[m]`: a select keeps the shape, no setting needed
+            selected = where_for_masked_write(copied, analysis, ctx)
+            if isinstance(selected, Fix):
+                return selected
         others = [n for n in walk(analysis.function.node) if isinstance(n, self.node_types)
                   and self._dynamic_shape(n, analysis) is not None] if analysis.function else []
         return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx, others)
@@ -91,3 +99,15 @@ def _tensor_repeats(call: ast.Call, analysis: FunctionAnalysis, position: int) -
         return False
     repeats = next((k.value for k in call.keywords if k.arg == "repeats"), call.args[position] if len(call.args) > position else None)
     return repeats is not None and analysis.kind(repeats).is_tensor
+
+
+def _copied_through_mask(node: ast.AST, analysis: FunctionAnalysis) -> ast.Assign | None:
+    """The assignment `x[m] = y[m]` whose value is the read `node`, with the same mask on both sides."""
+    if not isinstance(node, ast.Subscript) or analysis.function is None:
+        return None
+    for stmt in walk(analysis.function.node):
+        if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Subscript) and ast.dump(target.slice) == ast.dump(node.slice):
+                return stmt
+    return None

@@ -1,0 +1,246 @@
+"""Rewrites that let inductor record a compiled graph as a CUDA graph (the GM4xx rules).
+
+Each keeps what the function computes and moves what inductor refuses to record out of the way:
+a plain tensor attribute becomes a non-persistent buffer (so `.to()`/`.cuda()` move it), a masked
+write of many values becomes a `torch.where` select, an in-place change of an input becomes an
+out-of-place one (or works on a copy), a Python number changed on every call becomes a 0-d tensor
+buffer changed in place.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from ..diagnostics import Applicability, Fix, TextEdit
+from ..inference import FunctionAnalysis
+from ..semantics import ClassInfo, FunctionInfo, walk
+from ..source import Position, Range
+from . import flow
+from .base import FixContext, Refusal
+from .text import first_line, indent_of
+
+# In-place tensor methods whose out-of-place twin is the same name without the `_`.
+OUT_OF_PLACE = frozenset(
+    """
+    add sub mul div true_divide floor_divide fmod remainder pow clamp clamp_min clamp_max clip neg abs exp
+    log log1p sqrt rsqrt relu sigmoid tanh floor ceil round trunc sign masked_fill masked_scatter
+    index_fill index_add index_copy scatter scatter_add addcmul addcdiv lerp
+    """.split()
+)
+# In-place methods that change a tensor's values (a `_` suffix that is not a data change, such as
+# `requires_grad_` or `share_memory_`, is not one).
+IN_PLACE_METHODS = frozenset(
+    {f"{name}_" for name in OUT_OF_PLACE}
+    | {"copy_", "fill_", "zero_", "index_put_", "normal_", "uniform_", "bernoulli_", "random_", "exponential_",
+       "unsqueeze_", "squeeze_", "transpose_", "t_", "resize_", "set_", "put_"}
+)
+
+
+def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, ast.AST]]:
+    """Every place in the class (and its same-file bases) that binds `self.<attribute>`: a store
+    target (assignment, augmented assignment, unpacking) or `register_buffer`/`register_parameter`."""
+    for klass in cls.mro():
+        for method in klass.methods.values():
+            for node in walk(method.node):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr == attribute \
+                        and method.is_self(node.value):
+                    yield method, node
+                elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                        and node.args[0].value == attribute and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in ("register_buffer", "register_parameter") and method.is_self(node.func.value):
+                    yield method, node
+
+
+def _after_module_init(init: FunctionInfo, stmt: ast.stmt) -> bool:
+    """`super().__init__(...)` (or `Base.__init__(self, ...)`) runs before `stmt`: only then can
+    `register_buffer` be called."""
+    for node in init.node.body:
+        if node.lineno >= stmt.lineno:
+            return False
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__":
+            return True
+    return False
+
+
+def _statement_of(init: FunctionInfo, value: ast.expr) -> ast.Assign | None:
+    return next((n for n in walk(init.node) if isinstance(n, ast.Assign) and n.value is value), None)
+
+
+def buffer_edit(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext) -> TextEdit | Refusal:
+    """`self.name = value` in `__init__` → `self.register_buffer("name", value, persistent=False)`."""
+    assign = _statement_of(init, value)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Attribute):
+        return Refusal(f"`self.{attribute}` is not set by a plain `self.{attribute} = ...` statement")
+    if not _after_module_init(init, assign):
+        return Refusal(f"`self.{attribute}` is set before `super().__init__()` runs, where a buffer cannot be registered")
+    self_name = ctx.segment(assign.targets[0].value)
+    start = ctx.source.node_range(assign.targets[0]).start
+    end = ctx.source.node_range(value).end
+    text = f'{self_name}.register_buffer("{attribute}", {ctx.segment(value)}, persistent=False)'
+    return TextEdit(Range(start, end), text)
+
+
+def register_buffer(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext) -> Fix | Refusal:
+    edit = buffer_edit(init, value, attribute, ctx)
+    if isinstance(edit, Refusal):
+        return edit
+    return Fix(
+        f"Register `{attribute}` as a non-persistent buffer, so that `.to()`/`.cuda()` move it "
+        "(unsafe: `.half()`/`.to(dtype)` now convert it too, and `buffers()` lists it; the state dict stays as it was)",
+        Applicability.UNSAFE, (edit,),
+    )
+
+
+def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """`x[m] = y[m]` → `x = torch.where(m, y, x)` (a mask over the leading dimensions of `x` is
+    given trailing ones first), for a local `x` that nothing else holds."""
+    target = assign.targets[0]
+    assert isinstance(target, ast.Subscript)
+    value = assign.value
+    if not (isinstance(value, ast.Subscript) and ast.dump(value.slice) == ast.dump(target.slice)):
+        return Refusal("only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`")
+    if not isinstance(target.value, ast.Name):
+        return Refusal("the written tensor is not a local name that can be rebound")
+    name = target.value.id
+    function = analysis.function
+    if function is None or name in _parameter_names(function.node):
+        return Refusal(f"`{name}` is a parameter: the caller sees the write, a new tensor would not reach it")
+    if _aliased(function.node, name, assign):
+        return Refusal(f"`{name}` is also held elsewhere (assigned to another name or stored), which sees the write")
+    torch_name = ctx.torch_name
+    if torch_name is None:
+        return Refusal("`torch` names something else in this file")
+    mask = ctx.segment(target.slice)
+    if not _is_simple(target.slice):
+        return Refusal("the mask is not a name or an attribute, so writing it twice would compute it twice")
+    source = ctx.segment(value.value)
+    compared = {name, ctx.segment(value.value)}
+    selected = mask if _elementwise_of(target.slice, compared, analysis) else \
+        f"{mask}.view(*{mask}.shape, *(1,) * ({name}.dim() - {mask}.dim()))"
+    text = f"{name} = {torch_name}.where({selected}, {source}, {name})"  # the write requires equal dtypes
+    edit = TextEdit(Range(ctx.source.node_range(assign).start, ctx.source.node_range(assign).end), text)
+    return Fix(
+        f"Select with `{torch_name}.where` instead of writing through the mask "
+        "(unsafe: a new tensor is bound to the name, the old one is left unchanged)",
+        Applicability.UNSAFE, (edit,),
+    )
+
+
+def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysis) -> bool:
+    """The mask is an element-wise test of one of `tensors` against Python values (`y > 0`,
+    `torch.isnan(y)`), directly or through the name's one assignment: it has that tensor's shape,
+    so `torch.where` needs no trailing dimensions."""
+    from ..kinds import Kind
+
+    if isinstance(mask, ast.Name) and analysis.function is not None:
+        values = [n.value for n in walk(analysis.function.node) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == mask.id for t in n.targets)]
+        return len(values) == 1 and _elementwise_of(values[0], tensors, analysis)
+    if isinstance(mask, ast.UnaryOp) and isinstance(mask.op, ast.Invert):
+        return _elementwise_of(mask.operand, tensors, analysis)
+    if isinstance(mask, ast.Compare):
+        operands = [mask.left, *mask.comparators]
+        shaped = [o for o in operands if isinstance(o, ast.Name) and o.id in tensors]
+        return len(shaped) == 1 and all(o is shaped[0] or isinstance(o, ast.Constant) or analysis.kind(o) is Kind.PYTHON
+                                        for o in operands)
+    if isinstance(mask, ast.Call) and len(mask.args) <= 1 and not mask.keywords:
+        func = mask.func
+        if isinstance(func, ast.Attribute) and func.attr in _ELEMENTWISE_TESTS and not mask.args:
+            return isinstance(func.value, ast.Name) and func.value.id in tensors
+        qualname = analysis.qualified_name(func)
+        return (qualname is not None and qualname.removeprefix("torch.") in _ELEMENTWISE_TESTS and len(mask.args) == 1
+                and isinstance(mask.args[0], ast.Name) and mask.args[0].id in tensors)
+    return False
+
+
+_ELEMENTWISE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not"})
+
+
+def _is_simple(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and _is_simple(expr.value))
+
+
+def _parameter_names(function: ast.AST) -> set[str]:
+    args = function.args  # type: ignore[attr-defined]
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
+    return {a.arg for a in every}
+
+
+def _aliased(function: ast.AST, name: str, change: ast.stmt) -> bool:
+    """`name` is handed on whole before `change` (or anywhere in a loop around it): assigned to
+    another name, put in a display, passed as an argument. Such a holder keeps the tensor the
+    in-place change reaches and a rebinding does not; one made after it sees the new binding."""
+    loops = flow.enclosing_loops(function, change)
+    in_loops = {id(n) for loop in loops for n in walk(loop)}
+    for node in walk(function):
+        if getattr(node, "lineno", change.lineno) >= change.lineno and id(node) not in in_loops:
+            continue
+        held = []
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            held.append(node.value)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            held.extend(node.elts)
+        elif isinstance(node, ast.Dict):
+            held.extend(node.values)
+        elif isinstance(node, ast.Call):
+            held.extend([*node.args, *(k.value for k in node.keywords)])
+        if any(isinstance(h, ast.Name) and h.id == name and isinstance(h.ctx, ast.Load) for h in held):
+            return True
+    return False
+
+
+def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext,
+                 changes: Callable[[ast.stmt], bool]) -> Fix | Refusal:
+    """An in-place change of the input `name` made on a value the caller does not see:
+    `x.add_(1)` → `x = x.add(1)`, `x += 1` → `x = x + 1`; other forms (tensor operands, whose type
+    promotion an out-of-place op would not undo; subscript writes) work on a copy, made just before
+    the first statement of the block that `changes` the input (there the input is known to be a
+    tensor: an optional one is past its `is not None` test)."""
+    function = analysis.function
+    assert function is not None
+    rewritten = _out_of_place_text(stmt, name, analysis, ctx) if not _aliased(function.node, name, stmt) else None
+    if rewritten is not None:
+        edit = TextEdit(ctx.source.node_range(stmt), rewritten)
+        title = f"Change a new tensor instead of the input `{name}`"
+    else:
+        located = flow.locate(function.node, stmt)
+        first = stmt
+        if located is not None:
+            _, block, index = located
+            first = next(s for s in block[: index + 1] if s is stmt or changes(s))
+        line = first_line(first, ctx)
+        indent = indent_of(ctx.source.lines[line - 1])
+        edit = TextEdit(Range(Position(line - 1, 0), Position(line - 1, 0)), f"{indent}{name} = {name}.clone()\n")
+        title = f"Work on a copy of the input `{name}`"
+    return Fix(f"{title} (unsafe: the caller no longer sees the change)", Applicability.UNSAFE, (edit,))
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _python_operands(values: list[ast.expr], analysis: FunctionAnalysis) -> bool:
+    from ..kinds import Kind
+
+    return all(isinstance(v, ast.Constant) or analysis.kind(v) is Kind.PYTHON for v in values)
+
+
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**"}
+
+
+def _out_of_place_text(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
+    if isinstance(stmt, ast.AugAssign):
+        operator = _OPERATORS.get(type(stmt.op))
+        if operator is None or not _python_operands([stmt.value], analysis):
+            return None
+        return f"{name} = {name} {operator} {ctx.segment(stmt.value)}"
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    method = call.func.attr.removesuffix("_")
+    if method not in OUT_OF_PLACE or not _python_operands([*call.args, *(k.value for k in call.keywords)], analysis):
+        return None
+    arguments = ctx.segment(call)[len(ctx.segment(call.func)):]
+    return f"{name} = {name}.{method}{arguments}"

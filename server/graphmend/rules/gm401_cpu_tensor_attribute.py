@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.cudagraphs import register_buffer, self_stores
+from ..inference import FunctionAnalysis
+from ..semantics import ClassInfo, FunctionInfo, walk
+from ..torch_api import FACTORY_FUNCTIONS
+from .base import Rule
+
+
+class CpuTensorAttribute(Rule):
+    """What it does: flags the first read, in code compiled for CUDA graphs, of a tensor that
+    `__init__` stores as a plain attribute (`self.scale = torch.tensor(0.5)`), made by a torch
+    factory without a `device=`: a CPU tensor that is neither a parameter nor a buffer.
+
+    Why it keeps the graph out of CUDA graphs: `model.cuda()`/`model.to(device)` move parameters
+    and buffers only, so the attribute stays on the CPU and enters the compiled graph as a CPU
+    input. Inductor then records no CUDA graph for it ("skipping cudagraphs due to cpu device",
+    `check_multiple_devices_or_any_cpu_nodes` in `torch/_inductor/cudagraph_utils.py`; a CPU input
+    with users counts, `GraphLowering.placeholder`), and the graph runs kernel by kernel. A 0-d
+    CPU tensor even mixes silently with CUDA tensors in eager mode, so nothing else tells you.
+
+    Example:
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.tensor(0.5)      # stays on the CPU after model.cuda()
+
+        def forward(self, x):
+            return x * self.scale
+
+    Fix and its safety: `self.register_buffer("scale", torch.tensor(0.5), persistent=False)`:
+    `.to()`/`.cuda()` move it and inductor receives it as a static input; `persistent=False`
+    keeps the state dict as it was. Unsafe: `.half()`/`.to(dtype)` now convert a floating
+    buffer too, and `buffers()`/`named_buffers()` list it. Refused where `self.scale` is set
+    anywhere else in the class (a buffer takes only tensors) or before `super().__init__()`.
+    """
+
+    code = "GM401"
+    name = "cpu-tensor-attribute"
+    message = ("Register this tensor as a buffer: a plain tensor attribute stays on the CPU after `.cuda()`/`.to()`, "
+               "and a CPU input keeps the graph out of CUDA graphs")
+    reason = "skipping cudagraphs due to cpu device"
+    reason_id = None
+    cuda_graphs = True
+    node_types = (ast.Attribute,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Attribute)
+        if not isinstance(node.ctx, ast.Load) or not analysis.is_self(node.value):
+            return None
+        found = _plain_cpu_tensor(node.attr, analysis)
+        if found is None or _first_read(node.attr, analysis) is not node:
+            return None
+        return node
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.Attribute)
+        found = _plain_cpu_tensor(node.attr, analysis)
+        assert found is not None
+        cls, init, value = found
+        others = [n for method, n in self_stores(cls, node.attr) if not _is_target_of(n, value, init) or method is not init]
+        if others:
+            return Refusal(f"`self.{node.attr}` is set again at line {others[0].lineno}, and a buffer takes only tensors")
+        if init.owner is not _owner(analysis):
+            return Refusal(f"`self.{node.attr}` is set in `{init.qualname}`, another class's `__init__`")
+        return register_buffer(init, value, node.attr, ctx)
+
+
+def _owner(analysis: FunctionAnalysis) -> ClassInfo | None:
+    method = analysis.function.method if analysis.function is not None else None
+    return method.owner if method is not None else None
+
+
+def _plain_cpu_tensor(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
+    """The class, `__init__` and value when `self.<attribute>` is set once in `__init__` to a tensor
+    made on the CPU by a torch factory (no `device=`), and never registered as a buffer or parameter."""
+    cls = _owner(analysis)
+    if cls is None or not cls.is_module:
+        return None
+    values = analysis.module.init_values(cls).get(attribute)
+    if not values or len(values) != 1:
+        return None
+    init, value = values[0]
+    if value is None or not isinstance(value, ast.Call) or any(k.arg == "device" for k in value.keywords):
+        return None
+    probe = FunctionAnalysis(analysis.module, init, with_parameters=False)
+    qualname = probe.qualified_name(value.func)
+    if qualname is None or not qualname.startswith("torch.") or qualname.removeprefix("torch.") not in FACTORY_FUNCTIONS:
+        return None
+    if any(isinstance(n, ast.Call) for _, n in self_stores(cls, attribute)):
+        return None  # also registered by name somewhere: a buffer or parameter
+    return cls, init, value
+
+
+def _is_target_of(node: ast.AST, value: ast.expr, init: FunctionInfo) -> bool:
+    """`node` is the `self.x` target of the assignment whose value is `value`."""
+    return any(isinstance(a, ast.Assign) and a.value is value and node in a.targets for a in walk(init.node))
+
+
+def _first_read(attribute: str, analysis: FunctionAnalysis) -> ast.Attribute | None:
+    """The function's first `self.<attribute>` read, in source order: one finding per function."""
+    function = analysis.function
+    if function is None:
+        return None
+    reads = [n for n in walk(function.node) if isinstance(n, ast.Attribute) and n.attr == attribute
+             and isinstance(n.ctx, ast.Load) and analysis.is_self(n.value)]
+    return min(reads, key=lambda n: (n.lineno, n.col_offset), default=None)

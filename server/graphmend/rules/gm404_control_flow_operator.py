@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Fix
+from ..fixes.base import FixContext, Refusal
+from ..inference import FunctionAnalysis
+from .base import Rule
+
+CONTROL_FLOW_OPERATORS = {
+    "torch.cond": "torch.cond",
+    "torch._higher_order_ops.cond": "torch.cond",
+    "torch._higher_order_ops.cond.cond": "torch.cond",
+    "torch.while_loop": "torch.while_loop",
+    "torch._higher_order_ops.while_loop": "torch.while_loop",
+    "torch._higher_order_ops.while_loop.while_loop": "torch.while_loop",
+}
+
+
+class ControlFlowOperator(Rule):
+    """What it does: flags `torch.cond` and `torch.while_loop` in code compiled for CUDA graphs.
+
+    Why it keeps the graph out of CUDA graphs: the lowering of both operators marks a graph on
+    the GPU as not recordable ("skipping cudagraphs due to control flow operator: torch.cond",
+    `cond` and `while_loop` in `torch/_inductor/lowering.py`; `while_loop` only without
+    `torch._inductor.config.graph_partition`). The operator removes a graph break but the whole
+    graph then runs kernel by kernel, which for small models costs more than the break did.
+
+    Example:
+        @torch.compile(mode="reduce-overhead")
+        def layer(x, keep):
+            return torch.cond(keep, lambda x: block(x), lambda x: x.clone(), (x,))
+
+    Fix and its safety: none is written: compute both branches and select with `torch.where`
+    when both are cheap and free of side effects (graphmend's own GM101/GM102 fixes choose
+    `torch.where` in code compiled for CUDA graphs), or turn on
+    `torch._inductor.config.graph_partition` so that inductor records the rest of the graph.
+    """
+
+    code = "GM404"
+    name = "control-flow-operator"
+    message = ("A control-flow operator (`torch.cond`, `torch.while_loop`) keeps this graph out of CUDA graphs: select "
+               "with `torch.where` when both branches are cheap, or compile without CUDA graphs")
+    reason = "skipping cudagraphs due to control flow operator"
+    reason_id = None
+    fixable = False
+    cuda_graphs = True
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.Call)
+        return node if analysis.qualified_name(node.func) in CONTROL_FLOW_OPERATORS else None
+
+    def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+        assert isinstance(reported, ast.Call)
+        operator = CONTROL_FLOW_OPERATORS[analysis.qualified_name(reported.func) or "torch.cond"]
+        return self.message.replace("A control-flow operator (`torch.cond`, `torch.while_loop`)", f"`{operator}`")
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        return None

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import ast
+
+from ..diagnostics import Applicability, Fix
+from ..fixes.base import FixContext, Refusal
+from ..fixes.cudagraphs import buffer_edit, self_stores
+from ..inference import FunctionAnalysis
+from ..semantics import ClassInfo, FunctionInfo, walk
+from .base import Rule
+
+
+class ChangingPythonNumber(Rule):
+    """What it does: flags compiled code that changes a Python number kept on the module
+    (`self.step += 1`, where `__init__` sets `self.step = 0`).
+
+    Why it hurts: Dynamo bakes the number into the graph and guards on its value, so the next call
+    sees another value and compiles again; after `torch._dynamo.config.recompile_limit` (8)
+    compilations it gives up and runs the function eagerly ("torch._dynamo hit
+    config.recompile_limit"; measured on torch 2.13: 8 graphs for 12 calls, even when the number
+    only counts). Under CUDA graphs every compilation also records a new graph.
+
+    Example:
+        def __init__(self):
+            super().__init__()
+            self.step = 0
+
+        def forward(self, x):
+            self.step += 1
+            return x * self.step
+
+    Fix and its safety: keep the number in a 0-d tensor buffer changed in place:
+    `self.register_buffer("step", torch.tensor(0), persistent=False)` (a float becomes a float64
+    tensor, so the arithmetic stays in double precision); `self.step += 1` then updates the buffer
+    and the graph reads it, one graph for every call (measured). Offered where every other read of
+    `self.step` is tensor arithmetic in the compiled function; a read as a Python number (an `if`,
+    a `range`, a format string, another method) would become a tensor and is refused. Unsafe:
+    `.to()`/`.cuda()` move the counter, `.half()` converts a float one, and `self.step` is a
+    tensor for code outside the class.
+    """
+
+    code = "GM405"
+    name = "changing-python-number"
+    message = ("Keep this number in a tensor buffer: changing a Python number attribute in compiled code makes Dynamo "
+               "recompile on every call, and run eagerly after 8 recompilations")
+    reason = "torch._dynamo hit config.recompile_limit (guard on a changing module attribute)"
+    reason_id = None
+    node_types = (ast.AugAssign,)
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        assert isinstance(node, ast.AugAssign)
+        target = node.target
+        if not isinstance(target, ast.Attribute) or not analysis.is_self(target.value):
+            return None
+        return node if _python_number(target.attr, analysis) is not None else None
+
+    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+        assert isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute)
+        attribute = node.target.attr
+        found = _python_number(attribute, analysis)
+        assert found is not None
+        cls, init, value = found
+        refusal = _other_uses(cls, init, value, attribute, analysis)
+        if refusal is not None:
+            return Refusal(refusal)
+        torch_name = ctx.torch_name
+        if torch_name is None:
+            return Refusal("`torch` names something else in this file")
+        edit = buffer_edit(init, value, attribute, ctx)
+        if isinstance(edit, Refusal):
+            return edit
+        number = ctx.segment(value)
+        tensor = f"{torch_name}.tensor({number}, dtype={torch_name}.float64)" if _is_float(value) else f"{torch_name}.tensor({number})"
+        edit = type(edit)(edit.range, edit.new_text.replace(number, tensor, 1))
+        return Fix(
+            f"Keep `{attribute}` in a 0-d tensor buffer changed in place (unsafe: `.to()` moves it and `.half()` "
+            f"converts a float one; code outside the class sees a tensor)",
+            Applicability.UNSAFE, (edit,),
+        )
+
+
+def _is_float(value: ast.expr) -> bool:
+    number = value.operand if isinstance(value, ast.UnaryOp) else value
+    return isinstance(number, ast.Constant) and isinstance(number.value, float)
+
+
+def _python_number(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
+    """The class, `__init__` and value when `__init__` sets `self.<attribute>` to a number literal."""
+    method = analysis.function.method if analysis.function is not None else None
+    cls = method.owner if method is not None else None
+    if cls is None or not cls.is_module:
+        return None
+    values = analysis.module.init_values(cls).get(attribute)
+    if not values or len(values) != 1 or values[0][1] is None:
+        return None
+    init, value = values[0]
+    number = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)) else value
+    if not isinstance(number, ast.Constant) or isinstance(number.value, bool) or not isinstance(number.value, (int, float)):
+        return None
+    return cls, init, value
+
+
+def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str, analysis: FunctionAnalysis) -> str | None:
+    """Why a tensor in place of the number would change what the class does, or None."""
+    if init.owner is not cls:
+        return f"`self.{attribute}` is set in `{init.qualname}`, another class's `__init__`"
+    changes = [n for method in cls.methods.values() for n in walk(method.node) if isinstance(n, ast.AugAssign)
+               and isinstance(n.target, ast.Attribute) and n.target.attr == attribute and method.is_self(n.target.value)]
+    if not _is_float(value) and any(not isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) or _is_float(n.value) for n in changes):
+        return f"`self.{attribute}` starts as an int and a change makes it a float, which an integer tensor cannot hold"
+    changed = {id(n.target) for n in changes}
+    for method, node in self_stores(cls, attribute):
+        if id(node) in changed:
+            continue
+        if not any(isinstance(a, ast.Assign) and a.value is value and node in a.targets for a in walk(init.node)):
+            return f"`self.{attribute}` is set again at line {node.lineno}, and a buffer takes only tensors"
+    function = analysis.function
+    for method in cls.methods.values():
+        parents = {id(child): parent for parent in walk(method.node) for child in ast.iter_child_nodes(parent)}
+        for node in walk(method.node):
+            if not (isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Load)
+                    and method.is_self(node.value)):
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.AugAssign) and parent.target is node:
+                continue
+            if function is None or method.node is not function.node or not _tensor_arithmetic(node, parent, analysis):
+                return (f"`self.{attribute}` is read as a Python number at line {node.lineno}, where a tensor "
+                        "would behave differently")
+    return None
+
+
+def _tensor_arithmetic(node: ast.expr, parent: ast.AST | None, analysis: FunctionAnalysis) -> bool:
+    """`node` is an operand of arithmetic whose other operand is a tensor: the result is a tensor
+    either way, of the same dtype (a 0-d tensor does not promote a tensor of its category)."""
+    if not isinstance(parent, ast.BinOp):
+        return False
+    other = parent.right if parent.left is node else parent.left
+    return analysis.kind(other).is_tensor
+
