@@ -94,6 +94,17 @@ def test_an_input_changed_in_place_is_left_to_the_caller() -> None:
     assert torch.equal(x, x_kept) and torch.equal(y, y_kept)  # the caller's tensors are unchanged now
 
 
+def test_a_cond_becomes_a_select_with_equal_results_on_both_branches() -> None:
+    before, after = _pair("GM404", "fix_cond_select")
+    original, fixed = _original(before.layer), _original(after.layer)
+    compiled = torch.compile(fixed, backend="eager", fullgraph=True)
+    w = torch.randn(4, 4)
+    for sign in (1.0, -1.0):  # both branches taken
+        x = sign * torch.ones(3, 4)
+        w_abs = w.abs()
+        assert torch.equal(compiled(x, w_abs), original(x, w_abs))
+
+
 def test_cuda_graph_rules_follow_the_setting() -> None:
     source = (FIXTURES / "GM401" / "neg_without_cuda_graphs.py").read_text()
     path = FIXTURES / "GM401" / "neg_without_cuda_graphs.py"

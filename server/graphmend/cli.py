@@ -78,7 +78,7 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     forward.add_argument("--no-module-forward", dest="module_forward", action="store_false",
                          help="only code reached from torch.compile counts as compiled")
     parser.add_argument("--cuda-graphs", choices=CUDA_GRAPH_SCOPES,
-                        help="where the CUDA-graph rules (GM4xx) run: auto (code compiled with mode=\"reduce-overhead\", "
+                        help="where the CUDA-graph rules (GM401-GM404) run: auto (code compiled with mode=\"reduce-overhead\", "
                              "\"max-autotune\" or triton.cudagraphs; the default), always, never")
 
 

@@ -18,6 +18,7 @@ from ..semantics import ClassInfo, FunctionInfo, walk
 from ..source import Position, Range
 from . import flow
 from .base import FixContext, Refusal
+from .purity import impurity
 from .text import first_line, indent_of
 
 # In-place tensor methods whose out-of-place twin is the same name without the `_`.
@@ -68,18 +69,32 @@ def _statement_of(init: FunctionInfo, value: ast.expr) -> ast.Assign | None:
     return next((n for n in walk(init.node) if isinstance(n, ast.Assign) and n.value is value), None)
 
 
-def buffer_edit(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext) -> TextEdit | Refusal:
-    """`self.name = value` in `__init__` → `self.register_buffer("name", value, persistent=False)`."""
+def buffer_edit(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext,
+                value_text: str | None = None) -> TextEdit | Refusal:
+    """`self.name = value` in `__init__` → `self.register_buffer("name", value, persistent=False)`
+    (`value_text` in place of the value's own text)."""
     assign = _statement_of(init, value)
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Attribute):
         return Refusal(f"`self.{attribute}` is not set by a plain `self.{attribute} = ...` statement")
     if not _after_module_init(init, assign):
         return Refusal(f"`self.{attribute}` is set before `super().__init__()` runs, where a buffer cannot be registered")
+    owner = init.owner
+    if owner is not None and any(attribute in _class_level_names(klass.node) for klass in owner.mro()):
+        return Refusal(f"the class itself defines `{attribute}`, and `register_buffer` refuses a name that exists")
     self_name = ctx.segment(assign.targets[0].value)
-    start = ctx.source.node_range(assign.targets[0]).start
-    end = ctx.source.node_range(value).end
-    text = f'{self_name}.register_buffer("{attribute}", {ctx.segment(value)}, persistent=False)'
-    return TextEdit(Range(start, end), text)
+    text = f'{self_name}.register_buffer("{attribute}", {value_text or ctx.segment(value)}, persistent=False)'
+    return TextEdit(ctx.source.node_range(assign), text)
+
+
+def _class_level_names(cls: ast.ClassDef) -> set[str]:
+    names = set()
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        for target in getattr(stmt, "targets", None) or [getattr(stmt, "target", None)]:
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+    return names
 
 
 def register_buffer(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext) -> Fix | Refusal:
@@ -107,7 +122,10 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     function = analysis.function
     if function is None or name in _parameter_names(function.node):
         return Refusal(f"`{name}` is a parameter: the caller sees the write, a new tensor would not reach it")
-    if _aliased(function.node, name, assign):
+    if not _fresh_local(function.node, name, analysis):
+        return Refusal(f"`{name}` is not only ever bound to a new tensor here (a view, another name's tensor, a global "
+                       "or a loop target would see the write, a new tensor would not)")
+    if _aliased(function.node, name, assign, analysis):
         return Refusal(f"`{name}` is also held elsewhere (assigned to another name or stored), which sees the write")
     torch_name = ctx.torch_name
     if torch_name is None:
@@ -128,18 +146,20 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     )
 
 
-def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysis) -> bool:
+def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysis, followed: frozenset[str] = frozenset()) -> bool:
     """The mask is an element-wise test of one of `tensors` against Python values (`y > 0`,
     `torch.isnan(y)`), directly or through the name's one assignment: it has that tensor's shape,
     so `torch.where` needs no trailing dimensions."""
     from ..kinds import Kind
 
     if isinstance(mask, ast.Name) and analysis.function is not None:
+        if mask.id in followed:
+            return False  # `m = ~m`: a name defined by itself says nothing about its shape
         values = [n.value for n in walk(analysis.function.node) if isinstance(n, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == mask.id for t in n.targets)]
-        return len(values) == 1 and _elementwise_of(values[0], tensors, analysis)
+        return len(values) == 1 and _elementwise_of(values[0], tensors, analysis, followed | {mask.id})
     if isinstance(mask, ast.UnaryOp) and isinstance(mask.op, ast.Invert):
-        return _elementwise_of(mask.operand, tensors, analysis)
+        return _elementwise_of(mask.operand, tensors, analysis, followed)
     if isinstance(mask, ast.Compare):
         operands = [mask.left, *mask.comparators]
         shaped = [o for o in operands if isinstance(o, ast.Name) and o.id in tensors]
@@ -158,6 +178,39 @@ def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysi
 _ELEMENTWISE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit", "logical_not"})
 
 
+# Calls that return a tensor sharing no storage with their arguments.
+# (Not `.float()`/`.to()`: they return the tensor itself when it already has that dtype.)
+_NEW_TENSOR_METHODS = frozenset({"clone", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+_NEW_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                                   "rand", "randn", "rand_like", "randn_like", "arange", "tensor", "clone", "where", "cat",
+                                   "stack"})
+
+
+def _fresh_local(function: ast.AST, name: str, analysis: FunctionAnalysis) -> bool:
+    """Every binding of `name` in the function is `name = <a new tensor>` (a factory, `.clone()`,
+    arithmetic), and the name is not global or nonlocal: rebinding it is invisible elsewhere."""
+    bindings = []
+    for node in walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            bindings.append(node)
+    assigned = {id(t): n.value for n in walk(function) if isinstance(n, ast.Assign) for t in n.targets}
+    return bool(bindings) and all(id(b) in assigned and _new_tensor(assigned[id(b)], analysis) for b in bindings)
+
+
+def _new_tensor(value: ast.expr, analysis: FunctionAnalysis) -> bool:
+    if isinstance(value, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None and qualname.startswith("torch.") and qualname.removeprefix("torch.") in _NEW_TENSOR_FUNCTIONS:
+        return True
+    return qualname is None and isinstance(func, ast.Attribute) and func.attr in _NEW_TENSOR_METHODS
+
+
 def _is_simple(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Name) or (isinstance(expr, ast.Attribute) and _is_simple(expr.value))
 
@@ -168,7 +221,7 @@ def _parameter_names(function: ast.AST) -> set[str]:
     return {a.arg for a in every}
 
 
-def _aliased(function: ast.AST, name: str, change: ast.stmt) -> bool:
+def _aliased(function: ast.AST, name: str, change: ast.stmt, analysis: FunctionAnalysis) -> bool:
     """`name` is handed on whole before `change` (or anywhere in a loop around it): assigned to
     another name, put in a display, passed as an argument. Such a holder keeps the tensor the
     in-place change reaches and a rebinding does not; one made after it sees the new binding."""
@@ -184,11 +237,39 @@ def _aliased(function: ast.AST, name: str, change: ast.stmt) -> bool:
             held.extend(node.elts)
         elif isinstance(node, ast.Dict):
             held.extend(node.values)
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Call) and not _copies_arguments(node, analysis):
             held.extend([*node.args, *(k.value for k in node.keywords)])
-        if any(isinstance(h, ast.Name) and h.id == name and isinstance(h.ctx, ast.Load) for h in held):
+        if any(_holds(h, name) for h in held):
             return True
     return False
+
+
+def _copies_arguments(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A torch function that is not a view: it keeps no reference to its arguments."""
+    qualname = analysis.qualified_name(call.func)
+    return qualname is not None and qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] not in _VIEWS
+
+
+# Tensor methods and attributes whose result shares the tensor's storage (a view).
+_VIEWS = frozenset("""
+    view view_as reshape reshape_as transpose permute expand expand_as squeeze unsqueeze flatten unflatten narrow select
+    t T mT H mH diagonal detach split chunk unbind as_strided movedim swapaxes real imag
+    """.split())
+
+
+def _holds(expr: ast.expr, name: str) -> bool:
+    """`expr` is `name` itself or a view of it (`name[0]`, `name.view(-1)`, `name.T`)."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id == name
+        if isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute) and expr.attr in _VIEWS:
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _VIEWS:
+            expr = expr.func.value
+        else:
+            return False
 
 
 def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext,
@@ -200,7 +281,9 @@ def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: Fix
     tensor: an optional one is past its `is not None` test)."""
     function = analysis.function
     assert function is not None
-    rewritten = _out_of_place_text(stmt, name, analysis, ctx) if not _aliased(function.node, name, stmt) else None
+    if _aliased(function.node, name, stmt, analysis):
+        return Refusal(f"`{name}` (or a view of it) is held by another name before the change, which would no longer see it")
+    rewritten = _out_of_place_text(stmt, name, analysis, ctx)
     if rewritten is not None:
         edit = TextEdit(ctx.source.node_range(stmt), rewritten)
         title = f"Change a new tensor instead of the input `{name}`"
@@ -212,6 +295,8 @@ def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: Fix
             first = next(s for s in block[: index + 1] if s is stmt or changes(s))
         line = first_line(first, ctx)
         indent = indent_of(ctx.source.lines[line - 1])
+        if ctx.source.lines[first.lineno - 1][: first.col_offset].strip():
+            return Refusal("the change shares its line with other code (`...: x[0] = 1`), where a copy cannot go before it")
         edit = TextEdit(Range(Position(line - 1, 0), Position(line - 1, 0)), f"{indent}{name} = {name}.clone()\n")
         title = f"Work on a copy of the input `{name}`"
     return Fix(f"{title} (unsafe: the caller no longer sees the change)", Applicability.UNSAFE, (edit,))
@@ -231,16 +316,50 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Floor
 
 
 def _out_of_place_text(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
+    """The out-of-place form of a change of `name` itself (not of a part of it, `x[0].add_(1)`)."""
     if isinstance(stmt, ast.AugAssign):
         operator = _OPERATORS.get(type(stmt.op))
-        if operator is None or not _python_operands([stmt.value], analysis):
+        if operator is None or not isinstance(stmt.target, ast.Name) or not _python_operands([stmt.value], analysis):
             return None
-        return f"{name} = {name} {operator} {ctx.segment(stmt.value)}"
+        value = ctx.segment(stmt.value)
+        atomic = isinstance(stmt.value, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript))
+        return f"{name} = {name} {operator} {value if atomic else f'({value})'}"
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Name):
         return None
     method = call.func.attr.removesuffix("_")
     if method not in OUT_OF_PLACE or not _python_operands([*call.args, *(k.value for k in call.keywords)], analysis):
         return None
     arguments = ctx.segment(call)[len(ctx.segment(call.func)):]
     return f"{name} = {name}.{method}{arguments}"
+
+
+def select_for_cond(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """`torch.cond(p, lambda x: a, lambda x: b, (x,))` → `torch.where(p, (lambda x: a)(x), (lambda x: b)(x))`."""
+    if len(call.args) != 4 or call.keywords:
+        return Refusal("only `torch.cond(pred, true_fn, false_fn, operands)` with four positional arguments is rewritten")
+    pred, *branches, operands = call.args
+    if not analysis.kind(pred).is_tensor:
+        return Refusal("the predicate is not known to be a tensor, and `torch.where` needs one")
+    for branch in branches:
+        if not isinstance(branch, ast.Lambda):
+            return Refusal("a branch is not a lambda, so what it returns and calls is not known here")
+        if isinstance(branch.body, (ast.Tuple, ast.List, ast.Dict)):
+            return Refusal("a branch returns several values; `torch.where` selects one tensor")
+        reason = impurity(branch.body, analysis, set())
+        if reason is not None:
+            return Refusal(reason)
+    torch_name = ctx.torch_name
+    if torch_name is None:
+        return Refusal("`torch` names something else in this file")
+    if isinstance(operands, (ast.Tuple, ast.List)):
+        arguments = ", ".join(ctx.segment(e) for e in operands.elts)
+    else:
+        arguments = f"*{ctx.segment(operands)}"
+    true_fn, false_fn = (f"({ctx.segment(b)})({arguments})" for b in branches)
+    text = f"{torch_name}.where({ctx.segment(pred)}, {true_fn}, {false_fn})"
+    return Fix(
+        f"Select with `{torch_name}.where`, which CUDA graphs can record (unsafe: both branches run, and inf or NaN in "
+        "the one not taken can make the gradient NaN)",
+        Applicability.UNSAFE, (TextEdit(ctx.source.node_range(call), text),),
+    )

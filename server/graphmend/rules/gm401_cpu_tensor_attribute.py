@@ -14,7 +14,8 @@ from .base import Rule
 class CpuTensorAttribute(Rule):
     """What it does: flags the first read, in code compiled for CUDA graphs, of a tensor that
     `__init__` stores as a plain attribute (`self.scale = torch.tensor(0.5)`), made by a torch
-    factory without a `device=`: a CPU tensor that is neither a parameter nor a buffer.
+    factory without a `device=` (nor `**kwargs` that may hold one): a CPU tensor that is neither a
+    parameter nor a buffer.
 
     Why it keeps the graph out of CUDA graphs: `model.cuda()`/`model.to(device)` move parameters
     and buffers only, so the attribute stays on the CPU and enters the compiled graph as a CPU
@@ -84,7 +85,7 @@ def _plain_cpu_tensor(attribute: str, analysis: FunctionAnalysis) -> tuple[Class
     if not values or len(values) != 1:
         return None
     init, value = values[0]
-    if value is None or not isinstance(value, ast.Call) or any(k.arg == "device" for k in value.keywords):
+    if value is None or not isinstance(value, ast.Call) or any(k.arg in ("device", None) for k in value.keywords):
         return None
     probe = FunctionAnalysis(analysis.module, init, with_parameters=False)
     qualname = probe.qualified_name(value.func)

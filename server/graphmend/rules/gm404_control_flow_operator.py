@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
+from ..fixes.cudagraphs import select_for_cond
 from ..inference import FunctionAnalysis
 from .base import Rule
 
@@ -31,9 +32,14 @@ class ControlFlowOperator(Rule):
         def layer(x, keep):
             return torch.cond(keep, lambda x: block(x), lambda x: x.clone(), (x,))
 
-    Fix and its safety: none is written: compute both branches and select with `torch.where`
-    when both are cheap and free of side effects (graphmend's own GM101/GM102 fixes choose
-    `torch.where` in code compiled for CUDA graphs), or turn on
+    Fix and its safety: `torch.cond(p, lambda x: f(x), lambda x: g(x), (x,))` becomes
+    `torch.where(p, (lambda x: f(x))(x), (lambda x: g(x))(x))`: both branches run and the
+    predicate selects, which inductor records. Offered for a tensor predicate and two lambdas that
+    each return one tensor and call nothing impure (random draws, unknown functions); unsafe: the
+    branch not taken now costs its compute, and where it produces inf or NaN the gradient through
+    `torch.where` can turn NaN. graphmend's own GM101/GM102 fixes choose `torch.where` in code
+    compiled for CUDA graphs. `torch.while_loop` has no such rewrite (the data decides how often
+    the body runs); compile that code without CUDA graphs, or turn on
     `torch._inductor.config.graph_partition` so that inductor records the rest of the graph.
     """
 
@@ -43,7 +49,6 @@ class ControlFlowOperator(Rule):
                "with `torch.where` when both branches are cheap, or compile without CUDA graphs")
     reason = "skipping cudagraphs due to control flow operator"
     reason_id = None
-    fixable = False
     cuda_graphs = True
     node_types = (ast.Call,)
 
@@ -57,4 +62,7 @@ class ControlFlowOperator(Rule):
         return self.message.replace("A control-flow operator (`torch.cond`, `torch.while_loop`)", f"`{operator}`")
 
     def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
-        return None
+        assert isinstance(node, ast.Call)
+        if CONTROL_FLOW_OPERATORS[analysis.qualified_name(node.func) or ""] != "torch.cond":
+            return Refusal("how often `torch.while_loop` runs its body is decided by the data: no select replaces it")
+        return select_for_cond(node, analysis, ctx)

@@ -11,14 +11,16 @@ from .base import Rule
 
 
 class ChangingPythonNumber(Rule):
-    """What it does: flags compiled code that changes a Python number kept on the module
+    """What it does: flags compiled code that changes a Python int kept on the module
     (`self.step += 1`, where `__init__` sets `self.step = 0`).
 
-    Why it hurts: Dynamo bakes the number into the graph and guards on its value, so the next call
-    sees another value and compiles again; after `torch._dynamo.config.recompile_limit` (8)
-    compilations it gives up and runs the function eagerly ("torch._dynamo hit
-    config.recompile_limit"; measured on torch 2.13: 8 graphs for 12 calls, even when the number
-    only counts). Under CUDA graphs every compilation also records a new graph.
+    Why it hurts: Dynamo bakes an int attribute of a module into the graph and guards on its value,
+    so the next call sees another value and compiles again; after
+    `torch._dynamo.config.recompile_limit` (8) compilations it gives up and runs the function
+    eagerly ("torch._dynamo hit config.recompile_limit"; measured on torch 2.13: 8 graphs for 12
+    calls, even when the number only counts). Under CUDA graphs every compilation also records a
+    new graph. A float attribute is not flagged: Dynamo makes it symbolic after one recompilation
+    (measured: 2 graphs for 12 calls).
 
     Example:
         def __init__(self):
@@ -29,19 +31,19 @@ class ChangingPythonNumber(Rule):
             self.step += 1
             return x * self.step
 
-    Fix and its safety: keep the number in a 0-d tensor buffer changed in place:
-    `self.register_buffer("step", torch.tensor(0), persistent=False)` (a float becomes a float64
-    tensor, so the arithmetic stays in double precision); `self.step += 1` then updates the buffer
-    and the graph reads it, one graph for every call (measured). Offered where every other read of
-    `self.step` is tensor arithmetic in the compiled function; a read as a Python number (an `if`,
-    a `range`, a format string, another method) would become a tensor and is refused. Unsafe:
-    `.to()`/`.cuda()` move the counter, `.half()` converts a float one, and `self.step` is a
-    tensor for code outside the class.
+    Fix and its safety: keep the number in a 0-d int64 tensor buffer changed in place:
+    `self.register_buffer("step", torch.tensor(0), persistent=False)`; `self.step += 1` then
+    updates the buffer and the graph reads it, one graph for every call (measured). Offered where
+    every change adds, subtracts or multiplies an int literal, and every other read of `self.step`
+    is arithmetic with a tensor in the compiled function (a 0-d integer tensor promotes no tensor:
+    the result's dtype is the one a Python int gave); a read as a Python number (an `if`, a
+    `range`, a format string, another method) would become a tensor and is refused. Unsafe:
+    `.to()`/`.cuda()` move the counter, and `self.step` is a tensor for code outside the class.
     """
 
     code = "GM405"
     name = "changing-python-number"
-    message = ("Keep this number in a tensor buffer: changing a Python number attribute in compiled code makes Dynamo "
+    message = ("Keep this counter in a tensor buffer: changing a Python int attribute in compiled code makes Dynamo "
                "recompile on every call, and run eagerly after 8 recompilations")
     reason = "torch._dynamo hit config.recompile_limit (guard on a changing module attribute)"
     reason_id = None
@@ -66,26 +68,23 @@ class ChangingPythonNumber(Rule):
         torch_name = ctx.torch_name
         if torch_name is None:
             return Refusal("`torch` names something else in this file")
-        edit = buffer_edit(init, value, attribute, ctx)
+        edit = buffer_edit(init, value, attribute, ctx, f"{torch_name}.tensor({ctx.segment(value)})")
         if isinstance(edit, Refusal):
             return edit
-        number = ctx.segment(value)
-        tensor = f"{torch_name}.tensor({number}, dtype={torch_name}.float64)" if _is_float(value) else f"{torch_name}.tensor({number})"
-        edit = type(edit)(edit.range, edit.new_text.replace(number, tensor, 1))
         return Fix(
-            f"Keep `{attribute}` in a 0-d tensor buffer changed in place (unsafe: `.to()` moves it and `.half()` "
-            f"converts a float one; code outside the class sees a tensor)",
+            f"Keep `{attribute}` in a 0-d tensor buffer changed in place (unsafe: `.to()` moves it; code outside the "
+            "class sees a tensor)",
             Applicability.UNSAFE, (edit,),
         )
 
 
-def _is_float(value: ast.expr) -> bool:
-    number = value.operand if isinstance(value, ast.UnaryOp) else value
-    return isinstance(number, ast.Constant) and isinstance(number.value, float)
+def _int_literal(value: ast.expr) -> bool:
+    number = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)) else value
+    return isinstance(number, ast.Constant) and isinstance(number.value, int) and not isinstance(number.value, bool)
 
 
 def _python_number(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
-    """The class, `__init__` and value when `__init__` sets `self.<attribute>` to a number literal."""
+    """The class, `__init__` and value when `__init__` sets `self.<attribute>` to an int literal."""
     method = analysis.function.method if analysis.function is not None else None
     cls = method.owner if method is not None else None
     if cls is None or not cls.is_module:
@@ -94,10 +93,7 @@ def _python_number(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInf
     if not values or len(values) != 1 or values[0][1] is None:
         return None
     init, value = values[0]
-    number = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)) else value
-    if not isinstance(number, ast.Constant) or isinstance(number.value, bool) or not isinstance(number.value, (int, float)):
-        return None
-    return cls, init, value
+    return (cls, init, value) if _int_literal(value) else None
 
 
 def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str, analysis: FunctionAnalysis) -> str | None:
@@ -106,8 +102,8 @@ def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: 
         return f"`self.{attribute}` is set in `{init.qualname}`, another class's `__init__`"
     changes = [n for method in cls.methods.values() for n in walk(method.node) if isinstance(n, ast.AugAssign)
                and isinstance(n.target, ast.Attribute) and n.target.attr == attribute and method.is_self(n.target.value)]
-    if not _is_float(value) and any(not isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) or _is_float(n.value) for n in changes):
-        return f"`self.{attribute}` starts as an int and a change makes it a float, which an integer tensor cannot hold"
+    if any(not isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) or not _int_literal(n.value) for n in changes):
+        return f"`self.{attribute}` is changed by something other than `+=`/`-=`/`*=` an int literal, which an integer tensor may not hold"
     changed = {id(n.target) for n in changes}
     for method, node in self_stores(cls, attribute):
         if id(node) in changed:
