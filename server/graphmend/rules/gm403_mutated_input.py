@@ -6,7 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.cudagraphs import IN_PLACE_METHODS, out_of_place
 from ..inference import FunctionAnalysis
-from ..kinds import Kind
+from ..kinds import TENSORISH
 from ..semantics import walk
 from .base import Rule
 
@@ -74,14 +74,23 @@ def _changed_input(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
 
 
 def _tensor_parameters(analysis: FunctionAnalysis) -> set[str]:
+    """Parameters known to hold a tensor here: by their kind, or annotated as a tensor (an optional
+    one too: `position_ids: torch.Tensor = None` changed in place is a tensor where that runs). An
+    optional kind that only weak evidence gives (`d["pair"]` used as a tensor makes `d` look like
+    one, and so does a dict of tensors) is not enough."""
     function = analysis.function
     assert function is not None
     args = function.node.args
-    names = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
     self_name = function.self_name
-    # A tensor for sure, not one by weak evidence (`d["pair"]` used as a tensor makes `d` an
-    # optional tensor, which a dict of tensors also looks like).
-    return {n for n in names if n != self_name and analysis.name_kind(n) in (Kind.TENSOR, Kind.BOOL_TENSOR)}
+    found = set()
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        kind = analysis.name_kind(arg.arg)
+        if arg.arg == self_name:
+            continue
+        annotated = arg.annotation is not None and analysis.annotation_kind(arg.annotation).present in TENSORISH
+        if kind in TENSORISH or (annotated and kind.present in TENSORISH):
+            found.add(arg.arg)
+    return found
 
 
 def _rebound(function: ast.AST, name: str) -> bool:
