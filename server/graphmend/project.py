@@ -351,7 +351,7 @@ class Project:
             cost[key], reached[key] = distance, step
             (queue.appendleft if front else queue.append)((distance, key))
 
-        for entry_key, step, distance in sorted(self._entries(), key=lambda e: (e[2], not self._asks_for_cuda_graphs(e[1]))):
+        for entry_key, step, distance in sorted(self._entries(), key=lambda e: (e[2], self._cuda_graph_request(e[1]) is None)):
             relax(entry_key, distance, step, front=False)
         while queue:
             distance, key = queue.popleft()
@@ -411,8 +411,9 @@ class Project:
             caveat = caveat or function.caveat or None
         return None, caveat
 
-    def _asks_for_cuda_graphs(self, step: _Step) -> bool:
-        return step.site is not None and self.summaries[step.site[0]].entries[step.site[1]].cuda_graphs is not None
+    def _cuda_graph_request(self, step: _Step) -> str | None:
+        """How the compile site of `step` asks for CUDA graphs (None: it does not, or it is a `def`)."""
+        return self.summaries[step.site[0]].entries[step.site[1]].cuda_graphs if step.site is not None else None
 
     def _entries(self) -> Iterator[tuple[_Key, _Step, int]]:
         """Compiled entries, each with its cost: 0 in its own file, 1 for a compile site aimed at
@@ -481,7 +482,7 @@ class Project:
     def _external_entry(self, key: _Key, step: _Step) -> ExternalEntry:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
         other files on the way from the compiled entry."""
-        cuda_graphs = self.summaries[step.site[0]].entries[step.site[1]].cuda_graphs if step.site is not None else None
+        cuda_graphs = self._cuda_graph_request(step)
         if step.previous is None:  # compiled by a compile site in another file
             return ExternalEntry(key[1], step.why, self._origin(step), cuda_graphs=cuda_graphs)
         entry_file = self.summaries[step.entry[0]].file_name

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..semantics import ClassInfo, FunctionInfo, walk
 from ..source import Position, Range
 from . import flow
@@ -51,6 +52,31 @@ def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, 
                         and node.args[0].value == attribute and isinstance(node.func, ast.Attribute) \
                         and node.func.attr in ("register_buffer", "register_parameter") and method.is_self(node.func.value):
                     yield method, node
+
+
+def module_class(analysis: FunctionAnalysis) -> ClassInfo | None:
+    """The nn.Module class whose method (or a function nested in one) `analysis` walks."""
+    method = analysis.function.method if analysis.function is not None else None
+    cls = method.owner if method is not None else None
+    return cls if cls is not None and cls.is_module else None
+
+
+def init_value(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
+    """The module class, its `__init__` and the value when `__init__` sets `self.<attribute>` by
+    one plain assignment (`module_class`, `ModuleAnalysis.init_values`)."""
+    cls = module_class(analysis)
+    values = analysis.module.init_values(cls).get(attribute) if cls is not None else None
+    if cls is None or not values or len(values) != 1 or values[0][1] is None:
+        return None
+    init, value = values[0]
+    return cls, init, value  # type: ignore[return-value]
+
+
+def stores_besides(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str) -> list[ast.AST]:
+    """The bindings of `self.<attribute>` in the class other than `__init__`'s `self.<attribute> = value`."""
+    assign = _statement_of(init, value)
+    own = {id(target) for target in assign.targets} if assign is not None else set()
+    return [node for _, node in self_stores(cls, attribute) if id(node) not in own]
 
 
 def _after_module_init(init: FunctionInfo, stmt: ast.stmt) -> bool:
@@ -97,15 +123,11 @@ def _class_level_names(cls: ast.ClassDef) -> set[str]:
     return names
 
 
-def register_buffer(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext) -> Fix | Refusal:
-    edit = buffer_edit(init, value, attribute, ctx)
-    if isinstance(edit, Refusal):
-        return edit
-    return Fix(
-        f"Register `{attribute}` as a non-persistent buffer, so that `.to()`/`.cuda()` move it "
-        "(unsafe: `.half()`/`.to(dtype)` now convert it too, and `buffers()` lists it; the state dict stays as it was)",
-        Applicability.UNSAFE, (edit,),
-    )
+def register_buffer(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext, title: str,
+                    value_text: str | None = None) -> Fix | Refusal:
+    """The unsafe fix `title` that makes `self.<attribute> = value` a non-persistent buffer (`buffer_edit`)."""
+    edit = buffer_edit(init, value, attribute, ctx, value_text)
+    return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,))
 
 
 def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -130,15 +152,13 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     torch_name = ctx.torch_name
     if torch_name is None:
         return Refusal("`torch` names something else in this file")
-    mask = ctx.segment(target.slice)
     if not _is_simple(target.slice):
         return Refusal("the mask is not a name or an attribute, so writing it twice would compute it twice")
-    source = ctx.segment(value.value)
-    compared = {name, ctx.segment(value.value)}
-    selected = mask if _elementwise_of(target.slice, compared, analysis) else \
+    mask, source = ctx.segment(target.slice), ctx.segment(value.value)
+    selected = mask if _elementwise_of(target.slice, {name, source}, analysis) else \
         f"{mask}.view(*{mask}.shape, *(1,) * ({name}.dim() - {mask}.dim()))"
     text = f"{name} = {torch_name}.where({selected}, {source}, {name})"  # the write requires equal dtypes
-    edit = TextEdit(Range(ctx.source.node_range(assign).start, ctx.source.node_range(assign).end), text)
+    edit = TextEdit(ctx.source.node_range(assign), text)
     return Fix(
         f"Select with `{torch_name}.where` instead of writing through the mask "
         "(unsafe: a new tensor is bound to the name, the old one is left unchanged)",
@@ -150,13 +170,10 @@ def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysi
     """The mask is an element-wise test of one of `tensors` against Python values (`y > 0`,
     `torch.isnan(y)`), directly or through the name's one assignment: it has that tensor's shape,
     so `torch.where` needs no trailing dimensions."""
-    from ..kinds import Kind
-
     if isinstance(mask, ast.Name) and analysis.function is not None:
         if mask.id in followed:
             return False  # `m = ~m`: a name defined by itself says nothing about its shape
-        values = [n.value for n in walk(analysis.function.node) if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == mask.id for t in n.targets)]
+        values = assigned_values(mask.id, analysis)
         return len(values) == 1 and _elementwise_of(values[0], tensors, analysis, followed | {mask.id})
     if isinstance(mask, ast.UnaryOp) and isinstance(mask.op, ast.Invert):
         return _elementwise_of(mask.operand, tensors, analysis, followed)
@@ -186,17 +203,20 @@ _NEW_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "full", "empty", "zeros_like
                                    "stack"})
 
 
+def assigned_values(name: str, analysis: FunctionAnalysis) -> list[ast.expr]:
+    """What the walked function's own body binds to `name` (`CompiledRegions.assigned_values`:
+    a binding other than `name = value` is an unknown value)."""
+    assert analysis.function is not None
+    return analysis.module.regions.assigned_values(analysis.function).get(name, [])
+
+
 def _fresh_local(function: ast.AST, name: str, analysis: FunctionAnalysis) -> bool:
     """Every binding of `name` in the function is `name = <a new tensor>` (a factory, `.clone()`,
     arithmetic), and the name is not global or nonlocal: rebinding it is invisible elsewhere."""
-    bindings = []
-    for node in walk(function):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            return False
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
-            bindings.append(node)
-    assigned = {id(t): n.value for n in walk(function) if isinstance(n, ast.Assign) for t in n.targets}
-    return bool(bindings) and all(id(b) in assigned and _new_tensor(assigned[id(b)], analysis) for b in bindings)
+    if any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names for node in walk(function)):
+        return False
+    values = assigned_values(name, analysis)
+    return bool(values) and all(_new_tensor(value, analysis) for value in values)
 
 
 def _new_tensor(value: ast.expr, analysis: FunctionAnalysis) -> bool:
@@ -293,22 +313,16 @@ def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: Fix
         if located is not None:
             _, block, index = located
             first = next(s for s in block[: index + 1] if s is stmt or changes(s))
-        line = first_line(first, ctx)
-        indent = indent_of(ctx.source.lines[line - 1])
         if ctx.source.lines[first.lineno - 1][: first.col_offset].strip():
             return Refusal("the change shares its line with other code (`...: x[0] = 1`), where a copy cannot go before it")
+        line = first_line(first, ctx)
+        indent = indent_of(ctx.source.lines[line - 1])
         edit = TextEdit(Range(Position(line - 1, 0), Position(line - 1, 0)), f"{indent}{name} = {name}.clone()\n")
         title = f"Work on a copy of the input `{name}`"
     return Fix(f"{title} (unsafe: the caller no longer sees the change)", Applicability.UNSAFE, (edit,))
 
 
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
-
-
 def _python_operands(values: list[ast.expr], analysis: FunctionAnalysis) -> bool:
-    from ..kinds import Kind
-
     return all(isinstance(v, ast.Constant) or analysis.kind(v) is Kind.PYTHON for v in values)
 
 

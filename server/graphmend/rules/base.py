@@ -24,7 +24,7 @@ class Rule:
     also_reported_as: ClassVar[tuple[str, ...]] = ()  # other gb pages `reason_id_for` gives (docs/coverage.md)
     fixable: ClassVar[bool] = True  # whether a rewrite in this product can remove it
     # GM4xx: not a graph break but what keeps a graph out of CUDA graphs; checked only where the
-    # code is compiled for them (`checker._Collector._cuda_graphs`)
+    # code is compiled for them (`FixContext.cuda_graph_scope`)
     cuda_graphs: ClassVar[bool] = False
     node_types: ClassVar[tuple[type[ast.AST], ...]]
 

@@ -102,12 +102,9 @@ def _tensor_repeats(call: ast.Call, analysis: FunctionAnalysis, position: int) -
 
 
 def _copied_through_mask(node: ast.AST, analysis: FunctionAnalysis) -> ast.Assign | None:
-    """The assignment `x[m] = y[m]` whose value is the read `node`, with the same mask on both sides."""
+    """The write `x[...] = node` whose value is the read `node` (`where_for_masked_write` decides
+    whether it is a copy through one mask)."""
     if not isinstance(node, ast.Subscript) or analysis.function is None:
         return None
-    for stmt in walk(analysis.function.node):
-        if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1:
-            target = stmt.targets[0]
-            if isinstance(target, ast.Subscript) and ast.dump(target.slice) == ast.dump(node.slice):
-                return stmt
-    return None
+    return next((stmt for stmt in walk(analysis.function.node) if isinstance(stmt, ast.Assign) and stmt.value is node
+                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)), None)

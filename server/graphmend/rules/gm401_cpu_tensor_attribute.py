@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import register_buffer, self_stores
+from ..fixes.cudagraphs import init_value, register_buffer, self_stores, stores_besides
 from ..inference import FunctionAnalysis
 from ..semantics import ClassInfo, FunctionInfo, walk
 from ..torch_api import FACTORY_FUNCTIONS
@@ -62,30 +62,26 @@ class CpuTensorAttribute(Rule):
         found = _plain_cpu_tensor(node.attr, analysis)
         assert found is not None
         cls, init, value = found
-        others = [n for method, n in self_stores(cls, node.attr) if not _is_target_of(n, value, init) or method is not init]
+        others = stores_besides(cls, init, value, node.attr)
         if others:
             return Refusal(f"`self.{node.attr}` is set again at line {others[0].lineno}, and a buffer takes only tensors")
-        if init.owner is not _owner(analysis):
+        if init.owner is not cls:
             return Refusal(f"`self.{node.attr}` is set in `{init.qualname}`, another class's `__init__`")
-        return register_buffer(init, value, node.attr, ctx)
-
-
-def _owner(analysis: FunctionAnalysis) -> ClassInfo | None:
-    method = analysis.function.method if analysis.function is not None else None
-    return method.owner if method is not None else None
+        return register_buffer(
+            init, value, node.attr, ctx,
+            f"Register `{node.attr}` as a non-persistent buffer, so that `.to()`/`.cuda()` move it (unsafe: "
+            "`.half()`/`.to(dtype)` now convert it too, and `buffers()` lists it; the state dict stays as it was)",
+        )
 
 
 def _plain_cpu_tensor(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
     """The class, `__init__` and value when `self.<attribute>` is set once in `__init__` to a tensor
     made on the CPU by a torch factory (no `device=`), and never registered as a buffer or parameter."""
-    cls = _owner(analysis)
-    if cls is None or not cls.is_module:
+    found = init_value(attribute, analysis)
+    if found is None:
         return None
-    values = analysis.module.init_values(cls).get(attribute)
-    if not values or len(values) != 1:
-        return None
-    init, value = values[0]
-    if value is None or not isinstance(value, ast.Call) or any(k.arg in ("device", None) for k in value.keywords):
+    cls, init, value = found
+    if not isinstance(value, ast.Call) or any(k.arg in ("device", None) for k in value.keywords):
         return None
     probe = FunctionAnalysis(analysis.module, init, with_parameters=False)
     qualname = probe.qualified_name(value.func)
@@ -94,11 +90,6 @@ def _plain_cpu_tensor(attribute: str, analysis: FunctionAnalysis) -> tuple[Class
     if any(isinstance(n, ast.Call) for _, n in self_stores(cls, attribute)):
         return None  # also registered by name somewhere: a buffer or parameter
     return cls, init, value
-
-
-def _is_target_of(node: ast.AST, value: ast.expr, init: FunctionInfo) -> bool:
-    """`node` is the `self.x` target of the assignment whose value is `value`."""
-    return any(isinstance(a, ast.Assign) and a.value is value and node in a.targets for a in walk(init.node))
 
 
 def _first_read(attribute: str, analysis: FunctionAnalysis) -> ast.Attribute | None:

@@ -4,10 +4,9 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import where_for_masked_write
+from ..fixes.cudagraphs import assigned_values, where_for_masked_write
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from ..semantics import walk
 from ..torch_api import REDUCTION_METHODS
 from .base import Rule
 
@@ -78,8 +77,7 @@ def _one_element(value: ast.expr, analysis: FunctionAnalysis, followed: frozense
     """A value known to hold one element: a full reduction (`t.sum()`, `t.max()`),
     `torch.tensor(<scalar>)`, a factory of shape `()`, or a name bound only to one of those."""
     if isinstance(value, ast.Name) and analysis.function is not None and value.id not in followed:
-        values = [n.value for n in walk(analysis.function.node) if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)]
+        values = assigned_values(value.id, analysis)
         return bool(values) and all(_one_element(v, analysis, followed | {value.id}) for v in values)
     if not isinstance(value, ast.Call):
         return False

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 
-from ..diagnostics import Applicability, Fix
+from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import buffer_edit, self_stores
+from ..fixes.cudagraphs import init_value, register_buffer, stores_besides
 from ..inference import FunctionAnalysis
 from ..semantics import ClassInfo, FunctionInfo, walk
 from .base import Rule
@@ -68,13 +68,11 @@ class ChangingPythonNumber(Rule):
         torch_name = ctx.torch_name
         if torch_name is None:
             return Refusal("`torch` names something else in this file")
-        edit = buffer_edit(init, value, attribute, ctx, f"{torch_name}.tensor({ctx.segment(value)})")
-        if isinstance(edit, Refusal):
-            return edit
-        return Fix(
+        return register_buffer(
+            init, value, attribute, ctx,
             f"Keep `{attribute}` in a 0-d tensor buffer changed in place (unsafe: `.to()` moves it; code outside the "
             "class sees a tensor)",
-            Applicability.UNSAFE, (edit,),
+            f"{torch_name}.tensor({ctx.segment(value)})",
         )
 
 
@@ -85,15 +83,8 @@ def _int_literal(value: ast.expr) -> bool:
 
 def _python_number(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
     """The class, `__init__` and value when `__init__` sets `self.<attribute>` to an int literal."""
-    method = analysis.function.method if analysis.function is not None else None
-    cls = method.owner if method is not None else None
-    if cls is None or not cls.is_module:
-        return None
-    values = analysis.module.init_values(cls).get(attribute)
-    if not values or len(values) != 1 or values[0][1] is None:
-        return None
-    init, value = values[0]
-    return (cls, init, value) if _int_literal(value) else None
+    found = init_value(attribute, analysis)
+    return found if found is not None and _int_literal(found[2]) else None
 
 
 def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str, analysis: FunctionAnalysis) -> str | None:
@@ -105,11 +96,9 @@ def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: 
     if any(not isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) or not _int_literal(n.value) for n in changes):
         return f"`self.{attribute}` is changed by something other than `+=`/`-=`/`*=` an int literal, which an integer tensor may not hold"
     changed = {id(n.target) for n in changes}
-    for method, node in self_stores(cls, attribute):
-        if id(node) in changed:
-            continue
-        if not any(isinstance(a, ast.Assign) and a.value is value and node in a.targets for a in walk(init.node)):
-            return f"`self.{attribute}` is set again at line {node.lineno}, and a buffer takes only tensors"
+    others = [node for node in stores_besides(cls, init, value, attribute) if id(node) not in changed]
+    if others:
+        return f"`self.{attribute}` is set again at line {others[0].lineno}, and a buffer takes only tensors"
     function = analysis.function
     for method in cls.methods.values():
         parents = {id(child): parent for parent in walk(method.node) for child in ast.iter_child_nodes(parent)}
