@@ -24,7 +24,9 @@
 3. Prints a markdown table (device, versions and command line on top): graphs (first forward, all
    forwards) and compiled regions per forward before -> after, steady ms (median over pairs of each
    process's median), the fixed / original ratio per pair (median and min-max spread) for steady
-   state and cold start, and whether the outputs agree (fp32: bit for bit, NaN equal to NaN; bf16: allclose, rtol = atol = 1e-2);
+   state and cold start, and whether the outputs agree (NaN equal to NaN; fp32: bit for bit on the CPU, within
+   paper_table2.CUDA_FP32_TOLERANCE on a GPU, where inductor's timed choice of reduction kernels makes two
+   processes of the same code differ, the control's too; bf16: allclose, rtol = atol = 1e-2; the largest difference);
    then the cold-start breakdown (median seconds per stage). `--json` writes every record and row.
 
 `mode="reduce-overhead"` (CUDA graphs) runs only when a GPU is visible. BioGPT is the control: its
@@ -54,7 +56,8 @@ import transformers
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_table2 import SHARED_FILES, WRONG_PACKAGE, _exception, _identical  # noqa: E402
+from paper_table2 import (SHARED_FILES, WRONG_PACKAGE, _exception, _identical, close_on_gpu,  # noqa: E402
+                          collect_cudagraph_skips, max_difference, timing_lock)
 
 Inputs = dict[str, Any]
 WARMUP = 7  # forwards between the cold start and the timed ones
@@ -263,6 +266,7 @@ def worker(name: str, size: str, mode: str, calls: int, out: Path, expected_pack
     model = model.eval().to(device=device, dtype=dtype)
     inputs = {key: value.to(device=device, dtype=dtype if value.is_floating_point() else value.dtype)
               for key, value in inputs.items()}
+    skip_reasons = collect_cudagraph_skips() if cuda else []
     compiled = torch.compile(model, mode=mode)
     counters = torch._dynamo.utils.counters
 
@@ -281,10 +285,11 @@ def worker(name: str, size: str, mode: str, calls: int, out: Path, expected_pack
         cold = timed()
         times_cold = compile_times()
         graphs_first = counters["stats"]["unique_graphs"]
-        warmup = sum(timed() for _ in range(WARMUP))
-        times_warm = compile_times()
-        steady = [timed() for _ in range(calls)]
-        profiled = profile_forward(call, cuda)
+        with timing_lock():
+            warmup = sum(timed() for _ in range(WARMUP))
+            times_warm = compile_times()
+            steady = [timed() for _ in range(calls)]
+            profiled = profile_forward(call, cuda)
         torch.save(call().detach().cpu().clone(), f"{out}.pt")
     out.write_text(json.dumps({
         "case": name, "size": size, "mode": mode, "calls": calls, "dtype": str(dtype).removeprefix("torch."),
@@ -292,6 +297,7 @@ def worker(name: str, size: str, mode: str, calls: int, out: Path, expected_pack
         "graphs_first": graphs_first, "graphs": counters["stats"]["unique_graphs"],
         "graph_breaks": sum(counters["graph_break"].values()),
         "cudagraph_skips": counters["inductor"]["cudagraph_skips"] if cuda else None,
+        "skip_reasons": sorted(set(skip_reasons)),
         "cold_s": cold, "stages": cold_stages(times_cold, cold), "warmup_s": warmup,
         "cudagraph_record_s": times_warm.get("CUDAGraphNode.record", 0.0) if cuda else None,
         "steady_median_ms": 1000 * statistics.median(steady), "steady_min_ms": 1000 * min(steady),
@@ -349,19 +355,29 @@ def measure(job: tuple[str, str, str], calls: int, package: Path, pythonpath: Pa
     return json.loads(out.read_text())
 
 
-def outputs_agree(first: Path, second: Path) -> tuple[bool, bool]:
-    """(bit for bit with NaN equal to NaN, allclose with rtol = atol = 1e-2) for two saved outputs."""
+@dataclass(frozen=True)
+class Agreement:
+    """How two saved outputs compare; NaN equals NaN in the same place."""
+
+    equal: bool  # bit for bit
+    close_fp32_gpu: bool  # within the reduction-order differences of two GPU processes (paper_table2.close_on_gpu)
+    close_bf16: bool  # allclose with rtol = atol = 1e-2
+    difference: float  # the largest |a - b|
+
+
+def outputs_agree(first: Path, second: Path) -> Agreement:
     a, b = torch.load(first), torch.load(second)
     if a.shape != b.shape:
-        return False, False
-    return _identical(a, b), torch.allclose(a.float(), b.float(), rtol=1e-2, atol=1e-2, equal_nan=True)
+        return Agreement(False, False, False, float("inf"))
+    return Agreement(_identical(a, b), close_on_gpu(a, b),
+                     torch.allclose(a.float(), b.float(), rtol=1e-2, atol=1e-2, equal_nan=True), max_difference(a, b))
 
 
 def _spread(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def summarize(job: tuple[str, str, str], pairs: list[dict[str, dict[str, Any]]], agree: list[tuple[bool, bool]]
+def summarize(job: tuple[str, str, str], pairs: list[dict[str, dict[str, Any]]], agree: list[Agreement]
               ) -> dict[str, Any]:
     """One row from the pairs of records of a case x size x mode."""
     name, size, mode = job
@@ -392,9 +408,15 @@ def summarize(job: tuple[str, str, str], pairs: list[dict[str, dict[str, Any]]],
     # First forward plus warm-up: a recompilation on the second call (a guard the first call flips) counts here.
     row["ready_ratio"] = _spread([(pair["fixed"]["cold_s"] + pair["fixed"]["warmup_s"])
                                   / (pair["original"]["cold_s"] + pair["original"]["warmup_s"]) for pair in pairs])
-    row["outputs_equal"] = all(equal for equal, _ in agree)
-    row["outputs_allclose"] = all(close for _, close in agree)
-    row["outputs_ok"] = row["outputs_equal"] if dtype == "float32" else row["outputs_allclose"]
+    # On a GPU fp32 outputs of two processes differ by reduction order (the control too): compared within tolerance.
+    cuda = pairs[0]["original"]["cudagraph_skips"] is not None
+    row["outputs_equal"] = all(a.equal for a in agree)
+    row["outputs_allclose"] = all(a.close_bf16 for a in agree)
+    row["outputs_difference"] = max((a.difference for a in agree), default=0.0)
+    if dtype != "float32":
+        row["outputs_ok"] = row["outputs_allclose"]
+    else:
+        row["outputs_ok"] = all(a.close_fp32_gpu for a in agree) if cuda else row["outputs_equal"]
     return row
 
 
@@ -415,7 +437,7 @@ def print_tables(rows: list[dict[str, Any]], header: list[str], cuda: bool) -> N
     print("| case | size | mode | dtype | graphs (first forward) | graphs (all forwards) | compiled regions / forward"
           + gpu_columns +
           " | steady ms original | steady ms fixed | steady ratio (min–max) | cold s original | cold s fixed "
-          "| cold ratio (min–max) | cold + warm-up ratio (min–max) | outputs equal / allclose |")
+          "| cold ratio (min–max) | cold + warm-up ratio (min–max) | outputs equal / allclose / max abs difference |")
     print("|---|---|---|---|---|---|---" + "|---" * (4 if cuda else 0) + "|---:" * 7 + "|---|")
     for row in rows:
         lead = f"| {_label(row)} | {row['size']} | {row['mode']}"
@@ -433,7 +455,7 @@ def print_tables(rows: list[dict[str, Any]], header: list[str], cuda: bool) -> N
               f"| {cold['median']:.2f} ({cold['min']:.2f}–{cold['max']:.2f}) "
               f"| {ready['median']:.2f} ({ready['min']:.2f}–{ready['max']:.2f}) "
               f"| {'yes' if row['outputs_equal'] else 'no'} / {'yes' if row['outputs_allclose'] else 'NO'}"
-              f"{'' if row['outputs_ok'] else ' FAILED'} |")
+              f" / {row['outputs_difference']:.1e}{'' if row['outputs_ok'] else ' FAILED'} |")
     print("\nCold start (first forward) by stage, median seconds over the processes: Dynamo tracing, "
           "AOTAutograd, inductor lowering/codegen, kernel compilation, Triton autotuning, CUDA-graph setup, "
           "the rest (running graphs and eager code); then the warm-up forwards" +

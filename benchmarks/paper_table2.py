@@ -24,6 +24,8 @@ configs are built in code.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import inspect
 import json
 import logging
@@ -38,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 import torch._dynamo
@@ -559,6 +561,49 @@ def _identical(first: torch.Tensor, second: torch.Tensor) -> bool:
     return torch.equal(nan, second.isnan()) and torch.equal(first[~nan], second[~nan])
 
 
+def max_difference(first: torch.Tensor, second: torch.Tensor) -> float:
+    """The largest |first - second| (NaN equal to NaN in the same place; inf when shapes or NaN places
+    differ). On a GPU two processes of the same code need not agree bit for bit: inductor picks a
+    reduction kernel's block sizes by timing it, so the order of a sum can change between runs."""
+    if first.shape != second.shape or not torch.equal(first.isnan(), second.isnan()):
+        return float("inf")
+    nan = first.isnan()
+    if not (~nan).any():
+        return 0.0
+    return (first[~nan].double() - second[~nan].double()).abs().max().item()
+
+
+CUDA_FP32_TOLERANCE = 1e-4  # |Δ| ≤ tolerance × (1 + |original|): "equal" for fp32 outputs of two GPU processes
+
+
+def close_on_gpu(first: torch.Tensor, second: torch.Tensor) -> bool:
+    """Equal up to the reduction-order differences of two GPU processes (see max_difference)."""
+    return first.shape == second.shape and torch.allclose(first.double(), second.double(), rtol=CUDA_FP32_TOLERANCE,
+                                                          atol=CUDA_FP32_TOLERANCE, equal_nan=True)
+
+
+SKIP_LOGGERS = ("torch._inductor.cudagraph_utils.__cudagraphs", "torch._inductor.cudagraph_utils.__perf_hints")
+
+
+def collect_cudagraph_skips() -> list[str]:
+    """The reasons inductor logs for each CUDA-graph skip in this process ("skipping cudagraphs due to
+    ..."), in order; filled while the process runs (artifact loggers `cudagraphs`, `perf_hints`)."""
+    reasons: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            if "cudagraph" in message.lower() and ("skip" in message.lower() or "not compatible" in message):
+                reasons.append(message.splitlines()[0][:300])
+
+    torch._logging.set_logs(cudagraphs=True, perf_hints=True)
+    for name in SKIP_LOGGERS:
+        skip_logger = logging.getLogger(name)
+        skip_logger.addHandler(Collect())
+        skip_logger.propagate = False
+    return reasons
+
+
 def _same(first: list[torch.Tensor], second: list[torch.Tensor], exact: bool) -> bool:
     """Bit-identical (exact) or torch.allclose (atol 1e-6) on every pair; NaN equals NaN in the same place."""
     if len(first) != len(second) or any(a.shape != b.shape for a, b in zip(first, second)):
@@ -610,6 +655,28 @@ def collect_break_sites() -> dict[str, str]:
     breaks_logger.addHandler(Collect())
     breaks_logger.propagate = False
     return sites
+
+
+TIMING_LOCK = "GRAPHMEND_TIMING_LOCK"  # a file path: workers of parallel benchmark runs time one at a time
+
+
+@contextlib.contextmanager
+def timing_lock() -> Iterator[None]:
+    """Hold the file lock named by $GRAPHMEND_TIMING_LOCK (if set) while timing.
+
+    Two benchmark scripts may then compile at the same time on one GPU machine (compilation is CPU
+    work) while their steady-state timings never overlap (kernels of two processes would share the GPU).
+    """
+    path = os.environ.get(TIMING_LOCK)
+    if not path:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def exit_unless_imported_from(expected_package: Path) -> None:

@@ -36,8 +36,9 @@ def _original(fn: object) -> object:
     return getattr(fn, "_torchdynamo_orig_callable", fn)
 
 
-def test_a_changing_number_recompiles_and_its_buffer_does_not() -> None:
-    before, after = _pair("GM405", "fix_counter_buffer")
+@pytest.mark.parametrize("case", ["fix_counter_buffer", "fix_step_counter"])
+def test_a_changing_number_recompiles_and_its_buffer_does_not(case: str) -> None:
+    before, after = _pair("GM405", case)
     x = torch.randn(3, dtype=torch.float64)
     results = {}
     for name, program in (("before", before), ("after", after)):
@@ -52,8 +53,9 @@ def test_a_changing_number_recompiles_and_its_buffer_does_not() -> None:
     assert all(torch.equal(a, b) for a, b in zip(results["before"][1], results["after"][1]))
 
 
-def test_a_registered_buffer_moves_with_the_module_and_keeps_the_state_dict() -> None:
-    before, after = _pair("GM401", "fix_register_buffer")
+@pytest.mark.parametrize("case", ["fix_register_buffer", "fix_scalar_buffer"])
+def test_a_registered_buffer_moves_with_the_module_and_keeps_the_state_dict(case: str) -> None:
+    before, after = _pair("GM401", case)
     torch.manual_seed(0)
     original = before.Scaled(4)
     fixed = after.Scaled(4)
@@ -92,6 +94,19 @@ def test_an_input_changed_in_place_is_left_to_the_caller() -> None:
     got = torch.compile(fixed, backend="eager", fullgraph=True)(x, y, 0.5)
     assert torch.equal(got, expected)
     assert torch.equal(x, x_kept) and torch.equal(y, y_kept)  # the caller's tensors are unchanged now
+
+
+def test_a_view_of_an_input_changed_in_place_is_left_to_the_caller() -> None:
+    before, after = _pair("GM403", "fix_view_rebinding")
+    original, fixed = _original(before.span_loss), _original(after.span_loss)
+    logits, start, limit = torch.randn(3, 5), torch.tensor([[-2], [7], [3]]), torch.tensor([[2.0, -1.0]])
+    changed = start.clone()
+    expected = original(logits, changed, limit.clone())
+    assert not torch.equal(changed, start)  # the original writes through the squeezed view into the caller's tensor
+    kept = start.clone()
+    got = torch.compile(fixed, backend="eager", fullgraph=True)(logits, start, limit)
+    assert all(torch.equal(a, b) for a, b in zip(got, expected))
+    assert torch.equal(start, kept)
 
 
 def test_a_cond_becomes_a_select_with_equal_results_on_both_branches() -> None:

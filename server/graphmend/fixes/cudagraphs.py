@@ -251,6 +251,8 @@ def _aliased(function: ast.AST, name: str, change: ast.stmt, analysis: FunctionA
         if getattr(node, "lineno", change.lineno) >= change.lineno and id(node) not in in_loops:
             continue
         held = []
+        if rebinds_to_view(node, name):
+            continue  # the same name, the same storage
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             held.append(node.value)
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
@@ -277,19 +279,31 @@ _VIEWS = frozenset("""
     """.split())
 
 
-def _holds(expr: ast.expr, name: str) -> bool:
+# Those of _VIEWS that always return a view of the whole tensor (`reshape` and `flatten` may copy;
+# `split`, `chunk` and `unbind` return several).
+_ALWAYS_VIEWS = _VIEWS - {"reshape", "reshape_as", "flatten", "split", "chunk", "unbind"}
+
+
+def _holds(expr: ast.expr, name: str, views: frozenset[str] = _VIEWS, subscripts: bool = True) -> bool:
     """`expr` is `name` itself or a view of it (`name[0]`, `name.view(-1)`, `name.T`)."""
     while True:
         if isinstance(expr, ast.Name):
             return expr.id == name
-        if isinstance(expr, ast.Subscript):
+        if isinstance(expr, ast.Subscript) and subscripts:
             expr = expr.value
-        elif isinstance(expr, ast.Attribute) and expr.attr in _VIEWS:
+        elif isinstance(expr, ast.Attribute) and expr.attr in views:
             expr = expr.value
-        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _VIEWS:
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in views:
             expr = expr.func.value
         else:
             return False
+
+
+def rebinds_to_view(node: ast.AST, name: str) -> bool:
+    """`x = x.squeeze(-1)`: `name` bound again to a view of its own tensor, so an in-place change
+    after it still reaches the caller's tensor (Splinter's `start_positions.clamp_` after a squeeze)."""
+    return (isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and _holds(node.value, name, _ALWAYS_VIEWS, subscripts=False) and not isinstance(node.value, ast.Name))
 
 
 def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext,

@@ -749,6 +749,8 @@ class _Predicator:
             _require_mergeable([label] * len(kinds), kinds, literals, self.unsafe_reasons, " on some path")
             if store is not None and not all(k.is_tensor for k in kinds):
                 self._unsafe(f"{label} may change from a Python number to a 0-d tensor")
+            if store is not None:
+                self._keep_on_module(label)
             self._require_same_shape([arm.signatures[name] if name in arm.signatures else self._old_signature(name) for arm in arms])
             selected = self._select(values, conditions_)
             if store is None:
@@ -764,6 +766,19 @@ class _Predicator:
         if arms[0].returned is not None:
             lines.append(self._merged_return(arms, conditions_))
         return lines
+
+    def _keep_on_module(self, label: str) -> None:
+        """A merged store keeps a tensor the graph computed on the module. Under CUDA graphs that
+        tensor lives in the graph's memory pool and the next replay overwrites it, so the next call
+        fails ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run":
+        Phi-3's longrope `inv_freq`, measured on an H100 with torch 2.11): refused where the code is
+        recorded as CUDA graphs, unsafe elsewhere."""
+        recorded = self.ctx.cuda_graph_scope(self.analysis.entry)
+        if recorded is not None:
+            raise _Refuse(f"{label} would keep a tensor computed in the graph on the module, which the next "
+                          f"CUDA-graph replay overwrites ({recorded})")
+        self._unsafe(f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
+                     '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay')
 
     def _initial_value(self, store: _Store | None) -> ast.expr | None:
         """What `__init__` assigns to a stored attribute, when that is its one value there (so a

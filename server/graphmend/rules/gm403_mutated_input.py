@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import IN_PLACE_METHODS, out_of_place
+from ..fixes.cudagraphs import IN_PLACE_METHODS, out_of_place, rebinds_to_view
 from ..inference import FunctionAnalysis
 from ..kinds import TENSORISH
 from ..semantics import walk
@@ -13,8 +13,9 @@ from .base import Rule
 
 class MutatedInput(Rule):
     """What it does: flags an in-place change of a tensor argument of the compiled function
-    itself (`x.add_(1)`, `x += y`, `x[i] = v`, `x.copy_(y)`), in code compiled for CUDA graphs.
-    Changes to `self.` buffers and to tensors the function made are not flagged.
+    itself (`x.add_(1)`, `x += y`, `x[i] = v`, `x.copy_(y)`), in code compiled for CUDA graphs,
+    also after `x = x.squeeze(-1)` (a view: the same memory). Changes to `self.` buffers and to
+    tensors the function made are not flagged.
 
     Why it keeps the graph out of CUDA graphs: a CUDA graph replays into fixed memory, so inductor
     records none for a graph that writes into memory its caller owns ("skipping cudagraphs due to
@@ -96,7 +97,8 @@ def _tensor_parameters(analysis: FunctionAnalysis) -> set[str]:
 def _rebound(function: ast.AST, name: str) -> bool:
     """`name` is bound again in the function (`x = x.clone()`, a loop target): whether a change
     reaches the caller's tensor then depends on the path; only plain cases are reported. `x += y`
-    is not a binding of a tensor: it changes it in place."""
-    in_place = {id(n.target) for n in walk(function) if isinstance(n, ast.AugAssign)}
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and id(n) not in in_place
+    is not a binding of a tensor: it changes it in place, and `x = x.squeeze(-1)` keeps its storage."""
+    kept = {id(n.target) for n in walk(function) if isinstance(n, ast.AugAssign)}
+    kept |= {id(n.targets[0]) for n in walk(function) if rebinds_to_view(n, name)}
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and id(n) not in kept
                for n in walk(function))
