@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from graphmend.fixes.purity import PURITY_TABLE
+from graphmend.analysis.purity import PURITY_TABLE
 
 from conftest import ROOT
 

@@ -7,7 +7,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from .configuration import conditions_of, ruled_out
+from .analysis.break_conditions import conditions_of, ruled_out
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis

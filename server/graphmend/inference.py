@@ -13,7 +13,7 @@ import ast
 from functools import cached_property
 from typing import Iterator, Protocol
 
-from . import torch_api as api
+from . import torch_api
 from .kinds import TENSORISH, Env, Kind, join
 from .regions import CompiledRegions, Entry
 from .semantics import (
@@ -45,7 +45,7 @@ _PYTHON_ANNOTATIONS = frozenset("bool int float str complex bytes".split())
 def is_logger_factory(qualname: str | None) -> bool:
     if qualname is None:
         return False
-    if qualname in _STDLIB_LOGGER_FACTORIES or qualname in api.LIBRARY_LOGGER_FACTORIES:
+    if qualname in _STDLIB_LOGGER_FACTORIES or qualname in torch_api.LIBRARY_LOGGER_FACTORIES:
         return True
     # `from ...utils import logging` inside transformers when the package could not be located.
     return qualname.startswith(".") and qualname.lstrip(".").endswith("utils.logging.get_logger")
@@ -379,7 +379,7 @@ class FunctionAnalysis:
 
         derived: list[tuple[str, str, bool]] = []  # (local, the name it comes from, through a subscript)
         for node in walk(self.function.node):
-            if isinstance(node, ast.Attribute) and node.attr in api.TENSOR_EVIDENCE:
+            if isinstance(node, ast.Attribute) and node.attr in torch_api.TENSOR_EVIDENCE:
                 base = _subscript_base(node.value)
                 if isinstance(base, ast.Name):
                     note(base.id, Kind.TENSOR if base is node.value else Kind.OPTIONAL_TENSOR)
@@ -388,7 +388,7 @@ class FunctionAnalysis:
                 if (
                     qualname is not None
                     and self.torch_call_kind(qualname) in TENSORISH
-                    and qualname.rsplit(".", 1)[-1] not in api.FACTORY_FUNCTIONS
+                    and qualname.rsplit(".", 1)[-1] not in torch_api.FACTORY_FUNCTIONS
                 ):
                     # torch.relu(x), torch.any(x > 0): only a tensor x makes the call valid.
                     source = _sole_variable(node.args[0])
@@ -538,16 +538,16 @@ class FunctionAnalysis:
                 return Kind.UNKNOWN
             owner = method.owner
             return self.module.class_attributes(owner).get(expr.attr, Kind.UNKNOWN)
-        if expr.attr in api.TENSOR_PYTHON_ATTRIBUTES or value is Kind.PYTHON:
+        if expr.attr in torch_api.TENSOR_PYTHON_ATTRIBUTES or value is Kind.PYTHON:
             return Kind.PYTHON  # `t.shape`, or an attribute of a Python value (`torch.finfo(t.dtype).max`)
-        if value.is_tensor and expr.attr in api.TENSOR_TENSOR_ATTRIBUTES:
+        if value.is_tensor and expr.attr in torch_api.TENSOR_TENSOR_ATTRIBUTES:
             return Kind.TENSOR
         return Kind.UNKNOWN
 
     @staticmethod
     def _module_value_kind(qualname: str) -> Kind:
         """An imported value: `torch.float16` is a Python object; anything else is not known."""
-        if qualname.startswith("torch.") and qualname[len("torch.") :] in api.PYTHON_VALUE_ATTRIBUTES:
+        if qualname.startswith("torch.") and qualname[len("torch.") :] in torch_api.PYTHON_VALUE_ATTRIBUTES:
             return Kind.PYTHON
         return Kind.UNKNOWN
 
@@ -599,18 +599,18 @@ class FunctionAnalysis:
     def torch_call_kind(self, qualname: str) -> Kind:
         if not qualname.startswith("torch."):
             return Kind.UNKNOWN
-        if qualname.startswith(api.TENSOR_NAMESPACES):
+        if qualname.startswith(torch_api.TENSOR_NAMESPACES):
             return Kind.TENSOR
         if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return Kind.TENSOR
-        if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in api.SINGLE_TENSOR_MODULES:
+        if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in torch_api.SINGLE_TENSOR_MODULES:
             return Kind.TENSOR_MODULE
         name = qualname[len("torch.") :]
-        if name in api.BOOL_TENSOR_FUNCTIONS:
+        if name in torch_api.BOOL_TENSOR_FUNCTIONS:
             return Kind.BOOL_TENSOR
-        if name in api.TENSOR_FUNCTIONS:
+        if name in torch_api.TENSOR_FUNCTIONS:
             return Kind.TENSOR
-        if name in api.PYTHON_VALUE_FUNCTIONS:
+        if name in torch_api.PYTHON_VALUE_FUNCTIONS:
             return Kind.PYTHON
         return Kind.UNKNOWN
 
@@ -622,12 +622,12 @@ class FunctionAnalysis:
         if qualname is not None:
             if is_logger_factory(qualname):
                 return Kind.LOGGER
-            if qualname in api.IS_COMPILING_FUNCTIONS or qualname in api.IS_SCRIPTING_FUNCTIONS:
+            if qualname in torch_api.IS_COMPILING_FUNCTIONS or qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
                 return Kind.PYTHON
             root = qualname.split(".", 1)[0]
             if root == "numpy":
                 # A drawn number breaks the graph where it is drawn; after the break it is Python's.
-                return Kind.PYTHON if api.is_numpy_scalar_draw(qualname, call) else Kind.NUMPY
+                return Kind.PYTHON if torch_api.is_numpy_scalar_draw(qualname, call) else Kind.NUMPY
             if root == "math":
                 return Kind.PYTHON
             return self.torch_call_kind(qualname)
@@ -635,7 +635,7 @@ class FunctionAnalysis:
             return Kind.TENSOR
         if isinstance(func, ast.Name):
             if self.is_builtin(func.id):
-                if func.id in _PYTHON_BUILTINS or func.id in api.SCALAR_BUILTINS:
+                if func.id in _PYTHON_BUILTINS or func.id in torch_api.SCALAR_BUILTINS:
                     return Kind.PYTHON
                 if func.id in _CONTAINER_BUILTINS:
                     return Kind.CONTAINER
@@ -651,9 +651,9 @@ class FunctionAnalysis:
             if receiver is Kind.LOGGER:
                 return Kind.PYTHON
             if receiver is Kind.NUMPY:
-                return Kind.PYTHON if func.attr in api.SCALAR_METHODS else Kind.NUMPY  # `.item()` breaks, then is Python
-            if receiver is Kind.UNKNOWN and func.attr in api.REDUCTION_METHODS and not self._is_same_file_call(call):
-                return Kind.BOOL_TENSOR if func.attr in api.TENSOR_BOOL_METHODS else Kind.TENSOR
+                return Kind.PYTHON if func.attr in torch_api.SCALAR_METHODS else Kind.NUMPY  # `.item()` breaks, then is Python
+            if receiver is Kind.UNKNOWN and func.attr in torch_api.REDUCTION_METHODS and not self._is_same_file_call(call):
+                return Kind.BOOL_TENSOR if func.attr in torch_api.TENSOR_BOOL_METHODS else Kind.TENSOR
             if receiver is Kind.UNKNOWN and func.attr in _TENSOR_ONLY_CONVERSIONS and not call.args and not call.keywords:
                 return _TENSOR_ONLY_CONVERSIONS[func.attr]  # `router_probs.bool()`: nothing but a tensor has it
         if self.function is not None:
@@ -668,7 +668,7 @@ class FunctionAnalysis:
         argument that could be a dtype (`.to(x.device)`, `.to("cuda")` keep it; `.to(x.dtype)`,
         `.to(other)`, `.to(device)` with an unknown `device` may not)."""
         assert isinstance(call.func, ast.Attribute)
-        if call.func.attr not in api.DTYPE_KEEPING_METHODS:
+        if call.func.attr not in torch_api.DTYPE_KEEPING_METHODS:
             return False
         if call.func.attr != "to" and call.func.attr != "view":
             return True
@@ -697,11 +697,11 @@ class FunctionAnalysis:
 
     @staticmethod
     def _tensor_method_kind(method: str) -> Kind:
-        if method in api.TENSOR_PYTHON_METHODS or method in api.SCALAR_METHODS or method.startswith("is_"):
+        if method in torch_api.TENSOR_PYTHON_METHODS or method in torch_api.SCALAR_METHODS or method.startswith("is_"):
             return Kind.PYTHON
-        if method in api.TENSOR_FOREIGN_METHODS or method not in api.TENSOR_METHODS:
+        if method in torch_api.TENSOR_FOREIGN_METHODS or method not in torch_api.TENSOR_METHODS:
             return Kind.UNKNOWN
-        if method in api.TENSOR_BOOL_METHODS:
+        if method in torch_api.TENSOR_BOOL_METHODS:
             return Kind.BOOL_TENSOR
         return Kind.TENSOR
 
@@ -746,9 +746,9 @@ class FunctionAnalysis:
             return self.compile_constants.get(test.id)
         if isinstance(test, ast.Call):
             qualname = self.qualified_name(test.func)
-            if qualname in api.IS_COMPILING_FUNCTIONS:
+            if qualname in torch_api.IS_COMPILING_FUNCTIONS:
                 return True
-            if qualname in api.IS_SCRIPTING_FUNCTIONS:
+            if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
                 return False
         return None
 

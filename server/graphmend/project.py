@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .call_facts import KindFacts
+from .analysis.call_facts import KindFacts
 from .regions import (
     FORWARD_IS_COMPILED,
     CompiledRegions,

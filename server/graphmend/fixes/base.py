@@ -23,6 +23,14 @@ class Refusal:
     reason: str
 
 
+class Refused(Exception):
+    """Raised deep inside a rewrite that cannot be made; its entry point returns it as a Refusal."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass
 class FixContext:
     """What the rewrites of one unit of a file (a top-level function or class) share. Fresh names

@@ -17,9 +17,9 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import ClassInfo, FunctionInfo, walk
 from ..source import Position, Range
-from . import flow
+from ..analysis import liveness
 from .base import FixContext, Refusal
-from .purity import impurity
+from ..analysis.purity import impurity
 from .text import first_line, indent_of
 
 # In-place tensor methods whose out-of-place twin is the same name without the `_`.
@@ -245,7 +245,7 @@ def _aliased(function: ast.AST, name: str, change: ast.stmt, analysis: FunctionA
     """`name` is handed on whole before `change` (or anywhere in a loop around it): assigned to
     another name, put in a display, passed as an argument. Such a holder keeps the tensor the
     in-place change reaches and a rebinding does not; one made after it sees the new binding."""
-    loops = flow.enclosing_loops(function, change)
+    loops = liveness.enclosing_loops(function, change)
     in_loops = {id(n) for loop in loops for n in walk(loop)}
     for node in walk(function):
         if getattr(node, "lineno", change.lineno) >= change.lineno and id(node) not in in_loops:
@@ -322,7 +322,7 @@ def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: Fix
         edit = TextEdit(ctx.source.node_range(stmt), rewritten)
         title = f"Change a new tensor instead of the input `{name}`"
     else:
-        located = flow.locate(function.node, stmt)
+        located = liveness.locate(function.node, stmt)
         first = stmt
         if located is not None:
             _, block, index = located

@@ -29,7 +29,7 @@ from ..messages import is_logging, is_print, is_warning
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
-from .base import FixContext, Refusal
+from .base import FixContext, Refusal, Refused
 
 MARKER = "graphmend: replayed by torch.compile after the graph runs"
 _LEVEL = "\t"  # leading a line of a helper's body: one more level, written in the file's own indentation
@@ -52,12 +52,6 @@ class Plan:
     arguments: list[str] | None  # None: the call keeps its own argument text, only the callee changes
     title: str
     reasons: list[str]
-
-
-class _Refuse(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def literal(text: str) -> str:
@@ -85,7 +79,7 @@ def _template_part(node: ast.expr, analysis: FunctionAnalysis, values: list[str]
             spec = ""
             if piece.format_spec is not None:
                 if not all(isinstance(p, ast.Constant) for p in piece.format_spec.values):  # type: ignore[attr-defined]
-                    raise _Refuse("an f-string has a computed format spec")
+                    raise Refused("an f-string has a computed format spec")
                 spec = ":" + "".join(str(p.value) for p in piece.format_spec.values)  # type: ignore[attr-defined]
             conversion = "" if piece.conversion == -1 else "!" + chr(piece.conversion)
             values.append(_formatted_value(piece.value, analysis, ctx))
@@ -100,7 +94,7 @@ def _formatted_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext
     dtypes, tuples and lists all work (measured, static and dynamic shapes alike)."""
     kind = analysis.kind(node)
     if kind in (Kind.LOGGER, Kind.SELF, Kind.NUMPY):
-        raise _Refuse(f"`{ctx.segment(node)}` cannot be formatted after the graph ({kind.value})")
+        raise Refused(f"`{ctx.segment(node)}` cannot be formatted after the graph ({kind.value})")
     text = ctx.segment(node)
     return f"({text})" if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
 
@@ -127,7 +121,7 @@ def _passed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, u
     if is_shape or kind in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY) or not isinstance(
         node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)
     ):
-        raise _Refuse(f"`{text}` is neither a tensor nor a constant, which Dynamo cannot defer")
+        raise Refused(f"`{text}` is neither a tensor nor a constant, which Dynamo cannot defer")
     uncertain.append(text)
 
 
@@ -137,14 +131,14 @@ def _constant_keyword(call: ast.Call, name: str, default: str | None) -> str | N
         return default
     if isinstance(keyword.value, ast.Constant) and (keyword.value.value is None or isinstance(keyword.value.value, str)):
         return default if keyword.value.value is None else keyword.value.value
-    raise _Refuse(f"`{name}=` is not a constant string")
+    raise Refused(f"`{name}=` is not a constant string")
 
 
 # ---------------------------------------------------------------------- plans per kind of message
 def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool = False) -> Plan:
-    """The plan for a print, logging or warnings call (raises _Refuse with the reason)."""
+    """The plan for a print, logging or warnings call (raises Refused with the reason)."""
     if ctx.torch_name is None:
-        raise _Refuse("torch is not imported as a module in this file")
+        raise Refused("torch is not imported as a module in this file")
     frame = _frame(analysis)
     if is_print(call, analysis):
         plan = _plan_print(call, analysis, ctx, in_branch, frame)
@@ -153,9 +147,9 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     elif is_warning(call, analysis):
         plan = _plan_warning(call, analysis, ctx)
     else:
-        raise _Refuse("the call writes no message graphmend knows")
+        raise Refused("the call writes no message graphmend knows")
     if plan.helper is not None and frame == INLINED:
-        raise _Refuse(f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
+        raise Refused(f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
                       "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost")
     if plan.helper is not None and frame == MAYBE_INLINED:
         plan.reasons.append("if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
@@ -179,7 +173,7 @@ def _frame(analysis: FunctionAnalysis) -> str:
 def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool, frame: str) -> Plan:
     unknown = [k.arg for k in call.keywords if k.arg not in ("sep", "end", "file")]
     if unknown or any(isinstance(a, ast.Starred) for a in call.args):
-        raise _Refuse("the call passes `*args` or keywords other than sep/end/file")
+        raise Refused("the call passes `*args` or keywords other than sep/end/file")
     sep = _constant_keyword(call, "sep", " ")
     end = _constant_keyword(call, "end", "\n")
     assert sep is not None and end is not None
@@ -233,7 +227,7 @@ def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     qualname = analysis.qualified_name(keyword.value)
     if qualname in ("sys.stdout", "sys.stderr"):
         return qualname
-    raise _Refuse("`file=` is not sys.stdout or sys.stderr")
+    raise Refused("`file=` is not sys.stdout or sys.stderr")
 
 
 def _stream_text(call: ast.Call, ctx: FixContext) -> str:
@@ -244,13 +238,13 @@ def _stream_text(call: ast.Call, ctx: FixContext) -> str:
 def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
     func = call.func
     if not isinstance(func, ast.Attribute):
-        raise _Refuse("the logging function is imported by name; call it through its module or logger")
+        raise Refused("the logging function is imported by name; call it through its module or logger")
     method = func.attr
     owner, base = _logger_owner(func.value, analysis, ctx)
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-        raise _Refuse("the call passes keywords or `*args` (e.g. exc_info, extra)")
+        raise Refused("the call passes keywords or `*args` (e.g. exc_info, extra)")
     if not call.args:
-        raise _Refuse("the call has no message")
+        raise Refused("the call has no message")
     helper = _Helper(f"_deferred_{base}_{method}", "*args", f"{owner}.{method}(*args)")
     title = f"Defer `{ctx.segment(func)}` until the compiled graph has run"
     reasons = _mutated_reasons(call, analysis)
@@ -274,15 +268,15 @@ def _logger_owner(receiver: ast.expr, analysis: FunctionAnalysis, ctx: FixContex
     returns the same logger object every time."""
     if isinstance(receiver, ast.Name):
         if receiver.id in analysis.shadowed_names:
-            raise _Refuse("the logger is a local variable; only module-level loggers and `self` loggers made in `__init__` can be deferred")
+            raise Refused("the logger is a local variable; only module-level loggers and `self` loggers made in `__init__` can be deferred")
         if analysis.module.module_env.get(receiver.id) is Kind.LOGGER or analysis.qualified_name(receiver) == "logging":
             return receiver.id, receiver.id
-        raise _Refuse("only module-level loggers and the logging module can be deferred")
+        raise Refused("only module-level loggers and the logging module can be deferred")
     if isinstance(receiver, ast.Attribute) and analysis.is_self(receiver.value):
         factory = _logger_factory_text(receiver.attr, analysis, ctx)
         if factory is not None:
             return factory, f"{receiver.attr.lstrip('_')}"
-    raise _Refuse("the logger is an attribute or expression whose logger graphmend cannot name from module level")
+    raise Refused("the logger is an attribute or expression whose logger graphmend cannot name from module level")
 
 
 def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
@@ -326,17 +320,17 @@ else:
 
 def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
     if call.keywords and any(k.arg != "category" for k in call.keywords):
-        raise _Refuse("the call passes keywords other than category (e.g. stacklevel)")
+        raise Refused("the call passes keywords other than category (e.g. stacklevel)")
     arguments_in = list(call.args)
     category_node = next((k.value for k in call.keywords if k.arg == "category"), None)
     if len(arguments_in) == 2 and category_node is None:
         category_node = arguments_in.pop()
     if len(arguments_in) != 1:
-        raise _Refuse("the call does not have exactly one message")
+        raise Refused("the call does not have exactly one message")
     category = "UserWarning"
     if category_node is not None:
         if not isinstance(category_node, ast.Name) or category_node.id in analysis.shadowed_names:
-            raise _Refuse("the category is not a module-level or builtin name")
+            raise Refused("the category is not a module-level or builtin name")
         category = category_node.id
     values: list[str] = []
     template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}")
@@ -361,7 +355,7 @@ def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     """The fix for a print, logging or warnings call: the call is replaced, the helper defined."""
     try:
         plan = plan_message(call, analysis, ctx)
-    except _Refuse as refusal:
+    except Refused as refusal:
         return Refusal(refusal.reason)
     torch_name = ctx.torch_name
     assert torch_name is not None

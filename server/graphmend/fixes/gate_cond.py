@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from ..diagnostics import TextEdit
 from ..kinds import OPTIONAL_TENSORS, TENSORISH, Kind
 from ..semantics import walk
-from . import flow
+from ..analysis import liveness
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
 if TYPE_CHECKING:
@@ -72,11 +72,11 @@ def cond_form(gate: _Gate) -> CondForm | str:
     function = gate.function
     for placeholder in region.placeholders:
         for target in placeholder.targets:  # type: ignore[attr-defined]
-            for name in flow.target_names(target):
-                if flow.live_after(function, end, name):
+            for name in liveness.target_names(target):
+                if liveness.live_after(function, end, name):
                     return f"`{name}` is read after the layer, and a skipped layer has no value for it"
-    assigned = list(dict.fromkeys(n for s in assignments for t in s.targets for n in flow.target_names(t)))
-    carried = [n for n in assigned if flow.live_after(function, end, n)]
+    assigned = list(dict.fromkeys(n for s in assignments for t in s.targets for n in liveness.target_names(t)))
+    carried = [n for n in assigned if liveness.live_after(function, end, n)]
     if not carried:
         return "the layer's block sets nothing that is read later"
     for name in carried:

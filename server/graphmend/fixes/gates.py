@@ -37,10 +37,10 @@ from ..kinds import Kind
 from ..messages import is_message, is_replayed
 from ..semantics import child_nodes, walk
 from ..source import Position, Range
-from . import conditions, flow
-from .base import FixContext, Refusal
+from ..analysis import conditions, liveness
+from .base import FixContext, Refusal, Refused
 from .gate_cond import STATE_KINDS, CondForm, cond_form
-from .purity import call_impurity, dotted, draws_random, impurity
+from ..analysis.purity import call_impurity, dotted, draws_random, impurity
 from .text import Unmovable, comments_outside, first_line, indent_of, reindented
 
 TITLE = "Run the layer always and keep its result only where it is not skipped (`torch.where`)"
@@ -51,12 +51,6 @@ COND_TITLE = "Run the layer only where it is not skipped (`torch.cond`, as `laye
 WHERE_CHOICE = "cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = \"cond\"` for higher rates"
 # The where form's note on its selections, which the cond form does not make.
 _BROADCAST_NOTE = "a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)"
-
-
-class _Refuse(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -76,7 +70,7 @@ def loop_gate(stmt: ast.stmt, analysis: FunctionAnalysis, ctx: FixContext) -> Fi
     function = analysis.function
     if function is None or ctx.torch_name is None:
         return None
-    loops = flow.enclosing_loops(function.node, stmt)
+    loops = liveness.enclosing_loops(function.node, stmt)
     if not loops:
         return None
     try:
@@ -84,7 +78,7 @@ def loop_gate(stmt: ast.stmt, analysis: FunctionAnalysis, ctx: FixContext) -> Fi
         if not gate.recognise():
             return None
         return gate.fix()
-    except (_Refuse, conditions.ConditionError) as refusal:
+    except (Refused, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)
 
 
@@ -125,7 +119,7 @@ class _Gate:
             self._define(stmt.test, stmt, outer, fresh=True)
             after = self.body[self.body.index(top) + 1 :]
             if not after:
-                raise _Refuse("nothing follows the `continue` in the loop")
+                raise Refused("nothing follows the `continue` in the loop")
             self.regions = [_Region(after, None)]
             return True
         if isinstance(stmt, ast.If) and not stmt.orelse and _sets_true(stmt.body):
@@ -171,9 +165,9 @@ class _Gate:
             return False
         assignments = [n for n in walk(definer) if isinstance(n, ast.Assign) and any(_is_name(t, flag) for t in n.targets)]
         if len(assignments) != 1 or assignments[0] not in definer.body or len(assignments[0].targets) != 1:
-            raise _Refuse(f"`{flag}` is bound more than once where it becomes a tensor")
+            raise Refused(f"`{flag}` is bound more than once where it becomes a tensor")
         if sum(isinstance(n, ast.Name) and n.id == flag for n in walk(definer)) != 1:
-            raise _Refuse(f"`{flag}` is read where it becomes a tensor")
+            raise Refused(f"`{flag}` is read where it becomes a tensor")
         self._define(assignments[0].value, assignments[0], definer, fresh=False, flag=flag, replace_value=True)
         self.edits.append(self._replace_statement(tops[0], f"{flag} = None"))
         self.may_be_none = True
@@ -200,7 +194,7 @@ class _Gate:
         last statement `stmt` is (`if self.training: ...; if p < drop: continue`)."""
         if self.stmt in self.body:
             return self.stmt, None
-        found = flow.locate(self.function, self.stmt)
+        found = liveness.locate(self.function, self.stmt)
         if found is None:
             return None, None
         holder, block, index = found
@@ -233,12 +227,12 @@ class _Gate:
             if not any(isinstance(n, ast.Name) and n.id == flag for n in walk(stmt)):
                 continue
             if not isinstance(stmt, ast.If):
-                raise _Refuse(f"`{flag}` is used other than in an `if` that tests it")
+                raise Refused(f"`{flag}` is used other than in an `if` that tests it")
             test = stmt.test
             if _is_name(test, flag) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue):
                 rest = self.body[self.body.index(stmt) + 1 :]
                 if any(_mentions(s, flag) for s in rest):
-                    raise _Refuse(f"`{flag}` is used after `if {flag}: continue`")
+                    raise Refused(f"`{flag}` is used after `if {flag}: continue`")
                 regions.append(_Region(rest, stmt, unwrap=False))
                 break
             if _is_name(test, flag):
@@ -256,19 +250,19 @@ class _Gate:
                 force = rest[0] if len(rest) == 1 else ast.copy_location(ast.BoolOp(op=ast.Or(), values=list(rest)), rest[0])
                 run, skipped = stmt.body, stmt.orelse
                 if skipped:
-                    raise _Refuse(f"the skipped path of `{ast.unparse(test)}` does more than the layer's placeholders")
+                    raise Refused(f"the skipped path of `{ast.unparse(test)}` does more than the layer's placeholders")
             else:
-                raise _Refuse(f"`{flag}` is tested in a form graphmend does not rewrite (`{ast.unparse(test)}`)")
+                raise Refused(f"`{flag}` is tested in a form graphmend does not rewrite (`{ast.unparse(test)}`)")
             if any(_mentions(s, flag) for s in [*run, *skipped]):
-                raise _Refuse(f"`{flag}` is used inside the branches it selects")
+                raise Refused(f"`{flag}` is used inside the branches it selects")
             if not _placeholders(skipped):
-                raise _Refuse("the path taken when the layer is skipped does more than assign placeholders")
+                raise Refused("the path taken when the layer is skipped does more than assign placeholders")
             regions.append(_Region(run, stmt, force, skipped))
         if not regions:
-            raise _Refuse(f"`{flag}` is never tested")
+            raise Refused(f"`{flag}` is never tested")
         last = regions[-1].header
-        if last is not None and regions[-1].unwrap and flow.live_after(self.function, last, flag):
-            raise _Refuse(f"`{flag}` is still read after its tests")
+        if last is not None and regions[-1].unwrap and liveness.live_after(self.function, last, flag):
+            raise Refused(f"`{flag}` is still read after its tests")
         return regions
 
     def _runs_layer(self, statements: list[ast.stmt]) -> bool:
@@ -292,10 +286,10 @@ class _Gate:
         """
         split = conditions.split(skip, self.analysis)
         if not self.analysis.is_data_dependent(split.rest):
-            raise _Refuse("the skip condition does not test a tensor")
+            raise Refused("the skip condition does not test a tensor")
         reason = impurity(split.rest, self.analysis, set(), condition=True)
         if reason is not None:
-            raise _Refuse(reason.replace("a branch", "the condition"))
+            raise Refused(reason.replace("a branch", "the condition"))
         self.flag = self.ctx.fresh_name("skip_layer") if fresh else flag
         tensor = conditions.tensor_logic(split.rest, self.analysis, self.ctx.segment, self.torch)
         static = " and ".join(_wrapped(conditions.python_text(e, self.ctx.segment), e) for e in split.static)
@@ -324,7 +318,7 @@ class _Gate:
         # Reads in a gated region see the value only where the layer runs; in the rewrite, always
         # the computed one: they need no selection (their own effects are noted where they occur).
         self.gated = frozenset(id(s) for r in self.regions for s in r.statements)
-        self.placeholder_names = {n for r in self.regions for s in r.placeholders for t in s.targets for n in flow.target_names(t)}  # type: ignore[attr-defined]
+        self.placeholder_names = {n for r in self.regions for s in r.placeholders for t in s.targets for n in liveness.target_names(t)}  # type: ignore[attr-defined]
         gate_edits = list(self.edits)  # the gate's definition: both forms write it
         for region in self.regions:
             self._rewrite(region)
@@ -349,14 +343,14 @@ class _Gate:
         end = region.header if region.header is not None and region.unwrap else self.body[-1]
         selected: dict[int, list[str]] = {}  # statement id → its replacement lines
         self._walk(region.statements, region, end, selected, None)
-        placeholder_names = {n for s in region.placeholders for t in s.targets for n in flow.target_names(t)}  # type: ignore[attr-defined]
+        placeholder_names = {n for s in region.placeholders for t in s.targets for n in liveness.target_names(t)}  # type: ignore[attr-defined]
         assigned = {node.id for r in self.regions for s in r.statements for node in walk(s)
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
         for name in sorted(placeholder_names):
             if self._live(end, name):
                 if name not in assigned:
-                    raise _Refuse(f"`{name}` is set only when the layer is skipped")
-                text = next(self.ctx.segment(s.value) for s in region.placeholders if name in flow.target_names(s.targets[0]))  # type: ignore[attr-defined]
+                    raise Refused(f"`{name}` is set only when the layer is skipped")
+                text = next(self.ctx.segment(s.value) for s in region.placeholders if name in liveness.target_names(s.targets[0]))  # type: ignore[attr-defined]
                 self._note(f"after a skipped layer, `{name}` holds its outputs instead of `{text}`")
         if not region.statements:  # `if flag: <placeholders>` alone: nothing runs in its place
             region.unwrap = False
@@ -374,7 +368,7 @@ class _Gate:
         try:
             body = reindented(self._compose(first, last, selected), region.statements, self.ctx, indent)
         except Unmovable as error:
-            raise _Refuse(f"the layer's branch cannot be moved: {error}") from None
+            raise Refused(f"the layer's branch cannot be moved: {error}") from None
         lines = [indent + comment for comment in comments_outside(self.ctx, header, region.statements)]
         if self.definition_text is not None and header is self.stmt:
             lines.append(indent + self.definition_text)
@@ -423,7 +417,7 @@ class _Gate:
                 self._check_expression(stmt.value)
                 name = stmt.target.id if isinstance(stmt.target, ast.Name) else None
                 if name is None:
-                    raise _Refuse("the layer's branch updates an attribute or subscript in place")
+                    raise Refused("the layer's branch updates an attribute or subscript in place")
                 if self._live(end, name):
                     if isinstance(stmt.value, (ast.Tuple, ast.List)):
                         self._collected(name, guard)
@@ -432,7 +426,7 @@ class _Gate:
                 continue
             if isinstance(stmt, ast.If):
                 if self.analysis.is_data_dependent(stmt.test):
-                    raise _Refuse("the layer's branch holds another data-dependent `if`")
+                    raise Refused("the layer's branch holds another data-dependent `if`")
                 self._check_expression(stmt.test)
                 text = conditions.python_text(stmt.test, self.ctx.segment)
                 self._walk(stmt.body, region, end, selected, text, before)
@@ -459,12 +453,12 @@ class _Gate:
                     continue
                 self._check_expression(call)
                 if self._layer_call(call) is None:
-                    raise _Refuse(f"the layer's branch calls `{dotted(func) or 'a function'}` for its side effect")
+                    raise Refused(f"the layer's branch calls `{dotted(func) or 'a function'}` for its side effect")
                 continue
-            raise _Refuse(f"the layer's branch contains `{type(stmt).__name__.lower()}`")
+            raise Refused(f"the layer's branch contains `{type(stmt).__name__.lower()}`")
 
     def _live(self, end: ast.stmt, name: str) -> bool:
-        return flow.live_after(self.function, end, name, ignoring=self.gated)
+        return liveness.live_after(self.function, end, name, ignoring=self.gated)
 
     def _collected(self, name: str, guard: str | None) -> None:
         """`name` collects per-layer outputs (`all_attentions += (a,)`): a skipped layer adds one too."""
@@ -474,9 +468,9 @@ class _Gate:
     def _check_expression(self, expr: ast.expr) -> None:
         for node in walk(expr):
             if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
-                raise _Refuse(f"the layer's branch has `{type(node).__name__.lower()}`")
+                raise Refused(f"the layer's branch has `{type(node).__name__.lower()}`")
             if isinstance(node, ast.BoolOp) and any(self.analysis.is_data_dependent(v) for v in node.values[:-1]):
-                raise _Refuse("the layer's branch tests a tensor with `and`/`or`")
+                raise Refused("the layer's branch tests a tensor with `and`/`or`")
             if not isinstance(node, ast.Call):
                 continue
             layer = self._layer_call(node)
@@ -487,7 +481,7 @@ class _Gate:
             if reason is not None and draws_random(node, self.analysis):
                 self._note("the branch draws random numbers even for a skipped layer")
             elif reason is not None:
-                raise _Refuse(reason.replace("a branch", "the layer's branch"))
+                raise Refused(reason.replace("a branch", "the layer's branch"))
 
     def _layer_call(self, call: ast.Call) -> str | None:
         """A call of a layer of the model: `layer(...)` for a loop variable over a module list,
@@ -522,11 +516,11 @@ class _Gate:
     ) -> list[str] | None:
         """`x = v` of a value still needed after the region: keep the old `x` where the layer was skipped."""
         if len(stmt.targets) != 1:
-            raise _Refuse("the layer's branch assigns several targets at once")
+            raise Refused("the layer's branch assigns several targets at once")
         target = stmt.targets[0]
-        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)) or (isinstance(target, (ast.Tuple, ast.List)) and len(flow.target_names(target)) != len(target.elts)):
-            raise _Refuse("the layer's branch stores to an attribute or subscript")
-        live = [n for n in flow.target_names(target) if self._live(end, n) and n not in self.placeholder_names]
+        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)) or (isinstance(target, (ast.Tuple, ast.List)) and len(liveness.target_names(target)) != len(target.elts)):
+            raise Refused("the layer's branch stores to an attribute or subscript")
+        live = [n for n in liveness.target_names(target) if self._live(end, n) and n not in self.placeholder_names]
         if not live:
             return None
         if isinstance(target, ast.Name) and _is_collection(stmt.value, target.id):
@@ -536,7 +530,7 @@ class _Gate:
         values = [n for n in live if kinds[n] not in STATE_KINDS]
         if values:
             if guard is None:
-                raise _Refuse(f"`{values[0]}` is not a tensor, so it cannot be selected")
+                raise Refused(f"`{values[0]}` is not a tensor, so it cannot be selected")
             for name in values:  # a cache or a flag returned by the layer, under a Python condition
                 self._note(f"with `{guard}`, `{name}` takes the value of a skipped layer")
             live = [n for n in live if n not in values]
@@ -544,7 +538,7 @@ class _Gate:
                 return None
         for name in live:
             if not self.has_old_value(name, earlier):
-                raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
+                raise Refused(f"`{name}` has no value to keep when the layer is skipped")
         self._note(_BROADCAST_NOTE)
         lines = self.ctx.source.lines
         first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
@@ -565,7 +559,7 @@ class _Gate:
         first_line = original[0]
         for where, new_name in edits:
             if where.start.line != first - 1:
-                raise _Refuse("the assignment's targets span several lines")
+                raise Refused("the assignment's targets span several lines")
             first_line = first_line[: where.start.character] + new_name + first_line[where.end.character :]
         return [first_line, *original[1:], *(choose(name, renamed[name]) for name in live)]
 
@@ -579,12 +573,12 @@ class _Gate:
         """`x *= m` of a tensor still needed after the region: in place as before where Python
         decides, `x = torch.where(skip, x, x * m)` where the skip is a tensor."""
         if self.analysis.env.get(name, Kind.UNKNOWN) not in STATE_KINDS:
-            raise _Refuse(f"`{name}` is not a tensor, so its update cannot be selected")
+            raise Refused(f"`{name}` is not a tensor, so its update cannot be selected")
         if not self.has_old_value(name, earlier):
-            raise _Refuse(f"`{name}` has no value to keep when the layer is skipped")
+            raise Refused(f"`{name}` has no value to keep when the layer is skipped")
         operator = _OPERATORS.get(type(stmt.op))
         if operator is None or region.force is not None:
-            raise _Refuse(f"the layer's branch updates `{name}` in place")
+            raise Refused(f"the layer's branch updates `{name}` in place")
         self._note(f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change")
         self._note(_BROADCAST_NOTE)
         lines = self.ctx.source.lines
@@ -723,14 +717,14 @@ def _bound_before(function: ast.AST, loop: ast.stmt, name: str) -> bool:
             return True
     current: ast.AST = loop
     while current is not function:
-        found = flow.locate(function, current)  # type: ignore[arg-type]
+        found = liveness.locate(function, current)  # type: ignore[arg-type]
         if found is None:
             return False
         holder, block, index = found
         for stmt in block[:index]:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                if any(name in flow.target_names(t) for t in targets):
+                if any(name in liveness.target_names(t) for t in targets):
                     return True
         current = holder
     return False

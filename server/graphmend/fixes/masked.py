@@ -29,11 +29,10 @@ from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_message
-from . import conditions
-from .base import FixContext, Refusal
-from .deferral import _Refuse as _NoDeferral
+from ..analysis import conditions
+from .base import FixContext, Refusal, Refused
 from .deferral import message_in_branch
-from .purity import impurity
+from ..analysis.purity import impurity
 from .text import Unmovable, block_text, comments_outside, indent_of, reindented
 
 TITLE = "Drop the check: the masked write changes nothing when the mask has no true element"
@@ -84,7 +83,7 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
             assert condition is not None
             try:
                 name, arguments, helper_edits, message_reasons = message_in_branch(stmt.value, analysis, ctx)
-            except _NoDeferral as refusal:
+            except Refused as refusal:
                 return Refusal(f"a message in the branch cannot be deferred: {refusal.reason}")
             edits.extend(e for e in helper_edits if e not in edits)
             reasons.extend(r for r in message_reasons if r not in reasons)

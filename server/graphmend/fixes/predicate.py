@@ -25,20 +25,13 @@ from ..inference import FunctionAnalysis
 from ..kinds import Env, Kind
 from ..messages import is_message, is_replayed
 from ..semantics import walk
-from . import conditions, flow
-from .base import FixContext, Refusal
-from .deferral import _Refuse as _NoDeferral
+from ..analysis import conditions, liveness
+from .base import FixContext, Refusal, Refused
 from .deferral import message_in_branch, predicated_helper
-from .purity import call_caveat, dotted, impurity, names_in, unguarded_division
-from .shapes import Signature, elementwise_bases, is_scalar_condition
+from ..analysis.purity import call_caveat, dotted, impurity, names_in, unguarded_division
+from ..analysis.shapes import Signature, elementwise_bases, is_scalar_condition
 
 TITLE = "Compute both branches and select with `torch.where`"
-
-
-class _Refuse(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -129,7 +122,7 @@ def _code(node: cst.CSTNode) -> str:
 def predicate_if(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     try:
         return _Predicator(node, analysis, ctx).build()
-    except (_Refuse, conditions.ConditionError) as refusal:
+    except (Refused, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)
 
 
@@ -150,7 +143,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         _require_mergeable(["the true value", "the false value"], [analysis.kind(node.body), analysis.kind(node.orelse)],
                            [node.body, node.orelse], reasons)
         condition = conditions.tensor_logic(split.rest, analysis, ctx.segment, torch_name)
-    except (_Refuse, conditions.ConditionError) as refusal:
+    except (Refused, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)
     body, orelse = _operand_text(node.body, ctx), _operand_text(node.orelse, ctx)
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
@@ -219,7 +212,7 @@ def _require_mergeable(
                 reasons.append(reason)
             continue
         what = "None" if kind is Kind.NONE else "a Python value"
-        raise _Refuse(f"{label} is {what}{where}, not a tensor or a number")
+        raise Refused(f"{label} is {what}{where}, not a tensor or a number")
     if not any(k.is_tensor for k in kinds):
         reason = f"{' and '.join(dict.fromkeys(labels))} may become a 0-d tensor"
         if reason not in reasons:
@@ -240,12 +233,12 @@ class _Predicator:
         self.head_comments = 0  # how many of the collected comments belong to the first branch
         function = analysis.function
         if function is None:
-            raise _Refuse("the `if` is not inside a function")
+            raise Refused("the `if` is not inside a function")
         self.function = function
         self.self_name = function.self_name
         torch_name = ctx.torch_name
         if torch_name is None:
-            raise _Refuse("torch is not imported as a module in this file")
+            raise Refused("torch is not imported as a module in this file")
         self.torch = torch_name
 
     def _unsafe(self, reason: str) -> None:
@@ -254,16 +247,16 @@ class _Predicator:
 
     # ------------------------------------------------------------------ structure
     def build(self) -> Fix:
-        found = flow.locate(self.function.node, self.node)
+        found = liveness.locate(self.function.node, self.node)
         if found is None:
-            raise _Refuse("the `if` could not be located")
+            raise Refused("the `if` could not be located")
         _, block, index = found
         following: list[ast.stmt] = []
         arms_end_in_return = self._all_arms_return(self.node)
         if arms_end_in_return and not self._has_else(self.node):
             following = block[index + 1 :]
             if not following or not isinstance(following[-1], ast.Return):
-                raise _Refuse("only some paths return")
+                raise Refused("only some paths return")
         self.following = following
         split = conditions.split(self.node.test, self.analysis)
         self.floating = set().union(*(_floating_names(e, self.analysis) for e in split.static)) if split.static else set()
@@ -272,7 +265,7 @@ class _Predicator:
         module = cst.parse_module(snippet)
         cst_if = module.body[0]
         if not isinstance(cst_if, cst.If):
-            raise _Refuse("the statement could not be isolated")
+            raise Refused("the statement could not be isolated")
         arms, comments = self._arms(cst_if, following, list(module.body[1:]), split.rest)
         if split.static:
             # The paths after the first stay as written under the Python part's `else`, comments
@@ -289,7 +282,7 @@ class _Predicator:
             self._process(arm, guarded)
         returns = [arm.returned is not None for arm in arms]
         if any(returns) and not all(returns):
-            raise _Refuse("only some paths return")
+            raise Refused("only some paths return")
         lines = [f"# {c.lstrip('#').strip()}" if c else "" for c in comments]
         condition_names = self._conditions(arms, lines)
         helper_edits: list[TextEdit] = []
@@ -337,7 +330,7 @@ class _Predicator:
             if text.startswith(("else", "elif")) and not text[4:5].isidentifier():
                 break
         else:
-            raise _Refuse("the `else` could not be located")
+            raise Refused("the `else` could not be located")
         return "\n".join(lines[start : (self.node.end_lineno or self.node.lineno)])
 
     def _render(self, arm: _Arm, predicate: str, helper_edits: list[TextEdit]) -> list[str]:
@@ -389,7 +382,7 @@ class _Predicator:
         first_line = lines[0]
         indent = first_line[: len(first_line) - len(first_line.lstrip())]
         if any(line.strip() and not line.startswith(indent) for line in lines):
-            raise _Refuse("the statement's lines are not uniformly indented")
+            raise Refused("the statement's lines are not uniformly indented")
         return indent, "\n".join(line[len(indent) :] for line in lines) + "\n"
 
     def _arms(
@@ -403,7 +396,7 @@ class _Predicator:
         while True:
             test = head_test if number == 0 else node.test
             if not self.analysis.is_data_dependent(test):
-                raise _Refuse("an `elif` tests a Python value, not a tensor")
+                raise Refused("an `elif` tests a Python value, not a tensor")
             suffix = "if" if number == 0 else ("elif" if number == 1 else f"elif{number}")
             comments.extend(_block_comments(current.body))
             if number == 0:
@@ -443,14 +436,14 @@ class _Predicator:
             for name in names:
                 if name in tests or any(name in assigned[i] or name in read[i] for i in others):
                     continue
-                if not flow.live_after(self.function.node, end, name):
+                if not liveness.live_after(self.function.node, end, name):
                     kept.add(name)
         return kept
 
     # ------------------------------------------------------------------ branches
     def _process(self, arm: _Arm, guarded: set[str]) -> None:
         if len(arm.body) != len(arm.cst_body):
-            raise _Refuse("a line holds several statements (`;`)")
+            raise Refused("a line holds several statements (`;`)")
         saved_env, saved_visitor = self.analysis.env, self.analysis.visitor
         self.analysis.env, self.analysis.visitor = dict(self.before), None
         try:
@@ -478,7 +471,7 @@ class _Predicator:
             return
         if isinstance(stmt, ast.Return):
             if not last or stmt.value is None:
-                raise _Refuse("a branch returns early or returns nothing")
+                raise Refused("a branch returns early or returns nothing")
             self._check(stmt.value, guarded)
             arm.returned = stmt.value
             small = _only_small(cst_stmt)
@@ -507,7 +500,7 @@ class _Predicator:
                 return
             attribute = self._self_attribute(targets[0]) if len(targets) == 1 and isinstance(stmt, ast.Assign) else None
             if attribute is None:
-                raise _Refuse("a branch stores to a subscript or to an attribute of something other than `self`")
+                raise Refused("a branch stores to a subscript or to an attribute of something other than `self`")
             self._store(arm, attribute, None, stmt.value, _only_small(cst_stmt).value, guarded)  # type: ignore[attr-defined]
             return
         if isinstance(stmt, ast.If) and _is_lazy_init(stmt, self.self_name):
@@ -532,8 +525,8 @@ class _Predicator:
                 self._check(argument, guarded)
             try:
                 name, arguments, edits, reasons = message_in_branch(stmt.value, self.analysis, self.ctx)
-            except _NoDeferral as refusal:
-                raise _Refuse(f"a message in a branch cannot be deferred: {refusal.reason}") from None
+            except Refused as refusal:
+                raise Refused(f"a message in a branch cannot be deferred: {refusal.reason}") from None
             self.message_edits.extend(e for e in edits if e not in self.message_edits)
             for reason in reasons:
                 self._unsafe(reason)
@@ -549,7 +542,7 @@ class _Predicator:
                 return
             func = stmt.value.func
             if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
-                raise _Refuse(f"a branch changes a tensor in place (`.{func.attr}`)")
+                raise Refused(f"a branch changes a tensor in place (`.{func.attr}`)")
             if last or self._next_is_return(arm, stmt):
                 for argument in [*stmt.value.args, *(k.value for k in stmt.value.keywords)]:
                     self._check(argument, guarded)
@@ -558,13 +551,13 @@ class _Predicator:
                 arm.trailing_call = self._rename(small.value, arm)  # type: ignore[assignment]
                 arm.trailing_call_ast = stmt.value
                 return
-            raise _Refuse(f"a branch calls `{_call_name(stmt.value)}` for its side effect")
+            raise Refused(f"a branch calls `{_call_name(stmt.value)}` for its side effect")
         kind = type(stmt).__name__.lower()
         if isinstance(stmt, ast.AugAssign):
-            raise _Refuse("a branch updates a value in place (augmented assignment)")
+            raise Refused("a branch updates a value in place (augmented assignment)")
         if isinstance(stmt, ast.If):
-            raise _Refuse("a branch contains another `if`; fix the inner one first")
-        raise _Refuse(f"a branch contains `{kind}`")
+            raise Refused("a branch contains another `if`; fix the inner one first")
+        raise Refused(f"a branch contains `{kind}`")
 
     def _assign_names(
         self, arm: _Arm, stmt: ast.Assign | ast.AnnAssign, cst_stmt: cst.BaseStatement, targets: list[ast.expr], guarded: set[str]
@@ -614,10 +607,10 @@ class _Predicator:
         key = f"{self.self_name}.{attribute}"
         store = _Store(attribute, buffer_keywords)
         if arm.stores.setdefault(key, store) != store:
-            raise _Refuse(f"a branch stores `{key}` in two different ways")
+            raise Refused(f"a branch stores `{key}` in two different ways")
         method = self.function.method
         if method is None or method.owner is None or attribute not in self.analysis.module.init_values(method.owner):
-            raise _Refuse(f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists")
+            raise Refused(f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists")
         if key not in arm.mapping:
             arm.mapping[key] = self.ctx.fresh_name(f"{attribute}_{arm.suffix}")
             arm.kinds[key] = Kind.UNKNOWN
@@ -673,7 +666,7 @@ class _Predicator:
     def _check(self, expr: ast.expr, guarded: set[str]) -> None:
         reason = impurity(expr, self.analysis, guarded)
         if reason is not None:
-            raise _Refuse(reason)
+            raise Refused(reason)
         for assumption in _assumptions([expr], self.analysis):
             self._unsafe(assumption)
         if unguarded_division(expr, guarded):
@@ -687,10 +680,10 @@ class _Predicator:
                 continue
             reason = impurity(arm.test, self.analysis, set(), condition=True)
             if reason is not None:
-                raise _Refuse(reason.replace("a branch", "the condition"))
+                raise Refused(reason.replace("a branch", "the condition"))
             typed = [name for name in self.analysis.caller_typed if name in names_in(arm.test)]
             if typed:
-                raise _Refuse(f"`{typed[0]}` is a tensor only for some callers (compiled code of another file passes one; "
+                raise Refused(f"`{typed[0]}` is a tensor only for some callers (compiled code of another file passes one; "
                               f"its annotation says `{self.analysis.caller_typed[typed[0]] or 'nothing'}`): "
                               "a rewrite must keep working for a Python value")
             for assumption in _assumptions([arm.test], self.analysis):
@@ -740,11 +733,11 @@ class _Predicator:
                 if kinds[-1] is Kind.UNKNOWN and store is None and self.analysis.has_tensor_evidence(name):
                     kinds[-1] = Kind.TENSOR  # the function uses `name` as a tensor
             if store is None and missing and name not in self.before:
-                if flow.live_after(self.function.node, end, name):
-                    raise _Refuse(f"`{name}` would be unbound on a path that does not assign it")
+                if liveness.live_after(self.function.node, end, name):
+                    raise Refused(f"`{name}` would be unbound on a path that does not assign it")
                 continue  # a temporary of one branch: it stays under its new name
             if store is not None and any(name in arm.stores and arm.stores[name] != store for arm in arms):
-                raise _Refuse(f"the branches store `{name}` in different ways")
+                raise Refused(f"the branches store `{name}` in different ways")
             label = f"`{name}`"
             _require_mergeable([label] * len(kinds), kinds, literals, self.unsafe_reasons, " on some path")
             if store is not None and not all(k.is_tensor for k in kinds):
@@ -775,7 +768,7 @@ class _Predicator:
         recorded as CUDA graphs, unsafe elsewhere."""
         recorded = self.ctx.cuda_graph_scope(self.analysis.entry)
         if recorded is not None:
-            raise _Refuse(f"{label} would keep a tensor computed in the graph on the module, which the next "
+            raise Refused(f"{label} would keep a tensor computed in the graph on the module, which the next "
                           f"CUDA-graph replay overwrites ({recorded})")
         self._unsafe(f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
                      '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay')
@@ -805,7 +798,7 @@ class _Predicator:
         """
         target: ast.stmt = self.node
         while True:
-            found = flow.locate(self.function.node, target)
+            found = liveness.locate(self.function.node, target)
             if found is None:
                 return ast.Name(id=name)
             holder, block, index = found
@@ -848,12 +841,12 @@ class _Predicator:
     def _merged_call(self, arms: list[_Arm], conditions_: list[str]) -> list[str]:
         calls = [arm.trailing_call for arm in arms]
         if any(c is None for c in calls):
-            raise _Refuse("a branch calls a function for its side effect that another branch does not")
+            raise Refused("a branch calls a function for its side effect that another branch does not")
         first = calls[0]
         assert first is not None
         shape = [(a.keyword.value if a.keyword else None) for a in first.args]
         if any(_code(c.func) != _code(first.func) or [(a.keyword.value if a.keyword else None) for a in c.args] != shape for c in calls):  # type: ignore[union-attr]
-            raise _Refuse("the branches end in different calls")
+            raise Refused("the branches end in different calls")
         merged_args: list[str] = []
         for position, arg in enumerate(first.args):
             texts = [_code(c.args[position].value) for c in calls]  # type: ignore[union-attr]
@@ -869,7 +862,7 @@ class _Predicator:
                 self.analysis.env = dict(arm.kinds)
                 try:
                     if not self.analysis.kind(value).is_tensor:
-                        raise _Refuse("the branches call the same function with arguments that are not tensors")
+                        raise Refused("the branches call the same function with arguments that are not tensors")
                 finally:
                     self.analysis.env = saved
             selected = self._select(texts, conditions_)
@@ -880,7 +873,7 @@ class _Predicator:
         returned = [arm.returned for arm in arms]
         tuples = [r for r in returned if isinstance(r, ast.Tuple)]
         if tuples:
-            raise _Refuse("a path returns a tuple")
+            raise Refused("a path returns a tuple")
         kinds = []
         for arm in arms:
             saved = self.analysis.env
@@ -888,13 +881,13 @@ class _Predicator:
             try:
                 kind = self.analysis.kind(arm.returned)  # type: ignore[arg-type]
                 if kind is Kind.NONE:
-                    raise _Refuse("a path returns None where another returns a tensor")
+                    raise Refused("a path returns None where another returns a tensor")
                 kinds.append(Kind.TENSOR if self.analysis.used_as_tensor(arm.returned) else Kind.UNKNOWN)  # type: ignore[arg-type]
             finally:
                 self.analysis.env = saved
         for arm, kind in zip(arms, kinds):
             if not kind.is_tensor:
-                raise _Refuse(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
+                raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
         self._require_same_shape([self._signature(arm.returned, arm) for arm in arms])  # type: ignore[arg-type]
         return f"return {self._select([a.returned_text or '' for a in arms], conditions_)}"
 
@@ -934,7 +927,7 @@ def _block_comments(block: cst.BaseSuite) -> list[str]:
 
 def _only_small(statement: cst.BaseStatement) -> cst.BaseSmallStatement:
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        raise _Refuse("a line holds several statements (`;`)")
+        raise Refused("a line holds several statements (`;`)")
     return statement.body[0]
 
 

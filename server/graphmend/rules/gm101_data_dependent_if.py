@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.conditions import condition_refusal
+from ..analysis.conditions import condition_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.masked import unguard_masked_writes
 from ..fixes.predicate import predicate_if

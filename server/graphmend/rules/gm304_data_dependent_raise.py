@@ -4,10 +4,10 @@ import ast
 
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
-from ..fixes.conditions import condition_refusal
+from ..analysis.conditions import condition_refusal
 from ..fixes.deferral import literal
-from ..fixes.purity import impurity
-from ..fixes.shapes import is_scalar_condition
+from ..analysis.purity import impurity
+from ..analysis.shapes import is_scalar_condition
 from ..fixes.text import comments_outside
 from ..inference import FunctionAnalysis
 from .base import Rule, is_raise_guard

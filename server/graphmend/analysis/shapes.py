@@ -11,13 +11,13 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from .. import torch_api as api
+from .. import torch_api
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
 from .purity import dotted
 
-_SCALAR_REDUCTIONS = api.REDUCTION_METHODS
+_SCALAR_REDUCTIONS = torch_api.REDUCTION_METHODS
 
 
 def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from .. import torch_api as api
+from .. import torch_api
 from ..inference import FunctionAnalysis, ModuleAnalysis
 from ..kinds import Kind
 from ..messages import is_message
@@ -201,7 +201,7 @@ def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
                 return reason
         elif receiver is Kind.UNKNOWN and _tensor_method_on_unknown(func.attr):
             return None  # a tensor's own method: on a tensor it is pure, anything else has no such method
-        elif receiver is Kind.UNKNOWN and func.attr in api.TENSOR_METHODS and _makes_tensor(func.value, analysis):
+        elif receiver is Kind.UNKNOWN and func.attr in torch_api.TENSOR_METHODS and _makes_tensor(func.value, analysis):
             return _tensor_method_impurity(func.attr)  # `.to` on `mask.unsqueeze(-1)`: a tensor for sure
         elif receiver in (Kind.UNKNOWN, Kind.CONTAINER) and func.attr in _CONTAINER_READS:
             return None
@@ -215,7 +215,7 @@ def _tensor_method_on_unknown(method: str) -> bool:
     """A pure method of `torch.Tensor` that no other common object has under the same name with
     an effect: `Module.to/float/cuda(...)` move a module in place, so those are not trusted."""
     return (
-        method in api.TENSOR_METHODS
+        method in torch_api.TENSOR_METHODS
         and method not in _MODULE_METHODS
         and not method.endswith("_")
         and method not in _IMPURE_TENSOR_METHODS
@@ -262,7 +262,7 @@ def _tensor_method_impurity(method: str) -> str | None:
         return f"a branch changes a tensor in place (`.{method}`)"
     if method in _IMPURE_TENSOR_METHODS or method in _RANDOM:
         return f"a branch calls `.{method}()`"
-    if method not in api.TENSOR_METHODS:
+    if method not in torch_api.TENSOR_METHODS:
         return f"a branch calls `.{method}()`, which is not a tensor method known to be pure"
     return None
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .fixes.conditions import split
-from .inference import FunctionAnalysis
-from .settings import DTYPES, Settings
+from .conditions import split
+from ..inference import FunctionAnalysis
+from ..settings import DTYPES, Settings
 
 GUARDS_SHOWN = 2  # enclosing `if` tests named, innermost first
 

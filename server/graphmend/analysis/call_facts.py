@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import ast
 
-from .fixes.purity import function_verdict
-from .inference import FunctionAnalysis, ModuleAnalysis
-from .regions import CompiledRegions
-from .semantics import FunctionInfo, ModuleIndex
+from .purity import function_verdict
+from ..inference import FunctionAnalysis, ModuleAnalysis
+from ..regions import CompiledRegions
+from ..semantics import FunctionInfo, ModuleIndex
 
 
 class KindFacts:
     """What a summary needs from kinds, computed only when asked: which arguments of a call are
-    tensors, and whether a module-level function is pure (see `fixes.purity`)."""
+    tensors, and whether a module-level function is pure (see `analysis.purity`)."""
 
     def __init__(self, index: ModuleIndex, regions: CompiledRegions) -> None:
         self.index = index
