@@ -134,7 +134,7 @@ def _classes_around(owner: ClassInfo, regions: CompiledRegions) -> Iterable[Clas
     """A class, its same-file bases, and the same-file classes of its attributes (`self.block = Block()`)."""
     for cls in owner.mro():
         yield cls
-        for value in regions._class_attribute_instances(cls).values():  # noqa: SLF001
+        for value in regions.class_attribute_instances(cls).values():
             if isinstance(value, ClassInfo):
                 yield from value.mro()
 

@@ -1,0 +1,84 @@
+"""What is fixed while Dynamo traces: `torch.compiler.is_compiling()` and what follows from it,
+which operands of an `and`/`or` run then, and whether a test reads a tensor's value."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import torch_api
+from ..kinds import TENSORISH, Kind
+from .expressions import ExpressionKinds
+
+
+class CompileTimeFacts(ExpressionKinds):
+    """Truths decided under compile, and whether deciding a test needs data."""
+
+    compile_constants: dict[str, bool]  # names bound at the top to a value fixed under compile
+
+    @property
+    def runs_inlined(self) -> bool:
+        """Dynamo inlines this function into a compiled frame rather than compiling it as one: it is
+        reached through a call, or compiled code of another file calls it."""
+        entry = self.entry
+        return entry is not None and (entry.called or (self.function is not None and self.function is not entry.function))
+
+    @property
+    def captures(self) -> frozenset[str]:
+        """Dynamo capture settings the compiled entry runs under (`capture_scalar_outputs`...)."""
+        return self.entry.captures if self.entry is not None else frozenset()
+
+    def is_data_dependent(self, test: ast.expr) -> bool:
+        """Whether Python must read a tensor's value to decide this condition's truth."""
+        if isinstance(test, ast.BoolOp):
+            return any(self.is_data_dependent(value) for value in self._evaluated_under_compile(test))
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self.is_data_dependent(test.operand)
+        # NumPy in compiled code is traced as tensors (torch._numpy): a test of its values breaks
+        # the same way (measured: `if idxs.max() > n - 1:` on a NumPy array, gb0170).
+        return self.kind(test) in (*TENSORISH, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
+
+    def ends_in_error(self, body: list[ast.stmt]) -> bool:
+        """A block that ends in `raise` or `torch._assert(False, ...)`: it runs only on the way to an error."""
+        last = body[-1] if body else None
+        if isinstance(last, ast.Raise):
+            return True
+        return (
+            isinstance(last, ast.Expr)
+            and isinstance(last.value, ast.Call)
+            and self.qualified_name(last.value.func) == "torch._assert"
+            and bool(last.value.args)
+            and isinstance(last.value.args[0], ast.Constant)
+            and last.value.args[0].value is False
+        )
+
+    def constant_under_compile(self, test: ast.expr) -> bool | None:
+        """The truth of `test` while Dynamo traces, when it is fixed: `torch.compiler.is_compiling()`
+        is True, `not ...` of it False, `a or <True>` True and `a and <False>` False whatever `a` is,
+        and a name bound to such a value at the top of the function keeps it."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.constant_under_compile(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            values = [self.constant_under_compile(v) for v in test.values]
+            decisive = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
+            if decisive in values:
+                return decisive
+            return (not decisive) if all(v is (not decisive) for v in values) else None
+        if isinstance(test, ast.Name):
+            return self.compile_constants.get(test.id)
+        if isinstance(test, ast.Call):
+            qualname = self.qualified_name(test.func)
+            if qualname in torch_api.IS_COMPILING_FUNCTIONS:
+                return True
+            if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
+                return False
+        return None
+
+    def _evaluated_under_compile(self, node: ast.BoolOp) -> list[ast.expr]:
+        """The operands Python evaluates while Dynamo traces: none after one that decides the
+        `and`/`or` under compile (`not is_torchdynamo_compiling() and x[m].numel() > 0`)."""
+        decisive = isinstance(node.op, ast.Or)
+        for index, value in enumerate(node.values):
+            if self.constant_under_compile(value) is decisive:
+                return node.values[: index + 1]
+        return node.values

@@ -1,0 +1,211 @@
+"""`ModuleAnalysis`: the facts the functions of one file share, cached: return kinds, kinds at a
+function's end (for closures), the kinds of `self.` attributes, what `__init__` binds, and which
+parameters callers pass NumPy values."""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from ..kinds import Env, Kind, join
+from ..regions import CompiledRegions
+from ..semantics import BOUND, ClassInfo, FunctionInfo, ModuleIndex, init_bindings
+from .walk import FunctionAnalysis
+
+
+class ModuleAnalysis:
+    """Shared, cached facts for all functions of one module."""
+
+    def __init__(self, index: ModuleIndex, regions: CompiledRegions) -> None:
+        self.index = index
+        self.regions = regions
+        self._return_kinds: dict[int, Kind] = {}
+        self._in_progress: set[int] = set()
+        self._class_attributes: dict[int, dict[str, Kind]] = {}
+        self._init_values: dict[int, dict[str, list[tuple[FunctionInfo, ast.expr | None]]]] = {}
+        self._constructors: dict[int, dict[str, frozenset[str]]] = {}
+        self._final_envs: dict[int, Env] = {}
+        self._numpy_parameters: dict[int, frozenset[str]] = {}
+        self._numpy_callers: dict[int, list[tuple[FunctionInfo, ast.Call]]] | None = None
+        # NumPy flows into helpers only in a file that imports it (at the top; most model files do not)
+        self.imports_numpy = any(q == "numpy" or q.startswith("numpy.") for q in index.imports.values())
+        self.module_env = self._module_env()
+
+    def _module_env(self) -> Env:
+        env: Env = {}
+        probe = FunctionAnalysis(self, None)
+        for stmt in self.index.tree.body:
+            if isinstance(stmt, ast.Assign):
+                kind = probe.kind(stmt.value)
+                for target in stmt.targets:
+                    if isinstance(target, ast.Name):
+                        env[target.id] = join(env[target.id], kind) if target.id in env else kind
+        return env
+
+    def return_kind(self, function: FunctionInfo) -> Kind:
+        key = id(function.node)
+        if key in self._return_kinds:
+            return self._return_kinds[key]
+        if key in self._in_progress:
+            return Kind.UNKNOWN
+        self._in_progress.add(key)
+        try:
+            analysis = FunctionAnalysis(self, function)
+            analysis.run()
+            kinds = analysis.return_kinds
+            result = kinds[0] if kinds else Kind.NONE
+            for kind in kinds[1:]:
+                result = join(result, kind)
+        finally:
+            self._in_progress.discard(key)
+        self._return_kinds[key] = result
+        return result
+
+    def final_env(self, function: FunctionInfo) -> Env:
+        """Kinds at the end of a function, for closures of functions nested in it."""
+        key = id(function.node)
+        if key not in self._final_envs:
+            self._final_envs[key] = {}
+            analysis = FunctionAnalysis(self, function)
+            analysis.run()
+            self._final_envs[key] = analysis.env
+        return self._final_envs[key]
+
+    def numpy_parameters(self, function: FunctionInfo) -> frozenset[str]:
+        """Parameters of a function that a caller in this file passes a NumPy value. Dynamo traces
+        NumPy as tensors, so they are data in the callee too (BigBird's random block plan passes
+        `plan_block_length[i]` on to `_get_single_block_row_attention`, measured: its `np.arange`,
+        `range` and `if` on them break). Only callers that call NumPy themselves are walked."""
+        key = id(function.node)
+        if key in self._numpy_parameters:
+            return self._numpy_parameters[key]
+        self._numpy_parameters[key] = frozenset()  # a recursive call sees none while this is computed
+        args = function.node.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
+        if function.owner is not None and "staticmethod" not in decorators:
+            positional = positional[1:]  # `self` / `cls` is bound
+        names = set(positional) | {a.arg for a in args.kwonlyargs}
+        found: set[str] = set()
+        for caller, call in self._callers_with_numpy().get(key, []):
+            probe = FunctionAnalysis(self, caller)
+            probe.env = dict(self.final_env(caller))
+            for position, argument in enumerate(call.args):
+                if isinstance(argument, ast.Starred):
+                    break
+                if position < len(positional) and probe.kind(argument) is Kind.NUMPY:
+                    found.add(positional[position])
+            found |= {k.arg for k in call.keywords if k.arg in names and probe.kind(k.value) is Kind.NUMPY}
+        self._numpy_parameters[key] = frozenset(found)
+        return self._numpy_parameters[key]
+
+    def _callers_with_numpy(self) -> dict[int, list[tuple[FunctionInfo, ast.Call]]]:
+        """callee → (caller, call) for the same-file calls made by functions that call NumPy."""
+        if self._numpy_callers is None:
+            self._numpy_callers = {}
+            probe = FunctionAnalysis(self, None)
+            for caller in self.index.all_functions:
+                calls = list(self.regions.same_file_calls(caller))
+                if not calls or not any((probe.qualified_name(c.func) or "").startswith("numpy.")
+                                        for c in self.regions.calls_in(caller)):  # its own body's calls
+                    continue
+                for call, callee in calls:
+                    self._numpy_callers.setdefault(id(callee.node), []).append((caller, call))
+        return self._numpy_callers
+
+    def init_values(self, cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr | None]]]:
+        """What `__init__` (of the class or a same-file base) binds to each `self.<name>`: the
+        `__init__` and the value of every `self.name = value` (None for a target without a single
+        value: tuple unpacking, augmented assignment, `register_buffer`/`register_parameter`);
+        the names alone (no values) for a base in another file, from the project's summaries.
+        The attributes that exist before any other method runs, and what they are made from."""
+        key = id(cls.node)
+        if key not in self._init_values:
+            found: dict[str, list[tuple[FunctionInfo, ast.expr | None]]] = {}
+            inherited = dict(self.regions.context.base_attributes)
+            for klass in cls.mro():
+                init = klass.methods.get("__init__")
+                if init is not None:
+                    for name, value in init_bindings(init):
+                        values = found.setdefault(name, [])
+                        if value is not BOUND:
+                            values.append((init, value))  # type: ignore[arg-type]
+                for base in klass.base_names:  # a base in another file: what its `__init__` chain binds
+                    for name in inherited.get(base or "", ()):
+                        found.setdefault(name, [])
+            self._init_values[key] = found
+        return self._init_values[key]
+
+    def constructors(self, cls: ClassInfo) -> dict[str, frozenset[str]]:
+        """`self.<name> = Ctor(...)` in `__init__` → {name: {qualified Ctor}} (a same-file class by
+        its own name; "?" for any value that is not such a call): what calling `self.<name>` runs."""
+        key = id(cls.node)
+        if key not in self._constructors:
+            probes: dict[int, FunctionAnalysis] = {}
+            table: dict[str, frozenset[str]] = {}
+            for name, values in self.init_values(cls).items():
+                ctors = set()
+                for init, value in values:
+                    probe = probes.setdefault(id(init.node), FunctionAnalysis(self, init, with_parameters=False))
+                    ctors.add(_constructor(value, probe, self.index) if value is not None else "?")
+                table[name] = frozenset(ctors)
+            self._constructors[key] = table
+        return self._constructors[key]
+
+    def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]:
+        """Kinds of `self.<name>` from every `self.name = ...` and `register_buffer` in the class."""
+        key = id(cls.node)
+        if key in self._class_attributes:
+            return self._class_attributes[key]
+        kinds: dict[str, Kind] = {}
+        self._class_attributes[key] = kinds  # cycles see an empty table, i.e. unknown
+        for klass in reversed(list(cls.mro())):
+            for method in klass.methods.values():
+                probe = FunctionAnalysis(self, method, with_parameters=False)
+                for node in _assignments_and_calls(method.node.body):
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if isinstance(target, ast.Attribute) and probe.is_self(target.value):
+                                kind = probe.kind(node.value)
+                                kinds[target.attr] = join(kinds[target.attr], kind) if target.attr in kinds else kind
+                    elif (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "register_buffer"
+                        and probe.is_self(node.func.value)
+                        and node.args
+                        and isinstance(node.args[0], ast.Constant)
+                        and isinstance(node.args[0].value, str)
+                    ):
+                        kinds[node.args[0].value] = Kind.TENSOR
+        kinds["training"] = Kind.PYTHON
+        return kinds
+
+
+def _assignments_and_calls(body: list[ast.stmt]) -> Iterator[ast.Assign | ast.Call]:
+    """Every assignment statement below `body` (nested blocks and functions included), and every
+    call that is a statement of its own: what `self.x = ...` and `self.register_buffer(...)`
+    look like, found without walking every expression."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Assign):
+            yield stmt
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            yield stmt.value
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(reversed(getattr(stmt, name, ()) or ()))
+        for handler in getattr(stmt, "handlers", ()) or ():
+            stack.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", ()) or ():
+            stack.extend(reversed(case.body))
+
+
+def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -> str:  # "?" unless `Ctor(...)`
+    if isinstance(value, ast.Call):
+        if isinstance(value.func, ast.Name) and value.func.id in index.classes and value.func.id not in probe.shadowed_names:
+            return value.func.id
+        qualname = probe.qualified_name(value.func)
+        if qualname is not None:
+            return qualname
+    return "?"

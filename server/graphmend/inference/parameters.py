@@ -1,0 +1,191 @@
+"""The kinds a function's parameters start with: annotations, defaults, how the body uses them
+(`x.sum()` makes `x` a tensor), and what compiled callers in this file or others pass."""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+
+from .. import torch_api
+from ..kinds import TENSORISH, Env, Kind, join
+from ..semantics import walk
+from .compile_time import CompileTimeFacts
+
+_CONTAINER_ANNOTATIONS = frozenset(
+    "dict list tuple set frozenset typing.Dict typing.List typing.Tuple typing.Set typing.FrozenSet typing.Sequence "
+    "typing.Mapping typing.Iterable collections.abc.Sequence collections.abc.Mapping collections.abc.Iterable".split()
+)
+_TENSOR_ANNOTATIONS = frozenset(
+    "torch.Tensor torch.FloatTensor torch.LongTensor torch.DoubleTensor torch.HalfTensor torch.IntTensor "
+    "torch.ByteTensor torch.nn.Parameter torch.nn.parameter.Parameter".split()
+)
+_PYTHON_ANNOTATIONS = frozenset("bool int float str complex bytes".split())
+
+
+class ParameterKinds(CompileTimeFacts):
+    """Parameter kinds and the evidence of tensor use they come from."""
+
+    # Parameters that are tensors only because some compiled caller in another file passes a
+    # tensor (others may pass numbers) → their annotation ("" for none): a rewrite of a test
+    # of one must keep working for a Python value too.
+    caller_typed: dict[str, str]
+
+    def _parameter_kinds(self) -> Env:
+        assert self.function is not None
+        node = self.function.node
+        args = node.args
+        env: Env = {}
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        evidence = self.tensor_evidence if pairs else {}
+        given = self.module.regions.context.parameters_given_tensors(self.function.qualname)
+        numpy_given = self.module.numpy_parameters(self.function) if self.module.imports_numpy else frozenset()
+        for arg, default in pairs:
+            kind = self._parameter_kind(arg, default, evidence)
+            if kind is Kind.UNKNOWN and arg.arg in numpy_given:
+                kind = Kind.NUMPY
+            if arg.arg in given and not kind.is_tensor:
+                optional = isinstance(default, ast.Constant) and default.value is None
+                kind = Kind.OPTIONAL_TENSOR if optional else Kind.TENSOR
+                self.caller_typed[arg.arg] = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+            env[arg.arg] = kind
+        for star in (args.vararg, args.kwarg):
+            if star is not None:
+                env[star.arg] = Kind.CONTAINER
+        if self.self_name and self.function.owner is not None:
+            env[self.self_name] = Kind.SELF
+        return env
+
+    def _parameter_kind(self, arg: ast.arg, default: ast.expr | None, evidence: dict[str, Kind]) -> Kind:
+        if arg.annotation is not None:
+            kind = self.annotation_kind(arg.annotation)
+            if kind is not Kind.UNKNOWN:
+                if isinstance(default, ast.Constant) and default.value is None and kind.is_tensor:
+                    return join(kind, Kind.NONE)
+                return kind
+        if isinstance(default, ast.Constant):
+            if default.value is None:
+                return Kind.OPTIONAL_TENSOR if arg.arg in evidence else Kind.NONE
+            return Kind.PYTHON
+        return evidence.get(arg.arg, Kind.UNKNOWN)
+
+    def annotation_kind(self, annotation: ast.expr) -> Kind:
+        if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
+            return Kind.PYTHON if self.index.is_builtin(annotation.id) else Kind.UNKNOWN
+        if isinstance(annotation, ast.Name) and annotation.id in _CONTAINER_ANNOTATIONS and self.index.is_builtin(annotation.id):
+            return Kind.CONTAINER
+        if isinstance(annotation, ast.Constant) and annotation.value is None:
+            return Kind.NONE
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            return join(self.annotation_kind(annotation.left), self.annotation_kind(annotation.right))
+        if isinstance(annotation, ast.Subscript):
+            origin = self.qualified_name(annotation.value)
+            inner = annotation.slice
+            if origin in ("typing.Optional", "typing_extensions.Optional"):
+                return join(self.annotation_kind(inner), Kind.NONE)
+            if origin in ("typing.Union", "typing_extensions.Union") and isinstance(inner, ast.Tuple):
+                kinds = [self.annotation_kind(e) for e in inner.elts]
+                result = kinds[0]
+                for kind in kinds[1:]:
+                    result = join(result, kind)
+                return result
+            if origin in _CONTAINER_ANNOTATIONS or (
+                isinstance(annotation.value, ast.Name) and annotation.value.id in _CONTAINER_ANNOTATIONS
+                and self.index.is_builtin(annotation.value.id)
+            ):
+                return Kind.CONTAINER
+            return Kind.UNKNOWN
+        qualname = self.qualified_name(annotation)
+        if qualname in _CONTAINER_ANNOTATIONS:
+            return Kind.CONTAINER
+        if qualname in _TENSOR_ANNOTATIONS:
+            return Kind.TENSOR
+        if qualname == "torch.BoolTensor":
+            return Kind.BOOL_TENSOR
+        return Kind.UNKNOWN
+
+    @cached_property
+    def tensor_evidence(self) -> dict[str, Kind]:
+        """Names used as tensors: `x.sum()`, `x.shape`, `torch.relu(x)` → TENSOR.
+
+        Use through a subscript (`x[0].item()`) is weaker evidence, since `x` may be a tuple of
+        tensors: such names get OPTIONAL_TENSOR, whose own truthiness is never flagged.
+        `h = x * 2` then `h.sum()` carries the evidence back to `x` (only a tensor x makes h one).
+        """
+        assert self.function is not None
+        found: dict[str, Kind] = {}
+
+        def note(name: str, kind: Kind) -> bool:
+            if found.get(name) is Kind.TENSOR or found.get(name) is kind:
+                return False
+            found[name] = kind
+            return True
+
+        derived: list[tuple[str, str, bool]] = []  # (local, the name it comes from, through a subscript)
+        for node in walk(self.function.node):
+            if isinstance(node, ast.Attribute) and node.attr in torch_api.TENSOR_EVIDENCE:
+                base = _subscript_base(node.value)
+                if isinstance(base, ast.Name):
+                    note(base.id, Kind.TENSOR if base is node.value else Kind.OPTIONAL_TENSOR)
+            elif isinstance(node, ast.Call) and node.args:
+                qualname = self.qualified_name(node.func)
+                if (
+                    qualname is not None
+                    and self.torch_call_kind(qualname) in TENSORISH
+                    and qualname.rsplit(".", 1)[-1] not in torch_api.FACTORY_FUNCTIONS
+                ):
+                    # torch.relu(x), torch.any(x > 0): only a tensor x makes the call valid.
+                    source = _sole_variable(node.args[0])
+                    if source is not None:
+                        note(source[0], Kind.OPTIONAL_TENSOR if source[1] else Kind.TENSOR)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                source = _sole_variable(node.value)
+                if source is not None:
+                    derived.append((node.targets[0].id, *source))
+        changed = True
+        while changed:
+            changed = False
+            for local, origin, through_subscript in derived:
+                if local in found:
+                    strength = Kind.OPTIONAL_TENSOR if through_subscript else found[local]
+                    changed |= note(origin, strength)
+        return found
+
+    def used_as_tensor(self, expr: ast.expr) -> bool:
+        """A tensor by its kind, or a name this function uses as a tensor (`x.abs().max()`)."""
+        if self.kind(expr).is_tensor:
+            return True
+        return isinstance(expr, ast.Name) and self.has_tensor_evidence(expr.id)
+
+    def has_tensor_evidence(self, name: str) -> bool:
+        """The function uses `name` itself as a tensor (`name.sum()`, `torch.relu(name)`)."""
+        return self.function is not None and self.tensor_evidence.get(name) is Kind.TENSOR
+
+
+def _subscript_base(expr: ast.expr) -> ast.expr:
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _sole_variable(expr: ast.expr, through_subscript: bool = False) -> tuple[str, bool] | None:
+    """The one name in `x * 2`, `-x`, `x[0]`, `(x - 0.5) / 2` (everything else a literal), and
+    whether it is reached through a subscript."""
+    if isinstance(expr, ast.Name):
+        return expr.id, through_subscript
+    if isinstance(expr, ast.Subscript):
+        return _sole_variable(expr.value, True)
+    if isinstance(expr, ast.UnaryOp) and not isinstance(expr.op, ast.Not):
+        return _sole_variable(expr.operand, through_subscript)
+    if isinstance(expr, ast.BinOp):
+        if isinstance(expr.right, ast.Constant):
+            return _sole_variable(expr.left, through_subscript)
+        if isinstance(expr.left, ast.Constant):
+            return _sole_variable(expr.right, through_subscript)
+    if isinstance(expr, ast.Compare) and len(expr.comparators) == 1:
+        if isinstance(expr.comparators[0], ast.Constant):
+            return _sole_variable(expr.left, through_subscript)
+        if isinstance(expr.left, ast.Constant):
+            return _sole_variable(expr.comparators[0], through_subscript)
+    return None

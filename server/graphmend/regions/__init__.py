@@ -1,0 +1,34 @@
+"""Which code runs under torch.compile: entry points, and everything they call in the same file.
+
+Dynamo traces into every Python function a compiled frame calls, so a break inside a helper is a
+break of the compiled entry (see the nested-graph-break docs). Code that no entry reaches is never
+compiled and must never be flagged. What other files of the project compile or call comes in as a
+`ProjectContext` (see `project.py`); calls that leave the file are named as `ExternalRef`s.
+
+The package, each part building on the last: `records` (entries, reaches, references to other
+files), `scope_facts` (the calls and bindings of one scope's own body, walked once), `resolution`
+(what a name, an instance or a call refers to), `entries` (the compile sites and what they
+compile) and `compiled` (`CompiledRegions`: the entries and every function they reach).
+"""
+
+from .compiled import CompiledRegions
+from .entries import compile_call_lines, cuda_graph_request
+from .records import (
+    CAPTURE_SETTINGS,
+    CONFIG_PATCH,
+    CUDA_GRAPH_MODES,
+    FORWARD_IS_COMPILED,
+    Entry,
+    ExternalEntry,
+    ExternalRef,
+    Origin,
+    ProjectContext,
+    Reach,
+)
+from .scope_facts import UNKNOWN_VALUE, bound_names
+
+__all__ = [
+    "CAPTURE_SETTINGS", "CONFIG_PATCH", "CUDA_GRAPH_MODES", "FORWARD_IS_COMPILED", "UNKNOWN_VALUE", "CompiledRegions",
+    "Entry", "ExternalEntry", "ExternalRef", "Origin", "ProjectContext", "Reach", "bound_names", "compile_call_lines",
+    "cuda_graph_request",
+]

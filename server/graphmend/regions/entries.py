@@ -1,0 +1,222 @@
+"""Compile sites and what they compile: `@torch.compile`, `torch.compile(target)`, `.compile()`,
+every nn.Module `forward` by default, and entries other files' compile sites give this one;
+with the Dynamo settings each entry runs under and its request for CUDA graphs."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from typing import Iterator
+
+from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
+from .records import CAPTURE_SETTINGS, CONFIG_PATCH, CUDA_GRAPH_MODES, FORWARD_IS_COMPILED, Entry, ExternalRef
+from .resolution import CallResolution
+
+_COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
+
+
+def _guess_note(cls: ClassInfo) -> str:
+    """Why a class whose bases graphmend cannot see is taken for an nn.Module (`ModuleIndex._unseen_base`)."""
+    if cls.guessed_from is None:
+        return ""
+    return (f"; `{cls.name}` is taken for an nn.Module: it defines `forward` and its base `{cls.guessed_from}` "
+            "is in no checked file (name such bases in the `module-bases` setting)")
+
+
+class EntryFinder(CallResolution):
+    """The compiled entries of one module (see the module docstring)."""
+
+    module_forward_is_compiled: bool
+    # Sorted 1-based lines where a compile call can be (see `compile_call_lines`): only the
+    # functions that span one are searched for compile sites. None: search every function.
+    compile_lines: list[int] | None
+    remote_entries: list[tuple[ExternalRef, str, ast.AST]]  # compile sites aimed at other files
+
+    def _reorderable_functions(self) -> frozenset[int]:
+        """Functions registered with `torch._dynamo.config.reorderable_logging_functions.add(f)` at
+        module level: Dynamo records calls to them and replays them after the graph, never tracing
+        their bodies, so nothing in them is compiled code."""
+        found: set[int] = set()
+        for stmt in self.index.tree.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and self.index.qualified_name(call.func) == _REORDERABLE_REGISTRY
+                and len(call.args) == 1
+                and isinstance(call.args[0], ast.Name)
+                and call.args[0].id in self.index.functions
+            ):
+                found.add(id(self.index.functions[call.args[0].id].node))
+        return frozenset(found)
+
+    def _find_entries(self) -> list[Entry]:
+        entries: list[Entry] = []
+        seen: set[int] = set()
+        everywhere = self._module_level_captures()
+
+        def add(function: FunctionInfo | None, why: str, site: ast.AST, captures: frozenset[str] = frozenset()) -> None:
+            if function is not None and id(function.node) not in seen:
+                seen.add(id(function.node))
+                entries.append(Entry(function, why, site, captures | everywhere, cuda_graphs=cuda_graph_request(site)))
+
+        for function in self.index.all_functions:
+            captures: set[str] = set()
+            for decorator in function.node.decorator_list:
+                if self._is_compile_callable(decorator, function.parent):
+                    add(function, "decorated with @torch.compile", decorator, frozenset(captures))
+                    break
+                captures |= self._patched_settings(decorator, function.parent)  # a patch above the compile wraps it
+
+        calls = list(self._scoped_calls())
+        wrapped = {  # `torch._dynamo.config.patch(...)(torch.compile(...))`
+            id(node.args[0]): self._patched_settings(node.func, scope)
+            for scope, node in calls
+            if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call)
+        }
+        for scope, node in calls:
+            shadowed = scope.local_names if scope else frozenset()
+            if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
+                target = node.args[0] if node.args else _keyword(node, "model")
+                if target is not None:
+                    why = f"compiled by torch.compile at line {node.lineno}"
+                    function = self._compile_target(target, scope)
+                    add(function, why, node, wrapped.get(id(node), frozenset()))
+                    remote = None if function is not None else self._remote_target(target, scope)
+                    if remote is not None:
+                        self.remote_entries.append((remote, why, node))
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+                why = f"compiled by .compile() at line {node.lineno}"
+                cls = self._instance_class(node.func.value, scope)
+                if cls is not None and cls.is_module:
+                    add(cls.find_method("forward"), why, node)
+                elif cls is None:
+                    imported = self._imported_instance(node.func.value, scope)
+                    if imported is not None:
+                        self.remote_entries.append((ExternalRef("instance", imported), why, node))
+
+        if self.module_forward_is_compiled:
+            for cls in self.index.classes.values():
+                forward = cls.methods.get("forward")
+                if cls.is_module and forward is not None:
+                    add(forward, FORWARD_IS_COMPILED + _guess_note(cls), forward.node)
+        for external in self.context.entries:
+            function = self.index.function_by_qualname(external.qualname)
+            if function is None:
+                continue
+            entry = Entry(function, external.why, function.node, everywhere, external.origin, external.via,
+                          external.called, external.cuda_graphs)
+            if id(function.node) not in seen:
+                seen.add(id(function.node))
+                entries.append(entry)
+            elif external.cuda_graphs is not None:  # a real compile site asking for CUDA graphs beats the assumption
+                assumed = next(i for i, e in enumerate(entries) if e.function is function)
+                if entries[assumed].why.startswith(FORWARD_IS_COMPILED):
+                    entries[assumed] = entry
+        return entries
+
+    def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:
+        """`torch._dynamo.config.patch(capture_scalar_outputs=True)` → {"capture_scalar_outputs"}."""
+        if not isinstance(expr, ast.Call):
+            return frozenset()
+        shadowed = scope.local_names if scope else frozenset()
+        if self.index.qualified_name(expr.func, shadowed) != CONFIG_PATCH:
+            return frozenset()
+        return frozenset(
+            k.arg for k in expr.keywords
+            if k.arg in CAPTURE_SETTINGS and isinstance(k.value, ast.Constant) and k.value.value is True
+        )
+
+    def _module_level_captures(self) -> frozenset[str]:
+        """`torch._dynamo.config.capture_scalar_outputs = True` at module level: for every entry."""
+        found = set()
+        for stmt in self.index.tree.body:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
+                for target in stmt.targets:
+                    qualname = self.index.qualified_name(target)
+                    if qualname is not None and qualname.rsplit(".", 1)[0] == "torch._dynamo.config":
+                        setting = qualname.rsplit(".", 1)[1]
+                        if setting in CAPTURE_SETTINGS:
+                            found.add(setting)
+        return frozenset(found)
+
+    def _is_compile_callable(self, decorator: ast.expr, scope: FunctionInfo | None) -> bool:
+        shadowed = scope.local_names if scope else frozenset()
+        func = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self.index.qualified_name(func, shadowed) in _COMPILE_FUNCTIONS
+
+    def _remote_target(self, target: ast.expr, scope: FunctionInfo | None) -> ExternalRef | None:
+        """What `torch.compile(target)` compiles when it is defined in another file."""
+        if isinstance(target, ast.Attribute):
+            owner = self._imported_instance(target.value, scope)
+            return ExternalRef("method", owner, target.attr) if owner is not None else self._call_ref(target, scope)
+        instance = self._imported_instance(target, scope)
+        if instance is not None:
+            return ExternalRef("instance", instance)
+        return self._call_ref(target, scope) if isinstance(target, ast.Name) else None
+
+    def _compile_target(self, target: ast.expr, scope: FunctionInfo | None) -> FunctionInfo | None:
+        if isinstance(target, ast.Name):
+            function = self.resolve_function_name(target.id, scope)
+            if function is not None:
+                return function
+        if isinstance(target, ast.Attribute):
+            owner = self._instance_class(target.value, scope)
+            if owner is not None:
+                return owner.find_method(target.attr)
+            return None
+        cls = self._instance_class(target, scope)
+        return cls.find_method("forward") if cls is not None and cls.is_module else None
+
+    def _scoped_calls(self) -> Iterator[tuple[FunctionInfo | None, ast.Call]]:
+        """The calls of every scope that may hold a compile site."""
+        for call in self._calls(None):
+            yield None, call
+        for function in self.index.all_functions:
+            if self._may_compile(function):
+                for call in self._calls(function):
+                    yield function, call
+
+    def _may_compile(self, function: FunctionInfo) -> bool:
+        if self.compile_lines is None:
+            return True
+        node = function.node
+        first = bisect.bisect_left(self.compile_lines, node.lineno)
+        return first < len(self.compile_lines) and self.compile_lines[first] <= (node.end_lineno or node.lineno)
+
+
+def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[int]:
+    """The 1-based lines where a compile call may start: `compile(`, `optimize(` and any name a
+    compile function is imported as (`from torch import compile as c`: `c(`), or such a name at
+    the end of a line. A superset, found by substring search and a regular expression on the lines
+    that hold a name, instead of a walk of every function."""
+    names = {"compile", "optimize"}
+    scopes: list[dict[str, str]] = [index.imports, *(f.local_imports for f in index.all_functions)]
+    names |= {name for scope in scopes for name, qualname in scope.items() if qualname in _COMPILE_FUNCTIONS}
+    present = [name for name in names if name in text]
+    if not present:
+        return []  # most files: a substring search instead of a regular expression per line
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, present))) + r")\s*(?:\(|\\?$)")
+    return [number for number, line in enumerate(lines, start=1) if any(name in line for name in present) and pattern.search(line)]
+
+
+def cuda_graph_request(site: ast.AST) -> str | None:
+    """How a compile site asks inductor to record CUDA graphs, in its own words
+    (`mode="reduce-overhead"`, `options={"triton.cudagraphs": True}`), or None."""
+    if not isinstance(site, ast.Call):
+        return None
+    mode = _keyword(site, "mode")
+    if isinstance(mode, ast.Constant) and mode.value in CUDA_GRAPH_MODES:
+        return f'mode="{mode.value}" at line {site.lineno}'
+    options = _keyword(site, "options")
+    if isinstance(options, ast.Dict):
+        for key, value in zip(options.keys, options.values):
+            if (isinstance(key, ast.Constant) and key.value == "triton.cudagraphs"
+                    and isinstance(value, ast.Constant) and value.value is True):
+                return f'options={{"triton.cudagraphs": True}} at line {site.lineno}'
+    return None
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
