@@ -31,8 +31,8 @@ from typing import Any, Callable
 
 import transformers
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import paper_table2  # noqa: E402
+import harness
+import paper_table2
 
 
 def _site(site: str) -> tuple[str, int]:
@@ -71,7 +71,7 @@ def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str
             family["positions"].setdefault(path, set()).update(map(tuple, positions))
     files = sorted({installed / path for f in families.values() for path in f["executed"]}
                    | {installed / path for f in families.values() for path, _ in f["sites"]})
-    spans = paper_table2.flagged_spans([f for f in files if f.is_file()])
+    spans = harness.flagged_spans([f for f in files if f.is_file()])
     by_relative = {str(path.relative_to(installed.resolve())): found for path, found in spans.items()
                    if path.is_relative_to(installed.resolve())}
     rows, misses, unconfirmed, shadowed = [], [], [], []
@@ -95,7 +95,7 @@ def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str
     return {"rows": rows, "misses": misses, "unconfirmed": unconfirmed, "shadowed": shadowed, "totals": totals}
 
 
-def _ran(path: Path, span: paper_table2.Span, lines: set[int], positions: set[tuple[int, ...]] | None) -> bool:
+def _ran(path: Path, span: harness.Span, lines: set[int], positions: set[tuple[int, ...]] | None) -> bool:
     """Whether the eager run evaluated a finding. With the instructions it ran (`positions`, as
     `co_positions` gives them), the finding's last instructions must have run: in
     `if pixels is not None and (ids == k).any():` the tensor test runs only when `pixels` is given,
@@ -109,7 +109,7 @@ def _ran(path: Path, span: paper_table2.Span, lines: set[int], positions: set[tu
 _POSITIONS: dict[Path, set[tuple[int, ...]]] = {}
 
 
-def _last_instructions(path: Path, span: paper_table2.Span) -> set[tuple[int, ...]]:
+def _last_instructions(path: Path, span: harness.Span) -> set[tuple[int, ...]]:
     """The positions of the instructions inside `span` that end last (what runs last of it)."""
     if path not in _POSITIONS:
         found: set[tuple[int, ...]] = set()

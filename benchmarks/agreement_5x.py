@@ -44,10 +44,9 @@ import torch
 import torch._dynamo.testing
 import transformers
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import agreement  # noqa: E402
-import paper_table2  # noqa: E402
-import tiny_models  # noqa: E402
+import agreement
+import harness
+import tiny_models
 
 MODES = ("eval", "train", "fp16")  # fp16: eval in float16
 MEMORY_LIMIT = 6 << 30  # bytes of address space per worker
@@ -123,11 +122,11 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     """Build, trace and compile one architecture in one mode; write its record to `out`, and its
     eager and compiled outputs to `out` with the suffix `.pt`."""
     if os.environ.get(EXPECT_PACKAGE):
-        paper_table2.exit_unless_imported_from(Path(os.environ[EXPECT_PACKAGE]))
+        harness.exit_unless_imported_from(Path(os.environ[EXPECT_PACKAGE]))
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))  # a config that did not shrink fails, not the machine
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
-    sites = paper_table2.collect_break_sites()
+    sites = harness.collect_break_sites()
     _seed()
     model, inputs = tiny_models.build(model_type)
     _seed()
@@ -169,26 +168,15 @@ def run_case(name: str, work: Path, timeout: float, existing_only: bool = False,
     it. A `variant` (with `package`, a copy of transformers) runs against that copy."""
     model_type, mode = name.rsplit("/", 1)
     out = work / f"{model_type}.{mode}{variant}.json"
-    log = Path(f"{out}.log")
     if out.is_file():
         return json.loads(out.read_text())
     if existing_only:
         return None
-    env = dict(os.environ)
-    if package is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(package.parent), *filter(None, [env.get("PYTHONPATH")])])
-        env[EXPECT_PACKAGE] = str(package)
-    try:
-        with log.open("w") as stderr:
-            done = subprocess.run([sys.executable, __file__, "--worker", model_type, mode, str(out)],
-                                  stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        record = {"error": f"timed out after {timeout:.0f} s"}
-    else:
-        if done.returncode == 0:
-            return json.loads(out.read_text())
-        record = {"error": paper_table2._exception(log.read_text(errors="replace")) or f"exit status {done.returncode}"}
-    out.write_text(json.dumps(record))  # a failure is recorded too: a later run with --work reports it
+    env = (harness.worker_env() if package is None
+           else harness.worker_env(package.parent, **{EXPECT_PACKAGE: str(package)}))
+    record = harness.run_worker(__file__, [model_type, mode, str(out)], env, out, timeout)
+    if "error" in record:
+        out.write_text(json.dumps(record))  # a failure is recorded too: a later run with --work reports it
     return record
 
 
@@ -257,7 +245,7 @@ def _equal(first: torch.Tensor | None, second: torch.Tensor | None) -> bool:
 
 def _fixable_sites(installed: Path, models: list[str]) -> set[str]:
     """The break sites ("models/x/y.py:LINE") that a `graphmend check` finding with a fix covers."""
-    spans = paper_table2.flagged_lines(sorted(p for m in models for p in (installed / "models" / m).glob("*.py")), fixed_only=True)
+    spans = harness.flagged_lines(sorted(p for m in models for p in (installed / "models" / m).glob("*.py")), fixed_only=True)
     return {f"{path.relative_to(installed).as_posix()}:{line}"
             for path, found in spans.items() for first, last in found for line in range(first, last + 1)}
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -47,9 +46,8 @@ import torch
 import torch._dynamo.utils
 import transformers
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_table2 import (_exception, _identical, close_on_gpu, collect_cudagraph_skips,  # noqa: E402
-                          exit_unless_imported_from, max_difference, timing_lock)
+from harness import (close_on_gpu, collect_cudagraph_skips, empty_inductor_cache, exit_unless_imported_from, identical,
+                     max_difference, run_worker, same, timing_lock, worker_env)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -240,12 +238,6 @@ def _tensors(output: Any) -> list[torch.Tensor]:
     return [item.detach().cpu() for item in items]
 
 
-def _same(a: list[torch.Tensor], b: list[torch.Tensor], cuda: bool) -> bool:
-    """Bit for bit on the CPU; on a GPU up to the reduction-order differences of two processes."""
-    agree = close_on_gpu if cuda else _identical
-    return len(a) == len(b) and all(agree(x, y) for x, y in zip(a, b))
-
-
 def _difference(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
     return max((max_difference(x, y) for x, y in zip(a, b)), default=0.0) if len(a) == len(b) else float("inf")
 
@@ -266,17 +258,9 @@ def fixed_copy(work: Path) -> Path:
 
 
 def measure(name: str, variant: str, calls: int, package: Path, pythonpath: Path | None, out: Path) -> dict[str, Any]:
-    env = dict(os.environ, TORCHINDUCTOR_FX_GRAPH_CACHE="0")
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
-    log = Path(f"{out}.log")
-    with tempfile.TemporaryDirectory(prefix="inductor-cache-") as cache, log.open("w") as stderr:
-        env["TORCHINDUCTOR_CACHE_DIR"] = cache
-        done = subprocess.run([sys.executable, __file__, "--worker", name, variant, str(calls), str(out), str(package)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=stderr, timeout=1800)
-    if done.returncode != 0:
-        return {"error": _exception(log.read_text(errors="replace")) or f"exit status {done.returncode}"}
-    return json.loads(out.read_text())
+    with empty_inductor_cache() as cache:
+        return run_worker(__file__, [name, variant, str(calls), str(out), str(package)], worker_env(pythonpath, **cache),
+                          out, timeout=1800)
 
 
 def main() -> int:
@@ -297,6 +281,7 @@ def main() -> int:
     original = Path(transformers.__file__).parent
     site = fixed_copy(work)
     cuda = torch.cuda.is_available()
+    agree = close_on_gpu if cuda else identical  # bit for bit on the CPU; on a GPU up to reduction order
     print(f"device: {torch.cuda.get_device_name() if cuda else 'cpu (no CUDA: graphs and outputs only)'}; "
           f"torch {torch.__version__}, transformers {transformers.__version__}; {' '.join(sys.argv)}\n")
     print("| case | graphs | CUDA-graph skips | outputs equal | steady ms | fixed/original (spread) |")
@@ -319,7 +304,7 @@ def main() -> int:
                 if not reference.exists():
                     continue  # the original failed: reported as an error below
                 saved, first = torch.load(f"{out}.pt"), torch.load(reference)
-                equal &= _same(saved["compiled"], first["compiled"], cuda) and _same(saved["eager"], first["eager"], cuda)
+                equal &= same(saved["compiled"], first["compiled"], agree) and same(saved["eager"], first["eager"], agree)
                 difference = max(difference, _difference(saved["compiled"], first["compiled"]),
                                  _difference(saved["eager"], first["eager"]))
         errors = [r["error"] for rs in records.values() for r in rs if "error" in r]

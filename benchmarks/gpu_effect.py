@@ -4,8 +4,8 @@
                                     [--pairs 3] [--calls N] [--json OUT] [--keep DIR] [--timeout S]
 
 1. Copies the installed transformers package and runs `graphmend fix --unsafe-fixes` on the model
-   files of the families measured (`models/<family>/modeling_<family>.py`) and on paper_table2's
-   `SHARED_FILES` in the copy (as `paper_table2.py` does).
+   files of the families measured (`models/<family>/modeling_<family>.py`) and on
+   `harness.SHARED_FILES` in the copy (as `paper_table2.py` does).
 2. For each case x size x mode, `--pairs` pairs of fresh processes, run one at a time and alternated
    (original, fixed, original, fixed, ...), each with an empty inductor cache (its own
    TORCHINDUCTOR_CACHE_DIR, FX graph cache off). A process builds the model from a config in code
@@ -25,7 +25,7 @@
    forwards) and compiled regions per forward before -> after, steady ms (median over pairs of each
    process's median), the fixed / original ratio per pair (median and min-max spread) for steady
    state and cold start, and whether the outputs agree (NaN equal to NaN; fp32: bit for bit on the CPU, within
-   paper_table2.CUDA_FP32_TOLERANCE on a GPU, where inductor's timed choice of reduction kernels makes two
+   harness.CUDA_FP32_TOLERANCE on a GPU, where inductor's timed choice of reduction kernels makes two
    processes of the same code differ, the control's too; bf16: allclose, rtol = atol = 1e-2; the largest difference);
    then the cold-start breakdown (median seconds per stage). `--json` writes every record and row.
 
@@ -40,9 +40,7 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -55,9 +53,8 @@ import torch._dynamo.utils
 import transformers
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_table2 import (SHARED_FILES, WRONG_PACKAGE, _exception, _identical, close_on_gpu,  # noqa: E402
-                          collect_cudagraph_skips, max_difference, timing_lock)
+from harness import (close_on_gpu, collect_cudagraph_skips, empty_inductor_cache, exit_unless_imported_from, fixed_copy,
+                     identical, max_difference, run_worker, timing_lock, worker_env)
 
 Inputs = dict[str, Any]
 WARMUP = 7  # forwards between the cold start and the timed ones
@@ -251,10 +248,7 @@ def profile_forward(call: Callable[[], Any], cuda: bool) -> dict[str, int | None
 
 def worker(name: str, size: str, mode: str, calls: int, out: Path, expected_package: Path) -> None:
     """Build, compile and measure one case in this process; write the record to `out`, the output to `out`.pt."""
-    imported = Path(transformers.__file__).resolve().parent
-    if imported != expected_package.resolve():
-        print(f"imported transformers from {imported}, expected {expected_package}", file=sys.stderr)
-        sys.exit(WRONG_PACKAGE)
+    exit_unless_imported_from(expected_package)
     transformers.logging.set_verbosity_error()
     cuda = torch.cuda.is_available()
     device = torch.device("cuda" if cuda else "cpu")
@@ -317,42 +311,12 @@ def cpu_name() -> str:
 # ---------------------------------------------------------------- the driver
 
 
-def fixed_copy(work: Path, families: list[str]) -> Path:
-    """A copy of the installed transformers (under `work`/site) with the families' files fixed."""
-    site = work / "site"
-    if not (site / "transformers").exists():
-        shutil.copytree(Path(transformers.__file__).parent, site / "transformers",
-                        ignore=shutil.ignore_patterns("__pycache__"))
-    targets = [str(site / "transformers" / "models" / family / f"modeling_{family}.py") for family in families]
-    targets += [str(site / "transformers" / file) for file in SHARED_FILES]
-    fix = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets],
-                         capture_output=True, text=True)
-    print(fix.stdout.strip())
-    if fix.stderr.strip():
-        print(fix.stderr.strip(), file=sys.stderr)
-    return site
-
-
 def measure(job: tuple[str, str, str], calls: int, package: Path, pythonpath: Path | None, out: Path,
             timeout: float) -> dict[str, Any]:
     """One worker process with an empty inductor cache; its record, or {"error": why}."""
-    env = dict(os.environ, TORCHINDUCTOR_FX_GRAPH_CACHE="0")
-    if pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
-    log = Path(f"{out}.log")
-    out.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="inductor-cache-") as cache, log.open("w") as stderr:
-        env["TORCHINDUCTOR_CACHE_DIR"] = cache
-        try:
-            done = subprocess.run([sys.executable, __file__, "--worker", *job, str(calls), str(out), str(package)],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"error": f"timed out after {timeout:.0f} s"}
-    if done.returncode == WRONG_PACKAGE:
-        raise SystemExit(f"{' '.join(job)}: {log.read_text().strip()}")
-    if done.returncode != 0:
-        return {"error": _exception(log.read_text(errors="replace")) or f"exit status {done.returncode}"}
-    return json.loads(out.read_text())
+    with empty_inductor_cache() as cache:
+        return run_worker(__file__, [*job, str(calls), str(out), str(package)], worker_env(pythonpath, **cache), out,
+                          timeout)
 
 
 @dataclass(frozen=True)
@@ -360,7 +324,7 @@ class Agreement:
     """How two saved outputs compare; NaN equals NaN in the same place."""
 
     equal: bool  # bit for bit
-    close_fp32_gpu: bool  # within the reduction-order differences of two GPU processes (paper_table2.close_on_gpu)
+    close_fp32_gpu: bool  # within the reduction-order differences of two GPU processes (harness.close_on_gpu)
     close_bf16: bool  # allclose with rtol = atol = 1e-2
     difference: float  # the largest |a - b|
 
@@ -369,7 +333,7 @@ def outputs_agree(first: Path, second: Path) -> Agreement:
     a, b = torch.load(first), torch.load(second)
     if a.shape != b.shape:
         return Agreement(False, False, False, float("inf"))
-    return Agreement(_identical(a, b), close_on_gpu(a, b),
+    return Agreement(identical(a, b), close_on_gpu(a, b),
                      torch.allclose(a.float(), b.float(), rtol=1e-2, atol=1e-2, equal_nan=True), max_difference(a, b))
 
 

@@ -3,7 +3,7 @@
     python benchmarks/paper_table2.py [--cases A,B] [--json OUT] [--keep DIR] [--jobs N] [--timeout S]
 
 1. Copies the installed transformers package and runs `graphmend fix --unsafe-fixes` on the
-   model files of every case (`models/<family>/modeling_<family>.py`) and on `SHARED_FILES` in the copy.
+   model files of every case (`models/<family>/modeling_<family>.py`) and on `harness.SHARED_FILES` in the copy.
 2. For each case, in a fresh process per variant (installed = before, copy = after): builds the
    model from a tiny config with seeded random weights, compiles it with a counting backend, runs
    it on its inputs, and records the number of graphs, the graph-break sites (from Dynamo's
@@ -24,15 +24,9 @@ configs are built in code.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import inspect
 import json
-import logging
 import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 import torch._dynamo
@@ -48,14 +42,13 @@ import torch._dynamo.testing
 import transformers
 from torch import nn
 
+from harness import (collect_break_sites, exit_unless_imported_from, fixed_copy, flagged_lines, identical,
+                     run_worker, same, worker_env)
+
 Inputs = dict[str, Any]
 Built = tuple[nn.Module, list[Inputs]]  # the model and the inputs of each forward call, in order
 
-# Modules outside models/ whose functions the model files run in compiled code, fixed with them:
-# the dynamic-RoPE growth runs `ROPE_INIT_FUNCTIONS[...]`, and its break there goes only with both.
-SHARED_FILES = ("modeling_rope_utils.py",)
 TRACE_LINES = "GRAPHMEND_TRACE_LINES"  # "1": the worker records the lines of models/ its eager run executes
-WRONG_PACKAGE = 3  # worker exit status: it imported another transformers than the variant's
 TRAIN_SEEDS = (0, 1, 2)  # each training forward runs once per seed, reseeded just before
 PAD_ROW_TOKENS = 2  # padding tokens in the second row of text inputs
 # training config overrides: layerdrop 0.5 and every dropout 0.0, so the layerdrop draws are the only randomness
@@ -528,8 +521,6 @@ def _every_configuration(cases: list[Case], known: dict[str, Case]) -> dict[str,
 
 EXTRA_CASES: dict[str, Case] = _every_configuration(_MORE_ARCHITECTURES, CASES)
 
-MODEL_FILES = sorted({f"{case.family}/modeling_{case.family}.py" for case in CASES.values()})
-
 
 # ---------------------------------------------------------------- the worker (one case, one variant, one process)
 
@@ -555,70 +546,9 @@ def _forward(model: Callable[..., Any], calls: list[Inputs], seeds: tuple[int, .
     return outputs
 
 
-def _identical(first: torch.Tensor, second: torch.Tensor) -> bool:
-    """torch.equal, except that NaN equals NaN in the same place (fp16 LongT5 gives NaN on padded rows)."""
-    nan = first.isnan()
-    return torch.equal(nan, second.isnan()) and torch.equal(first[~nan], second[~nan])
-
-
-def max_difference(first: torch.Tensor, second: torch.Tensor) -> float:
-    """The largest |first - second| (NaN equal to NaN in the same place; inf when shapes or NaN places
-    differ). On a GPU two processes of the same code need not agree bit for bit: inductor picks a
-    reduction kernel's block sizes by timing it, so the order of a sum can change between runs."""
-    if first.shape != second.shape or not torch.equal(first.isnan(), second.isnan()):
-        return float("inf")
-    nan = first.isnan()
-    if not (~nan).any():
-        return 0.0
-    return (first[~nan].double() - second[~nan].double()).abs().max().item()
-
-
-CUDA_FP32_TOLERANCE = 1e-4  # |Δ| ≤ tolerance × (1 + |original|): "equal" for fp32 outputs of two GPU processes
-
-
-def close_on_gpu(first: torch.Tensor, second: torch.Tensor) -> bool:
-    """Equal up to the reduction-order differences of two GPU processes (see max_difference)."""
-    return first.shape == second.shape and torch.allclose(first.double(), second.double(), rtol=CUDA_FP32_TOLERANCE,
-                                                          atol=CUDA_FP32_TOLERANCE, equal_nan=True)
-
-
-SKIP_LOGGERS = ("torch._inductor.cudagraph_utils.__cudagraphs", "torch._inductor.cudagraph_utils.__perf_hints")
-
-
-def collect_cudagraph_skips() -> list[str]:
-    """The reasons inductor logs for each CUDA-graph skip in this process ("skipping cudagraphs due to
-    ..."), in order; filled while the process runs (artifact loggers `cudagraphs`, `perf_hints`)."""
-    reasons: list[str] = []
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            if "cudagraph" in message.lower() and ("skip" in message.lower() or "not compatible" in message):
-                reasons.append(message.splitlines()[0][:300])
-
-    torch._logging.set_logs(cudagraphs=True, perf_hints=True)
-    for name in SKIP_LOGGERS:
-        skip_logger = logging.getLogger(name)
-        skip_logger.addHandler(Collect())
-        skip_logger.propagate = False
-    return reasons
-
-
-def _same(first: list[torch.Tensor], second: list[torch.Tensor], exact: bool) -> bool:
-    """Bit-identical (exact) or torch.allclose (atol 1e-6) on every pair; NaN equals NaN in the same place."""
-    if len(first) != len(second) or any(a.shape != b.shape for a, b in zip(first, second)):
-        return False
-    if exact:
-        return all(_identical(a, b) for a, b in zip(first, second))
-    return all(torch.allclose(a, b, atol=1e-6, equal_nan=True) for a, b in zip(first, second))
-
-
-def _reason(message: str) -> str:
-    """The first line of a graph-break message's reason that is not a lead-in ("... encountered:")."""
-    if "Graph Break Reason:" not in message:
-        return ""
-    lines = (line.strip() for line in message.split("Graph Break Reason:", 1)[1].splitlines())
-    return next((line for line in lines if line and not line.endswith(":")), "")
+def _close(first: torch.Tensor, second: torch.Tensor) -> bool:
+    """torch.allclose (atol 1e-6), NaN equal to NaN in the same place; tensors of different shapes never are."""
+    return first.shape == second.shape and torch.allclose(first, second, atol=1e-6, equal_nan=True)
 
 
 def _trace_models(executed: dict[str, set[int]], frame: Any, event: str, arg: Any) -> Any:
@@ -634,57 +564,6 @@ def _trace_models(executed: dict[str, set[int]], frame: Any, event: str, arg: An
             lines.add(frame.f_lineno)
         return local
     return local
-
-
-def collect_break_sites() -> dict[str, str]:
-    """From now on, every Dynamo graph-break site of this process ("path:line", relative to the
-    transformers package, else to site-packages) → its reason, filled in as the log reports them."""
-    sites: dict[str, str] = {}
-
-    class Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            message = record.getMessage()
-            match = re.search(r"in user code at (\S+):(\d+)", message)
-            if match:
-                path = match.group(1)
-                package = "/transformers/" if "/transformers/" in path else "site-packages/"
-                sites.setdefault(f"{path.split(package)[-1]}:{match.group(2)}", _reason(message))
-
-    torch._logging.set_logs(graph_breaks=True)
-    breaks_logger = logging.getLogger("torch._dynamo.symbolic_convert.__graph_breaks")
-    breaks_logger.addHandler(Collect())
-    breaks_logger.propagate = False
-    return sites
-
-
-TIMING_LOCK = "GRAPHMEND_TIMING_LOCK"  # a file path: workers of parallel benchmark runs time one at a time
-
-
-@contextlib.contextmanager
-def timing_lock() -> Iterator[None]:
-    """Hold the file lock named by $GRAPHMEND_TIMING_LOCK (if set) while timing.
-
-    Two benchmark scripts may then compile at the same time on one GPU machine (compilation is CPU
-    work) while their steady-state timings never overlap (kernels of two processes would share the GPU).
-    """
-    path = os.environ.get(TIMING_LOCK)
-    if not path:
-        yield
-        return
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def exit_unless_imported_from(expected_package: Path) -> None:
-    """A worker of a fixed copy must not run the installed package (or the other way round)."""
-    imported = Path(transformers.__file__).resolve().parent
-    if imported != expected_package.resolve():
-        print(f"imported transformers from {imported}, expected {expected_package}", file=sys.stderr)
-        sys.exit(WRONG_PACKAGE)
 
 
 def worker(name: str, out: Path, expected_package: Path) -> None:
@@ -724,8 +603,8 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
         "executed": {path: sorted(lines) for path, lines in executed.items()},
         "graphs": counter.frame_count, "reasons": sites,
         "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
-        "compiled_equal_eager": _same(output, eager, exact=True),
-        "compiled_close_eager": _same(output, eager, exact=False),
+        "compiled_equal_eager": same(output, eager, identical),
+        "compiled_close_eager": same(output, eager, _close),
         "nan_in_outputs": any(bool(tensor.isnan().any()) for tensor in output),
         "transformers": transformers.__file__}))
 
@@ -735,57 +614,7 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
 
 def run_variant(case: str, package: Path, pythonpath: Path | None, out: Path, timeout: float) -> dict[str, Any]:
     """Run the worker for one variant in a fresh process; its record, or {"error": why}."""
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
-    log = Path(f"{out}.log")
-    out.unlink(missing_ok=True)
-    try:
-        with log.open("w") as stderr:
-            done = subprocess.run([sys.executable, __file__, "--worker", case, str(out), str(package)],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"error": f"timed out after {timeout:.0f} s"}
-    if done.returncode == WRONG_PACKAGE:
-        raise RuntimeError(f"{case}: {log.read_text().strip()}")
-    if done.returncode != 0:
-        return {"error": _exception(log.read_text(errors="replace")) or f"exit status {done.returncode}"}
-    return json.loads(out.read_text())
-
-
-def _exception(stderr: str) -> str:
-    """The exception line of the last traceback in a worker's stderr, else its last line (at most 300 characters)."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
-    after = lines[starts[-1] + 1:] if starts else []
-    return next((line for line in after if not line[0].isspace()), lines[-1] if lines else "")[:300]
-
-
-Span = tuple[int, int, int, int]  # first line, last line, first column, end column (0-based, end exclusive)
-
-
-def flagged_spans(files: list[Path], fixed_only: bool = False) -> dict[Path, list[Span]]:
-    """Where every `graphmend check` diagnostic in each file is (`fixed_only`: those with a fix),
-    and the line of each second break a diagnostic names (related information of kind "resume")."""
-    check = subprocess.run([sys.executable, "-m", "graphmend", "check", "--no-cache", "--output-format", "json",
-                            *map(str, files)], capture_output=True, text=True)
-    spans: dict[Path, list[Span]] = {file.resolve(): [] for file in files}
-    for diagnostic in json.loads(check.stdout or "[]"):
-        if fixed_only and not diagnostic.get("fix"):
-            continue
-        spans.setdefault(Path(diagnostic["path"]).resolve(), []).append(
-            (diagnostic["line"], diagnostic["end_line"], diagnostic["column"] - 1, diagnostic["end_column"] - 1))
-        for related in diagnostic.get("related", []):
-            if related.get("kind") == "resume":
-                spans.setdefault(Path(related["path"]).resolve(), []).append(
-                    (related["line"], related["line"], related["column"] - 1, 1 << 20))
-    return spans
-
-
-def flagged_lines(files: list[Path], fixed_only: bool = False) -> dict[Path, list[tuple[int, int]]]:
-    """The (first, last) line of each span of `flagged_spans`."""
-    return {path: [(first, last) for first, last, _, _ in found]
-            for path, found in flagged_spans(files, fixed_only).items()}
+    return run_worker(__file__, [case, str(out), str(package)], worker_env(pythonpath), out, timeout)
 
 
 def unflagged_sites(rows: list[dict[str, Any]], installed: Path) -> None:
@@ -817,7 +646,7 @@ def compare(case: Case, before: dict[str, Any], after: dict[str, Any], work: Pat
         "logits_equal": None, "logits_allclose": None}
     if "error" not in before and "error" not in after:
         first, second = (torch.load(work / f"{case.name}.{variant}.json.pt") for variant in ("before", "after"))
-        row["logits_equal"], row["logits_allclose"] = _same(first, second, True), _same(first, second, False)
+        row["logits_equal"], row["logits_allclose"] = same(first, second, identical), same(first, second, _close)
     return row
 
 
@@ -879,17 +708,8 @@ def main() -> int:
     started = time.monotonic()
     work = args.keep or Path(tempfile.mkdtemp(prefix="graphmend-table2-"))
     work.mkdir(parents=True, exist_ok=True)
-    copy_root = work / "site"
     installed = Path(transformers.__file__).parent
-    if not (copy_root / "transformers").exists():
-        shutil.copytree(installed, copy_root / "transformers", ignore=shutil.ignore_patterns("__pycache__"))
-    targets = [str(copy_root / "transformers" / "models" / file) for file in MODEL_FILES]
-    targets += [str(copy_root / "transformers" / file) for file in SHARED_FILES]
-    fix = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets],
-                         capture_output=True, text=True)
-    print(fix.stdout.strip())
-    if fix.stderr.strip():
-        print(fix.stderr.strip(), file=sys.stderr)
+    copy_root = fixed_copy(work, sorted({case.family for case in CASES.values()}))
     variants = {"before": (installed, None), "after": (copy_root / "transformers", copy_root)}
     jobs = [(name, variant) for name in names for variant in variants]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -20,6 +20,7 @@ from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .regions import ProjectContext
+from .rule_docs import rule_page, rule_pages
 from .rules import RULES, RULES_BY_CODE
 from .semantics import module_name_for
 from .settings import Settings, SettingsError, settings_for
@@ -53,6 +54,8 @@ __all__ = [
     "fix_source",
     "project_files",
     "read_source",
+    "rule_page",
+    "rule_pages",
     "summarize_file",
     "summarize_source",
     "settings_for",

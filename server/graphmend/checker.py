@@ -6,6 +6,7 @@ import ast
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from .analysis.break_conditions import conditions_of, ruled_out
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
@@ -180,7 +181,7 @@ class _Collector:
             assert self.reach is not None
             outcome = self._fix(rule, node, target, analysis)
             message = rule.message_for(target, analysis)
-            data = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
+            data: dict[str, Any] = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
             if analysis.runs_inlined:
                 data["nested"] = "called from compiled code"
             only_when = [condition.text for condition in conditions]

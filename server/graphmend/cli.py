@@ -60,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--unsafe-fixes", action="store_true", help="include fixes marked unsafe")
     rules = commands.add_parser("rules", help="list the rules and their codes")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
+    rule = commands.add_parser("rule", help="explain a rule as markdown: what it flags, why, an example, the fix")
+    which = rule.add_mutually_exclusive_group(required=True)
+    which.add_argument("code", nargs="?", metavar="CODE", help="a rule's code, e.g. GM101")
+    which.add_argument("--all", action="store_true", help="every rule")
+    which.add_argument("--write-docs", type=Path, metavar="DIR",
+                       help="write every rule's page and their index (README.md) to DIR, e.g. docs/rules")
     return parser
 
 
@@ -229,8 +235,8 @@ def _run_check(args: argparse.Namespace) -> int:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     _report(args, findings, files, _SourceLines(texts))
-    for path, error in unreadable:
-        print(f"graphmend: warning: {path}: {error}; skipped", file=sys.stderr)
+    for path, reason in unreadable:
+        print(f"graphmend: warning: {path}: {reason}; skipped", file=sys.stderr)
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
@@ -410,6 +416,25 @@ def _run_rules(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _run_rule(args: argparse.Namespace) -> int:
+    if args.write_docs is not None:
+        pages = api.rule_pages()
+        args.write_docs.mkdir(parents=True, exist_ok=True)
+        for name, page in pages.items():
+            (args.write_docs / name).write_text(page, encoding="utf-8", newline="\n")
+        print(f"Wrote {_plural(len(pages), 'page')} to {args.write_docs}.")
+        return EXIT_CLEAN
+    if args.all:
+        print("\n".join(api.rule_page(rule) for rule in api.RULES), end="")
+        return EXIT_CLEAN
+    rule = api.RULES_BY_CODE.get(args.code.upper())
+    if rule is None:
+        print(f"graphmend: error: no rule {args.code}; `graphmend rules` lists them", file=sys.stderr)
+        return EXIT_ERROR
+    print(api.rule_page(rule), end="")
+    return EXIT_CLEAN
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -420,7 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        runners = {"check": _run_check, "fix": _run_fix, "verify": _run_verify, "rules": _run_rules}
+        runners = {"check": _run_check, "fix": _run_fix, "verify": _run_verify, "rules": _run_rules,
+                   "rule": _run_rule}
         return runners[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR

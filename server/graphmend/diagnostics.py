@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 from .source import Range
 
@@ -59,7 +60,7 @@ class Diagnostic:
     reason_id: str | None = None
     related: tuple[RelatedLocation, ...] = ()
     fix: Fix | None = None
-    data: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def url(self) -> str | None:

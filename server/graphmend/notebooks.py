@@ -18,7 +18,7 @@ import logging
 import re
 import warnings
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from .diagnostics import Diagnostic, Fix, RelatedLocation, TextEdit
 from .source import Position, Range
@@ -83,7 +83,7 @@ class CellMap:
                                                  else other_start), message, None, item.kind))
         fix = diagnostic.fix
         if fix is not None:
-            edits = []
+            edits: list[TextEdit] = []
             for edit in fix.edits:
                 a, b = self.locate(edit.range.start), self.locate(edit.range.end)
                 if a is None or b is None or a[0] != cell or b[0] != cell:
@@ -186,7 +186,7 @@ def read(text: str, verify: bool = True) -> Notebook:
         raise NotebookError("not a notebook: no `nbformat` version in the JSON")
     quiet = _Quiet()
     logging.getLogger().addFilter(quiet)
-    nbformat_logger = nbformat.get_logger()
+    nbformat_logger = cast(logging.Logger, nbformat.get_logger())  # typed Logger | LoggerAdapter; a Logger
     nbformat_logger.addFilter(quiet)
     try:
         with warnings.catch_warnings():  # nbformat warns about what it fixes itself (missing cell ids)

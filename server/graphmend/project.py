@@ -450,7 +450,8 @@ class Project:
             if from_elsewhere:
                 entries.append(self._external_entry(key, step))
         foreign = sorted({base for cls in summary.classes for base in cls.bases if not base.startswith(f"{summary.name}.")})
-        bases, plain = set(), set()
+        bases: set[str] = set()
+        plain: set[str] = set()
         attributes = []
         for base in foreign:  # each resolved once: is it a module, and what its constructors bind
             found = self._class(base, summary)

@@ -64,6 +64,7 @@ def _last_binding(analysis: FunctionAnalysis, name: str, before: int) -> tuple[a
     for node in analysis.module.regions.bindings(analysis.function):  # type: ignore[arg-type]
         if node.lineno >= before:
             continue
+        binding: tuple[ast.stmt, ast.expr, bool]
         if isinstance(node, ast.Assign) and any(name in bound_names(t) for t in node.targets):
             binding = (node, node.value, False)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and name in bound_names(node.target) and node.value is not None:

@@ -17,7 +17,9 @@ from typing import Any, Callable, Iterable
 
 from . import __version__
 from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, Severity, TextEdit
+from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
+from .rules.base import BREAKS_THE_GRAPH
 
 FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github", "gitlab")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -276,14 +278,15 @@ def _not_analysed_descriptor(code: str, text: str) -> dict[str, Any]:
 
 
 def _rule_descriptor(rule: Any) -> dict[str, Any]:
-    doc = " ".join((rule.__doc__ or "").split())
-    summary = doc.split(" Why it breaks the graph:")[0].removeprefix("What it does: ")
+    help_text = plain_text(rule.docs)
+    # A graph break's what; for GM4xx (another why heading) the whole text, as it has always been
+    summary = rule.docs.what if rule.docs.why_title == BREAKS_THE_GRAPH else help_text.removeprefix("What it does: ")
     levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note"}
     descriptor: dict[str, Any] = {
         "id": rule.code, "name": rule.name,
         "shortDescription": {"text": rule.message},
-        "fullDescription": {"text": summary or rule.message},
-        "help": {"text": doc or rule.message},
+        "fullDescription": {"text": summary},
+        "help": {"text": help_text},
         "defaultConfiguration": {"level": levels[rule.severity]},
         "properties": {"fixable": rule.fixable, "dynamoReason": rule.reason,
                        "tags": [_FAMILIES.get(rule.code[:3], "graph-break")]},

@@ -13,7 +13,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Any, Iterator, Union
 
 from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES
 
@@ -129,7 +129,7 @@ class ClassInfo:
         return None
 
 
-def init_bindings(init: FunctionInfo) -> Iterator[tuple[str, ast.expr | None]]:
+def init_bindings(init: FunctionInfo) -> Iterator[tuple[str, ast.expr | ast.Pass | None]]:
     """What an `__init__` binds on its instance, in order: `(name, value)` for `self.name = value`,
     `(name, None)` for `register_buffer`/`register_parameter` by a literal name, and `(name,
     BOUND)` for every other store to `self.name` (the target of the assignments above included:
@@ -391,7 +391,7 @@ def _fields(node: ast.AST) -> tuple[tuple[str, int], ...]:
     if found is None:
         fields = []
         for name in node._fields:
-            value = getattr(node, name, None)
+            value: Any = getattr(node, name, None)
             if name == "ctx" or (kind, name) in _LISTS_OF_NAMES:
                 continue
             if isinstance(value, list):
@@ -407,7 +407,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     walks of every analysis are the bulk of its time, and this is about twice as fast."""
     found: list[ast.AST] = []
     for name, how in _fields(node):
-        value = getattr(node, name, None)
+        value: Any = getattr(node, name, None)
         if how == _ONE:
             if isinstance(value, ast.AST):
                 found.append(value)
@@ -425,7 +425,7 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     while todo:
         current = pop()
         for name, how in _fields(current):
-            value = getattr(current, name, None)
+            value: Any = getattr(current, name, None)
             if how == _ONE:
                 if isinstance(value, ast.AST):
                     append(value)

@@ -229,13 +229,13 @@ def record_effects(effects: list[tuple[str, str]]) -> Iterator[None]:
     """Record the program's prints, log records and warnings, in order, without showing them."""
     original = logging.Logger.handle
 
-    def handle(logger: logging.Logger, record: logging.LogRecord) -> None:
+    def handle(self: logging.Logger, record: logging.LogRecord) -> None:
         if record.name.startswith("torch"):  # torch's own logs (graph breaks among them) go on as usual
-            original(logger, record)
+            original(self, record)
         else:
             effects.append(("log", f"{record.levelname}:{record.getMessage()}"))
 
-    torch_folder = str(Path(sys.modules["torch"].__file__).parent)
+    torch_folder = str(Path(sys.modules["torch"].__file__ or "").parent)
 
     def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         if not filename.startswith(torch_folder):  # torch's own deprecation notices are not the program's

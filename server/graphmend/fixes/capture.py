@@ -21,6 +21,7 @@ branching" on a symbolic value).
 from __future__ import annotations
 
 import ast
+from typing import Sequence
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
@@ -37,7 +38,7 @@ _DESCRIPTION = {
 
 
 def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionAnalysis, ctx: FixContext,
-                  others: list[ast.AST] | None = None) -> Fix | Refusal:
+                  others: Sequence[ast.AST] | None = None) -> Fix | Refusal:
     """Turn `setting` on for `entry`, by wrapping its `torch.compile` (unsafe), or say why not.
     `others`: the other sites of the function the setting changes too (it is per entry)."""
     torch_name = ctx.torch_name

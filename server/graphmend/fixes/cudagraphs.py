@@ -39,7 +39,7 @@ IN_PLACE_METHODS = frozenset(
 )
 
 
-def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, ast.AST]]:
+def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, ast.expr]]:
     """Every place in the class (and its same-file bases) that binds `self.<attribute>`: a store
     target (assignment, augmented assignment, unpacking) or `register_buffer`/`register_parameter`."""
     for klass in cls.mro():
@@ -72,7 +72,7 @@ def init_value(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, F
     return cls, init, value  # type: ignore[return-value]
 
 
-def stores_besides(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str) -> list[ast.AST]:
+def stores_besides(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str) -> list[ast.expr]:
     """The bindings of `self.<attribute>` in the class other than `__init__`'s `self.<attribute> = value`."""
     assign = _statement_of(init, value)
     own = {id(target) for target in assign.targets} if assign is not None else set()

@@ -474,9 +474,9 @@ def _mutated_later(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
         if getattr(node, "lineno", 0) <= (call.end_lineno or call.lineno):
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
-            base = node.func.value
-            if isinstance(base, ast.Name) and base.id in passed:
-                return base.id
+            receiver = node.func.value
+            if isinstance(receiver, ast.Name) and receiver.id in passed:
+                return receiver.id
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:

@@ -28,20 +28,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..diagnostics import TextEdit
-from ..kinds import OPTIONAL_TENSORS, TENSORISH, Kind
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
 from ..semantics import walk
 from ..analysis import liveness
-from .text import Unmovable, comments_outside, first_line, indent_of, reindented
-
-if TYPE_CHECKING:
-    from .gates import _Gate, _Region
+from .base import FixContext
+from .gate_recognition import STATE_KINDS, Gate, Region, delete_statement, inert, unwrapped_header
+from .text import Unmovable, first_line, indent_of, reindented
 
 CARRIED_KINDS_NOTE = "`torch.cond` needs the layer's output to match what it replaces in shape and dtype (compilation fails otherwise)"
-# What a layer's carried state may be: a tensor (or not known otherwise), for either form.
-STATE_KINDS = (*TENSORISH, *OPTIONAL_TENSORS, Kind.UNKNOWN)
 SYNC_NOTE = "on a GPU the skip flag is read on the host (one device sync per layer, as the original `if` does)"
 
 
@@ -53,45 +50,42 @@ class CondForm:
     notes: tuple[str, ...]
 
 
-def cond_form(gate: _Gate) -> CondForm | str:
+def cond_form(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> CondForm | str:
     """The `torch.cond` form of a recognised gate, or why it does not apply."""
     if len(gate.regions) != 1:
         return "the flag guards several blocks"
     region = gate.regions[0]
     if region.force is not None:
         return "the layer also runs under a Python condition"
-    statements = [s for s in region.statements if not _inert(s)]
+    statements = [s for s in region.statements if not inert(s)]
     if not statements:
         return "nothing runs in the layer's place"
-    assignments = _assignments(statements, gate)
+    assignments = _assignments(statements, analysis)
     if isinstance(assignments, str):
         return assignments
     if any(isinstance(n, ast.Name) and n.id == "super" for s in statements for n in walk(s)):
         return "the layer's block calls `super()`, which a nested function cannot"
-    end = region.header if region.header is not None and region.unwrap else gate.body[-1]
+    end = gate.end(region)
     function = gate.function
-    for placeholder in region.placeholders:
-        for target in placeholder.targets:  # type: ignore[attr-defined]
-            for name in liveness.target_names(target):
-                if liveness.live_after(function, end, name):
-                    return f"`{name}` is read after the layer, and a skipped layer has no value for it"
+    for name in region.placeholder_names:
+        if liveness.live_after(function, end, name):
+            return f"`{name}` is read after the layer, and a skipped layer has no value for it"
     assigned = list(dict.fromkeys(n for s in assignments for t in s.targets for n in liveness.target_names(t)))
     carried = [n for n in assigned if liveness.live_after(function, end, n)]
     if not carried:
         return "the layer's block sets nothing that is read later"
     for name in carried:
-        if gate.analysis.env.get(name, Kind.UNKNOWN) not in STATE_KINDS:
+        if analysis.env.get(name, Kind.UNKNOWN) not in STATE_KINDS:
             return f"`{name}` is not a tensor"
         if not gate.has_old_value(name, statements):
             return f"`{name}` has no value to keep when the layer is skipped"
     try:
-        return CondForm(_edits(gate, region, carried), (CARRIED_KINDS_NOTE, SYNC_NOTE))
+        return CondForm(_edits(gate, region, carried, ctx), (CARRIED_KINDS_NOTE, SYNC_NOTE))
     except Unmovable as error:
         return f"the layer's block cannot be moved: {error}"
 
 
-def _edits(gate: _Gate, region: _Region, carried: list[str]) -> tuple[TextEdit, ...]:
-    ctx = gate.ctx
+def _edits(gate: Gate, region: Region, carried: list[str], ctx: FixContext) -> tuple[TextEdit, ...]:
     unit = ctx.indent_unit
     header = region.header
     outer = header if header is not None and region.unwrap else region.statements[0]
@@ -111,16 +105,9 @@ def _edits(gate: _Gate, region: _Region, carried: list[str]) -> tuple[TextEdit, 
     if header is None or not region.unwrap:
         edits = [TextEdit(ctx.line_range(first, last), "\n".join(lines))]
         if header is not None:  # `if flag: continue`: the rest now runs through the cond
-            edits.append(gate.delete_statement(header))
+            edits.append(delete_statement(ctx, header))
         return tuple(edits)
-    prefix = [indent + c for c in comments_outside(ctx, header, region.statements)]
-    if gate.definition_text is not None and header is gate.stmt:
-        prefix.append(indent + gate.definition_text)
-    return (TextEdit(ctx.line_range(header.lineno, header.end_lineno or header.lineno), "\n".join([*prefix, *lines])),)
-
-
-def _inert(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+    return (unwrapped_header(ctx, gate, region, indent, lines),)
 
 
 def _shown(stmt: ast.stmt) -> str:
@@ -136,17 +123,17 @@ def _only_names(target: ast.expr) -> bool:
     return isinstance(target, ast.Name)
 
 
-def _assignments(statements: list[ast.stmt], gate: _Gate) -> list[ast.Assign] | str:
+def _assignments(statements: list[ast.stmt], analysis: FunctionAnalysis) -> list[ast.Assign] | str:
     """The assignments of the layer's block, which may choose among them with Python `if`s
     (`if self.gradient_checkpointing and self.training: ... else: ...`); or why the block is more."""
     found: list[ast.Assign] = []
     for stmt in statements:
-        if _inert(stmt):
+        if inert(stmt):
             continue
         if isinstance(stmt, ast.Assign) and all(_only_names(t) for t in stmt.targets):
             found.append(stmt)
-        elif isinstance(stmt, ast.If) and not gate.analysis.is_data_dependent(stmt.test):
-            inner = [_assignments(block, gate) for block in (stmt.body, stmt.orelse)]
+        elif isinstance(stmt, ast.If) and not analysis.is_data_dependent(stmt.test):
+            inner = [_assignments(block, analysis) for block in (stmt.body, stmt.orelse)]
             for result in inner:
                 if isinstance(result, str):
                     return result

@@ -1,23 +1,38 @@
-"""What every part of a function's analysis reads: the function, its module, and the kinds of
-its names in force at the point the walk has reached (with the cache of expression kinds that a
-change of them clears)."""
+"""What every part of a function's analysis reads: the function, the facts of its module, and the
+kinds of its names in force at the point the walk has reached (with the cache of expression
+kinds that a change of them clears)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ast
+from typing import Protocol
 
 from ..kinds import Env, Kind
-from ..regions import Entry
-from ..semantics import FunctionInfo, ModuleIndex
+from ..regions import CompiledRegions, Entry
+from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 
-if TYPE_CHECKING:
-    from .module import ModuleAnalysis
+
+class ModuleFacts(Protocol):
+    """What a function's analysis asks of its module (`ModuleAnalysis`, which makes the function
+    analyses it needs: declared here so that neither imports the other's module)."""
+
+    index: ModuleIndex
+    regions: CompiledRegions
+    module_env: Env
+    imports_numpy: bool
+
+    def return_kind(self, function: FunctionInfo) -> Kind: ...
+    def final_env(self, function: FunctionInfo) -> Env: ...
+    def numpy_parameters(self, function: FunctionInfo) -> frozenset[str]: ...
+    def init_values(self, cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr | None]]]: ...
+    def constructors(self, cls: ClassInfo) -> dict[str, frozenset[str]]: ...
+    def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]: ...
 
 
 class FunctionState:
     """The attributes `FunctionAnalysis.__init__` sets, declared for the parts that read them."""
 
-    module: ModuleAnalysis
+    module: ModuleFacts
     entry: Entry | None  # the compiled entry this function is analysed as part of
     index: ModuleIndex
     function: FunctionInfo | None

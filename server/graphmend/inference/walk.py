@@ -5,16 +5,13 @@ Branches are walked on copies and joined; loop bodies twice, so loop-carried val
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from ..kinds import Env, Kind, join
 from ..regions import Entry
 from ..semantics import FunctionInfo, child_nodes
 from .parameters import ParameterKinds
-
-if TYPE_CHECKING:
-    from .module import ModuleAnalysis
-
+from .state import ModuleFacts
 
 class ExpressionVisitor(Protocol):
     def __call__(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> None: ...
@@ -25,7 +22,7 @@ class FunctionAnalysis(ParameterKinds):
 
     def __init__(
         self,
-        module: ModuleAnalysis,
+        module: ModuleFacts,
         function: FunctionInfo | None,
         visitor: ExpressionVisitor | None = None,
         with_parameters: bool = True,

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         """SIGTERM (an editor giving up on the server) ends it as `exit` would: 0 after `shutdown`,
         else 1, the analysis worker stopped first. At once: a normal interpreter exit would wait
         for the thread blocked reading stdin."""
-        server.close_worker()
+        server.worker.close()
         sys.stderr.flush()
         os._exit(0 if server.protocol._shutdown else 1)  # type: ignore[attr-defined]
 

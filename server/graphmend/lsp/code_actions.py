@@ -10,19 +10,16 @@ from ..diagnostics import Applicability, Diagnostic
 from ..fixes import apply_fixes
 from ..source import Position, Range
 from . import notebook_analysis
-from .state import FIX_ALL_KIND, GraphmendServer, server
+from .edit.diagnostics import to_lsp_diagnostic
+from .edit.workspace_edits import cells_edit, document_edit, fix_edit, whole_document_edit
+from .session.capabilities import CODE_ACTION_OPTIONS, FIX_ALL_KIND
+from .session.state import GraphmendServer, server
 from .worker import Analysis
 
 _IGNORE_COMMENT = re.compile(r"#\s*graphmend:\s*ignore(\[(?P<codes>[^\]]*)\])?")
 
 
-@server.feature(
-    types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
-        resolve_provider=True,
-    ),
-)
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTION_OPTIONS)
 def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     result = ls.current(uri)
@@ -38,7 +35,8 @@ def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[ty
         for index, diagnostic in enumerate(result.diagnostics):
             if diagnostic.range.end < start or diagnostic.range.start > end:
                 continue
-            lsp_diagnostic = ls.to_lsp_diagnostic(uri, result, index)
+            lsp_diagnostic = to_lsp_diagnostic(uri, result, index, ls.workspace.position_codec,
+                                               ls.client_supports.related_information)
             if diagnostic.fix is not None:
                 actions.append(_quick_fix(ls, uri, result, index, lsp_diagnostic))
             ignore = _ignore_action(ls, uri, result, diagnostic, lsp_diagnostic)
@@ -47,7 +45,7 @@ def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[ty
     if wants_fix_all and any(d.fix is not None and d.fix.applicability is Applicability.SAFE for d in result.diagnostics):
         action = types.CodeAction(title="graphmend: apply all safe fixes", kind=FIX_ALL_KIND,
                                   data={"uri": uri, "version": result.version, "fixAll": True})
-        actions.append(action if ls.lazy_code_actions else _resolve(ls, action))
+        actions.append(action if ls.client_supports.lazy_code_actions else _resolve(ls, action))
     return actions
 
 
@@ -61,7 +59,7 @@ def _quick_fix(ls: GraphmendServer, uri: str, result: Analysis, index: int, lsp_
         is_preferred=fix.applicability is Applicability.SAFE,
         data={"uri": uri, "version": result.version, "index": index},
     )
-    return action if ls.lazy_code_actions else _resolve(ls, action)
+    return action if ls.client_supports.lazy_code_actions else _resolve(ls, action)
 
 
 def _ignore_action(
@@ -88,7 +86,7 @@ def _ignore_action(
         title=f"graphmend: ignore {diagnostic.code} on this line",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[lsp_diagnostic],
-        edit=ls._edit(uri, result.version, [text_edit]),
+        edit=document_edit(uri, result.version, [text_edit], ls.client_supports.versioned_edits),
     )
 
 
@@ -117,11 +115,13 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
         safe = [d.fix for d in result.diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE]
         fixed_text, applied = apply_fixes(result.text, safe)
         if applied and fixed_text != result.text:
-            action.edit = ls.whole_document_edit(uri, result, fixed_text)
+            action.edit = whole_document_edit(uri, result, fixed_text, ls.workspace.position_codec,
+                                              ls.client_supports.versioned_edits)
         return action
     index = data.get("index")
     if isinstance(index, int) and 0 <= index < len(result.diagnostics) and result.diagnostics[index].fix is not None:
-        action.edit = ls.workspace_edit(uri, result, result.diagnostics[index].fix)  # type: ignore[arg-type]
+        action.edit = fix_edit(uri, result, result.diagnostics[index].fix, ls.workspace.position_codec,  # type: ignore[arg-type]
+                               ls.client_supports.versioned_edits)
     return action
 
 
@@ -145,5 +145,5 @@ def _resolve_in_notebook(ls: GraphmendServer, action: types.CodeAction, notebook
         fixes = [fix] if fix is not None else []
     changed = notebook_analysis.cell_edits(analysis, fixes) if fixes else None
     if changed:
-        action.edit = ls.cells_edit(analysis, changed)
+        action.edit = cells_edit(analysis, changed, ls.workspace.position_codec, ls.client_supports.versioned_edits)
     return action

@@ -11,14 +11,10 @@ from lsprotocol import types
 
 from .. import api, notebooks
 from . import notebook_analysis
-from .state import (
-    COMMAND_FIX_ALL,
-    COMMAND_SHOW_DIFF,
-    COMMAND_VERIFY,
-    GraphmendServer,
-    path_of,
-    server,
-)
+from .edit.locations import path_of
+from .edit.workspace_edits import cells_edit, whole_document_edit
+from .session.capabilities import COMMAND_FIX_ALL, COMMAND_SHOW_DIFF, COMMAND_VERIFY
+from .session.state import GraphmendServer, server
 
 
 @server.command(COMMAND_FIX_ALL)
@@ -31,8 +27,8 @@ async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any
         changed, applied = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), False) if analysis else (None, 0)
         if analysis is None or changed is None:
             return {"applied": 0}
-        answer = await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=ls.cells_edit(analysis, changed), label="graphmend: fix all"))
+        edit = cells_edit(analysis, changed, ls.workspace.position_codec, ls.client_supports.versioned_edits)
+        answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all"))
         return {"applied": applied if answer.applied else 0}
     result = ls.current(uri) if uri else None
     if result is None:
@@ -40,9 +36,8 @@ async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any
     fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=False)  # type: ignore[arg-type]
     if fixed.error is not None or fixed.fixed == result.text:
         return {"applied": 0, "error": fixed.error}
-    answer = await ls.workspace_apply_edit_async(
-        types.ApplyWorkspaceEditParams(edit=ls.whole_document_edit(uri, result, fixed.fixed), label="graphmend: fix all")  # type: ignore[arg-type]
-    )
+    edit = whole_document_edit(uri, result, fixed.fixed, ls.workspace.position_codec, ls.client_supports.versioned_edits)  # type: ignore[arg-type]
+    answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all"))
     return {"applied": fixed.applied if answer.applied else 0}
 
 

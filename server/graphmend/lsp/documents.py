@@ -7,20 +7,21 @@ import asyncio
 
 from lsprotocol import types
 
-from . import workspace
-from .state import GraphmendServer, path_of, server
+from . import open_documents, workspace
+from .edit.locations import path_of
+from .session.state import GraphmendServer, server
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: GraphmendServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.documents_changed()
-    ls.schedule(params.text_document.uri)
+    open_documents.schedule(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: GraphmendServer, params: types.DidChangeTextDocumentParams) -> None:
     if ls.options.run == "onType":
-        ls.schedule(params.text_document.uri, ls.options.debounce_ms)
+        open_documents.schedule(ls, params.text_document.uri, ls.options.debounce_ms)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -29,26 +30,21 @@ def did_save(ls: GraphmendServer, params: types.DidSaveTextDocumentParams) -> No
     if uri.endswith("pyproject.toml"):
         for open_uri in list(ls.workspace.text_documents):
             if open_uri.endswith(".py"):
-                ls.schedule(open_uri)
+                open_documents.schedule(ls, open_uri)
         for notebook_uri in list(ls.workspace.notebook_documents):
-            ls.schedule(notebook_uri)
+            open_documents.schedule(ls, notebook_uri)
     else:
-        ls.schedule(uri)
+        open_documents.schedule(ls, uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: GraphmendServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    for tasks in (ls.pending, ls._summaries):  # noqa: SLF001 - the server's own bookkeeping
-        task = tasks.pop(uri, None)
-        if task is not None:
-            task.cancel()
-    ls.results.pop(uri, None)
-    if not ls.pull_mode:
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+    ls.forget_document(uri)
+    open_documents.clear_diagnostics(ls, uri)
     ls.documents_changed()
     path = path_of(uri)
     if path is not None and ls.index.close(path):
-        ls.refresh_contexts()
+        open_documents.refresh_contexts(ls)
         if ls.index.covers(path):
             asyncio.get_running_loop().create_task(workspace.reindex(ls, [path]))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 from lsprotocol import types
 
 from ..diagnostics import Diagnostic
 from ..rules import RULES_BY_CODE
-from .state import GraphmendServer, server
+from ..rules.base import BREAKS_THE_GRAPH
+from .session.state import GraphmendServer, server
 from .worker import Analysis
 
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).
@@ -36,15 +35,11 @@ def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
     return None
 
 
-def _section(doc: str, title: str) -> str:
-    match = re.search(rf"{re.escape(title)}:\s*(.*?)(?:\n\s*\n|\Z)", doc, re.DOTALL)
-    return " ".join(match.group(1).split()) if match else ""
-
-
 def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
     rule = RULES_BY_CODE[diagnostic.code]
-    doc = rule.__doc__ or ""
-    parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", _section(doc, "Why it breaks the graph")]
+    # Only a graph break's why: the GM4xx why (another heading) has never been part of the hover.
+    why = rule.docs.why if rule.docs.why_title == BREAKS_THE_GRAPH else ""
+    parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", why]
     for related in diagnostic.related:
         if related.kind == "compiled":
             parts += ["", f"Compiled because: {related.message}."]
@@ -65,7 +60,7 @@ def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
     elif "no automatic fix" in diagnostic.message:
         parts += ["", f"No automatic fix: {diagnostic.data.get('no_fix', '')}"]
     else:
-        parts += ["", f"Fix: {_section(doc, 'Fix and its safety')}"]
+        parts += ["", f"Fix: {rule.docs.fix}"]
     if diagnostic.url:
         parts += ["", f"[Dynamo's explanation ({diagnostic.reason_id})]({diagnostic.url})"]
     return "\n".join(parts)

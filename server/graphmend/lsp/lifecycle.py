@@ -6,9 +6,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from . import workspace
+from . import open_documents, workspace
 from .options import parse_options
-from .state import GraphmendServer, server
+from .session.state import GraphmendServer, server
 
 
 @server.feature(types.INITIALIZE)
@@ -20,14 +20,14 @@ def initialize(ls: GraphmendServer, params: types.InitializeParams) -> None:
 def initialized(ls: GraphmendServer, params: types.InitializedParams) -> None:
     """Start the worker now, so the first didOpen does not pay its start-up (with no document
     opened within the idle time it stops again), and index the workspace in the background."""
-    ls.worker()
+    ls.worker.pool()
     ls.documents_changed()
     workspace.start(ls)
 
 
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: GraphmendServer, *args: Any) -> None:
-    ls.close_worker()
+    ls.worker.close()
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -44,4 +44,4 @@ async def did_change_configuration(ls: GraphmendServer, params: types.DidChangeC
     ls.options = parse_options(settings)
     ls.reported_problems.clear()
     for uri in list(ls.workspace.text_documents):
-        ls.schedule(uri)
+        open_documents.schedule(ls, uri)

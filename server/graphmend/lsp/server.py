@@ -1,7 +1,13 @@
 """`graphmend-lsp`: graphmend in any LSP editor. The server instance with every handler registered.
 
-State and conversions are in `state.py`; each concern's handlers in their own module, imported
-here so that importing this module gives a complete server.
+The layout, for finding one's way:
+  session/    the state (`state.GraphmendServer`) and what the server announces (`capabilities`)
+  edit/       conversions to the protocol's types: locations, diagnostics, workspace edits
+  schedule/   debounced per-document tasks, and the processes analyses run in
+  open_documents, closed_files   what is analysed when, and published
+  the handlers, one module per concern, imported here so that importing this module gives a
+  complete server: lifecycle, documents, notebook_documents, pull, code_actions, hover, commands,
+  workspace (the index).
 """
 
 from __future__ import annotations
@@ -16,6 +22,6 @@ from . import (  # noqa: F401  (register the handlers)
     pull,
     workspace,
 )
-from .state import GraphmendServer, server
+from .session.state import GraphmendServer, server
 
 __all__ = ["GraphmendServer", "server"]

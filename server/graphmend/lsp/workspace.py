@@ -1,31 +1,31 @@
 """The workspace: its index built in the background after `initialized` (with progress), kept
-current from saves and the client's file watchers, and, when asked (`closedFiles`), diagnostics of
-files that are not open, pushed or returned by `workspace/diagnostic`.
+current from saves and the client's file watchers; then, when asked (`closedFiles`), diagnostics of
+the files that are not open (`closed_files`).
 
-The build uses a pool of processes (one per core, at most four) that exists only while it runs;
-files are read from disk in chunks, and only their summaries come back to the server.
+The build uses a pool of processes (`index_pool`) that exists only while it runs; files are read
+from disk in chunks, and only their summaries come back to the server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from .. import api
-from .state import GraphmendServer, path_of, server
-from .worker import ClosedFile, check_closed_files, summarize_files, watch_parent
+from . import closed_files, open_documents
+from .edit.locations import path_of
+from .schedule.worker_pool import FILES_PER_JOB, index_pool
+from .session.capabilities import WATCHED_FILES, WATCHER_ID
+from .session.state import GraphmendServer, server
+from .worker import summarize_files
 
-INDEX_CHUNK = 16  # files per job of the build
 MAX_INDEXED_FILES = 20_000  # a workspace folder bigger than this (a home folder, `/`) is indexed in part
-WATCHER_ID = "graphmend-python-files"
 
 
 def workspace_roots(ls: GraphmendServer) -> list[Path]:
@@ -50,14 +50,11 @@ def start(ls: GraphmendServer) -> None:
 
 
 async def _register_watchers(ls: GraphmendServer) -> None:
-    workspace = ls.client_capabilities.workspace
-    watched = workspace.did_change_watched_files if workspace else None
-    if not (watched and watched.dynamic_registration):
+    if not ls.client_supports.watched_files_registration:
         return
-    options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")])
     try:
         await ls.client_register_capability_async(types.RegistrationParams(registrations=[
-            types.Registration(id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+            types.Registration(id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=WATCHED_FILES)
         ]))
     except Exception as error:  # noqa: BLE001 - a client that refuses: saves still update the index
         ls.log(types.MessageType.Info, f"graphmend: file watchers not registered ({error})")
@@ -75,9 +72,9 @@ async def build(ls: GraphmendServer) -> None:
                                           f"indexing the first {MAX_INDEXED_FILES}")
         names = names[:MAX_INDEXED_FILES]
     progress = await _begin_progress(ls, len(names))
-    pool = _pool()
+    pool = index_pool()
     try:
-        chunks = [names[i : i + INDEX_CHUNK] for i in range(0, len(names), INDEX_CHUNK)]
+        chunks = [names[i : i + FILES_PER_JOB] for i in range(0, len(names), FILES_PER_JOB)]
         jobs = [loop.run_in_executor(pool, summarize_files, chunk, ls.options.overrides) for chunk in chunks]
         done = 0
         for finished in asyncio.as_completed(jobs):
@@ -91,22 +88,16 @@ async def build(ls: GraphmendServer) -> None:
         elapsed = time.perf_counter() - started
         progress(done, f"{done} files in {elapsed:.1f} s")
         ls.log(types.MessageType.Info, f"graphmend: indexed {done} files in {elapsed:.1f} s")
-        ls.refresh_contexts()
+        open_documents.refresh_contexts(ls)
         if ls.options.closed_files:
-            await analyse_closed(ls, [Path(n) for n in names], pool)
+            await closed_files.analyse(ls, [Path(n) for n in names], pool)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _pool() -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, 4)), mp_context=multiprocessing.get_context("spawn"),
-                               initializer=watch_parent, initargs=(os.getpid(),))
-
-
 async def _begin_progress(ls: GraphmendServer, total: int) -> Any:
     """A function reporting how many files are done (and the end, with a message)."""
-    window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
+    if not ls.client_supports.work_done_progress:
         return lambda done, message=None: None
     token = f"graphmend-index-{time.monotonic_ns()}"
     try:
@@ -143,7 +134,7 @@ async def reindex(ls: GraphmendServer, paths: Iterable[Path]) -> None:
         return
     loop = asyncio.get_running_loop()
     started = time.perf_counter()
-    found = await loop.run_in_executor(ls.worker(), summarize_files, [str(p) for p in paths], ls.options.overrides)
+    found = await loop.run_in_executor(ls.worker.pool(), summarize_files, [str(p) for p in paths], ls.options.overrides)
     changed = False
     for name, summary in found:
         changed |= ls.index.update(Path(name), summary, from_open_document=False)
@@ -151,56 +142,6 @@ async def reindex(ls: GraphmendServer, paths: Iterable[Path]) -> None:
     ls.log(types.MessageType.Log, f"graphmend: re-indexed {len(paths)} file(s) in {(time.perf_counter() - started) * 1000:.0f} ms"
                                   f"{'' if changed else ' (call graph unchanged)'}")
     if changed:
-        ls.refresh_contexts()
+        open_documents.refresh_contexts(ls)
     if ls.options.closed_files:
-        await analyse_closed(ls, paths, None)
-
-
-# ---------------------------------------------------------------------------------------- closed files
-async def analyse_closed(ls: GraphmendServer, paths: list[Path], pool: ProcessPoolExecutor | None) -> None:
-    """Diagnostics of the files among `paths` that are not open, each in its project context."""
-    await ls.project_ready()
-    loop = asyncio.get_running_loop()
-    jobs = [(str(p), ls.index.context_for(p)) for p in paths if from_fs_path(str(p)) not in ls.workspace.text_documents]
-    chunks = [jobs[i : i + INDEX_CHUNK] for i in range(0, len(jobs), INDEX_CHUNK)]
-    runs = [loop.run_in_executor(pool or ls.worker(), check_closed_files, chunk, ls.options.overrides) for chunk in chunks]
-    for finished in asyncio.as_completed(runs):
-        for closed in await finished:
-            publish_closed(ls, closed)
-
-
-def publish_closed(ls: GraphmendServer, closed: ClosedFile) -> None:
-    uri = from_fs_path(closed.path)
-    if uri is None or uri in ls.workspace.text_documents:
-        return
-    items = [ls.to_lsp_closed(uri, closed, index) for index in range(len(closed.diagnostics))]
-    if items or uri in ls.closed:
-        ls.closed[uri] = (closed.context, items)
-        if not ls.pull_mode:
-            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=items))
-    if not items:
-        ls.closed.pop(uri, None)
-
-
-# ---------------------------------------------------------------------------------------- workspace/diagnostic
-@server.feature(types.WORKSPACE_DIAGNOSTIC)
-async def workspace_diagnostics(ls: GraphmendServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
-    """Open documents' current diagnostics, and closed files' when `closedFiles` is on."""
-    items: list[types.WorkspaceDocumentDiagnosticReport] = []
-    for notebook_uri in list(ls.workspace.notebook_documents):
-        analysis = ls.current_notebook(notebook_uri)
-        for cell in analysis.snapshot.cells if analysis is not None else ():
-            found = analysis.cell_analysis(cell.uri)  # type: ignore[union-attr]
-            if found is not None:  # under the uri the client gave the cell
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=cell.uri, items=ls.to_lsp(cell.uri, found),
-                                                                         version=found.version))
-    for uri in list(ls.workspace.text_documents):
-        if ls.notebook_of(uri) is not None:
-            continue  # a notebook cell: above
-        result = ls.current(uri)
-        if result is not None:
-            items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=ls.to_lsp(uri, result), version=result.version))
-    for uri, (_, diagnostics) in list(ls.closed.items()):
-        items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diagnostics, version=None))
-    return types.WorkspaceDiagnosticReport(items=items)
-
+        await closed_files.analyse(ls, paths, None)

@@ -81,9 +81,9 @@ class EntryFinder(CallResolution):
                 target = node.args[0] if node.args else _keyword(node, "model")
                 if target is not None:
                     why = f"compiled by torch.compile at line {node.lineno}"
-                    function = self._compile_target(target, scope)
-                    add(function, why, node, wrapped.get(id(node), frozenset()))
-                    remote = None if function is not None else self._remote_target(target, scope)
+                    compiled = self._compile_target(target, scope)
+                    add(compiled, why, node, wrapped.get(id(node), frozenset()))
+                    remote = None if compiled is not None else self._remote_target(target, scope)
                     if remote is not None:
                         self.remote_entries.append((remote, why, node))
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
@@ -102,16 +102,16 @@ class EntryFinder(CallResolution):
                 if cls.is_module and forward is not None:
                     add(forward, FORWARD_IS_COMPILED + _guess_note(cls), forward.node)
         for external in self.context.entries:
-            function = self.index.function_by_qualname(external.qualname)
-            if function is None:
+            reached = self.index.function_by_qualname(external.qualname)
+            if reached is None:
                 continue
-            entry = Entry(function, external.why, function.node, everywhere, external.origin, external.via,
+            entry = Entry(reached, external.why, reached.node, everywhere, external.origin, external.via,
                           external.called, external.cuda_graphs)
-            if id(function.node) not in seen:
-                seen.add(id(function.node))
+            if id(reached.node) not in seen:
+                seen.add(id(reached.node))
                 entries.append(entry)
             elif external.cuda_graphs is not None:  # a real compile site asking for CUDA graphs beats the assumption
-                assumed = next(i for i, e in enumerate(entries) if e.function is function)
+                assumed = next(i for i, e in enumerate(entries) if e.function is reached)
                 if entries[assumed].why.startswith(FORWARD_IS_COMPILED):
                     entries[assumed] = entry
         return entries

@@ -83,7 +83,7 @@ class ScopeFacts:
                             for name in bound_names(target):
                                 found.setdefault(name, []).append(UNKNOWN_VALUE)
                 else:
-                    targets = [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]  # type: ignore[attr-defined]
+                    targets = [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]  # type: ignore[union-attr]
                     for name in (n for t in targets for n in bound_names(t)):
                         found.setdefault(name, []).append(UNKNOWN_VALUE)
             self._values_cache[key] = found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..diagnostics import Fix, Severity
@@ -10,10 +11,24 @@ from ..fixes.base import FixContext, Refusal
 from ..inference import FunctionAnalysis
 from ..semantics import walk
 
+BREAKS_THE_GRAPH = "Why it breaks the graph"
+
+
+@dataclass(frozen=True)
+class RuleDocs:
+    """A rule's documentation as data, so that every front (hover, SARIF, `graphmend rule`,
+    docs/rules/) renders the same text without parsing prose. Prose is one line; `example` is code."""
+
+    what: str  # what it flags ("What it does")
+    why: str  # why Dynamo breaks there, or what it costs otherwise (`why_title` says which)
+    example: str  # code it flags, dedented, lines joined by "\n"
+    fix: str  # the fix and how safe it is ("Fix and its safety")
+    why_title: str = BREAKS_THE_GRAPH  # GM4xx: not a graph break, so another heading
+
 
 class Rule:
-    """One kind of graph break. Subclasses document themselves in their docstring:
-    What it does / Why it breaks the graph / Example / Fix and its safety."""
+    """One kind of graph break (GM4xx: of what keeps a graph out of CUDA graphs or recompiles it),
+    documented in `docs`."""
 
     code: ClassVar[str]
     name: ClassVar[str]
@@ -27,6 +42,7 @@ class Rule:
     # code is compiled for them (`FixContext.cuda_graph_scope`)
     cuda_graphs: ClassVar[bool] = False
     node_types: ClassVar[tuple[type[ast.AST], ...]]
+    docs: ClassVar[RuleDocs]
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         """Return the node to report (its range is the diagnostic's), or None."""

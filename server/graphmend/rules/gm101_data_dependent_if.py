@@ -11,36 +11,43 @@ from ..fixes.predicate import predicate_if
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
-from .base import Rule, is_raise_guard
+from .base import Rule, RuleDocs, is_raise_guard
 
 
 class DataDependentIf(Rule):
-    """What it does: flags an `if`/`elif` whose condition is a tensor value in compiled code, e.g.
-    `if x.sum() > 10:`, `if torch.any(x > 0):`, `if not mask.any():`, or a name assigned such a
-    value (`seq_len = torch.max(ids) + 1` then `if seq_len > limit:`).
+    """An `if`/`elif` on a tensor value in compiled code."""
 
-    Why it breaks the graph: Dynamo traces with fake tensors that have shapes but no values, so it
-    cannot decide which branch runs. It compiles the graph so far, runs the `if` in Python (a
-    device-to-host sync) and starts a new graph after it.
-
-    Example:
-        if x.sum() > 10:
-            z = a + b
-        else:
-            z = a * b
-
-    Fix and its safety: compute both branches and select with `torch.where(cond, a_val, b_val)`.
-    Safe when both branches are side-effect free and cannot fault when run unconditionally; the
-    fix is offered only when that can be shown. A Python part of the condition stays a Python
-    `if` around the rewrite. Inside a loop, an `if` that skips a layer (LayerDrop: `continue`, a
-    `to_drop` flag, a branch that runs the layer) becomes "run the layer, keep its result where it
-    was not skipped" with `torch.where` (cheaper at common LayerDrop rates), or with the
-    `layer-skip = "cond"` setting "run the layer only where it is not skipped" with `torch.cond`
-    where the layer's block only replaces tensors; the title says which and why. Always unsafe.
-    A check that only
-    guards writes through a boolean mask (`if m.any(): x[m] = v`) is dropped: with no true element
-    the write changes nothing.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags an `if`/`elif` whose condition is a tensor value in compiled code, e.g. "
+            "`if x.sum() > 10:`, `if torch.any(x > 0):`, `if not mask.any():`, or a name assigned such a "
+            "value (`seq_len = torch.max(ids) + 1` then `if seq_len > limit:`)."
+        ),
+        why=(
+            "Dynamo traces with fake tensors that have shapes but no values, so it "
+            "cannot decide which branch runs. It compiles the graph so far, runs the `if` in Python (a "
+            "device-to-host sync) and starts a new graph after it."
+        ),
+        example=(
+            "if x.sum() > 10:\n"
+            "    z = a + b\n"
+            "else:\n"
+            "    z = a * b"
+        ),
+        fix=(
+            "compute both branches and select with `torch.where(cond, a_val, b_val)`. "
+            "Safe when both branches are side-effect free and cannot fault when run unconditionally; the "
+            "fix is offered only when that can be shown. A Python part of the condition stays a Python "
+            "`if` around the rewrite. Inside a loop, an `if` that skips a layer (LayerDrop: `continue`, a "
+            '`to_drop` flag, a branch that runs the layer) becomes "run the layer, keep its result where it '
+            'was not skipped" with `torch.where` (cheaper at common LayerDrop rates), or with the '
+            '`layer-skip = "cond"` setting "run the layer only where it is not skipped" with `torch.cond` '
+            "where the layer's block only replaces tensors; the title says which and why. Always unsafe. "
+            "A check that only "
+            "guards writes through a boolean mask (`if m.any(): x[m] = v`) is dropped: with no true element "
+            "the write changes nothing."
+        ),
+    )
 
     code = "GM101"
     name = "data-dependent-if"

@@ -9,22 +9,27 @@ from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
 from ..semantics import walk
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class DataDependentTernary(Rule):
-    """What it does: flags a conditional expression `a if cond else b` whose `cond` is a tensor
-    value in compiled code, e.g. `h if h.std() > 1 else h * 2`.
+    """A conditional expression `a if cond else b` on a tensor value in compiled code."""
 
-    Why it breaks the graph: the same as an `if` statement: Dynamo cannot know the value of the
-    condition while tracing, so it ends the graph and evaluates it in Python.
-
-    Example:
-        y = x if x.std() > 1 else x * 2
-
-    Fix and its safety: `torch.where(cond, a, b)`; both operands are evaluated, so it is safe only
-    when neither can fault or has side effects.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags a conditional expression `a if cond else b` whose `cond` is a tensor "
+            "value in compiled code, e.g. `h if h.std() > 1 else h * 2`."
+        ),
+        why=(
+            "the same as an `if` statement: Dynamo cannot know the value of the "
+            "condition while tracing, so it ends the graph and evaluates it in Python."
+        ),
+        example="y = x if x.std() > 1 else x * 2",
+        fix=(
+            "`torch.where(cond, a, b)`; both operands are evaluated, so it is safe only "
+            "when neither can fault or has side effects."
+        ),
+    )
 
     code = "GM102"
     name = "data-dependent-ternary"

@@ -5,24 +5,29 @@ import ast
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..inference import FunctionAnalysis
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class TensorTruthiness(Rule):
-    """What it does: flags `not t`, `t and u`, `t or u` on tensor values outside an `if`/`while`
-    condition, e.g. `keep = not mask.any()` or `ok = x.any() or y.any()`.
+    """`not`/`and`/`or` on tensor values outside an `if`/`while` condition."""
 
-    Why it breaks the graph: `not` and `and`/`or` ask Python for the truth value of the tensor,
-    which needs its data; Dynamo cannot trace that and breaks (for `not`, it may abandon the whole
-    frame).
-
-    Example:
-        keep = not mask.any()
-
-    Fix and its safety: use tensor logic that stays in the graph: `~t`/`torch.logical_not(t)`,
-    `torch.logical_and`, `torch.logical_or`. The result is then a bool tensor, not a Python bool,
-    which is why graphmend does not rewrite it itself (the finding says so).
-    """
+    docs = RuleDocs(
+        what=(
+            "flags `not t`, `t and u`, `t or u` on tensor values outside an `if`/`while` "
+            "condition, e.g. `keep = not mask.any()` or `ok = x.any() or y.any()`."
+        ),
+        why=(
+            "`not` and `and`/`or` ask Python for the truth value of the tensor, "
+            "which needs its data; Dynamo cannot trace that and breaks (for `not`, it may abandon the whole "
+            "frame)."
+        ),
+        example="keep = not mask.any()",
+        fix=(
+            "use tensor logic that stays in the graph: `~t`/`torch.logical_not(t)`, "
+            "`torch.logical_and`, `torch.logical_or`. The result is then a bool tensor, not a Python bool, "
+            "which is why graphmend does not rewrite it itself (the finding says so)."
+        ),
+    )
 
     code = "GM103"
     name = "tensor-truthiness"

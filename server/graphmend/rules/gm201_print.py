@@ -7,27 +7,34 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
 from ..messages import is_print
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class PrintCall(Rule):
-    """What it does: flags a call of the builtin `print` in compiled code. A module-level or local
-    function named `print` is not the builtin and is not flagged.
+    """The builtin `print` in compiled code."""
 
-    Why it breaks the graph: `print` writes to a stream, a side effect Dynamo cannot put in a
-    graph. It compiles what it has, runs the print in Python and starts a new graph.
-
-    Example:
-        x = torch.relu(x)
-        print("tensor:", x)
-        return torch.sin(x)
-
-    Fix and its safety: defer the print until the compiled region has produced its values (a
-    function registered in `torch._dynamo.config.reorderable_logging_functions`, or printing after
-    the compiled call). Same text, same order, printed after the graph runs. Dynamo replays a
-    deferred call only in the frame it compiles, so in a function it inlines (a callee, a
-    submodule's `forward`) the print goes into the graph with `torch._higher_order_ops.print` instead.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags a call of the builtin `print` in compiled code. A module-level or local "
+            "function named `print` is not the builtin and is not flagged."
+        ),
+        why=(
+            "`print` writes to a stream, a side effect Dynamo cannot put in a "
+            "graph. It compiles what it has, runs the print in Python and starts a new graph."
+        ),
+        example=(
+            "x = torch.relu(x)\n"
+            'print("tensor:", x)\n'
+            "return torch.sin(x)"
+        ),
+        fix=(
+            "defer the print until the compiled region has produced its values (a "
+            "function registered in `torch._dynamo.config.reorderable_logging_functions`, or printing after "
+            "the compiled call). Same text, same order, printed after the graph runs. Dynamo replays a "
+            "deferred call only in the frame it compiles, so in a function it inlines (a callee, a "
+            "submodule's `forward`) the print goes into the graph with `torch._higher_order_ops.print` instead."
+        ),
+    )
 
     code = "GM201"
     name = "print-in-compiled-code"

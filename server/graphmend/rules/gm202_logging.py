@@ -7,30 +7,37 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
 from ..messages import is_logging
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class LoggingCall(Rule):
-    """What it does: flags logging in compiled code: `logging.warning(...)` and the other level
-    functions of the stdlib `logging` module, and methods of loggers made by
-    `logging.getLogger(...)` or Hugging Face's `transformers.utils.logging.get_logger(...)`
-    (including `warning_once`), held in module-level names, locals or `self` attributes.
+    """Logging in compiled code."""
 
-    Why it breaks the graph: a logger call runs handlers, formatting and I/O that Dynamo does not
-    trace ("logging.Logger method not supported for non-export cases"); it breaks the graph at the
-    call.
-
-    Example:
-        logger = logging.getLogger(__name__)
-        ...
-        logger.warning("clamping %d values", n)
-
-    Fix and its safety: defer the record until the compiled region has run, keeping its text, level
-    and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message.
-    Dynamo replays a deferred call only in the frame it compiles: in a function reached through a
-    call the fix is refused (the record would be lost), in a `forward` that may be a submodule's it is
-    unsafe.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags logging in compiled code: `logging.warning(...)` and the other level "
+            "functions of the stdlib `logging` module, and methods of loggers made by "
+            "`logging.getLogger(...)` or Hugging Face's `transformers.utils.logging.get_logger(...)` "
+            "(including `warning_once`), held in module-level names, locals or `self` attributes."
+        ),
+        why=(
+            "a logger call runs handlers, formatting and I/O that Dynamo does not "
+            'trace ("logging.Logger method not supported for non-export cases"); it breaks the graph at the '
+            "call."
+        ),
+        example=(
+            "logger = logging.getLogger(__name__)\n"
+            "...\n"
+            'logger.warning("clamping %d values", n)'
+        ),
+        fix=(
+            "defer the record until the compiled region has run, keeping its text, level "
+            "and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message. "
+            "Dynamo replays a deferred call only in the frame it compiles: in a function reached through a "
+            "call the fix is refused (the record would be lost), in a `forward` that may be a submodule's it is "
+            "unsafe."
+        ),
+    )
 
     code = "GM202"
     name = "logging-in-compiled-code"

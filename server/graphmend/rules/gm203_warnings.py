@@ -7,23 +7,28 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
 from ..messages import is_warning
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class WarningsWarn(Rule):
-    """What it does: flags `warnings.warn(...)` (also imported as `from warnings import warn`) in
-    compiled code.
+    """`warnings.warn` in compiled code."""
 
-    Why it breaks the graph: Dynamo marks `warnings.warn` as a function it must skip ("Attempted
-    to call function marked as skipped"), so it ends the graph at the call.
-
-    Example:
-        warnings.warn("input has NaNs", UserWarning)
-
-    Fix and its safety: emit the warning after the compiled region (same message and category),
-    or register it as a reorderable logging function (refused in a function reached through a call,
-    where Dynamo drops deferred calls; unsafe in a `forward` that may be a submodule's).
-    """
+    docs = RuleDocs(
+        what=(
+            "flags `warnings.warn(...)` (also imported as `from warnings import warn`) in "
+            "compiled code."
+        ),
+        why=(
+            'Dynamo marks `warnings.warn` as a function it must skip ("Attempted '
+            'to call function marked as skipped"), so it ends the graph at the call.'
+        ),
+        example='warnings.warn("input has NaNs", UserWarning)',
+        fix=(
+            "emit the warning after the compiled region (same message and category), "
+            "or register it as a reorderable logging function (refused in a function reached through a call, "
+            "where Dynamo drops deferred calls; unsafe in a `forward` that may be a submodule's)."
+        ),
+    )
 
     code = "GM203"
     name = "warnings-in-compiled-code"

@@ -9,7 +9,7 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
 from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS
-from .base import Rule
+from .base import Rule, RuleDocs
 
 CAPTURE = "capture_scalar_outputs"
 NUMPY_MESSAGE = ("torch.* op returned non-Tensor: NumPy is traced as tensors under compile, so converting a NumPy value "
@@ -75,23 +75,30 @@ def _capturable(node: ast.Call) -> bool:
 
 
 class ScalarConversion(Rule):
-    """What it does: flags `.item()`, `.tolist()`, and `int(t)`/`float(t)`/`bool(t)` on tensors in
-    compiled code, and `int(...)`/`float(...)` of NumPy values (traced as tensors).
+    """Tensor data turned into a Python value (`.item()`, `.tolist()`, `int(t)`...) in compiled code."""
 
-    Why it breaks the graph: these turn tensor data into Python values, which a traced graph cannot
-    produce with `capture_scalar_outputs=False` (the default). Dynamo's hint: "Unsupported
-    Tensor.item() call with capture_scalar_outputs=False".
-
-    Example:
-        if x[0].item() > 0:
-            ...
-
-    Fix and its safety: no rewrite of the expression keeps behaviour in general (keep the value a
-    tensor: compare tensors, use `torch.where`). For `.item()`, `int(t)` and `float(t)` whose value
-    feeds no Python branch, the unsafe fix turns on `torch._dynamo.config.capture_scalar_outputs`
-    for the compiled entry only (wrapping its `torch.compile`), so Dynamo traces the value
-    symbolically; not offered where there is no `torch.compile` in the file to wrap.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags `.item()`, `.tolist()`, and `int(t)`/`float(t)`/`bool(t)` on tensors in "
+            "compiled code, and `int(...)`/`float(...)` of NumPy values (traced as tensors)."
+        ),
+        why=(
+            "these turn tensor data into Python values, which a traced graph cannot "
+            "produce with `capture_scalar_outputs=False` (the default). Dynamo's hint: \"Unsupported "
+            'Tensor.item() call with capture_scalar_outputs=False".'
+        ),
+        example=(
+            "if x[0].item() > 0:\n"
+            "    ..."
+        ),
+        fix=(
+            "no rewrite of the expression keeps behaviour in general (keep the value a "
+            "tensor: compare tensors, use `torch.where`). For `.item()`, `int(t)` and `float(t)` whose value "
+            "feeds no Python branch, the unsafe fix turns on `torch._dynamo.config.capture_scalar_outputs` "
+            "for the compiled entry only (wrapping its `torch.compile`), so Dynamo traces the value "
+            "symbolically; not offered where there is no `torch.compile` in the file to wrap."
+        ),
+    )
 
     code = "GM301"
     name = "tensor-to-python-scalar"

@@ -10,31 +10,36 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
 from ..torch_api import DYNAMIC_SHAPE_FUNCTIONS, DYNAMIC_SHAPE_METHODS
-from .base import Rule
+from .base import Rule, RuleDocs
 
 CAPTURE = "capture_dynamic_output_shape_ops"
 
 
 class DynamicShapeOperator(Rule):
-    """What it does: flags operators whose output shape depends on tensor data: `torch.nonzero`,
-    `torch.argwhere`, `torch.unique`, `torch.masked_select`, one-argument `torch.where(cond)`, their
-    method forms, `repeat_interleave` with tensor repeats (and no `output_size=`), and boolean-mask
-    indexing `x[x > 0]`, also through a named mask (a read, also the one in `x[mask] += v`;
-    `x[mask] = v` is fine).
+    """An operator whose output shape depends on tensor data."""
 
-    Why it breaks the graph: without `capture_dynamic_output_shape_ops`, Dynamo cannot give the
-    result a size while tracing ("Dynamic shape operator").
-
-    Example:
-        positive = x[x > 0]
-
-    Fix and its safety: a copy through one mask, `out[m] = y[m]`, becomes `out = torch.where(m, y,
-    out)` (see GM402: unsafe, the name is bound to a new tensor; only for a local `out` nothing else
-    holds). Otherwise no rewrite of the expression keeps the result's shape (keep shapes static:
-    `torch.where(mask, x, 0)`, a masked reduction). Where the result's size feeds no Python branch,
-    the unsafe fix turns on `torch._dynamo.config.capture_dynamic_output_shape_ops` for the compiled
-    entry only (wrapping its `torch.compile`), so Dynamo traces the size symbolically.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags operators whose output shape depends on tensor data: `torch.nonzero`, "
+            "`torch.argwhere`, `torch.unique`, `torch.masked_select`, one-argument `torch.where(cond)`, their "
+            "method forms, `repeat_interleave` with tensor repeats (and no `output_size=`), and boolean-mask "
+            "indexing `x[x > 0]`, also through a named mask (a read, also the one in `x[mask] += v`; "
+            "`x[mask] = v` is fine)."
+        ),
+        why=(
+            "without `capture_dynamic_output_shape_ops`, Dynamo cannot give the "
+            'result a size while tracing ("Dynamic shape operator").'
+        ),
+        example="positive = x[x > 0]",
+        fix=(
+            "a copy through one mask, `out[m] = y[m]`, becomes `out = torch.where(m, y, "
+            "out)` (see GM402: unsafe, the name is bound to a new tensor; only for a local `out` nothing else "
+            "holds). Otherwise no rewrite of the expression keeps the result's shape (keep shapes static: "
+            "`torch.where(mask, x, 0)`, a masked reduction). Where the result's size feeds no Python branch, "
+            "the unsafe fix turns on `torch._dynamo.config.capture_dynamic_output_shape_ops` for the compiled "
+            "entry only (wrapping its `torch.compile`), so Dynamo traces the size symbolically."
+        ),
+    )
 
     code = "GM302"
     name = "dynamic-shape-operator"

@@ -4,23 +4,30 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class DataDependentWhile(Rule):
-    """What it does: flags a `while` loop whose condition is a tensor value, e.g.
-    `while z.sum() < x.sum():`.
+    """A `while` loop on a tensor value."""
 
-    Why it breaks the graph: every test of the condition needs tensor data, so Dynamo breaks at
-    the loop on every iteration ("Data-dependent branching").
-
-    Example:
-        while z.sum() < limit:
-            z = z * 2
-
-    Fix and its safety: not a `torch.where` rewrite: the trip count depends on data. Bound the loop
-    by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags a `while` loop whose condition is a tensor value, e.g. "
+            "`while z.sum() < x.sum():`."
+        ),
+        why=(
+            "every test of the condition needs tensor data, so Dynamo breaks at "
+            'the loop on every iteration ("Data-dependent branching").'
+        ),
+        example=(
+            "while z.sum() < limit:\n"
+            "    z = z * 2"
+        ),
+        fix=(
+            "not a `torch.where` rewrite: the trip count depends on data. Bound the loop "
+            "by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`."
+        ),
+    )
 
     code = "GM303"
     name = "data-dependent-while"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
@@ -10,28 +11,35 @@ from ..analysis.purity import impurity
 from ..analysis.shapes import is_scalar_condition
 from ..fixes.text import comments_outside
 from ..inference import FunctionAnalysis
-from .base import Rule, is_raise_guard
+from .base import Rule, RuleDocs, is_raise_guard
 
 
 class DataDependentRaise(Rule):
-    """What it does: flags an input check `if cond: raise ...` whose condition is a tensor value,
-    e.g. `if (x < 0).any(): raise ValueError("negative")`; and an `assert` that tests a tensor before
-    the last operand of an `and`/`or` (`assert a.isnan().sum() == 0 and b.isnan().sum() == 0`).
+    """An input check `if cond: raise ...` (or an `assert`) on a tensor value."""
 
-    Why it breaks the graph: the `if` needs tensor data ("Data-dependent branching"), exactly like
-    a predicated branch, but a `raise` cannot be computed on both sides and selected. Dynamo turns
-    `assert <tensor>` into an in-graph check, but only for the assert's last jump: the jump of an
-    earlier `and`/`or` operand is a plain data-dependent branch (measured on torch 2.13).
-
-    Example:
-        if torch.isnan(x).any():
-            raise ValueError("NaN in input")
-
-    Fix and its safety: `torch._assert_async(~cond)` keeps the check in the graph, but the error
-    type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An
-    `assert a and b, msg` becomes one assert per operand, in order, with the same message (unsafe for
-    the same reason: under compile a failing check raises RuntimeError); an `or` is left as is.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags an input check `if cond: raise ...` whose condition is a tensor value, "
+            'e.g. `if (x < 0).any(): raise ValueError("negative")`; and an `assert` that tests a tensor before '
+            "the last operand of an `and`/`or` (`assert a.isnan().sum() == 0 and b.isnan().sum() == 0`)."
+        ),
+        why=(
+            'the `if` needs tensor data ("Data-dependent branching"), exactly like '
+            "a predicated branch, but a `raise` cannot be computed on both sides and selected. Dynamo turns "
+            "`assert <tensor>` into an in-graph check, but only for the assert's last jump: the jump of an "
+            "earlier `and`/`or` operand is a plain data-dependent branch (measured on torch 2.13)."
+        ),
+        example=(
+            "if torch.isnan(x).any():\n"
+            '    raise ValueError("NaN in input")'
+        ),
+        fix=(
+            "`torch._assert_async(~cond)` keeps the check in the graph, but the error "
+            "type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An "
+            "`assert a and b, msg` becomes one assert per operand, in order, with the same message (unsafe for "
+            "the same reason: under compile a failing check raises RuntimeError); an `or` is left as is."
+        ),
+    )
 
     ASSERT_MESSAGE = ("Data-dependent branching: this `assert` tests a tensor before its last `and`/`or` operand, "
                       "which breaks the graph; assert each tensor condition on its own")
@@ -76,7 +84,7 @@ class DataDependentRaise(Rule):
         raised = node.body[-1]  # after the statements that prepare its message (dropped with it)
         message = "assertion failed"
         # `raise E("msg")`, or `torch._assert(False, "msg")`
-        exc = raised.exc if isinstance(raised, ast.Raise) else raised.value  # type: ignore[attr-defined]
+        exc: Any = raised.exc if isinstance(raised, ast.Raise) else raised.value  # type: ignore[attr-defined]
         arguments = exc.args[1:] if isinstance(raised, ast.Expr) else getattr(exc, "args", [])
         if isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.Constant) and isinstance(arguments[0].value, str):
             message = arguments[0].value

@@ -5,26 +5,33 @@ import ast
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class RequiresGradStore(Rule):
-    """What it does: flags `t.requires_grad = ...` on a tensor (or a value of unknown kind: only
-    tensors have a `requires_grad` to set) in compiled code.
+    """A store to `t.requires_grad` in compiled code."""
 
-    Why it breaks the graph: Dynamo cannot trace a change of `requires_grad` inside a graph (it can
-    turn a non-leaf into a leaf, which AOTAutograd does not handle): "setattr() on
-    Tensor.requires_grad" (gb0206), for inputs and intermediates alike (measured on torch 2.13).
-
-    Example:
-        hidden_states = input_values[:, None]
-        if self._requires_grad and self.training:
-            hidden_states.requires_grad = True   # wav2vec2's feature encoder, for checkpointing
-
-    Fix and its safety: no rewrite inside the compiled code keeps the behaviour (`requires_grad_()`
-    breaks too). Set `requires_grad` on the inputs before calling the compiled model, or keep the
-    statement out of the compiled region.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags `t.requires_grad = ...` on a tensor (or a value of unknown kind: only "
+            "tensors have a `requires_grad` to set) in compiled code."
+        ),
+        why=(
+            "Dynamo cannot trace a change of `requires_grad` inside a graph (it can "
+            'turn a non-leaf into a leaf, which AOTAutograd does not handle): "setattr() on '
+            'Tensor.requires_grad" (gb0206), for inputs and intermediates alike (measured on torch 2.13).'
+        ),
+        example=(
+            "hidden_states = input_values[:, None]\n"
+            "if self._requires_grad and self.training:\n"
+            "    hidden_states.requires_grad = True   # wav2vec2's feature encoder, for checkpointing"
+        ),
+        fix=(
+            "no rewrite inside the compiled code keeps the behaviour (`requires_grad_()` "
+            "breaks too). Set `requires_grad` on the inputs before calling the compiled model, or keep the "
+            "statement out of the compiled region."
+        ),
+    )
 
     code = "GM305"
     name = "requires-grad-store"

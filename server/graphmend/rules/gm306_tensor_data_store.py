@@ -5,24 +5,31 @@ import ast
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..regions import UNKNOWN_VALUE
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class TensorDataStore(Rule):
-    """What it does: flags `t.data = ...` where `t` is a tensor the compiled function itself
-    computed (a local name every binding of which is the result of an operation).
+    """A store to `.data` of a tensor the compiled function made."""
 
-    Why it breaks the graph: Dynamo replaces `.data` only of a tensor created outside the compiled
-    region: "Failed to mutate tensor data attribute" (gb0056). On inputs and parameters
-    (`self.weight.data = ...`) the store traces, and is not flagged (measured on torch 2.13).
-
-    Example:
-        y = x * 2
-        y.data = x * 3
-
-    Fix and its safety: no rewrite keeps the aliasing semantics of `.data` in general; compute the
-    new value as a tensor of its own (`y = x * 3`), or do the store outside the compiled region.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags `t.data = ...` where `t` is a tensor the compiled function itself "
+            "computed (a local name every binding of which is the result of an operation)."
+        ),
+        why=(
+            "Dynamo replaces `.data` only of a tensor created outside the compiled "
+            'region: "Failed to mutate tensor data attribute" (gb0056). On inputs and parameters '
+            "(`self.weight.data = ...`) the store traces, and is not flagged (measured on torch 2.13)."
+        ),
+        example=(
+            "y = x * 2\n"
+            "y.data = x * 3"
+        ),
+        fix=(
+            "no rewrite keeps the aliasing semantics of `.data` in general; compute the "
+            "new value as a tensor of its own (`y = x * 3`), or do the store outside the compiled region."
+        ),
+    )
 
     code = "GM306"
     name = "tensor-data-store"

@@ -5,7 +5,7 @@ import ast
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..torch_api import UNTRACEABLE_CALLS
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 def untraceable_callee(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
@@ -19,24 +19,31 @@ def untraceable_callee(call: ast.Call, analysis: FunctionAnalysis) -> str | None
 
 
 class UntraceableCall(Rule):
-    """What it does: flags calls in compiled code of standard-library functions that Dynamo cannot
-    trace: clocks (`time.time()`, `time.perf_counter()`...), Python's `random` module (`random.random()`,
-    `random.choice(...)`, `random.shuffle(...)`...), `datetime.datetime.now()`, `open(...)` and writes to
-    `sys.stdout`/`sys.stderr`. The table, each entry measured on torch 2.13.0, is `UNTRACEABLE_CALLS`.
+    """A standard-library call Dynamo cannot trace (clocks, `random`, file and stream I/O)."""
 
-    Why it breaks the graph: they are C builtins or methods Dynamo has no rule for: "Attempted to call
-    function marked as skipped" (gb0007), "Unsupported method call" (gb0156), "Failed to trace builtin
-    operator" (gb0059, `open`). `random.randint`, `random.uniform` and `os.getenv` do trace.
-
-    Example:
-        start = time.perf_counter()
-        h = self.layer(x)
-        self.elapsed = time.perf_counter() - start
-
-    Fix and its safety: no rewrite keeps the behaviour: a clock read inside the graph would run once
-    at trace time, and `torch.rand` draws from another stream than `random`. Take the time or the
-    random value outside the compiled region and pass it in (a tensor, so that it does not recompile).
-    """
+    docs = RuleDocs(
+        what=(
+            "flags calls in compiled code of standard-library functions that Dynamo cannot "
+            "trace: clocks (`time.time()`, `time.perf_counter()`...), Python's `random` module (`random.random()`, "
+            "`random.choice(...)`, `random.shuffle(...)`...), `datetime.datetime.now()`, `open(...)` and writes to "
+            "`sys.stdout`/`sys.stderr`. The table, each entry measured on torch 2.13.0, is `UNTRACEABLE_CALLS`."
+        ),
+        why=(
+            'they are C builtins or methods Dynamo has no rule for: "Attempted to call '
+            'function marked as skipped" (gb0007), "Unsupported method call" (gb0156), "Failed to trace builtin '
+            'operator" (gb0059, `open`). `random.randint`, `random.uniform` and `os.getenv` do trace.'
+        ),
+        example=(
+            "start = time.perf_counter()\n"
+            "h = self.layer(x)\n"
+            "self.elapsed = time.perf_counter() - start"
+        ),
+        fix=(
+            "no rewrite keeps the behaviour: a clock read inside the graph would run once "
+            "at trace time, and `torch.rand` draws from another stream than `random`. Take the time or the "
+            "random value outside the compiled region and pass it in (a tensor, so that it does not recompile)."
+        ),
+    )
 
     code = "GM307"
     name = "untraceable-stdlib-call"

@@ -6,27 +6,34 @@ from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..torch_api import is_numpy_scalar_draw
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class NumpyScalar(Rule):
-    """What it does: flags, in compiled code, a NumPy value read as a Python number: `a.item()` on a
-    NumPy value, NumPy draws of one number (`np.random.random()`, `np.random.rand()`,
-    `np.random.uniform(0, 1)`, `np.random.randint(0, 5)`), and `np.random.choice` in every form
-    (`np.random.choice(np.arange(n), k, replace=False)` samples by reading tensor data).
+    """A NumPy value read as a Python number in compiled code."""
 
-    Why it breaks the graph: Dynamo traces NumPy inside compiled code as tensors (`torch._numpy`), so
-    a NumPy number is tensor data: reading it is "Data dependent operator" (gb0033), measured on
-    torch 2.13 for each form above (`np.random.rand(3)`, an array, does not break by itself).
-
-    Example:
-        epsilon = np.random.rand(1).item()           # wav2vec2's SpecAugment masking
-        layerdrop_prob = np.random.random()          # a LayerDrop draw
-        idx = np.random.choice(np.arange(n), k, replace=False)  # SpecAugment's span starts
-
-    Fix and its safety: no automatic fix: `torch.rand` draws from another random stream, so the
-    values change. Draw with torch and keep the value a tensor, or draw outside the compiled region.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags, in compiled code, a NumPy value read as a Python number: `a.item()` on a "
+            "NumPy value, NumPy draws of one number (`np.random.random()`, `np.random.rand()`, "
+            "`np.random.uniform(0, 1)`, `np.random.randint(0, 5)`), and `np.random.choice` in every form "
+            "(`np.random.choice(np.arange(n), k, replace=False)` samples by reading tensor data)."
+        ),
+        why=(
+            "Dynamo traces NumPy inside compiled code as tensors (`torch._numpy`), so "
+            'a NumPy number is tensor data: reading it is "Data dependent operator" (gb0033), measured on '
+            "torch 2.13 for each form above (`np.random.rand(3)`, an array, does not break by itself)."
+        ),
+        example=(
+            "epsilon = np.random.rand(1).item()           # wav2vec2's SpecAugment masking\n"
+            "layerdrop_prob = np.random.random()          # a LayerDrop draw\n"
+            "idx = np.random.choice(np.arange(n), k, replace=False)  # SpecAugment's span starts"
+        ),
+        fix=(
+            "no automatic fix: `torch.rand` draws from another random stream, so the "
+            "values change. Draw with torch and keep the value a tensor, or draw outside the compiled region."
+        ),
+    )
 
     code = "GM308"
     name = "numpy-scalar-in-compiled-code"

@@ -9,32 +9,39 @@ from ..kinds import Kind
 from ..regions import bound_names
 from ..semantics import walk
 from ..torch_api import SIZE_FUNCTIONS, SIZE_METHODS
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class TensorAsSize(Rule):
-    """What it does: flags a tensor passed where an API takes a size or a bound, which must be a
-    Python int: the sizes of `torch.zeros/ones/empty/full/rand/randn`, the bounds of `torch.arange`,
-    `linspace`/`logspace` steps, `torch.eye`, `F.interpolate(size=)`, `F.pad(pad=)`, the tensor
-    methods `repeat`, `expand`, `view`, `reshape`, `tile`, `narrow`, `unflatten`, `new_zeros`...,
-    the builtin `range`, and slice bounds (`x[:n]`); NumPy factories (`np.zeros`, `np.arange`...)
-    and NumPy values as sizes too, since Dynamo traces NumPy as tensors.
+    """A tensor passed where an API takes a size or a bound."""
 
-    Why it breaks the graph: Dynamo must know the value to trace a shape, so it reads the tensor
-    with an implicit `.item()` ("Data dependent operator", gb0033; `range(t)` fails as "Failed to
-    trace builtin operator", gb0059; a slice bound as "Unsupported Tensor.item() call", gb0124),
-    measured on torch 2.13.
-
-    Example:
-        target_length = cache_position[-1] + 1          # a tensor
-        causal_mask = torch.full((sequence_length, target_length), min_dtype)
-
-    Fix and its safety: no rewrite keeps the shape without the value. Take the size from a shape
-    (`x.shape[1]`, a Python int under Dynamo), pass it in as an int, or compute with a mask of a
-    static size instead. Not flagged: a tensor the compiled function receives, and a constant of
-    Python numbers (`torch.tensor(n)`, `torch.div(a, b)` of ints): Dynamo knows their values and
-    traces the size; a slice bound breaks with any tensor.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags a tensor passed where an API takes a size or a bound, which must be a "
+            "Python int: the sizes of `torch.zeros/ones/empty/full/rand/randn`, the bounds of `torch.arange`, "
+            "`linspace`/`logspace` steps, `torch.eye`, `F.interpolate(size=)`, `F.pad(pad=)`, the tensor "
+            "methods `repeat`, `expand`, `view`, `reshape`, `tile`, `narrow`, `unflatten`, `new_zeros`..., "
+            "the builtin `range`, and slice bounds (`x[:n]`); NumPy factories (`np.zeros`, `np.arange`...) "
+            "and NumPy values as sizes too, since Dynamo traces NumPy as tensors."
+        ),
+        why=(
+            "Dynamo must know the value to trace a shape, so it reads the tensor "
+            'with an implicit `.item()` ("Data dependent operator", gb0033; `range(t)` fails as "Failed to '
+            'trace builtin operator", gb0059; a slice bound as "Unsupported Tensor.item() call", gb0124), '
+            "measured on torch 2.13."
+        ),
+        example=(
+            "target_length = cache_position[-1] + 1          # a tensor\n"
+            "causal_mask = torch.full((sequence_length, target_length), min_dtype)"
+        ),
+        fix=(
+            "no rewrite keeps the shape without the value. Take the size from a shape "
+            "(`x.shape[1]`, a Python int under Dynamo), pass it in as an int, or compute with a mask of a "
+            "static size instead. Not flagged: a tensor the compiled function receives, and a constant of "
+            "Python numbers (`torch.tensor(n)`, `torch.div(a, b)` of ints): Dynamo knows their values and "
+            "traces the size; a slice bound breaks with any tensor."
+        ),
+    )
 
     code = "GM309"
     name = "tensor-as-size"

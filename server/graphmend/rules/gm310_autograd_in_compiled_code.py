@@ -5,7 +5,7 @@ import ast
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from .base import Rule
+from .base import Rule, RuleDocs
 
 # gb pages, measured on torch 2.13.0 (tests/dynamo_corpus/pos_autograd_in_graph.py).
 _FUNCTIONS = {"torch.nn.Parameter": "gb0264", "torch.nn.parameter.Parameter": "gb0264", "torch.autograd.grad": "gb9186"}
@@ -15,27 +15,34 @@ _FACTORY_REQUIRES_GRAD = "gb0225"  # `torch.zeros(..., requires_grad=True)`
 
 
 class AutogradInCompiledCode(Rule):
-    """What it does: flags code that changes autograd's state inside compiled code: building an
-    `nn.Parameter`, a tensor factory with `requires_grad=True`, `t.requires_grad_()`,
-    `loss.backward()`, `torch.autograd.grad(...)`, `t.retain_grad()`.
+    """A change of autograd's state in compiled code."""
 
-    Why it breaks the graph: Dynamo traces the forward computation only; by default it does not
-    trace autograd's own operations ("Unsupported Tensor.backward() call", "using
-    `torch.autograd.grad` with `trace_autograd_ops=False`") and cannot create leaves or parameters in
-    a graph ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo", "tensor creation
-    function with requires_grad=True", "Unsupported Tensor.requires_grad_() call", "requires_grad_()
-    intermediate leaked as output", "Tensor.retain_grad() with AOTDispatcher"); each measured on
-    torch 2.13 with its gb page.
-
-    Example:
-        def forward(self, input_ids):
-            if max_pos > self.weights.size(0):
-                self.weights = nn.Parameter(self.get_embedding(max_pos, ...))   # speech_to_text
-
-    Fix and its safety: no rewrite inside the compiled code keeps autograd's behaviour. Build
-    parameters in `__init__` (or as buffers, for tables), set `requires_grad` before the compiled
-    call, and compile the forward (or the loss), calling `backward()` outside it.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags code that changes autograd's state inside compiled code: building an "
+            "`nn.Parameter`, a tensor factory with `requires_grad=True`, `t.requires_grad_()`, "
+            "`loss.backward()`, `torch.autograd.grad(...)`, `t.retain_grad()`."
+        ),
+        why=(
+            "Dynamo traces the forward computation only; by default it does not "
+            "trace autograd's own operations (\"Unsupported Tensor.backward() call\", \"using "
+            '`torch.autograd.grad` with `trace_autograd_ops=False`") and cannot create leaves or parameters in '
+            'a graph ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo", "tensor creation '
+            'function with requires_grad=True", "Unsupported Tensor.requires_grad_() call", "requires_grad_() '
+            'intermediate leaked as output", "Tensor.retain_grad() with AOTDispatcher"); each measured on '
+            "torch 2.13 with its gb page."
+        ),
+        example=(
+            "def forward(self, input_ids):\n"
+            "    if max_pos > self.weights.size(0):\n"
+            "        self.weights = nn.Parameter(self.get_embedding(max_pos, ...))   # speech_to_text"
+        ),
+        fix=(
+            "no rewrite inside the compiled code keeps autograd's behaviour. Build "
+            "parameters in `__init__` (or as buffers, for tables), set `requires_grad` before the compiled "
+            "call, and compile the forward (or the loss), calling `backward()` outside it."
+        ),
+    )
 
     code = "GM310"
     name = "autograd-in-compiled-code"

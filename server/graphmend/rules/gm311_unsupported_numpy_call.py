@@ -5,26 +5,31 @@ import ast
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..torch_api import NUMPY_UNSUPPORTED
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class UnsupportedNumpyCall(Rule):
-    """What it does: flags, in compiled code, calls of NumPy functions that `torch._numpy` does not
-    implement: `np.random.permutation`, `np.interp`, `np.isin`, `np.delete`, `np.load`... (the
-    table `NUMPY_UNSUPPORTED`, read from Dynamo's own NumPy-to-torch map).
+    """A NumPy function `torch._numpy` does not implement, in compiled code."""
 
-    Why it breaks the graph: Dynamo traces NumPy in compiled code by running `torch._numpy` instead;
-    a function with no counterpart there cannot be traced: "attempted to trace numpy function
-    unsupported by PyTorch" (gb0294), measured on torch 2.13.0 (BigBird's random block plan in
-    training draws with `np.random.permutation`).
-
-    Example:
-        perm_block = np.random.permutation(to_block_list)
-
-    Fix and its safety: no automatic fix: a torch counterpart (`torch.randperm`) draws from another
-    random stream, so the values change. Use torch where it is equivalent for you, or compute the
-    value outside the compiled region and pass it in.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags, in compiled code, calls of NumPy functions that `torch._numpy` does not "
+            "implement: `np.random.permutation`, `np.interp`, `np.isin`, `np.delete`, `np.load`... (the "
+            "table `NUMPY_UNSUPPORTED`, read from Dynamo's own NumPy-to-torch map)."
+        ),
+        why=(
+            "Dynamo traces NumPy in compiled code by running `torch._numpy` instead; "
+            'a function with no counterpart there cannot be traced: "attempted to trace numpy function '
+            "unsupported by PyTorch\" (gb0294), measured on torch 2.13.0 (BigBird's random block plan in "
+            "training draws with `np.random.permutation`)."
+        ),
+        example="perm_block = np.random.permutation(to_block_list)",
+        fix=(
+            "no automatic fix: a torch counterpart (`torch.randperm`) draws from another "
+            "random stream, so the values change. Use torch where it is equivalent for you, or compute the "
+            "value outside the compiled region and pass it in."
+        ),
+    )
 
     code = "GM311"
     name = "unsupported-numpy-call"

@@ -8,36 +8,44 @@ from ..fixes.cudagraphs import init_value, register_buffer, self_stores, stores_
 from ..inference import FunctionAnalysis
 from ..semantics import ClassInfo, FunctionInfo, walk
 from ..torch_api import FACTORY_FUNCTIONS
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class CpuTensorAttribute(Rule):
-    """What it does: flags the first read, in code compiled for CUDA graphs, of a tensor that
-    `__init__` stores as a plain attribute (`self.scale = torch.tensor(0.5)`), made by a torch
-    factory without a `device=` (nor `**kwargs` that may hold one): a CPU tensor that is neither a
-    parameter nor a buffer.
+    """A CPU tensor kept as a plain module attribute, read in code compiled for CUDA graphs."""
 
-    Why it keeps the graph out of CUDA graphs: `model.cuda()`/`model.to(device)` move parameters
-    and buffers only, so the attribute stays on the CPU and enters the compiled graph as a CPU
-    input. Inductor then records no CUDA graph for it ("skipping cudagraphs due to cpu device",
-    `check_multiple_devices_or_any_cpu_nodes` in `torch/_inductor/cudagraph_utils.py`; a CPU input
-    with users counts, `GraphLowering.placeholder`), and the graph runs kernel by kernel. A 0-d
-    CPU tensor even mixes silently with CUDA tensors in eager mode, so nothing else tells you.
-
-    Example:
-        def __init__(self):
-            super().__init__()
-            self.scale = torch.tensor(0.5)      # stays on the CPU after model.cuda()
-
-        def forward(self, x):
-            return x * self.scale
-
-    Fix and its safety: `self.register_buffer("scale", torch.tensor(0.5), persistent=False)`:
-    `.to()`/`.cuda()` move it and inductor receives it as a static input; `persistent=False`
-    keeps the state dict as it was. Unsafe: `.half()`/`.to(dtype)` now convert a floating
-    buffer too, and `buffers()`/`named_buffers()` list it. Refused where `self.scale` is set
-    anywhere else in the class (a buffer takes only tensors) or before `super().__init__()`.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags the first read, in code compiled for CUDA graphs, of a tensor that "
+            "`__init__` stores as a plain attribute (`self.scale = torch.tensor(0.5)`), made by a torch "
+            "factory without a `device=` (nor `**kwargs` that may hold one): a CPU tensor that is neither a "
+            "parameter nor a buffer."
+        ),
+        why=(
+            "`model.cuda()`/`model.to(device)` move parameters "
+            "and buffers only, so the attribute stays on the CPU and enters the compiled graph as a CPU "
+            'input. Inductor then records no CUDA graph for it ("skipping cudagraphs due to cpu device", '
+            "`check_multiple_devices_or_any_cpu_nodes` in `torch/_inductor/cudagraph_utils.py`; a CPU input "
+            "with users counts, `GraphLowering.placeholder`), and the graph runs kernel by kernel. A 0-d "
+            "CPU tensor even mixes silently with CUDA tensors in eager mode, so nothing else tells you."
+        ),
+        why_title="Why it keeps the graph out of CUDA graphs",
+        example=(
+            "def __init__(self):\n"
+            "    super().__init__()\n"
+            "    self.scale = torch.tensor(0.5)      # stays on the CPU after model.cuda()\n"
+            "\n"
+            "def forward(self, x):\n"
+            "    return x * self.scale"
+        ),
+        fix=(
+            '`self.register_buffer("scale", torch.tensor(0.5), persistent=False)`: '
+            "`.to()`/`.cuda()` move it and inductor receives it as a static input; `persistent=False` "
+            "keeps the state dict as it was. Unsafe: `.half()`/`.to(dtype)` now convert a floating "
+            "buffer too, and `buffers()`/`named_buffers()` list it. Refused where `self.scale` is set "
+            "anywhere else in the class (a buffer takes only tensors) or before `super().__init__()`."
+        ),
+    )
 
     code = "GM401"
     name = "cpu-tensor-attribute"

@@ -8,34 +8,42 @@ from ..fixes.cudagraphs import assigned_values, where_for_masked_write
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..torch_api import REDUCTION_METHODS
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class MaskedIndexPut(Rule):
-    """What it does: flags a write of many values through a boolean mask, `x[mask] = y[mask]`,
-    `x[mask] = t` with a tensor `t` not known to hold one element, `x[mask] += v` and
-    `a[mask], b[mask] = f(...)`, in code compiled for CUDA graphs.
+    """A write of many values through a boolean mask, in code compiled for CUDA graphs."""
 
-    Why it keeps the graph out of CUDA graphs: inductor lowers such an `index_put_` to a fallback
-    kernel that calls `.nonzero()` while the graph is captured, and marks the graph unsafe
-    ("index_put_ fallback with boolean indexing is not compatible with CUDA graphs",
-    `index_put_fallback` in `torch/_inductor/lowering.py`). One value is different:
-    `x[mask] = 0.0` (or `torch.tensor(-1e9)`, `t.max()`, a factory of shape `()`) is lowered to a masked fill (`index_put_impl_` dispatches a
-    single boolean index with a single value to `index_put_as_masked_fill`), so it is not flagged.
-
-    Example:
-        keep = scores > threshold
-        out = torch.zeros_like(scores)
-        out[keep] = scores[keep]
-
-    Fix and its safety: `out = torch.where(keep, scores, out)` (the mask gets trailing dimensions
-    of size one when it is not an element-wise test of either tensor and may cover only the
-    leading ones of `out`), which is bit-identical (the write requires equal dtypes, so `where`
-    promotes nothing) and also removes the read `scores[keep]`, a dynamic-shape graph break (GM302).
-    Unsafe: a new tensor is bound to the name where the original changed the old one in place, so
-    it is offered only for a local name that is not a parameter and is not handed on whole
-    (assigned to another name, stored, passed); other value forms are refused.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags a write of many values through a boolean mask, `x[mask] = y[mask]`, "
+            "`x[mask] = t` with a tensor `t` not known to hold one element, `x[mask] += v` and "
+            "`a[mask], b[mask] = f(...)`, in code compiled for CUDA graphs."
+        ),
+        why=(
+            "inductor lowers such an `index_put_` to a fallback "
+            "kernel that calls `.nonzero()` while the graph is captured, and marks the graph unsafe "
+            '("index_put_ fallback with boolean indexing is not compatible with CUDA graphs", '
+            "`index_put_fallback` in `torch/_inductor/lowering.py`). One value is different: "
+            "`x[mask] = 0.0` (or `torch.tensor(-1e9)`, `t.max()`, a factory of shape `()`) is lowered to a masked fill (`index_put_impl_` dispatches a "
+            "single boolean index with a single value to `index_put_as_masked_fill`), so it is not flagged."
+        ),
+        why_title="Why it keeps the graph out of CUDA graphs",
+        example=(
+            "keep = scores > threshold\n"
+            "out = torch.zeros_like(scores)\n"
+            "out[keep] = scores[keep]"
+        ),
+        fix=(
+            "`out = torch.where(keep, scores, out)` (the mask gets trailing dimensions "
+            "of size one when it is not an element-wise test of either tensor and may cover only the "
+            "leading ones of `out`), which is bit-identical (the write requires equal dtypes, so `where` "
+            "promotes nothing) and also removes the read `scores[keep]`, a dynamic-shape graph break (GM302). "
+            "Unsafe: a new tensor is bound to the name where the original changed the old one in place, so "
+            "it is offered only for a local name that is not a parameter and is not handed on whole "
+            "(assigned to another name, stored, passed); other value forms are refused."
+        ),
+    )
 
     code = "GM402"
     name = "masked-index-put"

@@ -8,31 +8,39 @@ from ..fixes.cudagraphs import IN_PLACE_METHODS, out_of_place, rebinds_to_view
 from ..inference import FunctionAnalysis
 from ..kinds import TENSORISH
 from ..semantics import walk
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class MutatedInput(Rule):
-    """What it does: flags an in-place change of a tensor argument of the compiled function
-    itself (`x.add_(1)`, `x += y`, `x[i] = v`, `x.copy_(y)`), in code compiled for CUDA graphs,
-    also after `x = x.squeeze(-1)` (a view: the same memory). Changes to `self.` buffers and to
-    tensors the function made are not flagged.
+    """An in-place change of an input of the compiled function, in code compiled for CUDA graphs."""
 
-    Why it keeps the graph out of CUDA graphs: a CUDA graph replays into fixed memory, so inductor
-    records none for a graph that writes into memory its caller owns ("skipping cudagraphs due to
-    mutated inputs (1 instances)", `check_for_mutation` in `torch/_inductor/cudagraph_utils.py`:
-    only parameters, buffers and tensors an earlier CUDA graph made may be changed).
-
-    Example:
-        @torch.compile(mode="reduce-overhead")
-        def step(x, scale):
-            x.mul_(scale)
-            return x.sum()
-
-    Fix and its safety: change a new tensor instead: `x = x.mul(scale)` (or `x = x + y` for
-    `x += y`) where every operand is a Python value, otherwise `x = x.clone()` just before the
-    block's first change of `x` (a tensor operand may promote the out-of-place result where the
-    in-place op casts back; a copy keeps every form exact). Unsafe: the caller no longer sees its tensor changed.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags an in-place change of a tensor argument of the compiled function "
+            "itself (`x.add_(1)`, `x += y`, `x[i] = v`, `x.copy_(y)`), in code compiled for CUDA graphs, "
+            "also after `x = x.squeeze(-1)` (a view: the same memory). Changes to `self.` buffers and to "
+            "tensors the function made are not flagged."
+        ),
+        why=(
+            "a CUDA graph replays into fixed memory, so inductor "
+            'records none for a graph that writes into memory its caller owns ("skipping cudagraphs due to '
+            'mutated inputs (1 instances)", `check_for_mutation` in `torch/_inductor/cudagraph_utils.py`: '
+            "only parameters, buffers and tensors an earlier CUDA graph made may be changed)."
+        ),
+        why_title="Why it keeps the graph out of CUDA graphs",
+        example=(
+            '@torch.compile(mode="reduce-overhead")\n'
+            "def step(x, scale):\n"
+            "    x.mul_(scale)\n"
+            "    return x.sum()"
+        ),
+        fix=(
+            "change a new tensor instead: `x = x.mul(scale)` (or `x = x + y` for "
+            "`x += y`) where every operand is a Python value, otherwise `x = x.clone()` just before the "
+            "block's first change of `x` (a tensor operand may promote the out-of-place result where the "
+            "in-place op casts back; a copy keeps every form exact). Unsafe: the caller no longer sees its tensor changed."
+        ),
+    )
 
     code = "GM403"
     name = "mutated-input"
@@ -99,6 +107,6 @@ def _rebound(function: ast.AST, name: str) -> bool:
     reaches the caller's tensor then depends on the path; only plain cases are reported. `x += y`
     is not a binding of a tensor: it changes it in place, and `x = x.squeeze(-1)` keeps its storage."""
     kept = {id(n.target) for n in walk(function) if isinstance(n, ast.AugAssign)}
-    kept |= {id(n.targets[0]) for n in walk(function) if rebinds_to_view(n, name)}
+    kept |= {id(n.targets[0]) for n in walk(function) if isinstance(n, ast.Assign) and rebinds_to_view(n, name)}
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and id(n) not in kept
                for n in walk(function))

@@ -6,7 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.cudagraphs import select_for_cond
 from ..inference import FunctionAnalysis
-from .base import Rule
+from .base import Rule, RuleDocs
 
 CONTROL_FLOW_OPERATORS = {
     "torch.cond": "torch.cond",
@@ -19,29 +19,35 @@ CONTROL_FLOW_OPERATORS = {
 
 
 class ControlFlowOperator(Rule):
-    """What it does: flags `torch.cond` and `torch.while_loop` in code compiled for CUDA graphs.
+    """`torch.cond`/`torch.while_loop` in code compiled for CUDA graphs."""
 
-    Why it keeps the graph out of CUDA graphs: the lowering of both operators marks a graph on
-    the GPU as not recordable ("skipping cudagraphs due to control flow operator: torch.cond",
-    `cond` and `while_loop` in `torch/_inductor/lowering.py`; `while_loop` only without
-    `torch._inductor.config.graph_partition`). The operator removes a graph break but the whole
-    graph then runs kernel by kernel, which for small models costs more than the break did.
-
-    Example:
-        @torch.compile(mode="reduce-overhead")
-        def layer(x, keep):
-            return torch.cond(keep, lambda x: block(x), lambda x: x.clone(), (x,))
-
-    Fix and its safety: `torch.cond(p, lambda x: f(x), lambda x: g(x), (x,))` becomes
-    `torch.where(p, (lambda x: f(x))(x), (lambda x: g(x))(x))`: both branches run and the
-    predicate selects, which inductor records. Offered for a tensor predicate and two lambdas that
-    each return one tensor and call nothing impure (random draws, unknown functions); unsafe: the
-    branch not taken now costs its compute, and where it produces inf or NaN the gradient through
-    `torch.where` can turn NaN. graphmend's own GM101/GM102 fixes choose `torch.where` in code
-    compiled for CUDA graphs. `torch.while_loop` has no such rewrite (the data decides how often
-    the body runs); compile that code without CUDA graphs, or turn on
-    `torch._inductor.config.graph_partition` so that inductor records the rest of the graph.
-    """
+    docs = RuleDocs(
+        what="flags `torch.cond` and `torch.while_loop` in code compiled for CUDA graphs.",
+        why=(
+            "the lowering of both operators marks a graph on "
+            'the GPU as not recordable ("skipping cudagraphs due to control flow operator: torch.cond", '
+            "`cond` and `while_loop` in `torch/_inductor/lowering.py`; `while_loop` only without "
+            "`torch._inductor.config.graph_partition`). The operator removes a graph break but the whole "
+            "graph then runs kernel by kernel, which for small models costs more than the break did."
+        ),
+        why_title="Why it keeps the graph out of CUDA graphs",
+        example=(
+            '@torch.compile(mode="reduce-overhead")\n'
+            "def layer(x, keep):\n"
+            "    return torch.cond(keep, lambda x: block(x), lambda x: x.clone(), (x,))"
+        ),
+        fix=(
+            "`torch.cond(p, lambda x: f(x), lambda x: g(x), (x,))` becomes "
+            "`torch.where(p, (lambda x: f(x))(x), (lambda x: g(x))(x))`: both branches run and the "
+            "predicate selects, which inductor records. Offered for a tensor predicate and two lambdas that "
+            "each return one tensor and call nothing impure (random draws, unknown functions); unsafe: the "
+            "branch not taken now costs its compute, and where it produces inf or NaN the gradient through "
+            "`torch.where` can turn NaN. graphmend's own GM101/GM102 fixes choose `torch.where` in code "
+            "compiled for CUDA graphs. `torch.while_loop` has no such rewrite (the data decides how often "
+            "the body runs); compile that code without CUDA graphs, or turn on "
+            "`torch._inductor.config.graph_partition` so that inductor records the rest of the graph."
+        ),
+    )
 
     code = "GM404"
     name = "control-flow-operator"

@@ -7,39 +7,47 @@ from ..fixes.base import FixContext, Refusal
 from ..fixes.cudagraphs import init_value, register_buffer, stores_besides
 from ..inference import FunctionAnalysis
 from ..semantics import ClassInfo, FunctionInfo, walk
-from .base import Rule
+from .base import Rule, RuleDocs
 
 
 class ChangingPythonNumber(Rule):
-    """What it does: flags compiled code that changes a Python int kept on the module
-    (`self.step += 1`, where `__init__` sets `self.step = 0`).
+    """A Python int kept on the module and changed by compiled code."""
 
-    Why it hurts: Dynamo bakes an int attribute of a module into the graph and guards on its value,
-    so the next call sees another value and compiles again; after
-    `torch._dynamo.config.recompile_limit` (8) compilations it gives up and runs the function
-    eagerly ("torch._dynamo hit config.recompile_limit"; measured on torch 2.13: 8 graphs for 12
-    calls, even when the number only counts). Under CUDA graphs every compilation also records a
-    new graph. A float attribute is not flagged: Dynamo makes it symbolic after one recompilation
-    (measured: 2 graphs for 12 calls).
-
-    Example:
-        def __init__(self):
-            super().__init__()
-            self.step = 0
-
-        def forward(self, x):
-            self.step += 1
-            return x * self.step
-
-    Fix and its safety: keep the number in a 0-d int64 tensor buffer changed in place:
-    `self.register_buffer("step", torch.tensor(0), persistent=False)`; `self.step += 1` then
-    updates the buffer and the graph reads it, one graph for every call (measured). Offered where
-    every change adds, subtracts or multiplies an int literal, and every other read of `self.step`
-    is arithmetic with a tensor in the compiled function (a 0-d integer tensor promotes no tensor:
-    the result's dtype is the one a Python int gave); a read as a Python number (an `if`, a
-    `range`, a format string, another method) would become a tensor and is refused. Unsafe:
-    `.to()`/`.cuda()` move the counter, and `self.step` is a tensor for code outside the class.
-    """
+    docs = RuleDocs(
+        what=(
+            "flags compiled code that changes a Python int kept on the module "
+            "(`self.step += 1`, where `__init__` sets `self.step = 0`)."
+        ),
+        why=(
+            "Dynamo bakes an int attribute of a module into the graph and guards on its value, "
+            "so the next call sees another value and compiles again; after "
+            "`torch._dynamo.config.recompile_limit` (8) compilations it gives up and runs the function "
+            'eagerly ("torch._dynamo hit config.recompile_limit"; measured on torch 2.13: 8 graphs for 12 '
+            "calls, even when the number only counts). Under CUDA graphs every compilation also records a "
+            "new graph. A float attribute is not flagged: Dynamo makes it symbolic after one recompilation "
+            "(measured: 2 graphs for 12 calls)."
+        ),
+        why_title="Why it hurts",
+        example=(
+            "def __init__(self):\n"
+            "    super().__init__()\n"
+            "    self.step = 0\n"
+            "\n"
+            "def forward(self, x):\n"
+            "    self.step += 1\n"
+            "    return x * self.step"
+        ),
+        fix=(
+            "keep the number in a 0-d int64 tensor buffer changed in place: "
+            '`self.register_buffer("step", torch.tensor(0), persistent=False)`; `self.step += 1` then '
+            "updates the buffer and the graph reads it, one graph for every call (measured). Offered where "
+            "every change adds, subtracts or multiplies an int literal, and every other read of `self.step` "
+            "is arithmetic with a tensor in the compiled function (a 0-d integer tensor promotes no tensor: "
+            "the result's dtype is the one a Python int gave); a read as a Python number (an `if`, a "
+            "`range`, a format string, another method) would become a tensor and is refused. Unsafe: "
+            "`.to()`/`.cuda()` move the counter, and `self.step` is a tensor for code outside the class."
+        ),
+    )
 
     code = "GM405"
     name = "changing-python-number"

@@ -1,0 +1,94 @@
+"""The chain's conditions: each tensor condition named once for `torch.where`, each arm's predicate,
+and the condition's Python part, which stays a Python `if` around the rewrite."""
+
+from __future__ import annotations
+
+import ast
+
+from ...analysis import conditions
+from ...analysis.purity import dotted, impurity, names_in
+from ...analysis.shapes import is_scalar_condition
+from ...inference import FunctionAnalysis
+from ...kinds import Kind
+from ..base import FixContext, Refused
+from .arms import Arm
+from .effects import assumptions
+from .site import Site
+
+
+def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
+    """The name of each arm's condition (not the else path's); `lines` gets their assignments."""
+    analysis = site.analysis
+    names: list[str] = []
+    for arm in arms:
+        if arm.test is None:
+            continue
+        reason = impurity(arm.test, analysis, set(), condition=True)
+        if reason is not None:
+            raise Refused(reason.replace("a branch", "the condition"))
+        typed = [name for name in analysis.caller_typed if name in names_in(arm.test)]
+        if typed:
+            raise Refused(f"`{typed[0]}` is a tensor only for some callers (compiled code of another file passes one; "
+                          f"its annotation says `{analysis.caller_typed[typed[0]] or 'nothing'}`): "
+                          "a rewrite must keep working for a Python value")
+        for assumption in assumptions([arm.test], analysis):
+            site.unsafe(assumption)
+        if not is_scalar_condition(arm.test, analysis):
+            site.unsafe("the condition may have more than one element")
+        if isinstance(arm.test, ast.Name) and analysis.kind(arm.test) is Kind.BOOL_TENSOR:
+            names.append(arm.test.id)
+            continue
+        text = conditions.tensor_logic(arm.test, analysis, site.ctx.segment, site.torch)
+        if "\n" in text and not text.startswith("("):
+            text = f"({text})"
+        name = site.ctx.fresh_name("cond")
+        lines.append(f"{name} = {text}")
+        names.append(name)
+    return names
+
+
+def arm_predicate(number: int, conditions_: list[str]) -> str:
+    """True exactly when this arm of the chain runs: its condition and none before it."""
+    parts = [f"~{c}" for c in conditions_[:number]]
+    if number < len(conditions_):
+        parts.append(conditions_[number])
+    return " & ".join(parts)
+
+
+def static_text(operands: tuple[ast.expr, ...], ctx: FixContext) -> str:
+    """The Python operands of a condition, joined with `and` as they were written."""
+    texts = []
+    for operand in operands:
+        text = conditions.python_text(operand, ctx.segment)
+        wrap = isinstance(operand, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text
+        texts.append(f"({text})" if wrap else text)
+    return " and ".join(texts)
+
+
+def floating_names(operands: tuple[ast.expr, ...], analysis: FunctionAnalysis) -> set[str]:
+    """Tensors the Python operands of a condition prove floating point when they hold."""
+    return set().union(*(_proven_floating(e, analysis) for e in operands))
+
+
+def _proven_floating(test: ast.expr, analysis: FunctionAnalysis) -> set[str]:
+    """Tensors a true `test` proves floating point: `x.dtype == torch.float16`, `x.is_floating_point()`."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute) and test.left.attr == "dtype":
+        base = dotted(test.left.value)
+        right = test.comparators[0]
+        candidates = right.elts if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
+        if base is not None and isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)) and candidates and all(
+            (analysis.qualified_name(c) or "").removeprefix("torch.") in _FLOATING_DTYPES for c in candidates
+        ):
+            return {base}
+    if isinstance(test, ast.Call) and len(test.args) <= 1:
+        func = test.func
+        if isinstance(func, ast.Attribute) and func.attr == "is_floating_point" and not test.args:
+            base = dotted(func.value)
+            return {base} if base is not None else set()
+        if analysis.qualified_name(func) == "torch.is_floating_point" and test.args:
+            base = dotted(test.args[0])
+            return {base} if base is not None else set()
+    return set()
+
+
+_FLOATING_DTYPES = frozenset("float16 half float32 float float64 double bfloat16".split())

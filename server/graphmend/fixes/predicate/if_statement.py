@@ -1,0 +1,65 @@
+"""The rewrite of a data-dependent `if` statement, step by step: isolate it, collect and check its
+arms, name its conditions, then write the branches one after the other and merge what they bind."""
+
+from __future__ import annotations
+
+import ast
+
+from ...analysis import conditions
+from ...analysis.purity import names_in
+from ...diagnostics import Fix, TextEdit
+from ...inference import FunctionAnalysis
+from ..base import FixContext, Refusal, Refused
+from .arms import temporaries
+from .condition import arm_predicate, floating_names, name_conditions
+from .effects import collect
+from .merge import merges
+from .render import comment_lines, offer, place, render_arm
+from .site import Site
+from .structure import following_statements, isolate, split_arms, without_comments
+
+
+def predicate_if(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    try:
+        return _predicate(node, analysis, ctx)
+    except (Refused, conditions.ConditionError) as refusal:
+        return Refusal(refusal.reason)
+
+
+def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
+    before = dict(analysis.env)
+    function = analysis.function
+    if function is None:
+        raise Refused("the `if` is not inside a function")
+    torch_name = ctx.torch_name
+    if torch_name is None:
+        raise Refused("torch is not imported as a module in this file")
+    following = following_statements(node, function.node)
+    split = conditions.split(node.test, analysis)
+    site = Site(node, analysis, ctx, function, torch_name, before, following, floating_names(split.static, analysis))
+    indent, cst_if, following_cst = isolate(site)
+    arms, comments, later_comments = split_arms(site, cst_if, following_cst, split.rest)
+    if split.static:
+        # The paths after the first stay as written under the Python part's `else`, comments
+        # and all: their copies in the rewrite carry none, so no comment appears twice.
+        for arm in arms[1:]:
+            arm.cst_body = [without_comments(s) for s in arm.cst_body]
+    else:
+        comments = comments + later_comments
+    guarded: set[str] = set()
+    for arm in arms:
+        if arm.test is not None:
+            guarded |= names_in(arm.test)
+    kept = temporaries(site, arms)
+    for arm in arms:
+        collect(site, arm, guarded, kept)
+    returns = [arm.returned is not None for arm in arms]
+    if any(returns) and not all(returns):
+        raise Refused("only some paths return")
+    lines = comment_lines(comments)
+    condition_names = name_conditions(site, arms, lines)
+    for number, arm in enumerate(arms):
+        lines.extend(render_arm(arm, arm_predicate(number, condition_names)))
+    lines.extend(merges(site, arms, condition_names))
+    text = place(site, lines, indent, split.static)
+    return offer((*site.helper_edits, TextEdit(ctx.line_range(node.lineno, site.last_line), text)), site.unsafe_reasons)

@@ -1,0 +1,193 @@
+"""Merging the branches: each name, store, final call and return value the branches produce is
+selected with `torch.where` after all of them have run; what `torch.where` cannot select between
+is refused, and what it may change (broadcasting, promotion, a 0-d tensor) makes the fix unsafe."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import libcst as cst
+
+from ...analysis import liveness
+from ...kinds import Kind
+from ..base import Refused
+from .arms import Arm, Store, code, is_number
+from .signatures import old_signature, require_same_shape, signature
+from .site import Site
+
+
+def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
+    """The lines after the branches that give each name, store and the return its selected value."""
+    lines: list[str] = []
+    assigned: list[str] = []
+    for arm in arms:
+        assigned.extend(n for n in [*arm.mapping, *arm.inlined] if n not in assigned)
+    for name in assigned:
+        store = next((arm.stores[name] for arm in arms if name in arm.stores), None)
+        values: list[str] = []
+        kinds: list[Kind] = []
+        literals: list[ast.expr | None] = []
+        missing = False
+        for arm in arms:
+            if name in arm.mapping or name in arm.inlined:
+                values.append(arm.inlined.get(name) or arm.mapping[name])
+                kinds.append(arm.kinds.get(name, Kind.UNKNOWN))
+                literals.append(arm.values.get(name))
+            else:
+                missing = True
+                values.append(name)
+                literals.append(_initial_value(site, store))
+                kinds.append(_old_kind(site, name, store))
+            if kinds[-1] is Kind.UNKNOWN and store is None and site.analysis.has_tensor_evidence(name):
+                kinds[-1] = Kind.TENSOR  # the function uses `name` as a tensor
+        if store is None and missing and name not in site.before:
+            if liveness.live_after(site.function.node, site.end, name):
+                raise Refused(f"`{name}` would be unbound on a path that does not assign it")
+            continue  # a temporary of one branch: it stays under its new name
+        if store is not None and any(name in arm.stores and arm.stores[name] != store for arm in arms):
+            raise Refused(f"the branches store `{name}` in different ways")
+        label = f"`{name}`"
+        require_mergeable([label] * len(kinds), kinds, literals, site.unsafe_reasons, " on some path")
+        if store is not None and not all(k.is_tensor for k in kinds):
+            site.unsafe(f"{label} may change from a Python number to a 0-d tensor")
+        if store is not None:
+            _keep_on_module(site, label)
+        require_same_shape(site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms])
+        selected = _select(site, values, conditions_)
+        if store is None:
+            lines.append(f"{name} = {selected}")
+        elif store.buffer_keywords is None:
+            lines.append(f"{name} = {selected}")
+        else:
+            keywords = f", {store.buffer_keywords}" if store.buffer_keywords else ""
+            lines.append(f'{site.self_name}.register_buffer("{store.attribute}", {selected}{keywords})')
+    calls = [arm.trailing_call for arm in arms]
+    if any(c is not None for c in calls):
+        lines.extend(_merged_call(site, arms, conditions_))
+    if arms[0].returned is not None:
+        lines.append(_merged_return(site, arms, conditions_))
+    return lines
+
+
+def require_mergeable(
+    labels: list[str], kinds: list[Kind], values: list[ast.expr | None], reasons: list[str], where: str = ""
+) -> None:
+    """`torch.where` can select between tensors and numbers: refuse anything else; an unknown
+    value, or numbers only, make the fix unsafe (it fails loudly, or yields a 0-d tensor)."""
+    numbers = [is_number(v) for v in values]
+    for label, kind, number in zip(labels, kinds, numbers):
+        if kind.is_tensor or number:
+            continue
+        if kind is Kind.UNKNOWN:
+            reason = f"{label} is not known to be a tensor or a number"
+            if reason not in reasons:
+                reasons.append(reason)
+            continue
+        what = "None" if kind is Kind.NONE else "a Python value"
+        raise Refused(f"{label} is {what}{where}, not a tensor or a number")
+    if not any(k.is_tensor for k in kinds):
+        reason = f"{' and '.join(dict.fromkeys(labels))} may become a 0-d tensor"
+        if reason not in reasons:
+            reasons.append(reason)
+
+
+def _select(site: Site, values: list[str], conditions_: list[str]) -> str:
+    """where(c1, v1, where(c2, v2, v3)) for an if/elif/else chain."""
+    result = values[-1]
+    for condition, value in reversed(list(zip(conditions_, values[:-1]))):
+        result = f"{site.torch}.where({condition}, {value}, {result})"
+    return result
+
+
+def _keep_on_module(site: Site, label: str) -> None:
+    """A merged store keeps a tensor the graph computed on the module. Under CUDA graphs that
+    tensor lives in the graph's memory pool and the next replay overwrites it, so the next call
+    fails ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run":
+    Phi-3's longrope `inv_freq`, measured on an H100 with torch 2.11): refused where the code is
+    recorded as CUDA graphs, unsafe elsewhere."""
+    recorded = site.ctx.cuda_graph_scope(site.analysis.entry)
+    if recorded is not None:
+        raise Refused(f"{label} would keep a tensor computed in the graph on the module, which the next "
+                      f"CUDA-graph replay overwrites ({recorded})")
+    site.unsafe(f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
+                '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay')
+
+
+def _initial_value(site: Site, store: Store | None) -> ast.expr | None:
+    """What `__init__` assigns to a stored attribute, when that is its one value there (so a
+    number literal there makes the attribute a number)."""
+    owner = site.owner
+    if store is None or owner is None:
+        return None
+    values = site.analysis.module.init_values(owner).get(store.attribute, [])
+    return values[0][1] if len(values) == 1 else None
+
+
+def _old_kind(site: Site, name: str, store: Store | None) -> Kind:
+    """The kind of what a name or stored attribute holds before the `if`."""
+    if store is None:
+        return site.before.get(name, Kind.UNKNOWN)
+    if store.buffer_keywords is not None:
+        return Kind.TENSOR
+    owner = site.owner
+    return site.analysis.module.class_attributes(owner).get(store.attribute, Kind.UNKNOWN) if owner is not None else Kind.UNKNOWN
+
+
+@contextmanager
+def _kinds_after(site: Site, arm: Arm) -> Iterator[None]:
+    """Kinds read as they are at the end of `arm`."""
+    saved = site.analysis.env
+    site.analysis.env = dict(arm.kinds)
+    try:
+        yield
+    finally:
+        site.analysis.env = saved
+
+
+def _merged_call(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
+    calls = [arm.trailing_call for arm in arms]
+    if any(c is None for c in calls):
+        raise Refused("a branch calls a function for its side effect that another branch does not")
+    first = calls[0]
+    assert first is not None
+    shape = [(a.keyword.value if a.keyword else None) for a in first.args]
+    if any(code(c.func) != code(first.func) or [(a.keyword.value if a.keyword else None) for a in c.args] != shape for c in calls):  # type: ignore[union-attr]
+        raise Refused("the branches end in different calls")
+    merged_args: list[str] = []
+    for position, arg in enumerate(first.args):
+        texts = [code(c.args[position].value) for c in calls]  # type: ignore[union-attr]
+        if len(set(texts)) == 1:
+            merged_args.append(code(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+            continue
+        asts = [
+            (arm.trailing_call_ast.args + [k.value for k in arm.trailing_call_ast.keywords])[position]  # type: ignore[union-attr]
+            for arm in arms
+        ]
+        for arm, value in zip(arms, asts):
+            with _kinds_after(site, arm):
+                if not site.analysis.kind(value).is_tensor:
+                    raise Refused("the branches call the same function with arguments that are not tensors")
+        selected = _select(site, texts, conditions_)
+        merged_args.append(f"{arg.keyword.value}={selected}" if arg.keyword else selected)
+    return [f"{code(first.func)}({', '.join(merged_args)})"]
+
+
+def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
+    returned = [arm.returned for arm in arms]
+    tuples = [r for r in returned if isinstance(r, ast.Tuple)]
+    if tuples:
+        raise Refused("a path returns a tuple")
+    kinds = []
+    for arm in arms:
+        with _kinds_after(site, arm):
+            kind = site.analysis.kind(arm.returned)  # type: ignore[arg-type]
+            if kind is Kind.NONE:
+                raise Refused("a path returns None where another returns a tensor")
+            kinds.append(Kind.TENSOR if site.analysis.used_as_tensor(arm.returned) else Kind.UNKNOWN)  # type: ignore[arg-type]
+    for arm, kind in zip(arms, kinds):
+        if not kind.is_tensor:
+            raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
+    require_same_shape(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
+    return f"return {_select(site, [a.returned_text or '' for a in arms], conditions_)}"

@@ -1,0 +1,62 @@
+"""Shape and dtype signatures: what each path's value is elementwise in, so that `torch.where`
+provably neither broadcasts nor promotes."""
+
+from __future__ import annotations
+
+import ast
+
+from ...analysis import liveness
+from ...analysis.shapes import Signature, elementwise_bases
+from ...semantics import walk
+from .site import Site
+
+
+def signature(site: Site, value: ast.expr, known: dict[str, Signature | None]) -> Signature | None:
+    """`value`'s signature inside an arm: names assigned earlier in the arm (`known`), else before the `if`."""
+    return elementwise_bases(value, site.analysis, lambda name: known[name] if name in known else old_signature(site, name))
+
+
+def old_signature(site: Site, name: str) -> Signature | None:
+    if "." in name:  # a stored attribute: its value before the `if` is opaque
+        return frozenset({name}), frozenset()
+    definition = _reaching_definition(site, name)
+    if isinstance(definition, ast.Name) and definition.id == name:
+        return frozenset({name}), frozenset()
+    # Elementwise in other names: compare by those; anything else is this one tensor.
+    return elementwise_bases(definition, site.analysis) or (frozenset({name}), frozenset())
+
+
+def _reaching_definition(site: Site, name: str) -> ast.expr:
+    """The value `name` holds before the `if`, when plain assignments before it say so.
+
+    Walks back through the enclosing blocks (out of `if`/`with` bodies, never out of a loop,
+    where the value may come from the previous iteration).
+    """
+    target: ast.stmt = site.node
+    while True:
+        found = liveness.locate(site.function.node, target)
+        if found is None:
+            return ast.Name(id=name)
+        holder, block, index = found
+        for stmt in reversed(block[:index]):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+                return stmt.value if len(stmt.targets) == 1 else ast.Name(id=name)
+            if name in {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
+                return ast.Name(id=name)
+        if not isinstance(holder, (ast.If, ast.With)) or block is not getattr(holder, "body", None):
+            return ast.Name(id=name)
+        target = holder  # type: ignore[assignment]
+
+
+def require_same_shape(site: Site, signatures_per_path: list[Signature | None]) -> None:
+    """Mark the fix unsafe unless every path's value provably has the same shape and dtype."""
+    signatures = {_without_promotion(site, s) for s in signatures_per_path}
+    if None in signatures or len(signatures) != 1 or not next(iter(signatures))[0]:  # type: ignore[index]
+        site.unsafe("the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)")
+
+
+def _without_promotion(site: Site, signature: Signature | None) -> Signature | None:
+    """A Python float cannot change the dtype of a tensor known to be floating point."""
+    if signature is not None and signature[0] and signature[0] <= site.floating:
+        return signature[0], frozenset()
+    return signature

@@ -1,0 +1,57 @@
+"""The rewrite of a data-dependent conditional expression: `a if cond else b` → `torch.where(cond, a, b)`."""
+
+from __future__ import annotations
+
+import ast
+
+from ...analysis import conditions
+from ...analysis.purity import impurity, names_in
+from ...analysis.shapes import elementwise_bases, is_scalar_condition
+from ...diagnostics import Fix, TextEdit
+from ...inference import FunctionAnalysis
+from ..base import FixContext, Refusal, Refused
+from .condition import static_text
+from .effects import assumptions
+from .merge import require_mergeable
+from .render import offer
+
+
+def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+    """`a if cond else b` → `torch.where(cond, a, b)`; a Python part of `cond` stays a Python
+    conditional: `a if flag and t.any() else b` → `(torch.where(t.any(), a, b) if flag else b)`."""
+    torch_name = ctx.torch_name
+    if torch_name is None:
+        return Refusal("torch is not imported as a module in this file")
+    split = conditions.split(node.test, analysis)
+    guarded = names_in(split.rest)
+    for part in (split.rest, node.body, node.orelse):
+        reason = impurity(part, analysis, guarded, condition=part is split.rest)
+        if reason is not None:
+            return Refusal(reason.replace("a branch", "an operand"))
+    reasons = assumptions([split.rest, node.body, node.orelse], analysis)
+    try:
+        require_mergeable(["the true value", "the false value"], [analysis.kind(node.body), analysis.kind(node.orelse)],
+                          [node.body, node.orelse], reasons)
+        condition = conditions.tensor_logic(split.rest, analysis, ctx.segment, torch_name)
+    except (Refused, conditions.ConditionError) as refusal:
+        return Refusal(refusal.reason)
+    body, orelse = _operand_text(node.body, ctx), _operand_text(node.orelse, ctx)
+    text = f"{torch_name}.where({condition}, {body}, {orelse})"
+    if split.static:
+        text = f"{text} if {static_text(split.static, ctx)} else {orelse}"  # in the place of a conditional expression
+    typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
+    if typed:  # tensors from some callers, numbers from others: the original stays for numbers
+        tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
+        text = f"({text}) if {tests} else ({ctx.segment(node)})"
+    edit = TextEdit(ctx.source.node_range(node), text)
+    if not is_scalar_condition(split.rest, analysis):
+        reasons.append("the condition may have more than one element")
+    signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
+    if None in signatures or len(signatures) != 1:
+        reasons.append("the two values may differ in shape or dtype (torch.where broadcasts and promotes)")
+    return offer((edit,), reasons)
+
+
+def _operand_text(expr: ast.expr, ctx: FixContext) -> str:
+    text = ctx.segment(expr)
+    return f"({text})" if isinstance(expr, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text

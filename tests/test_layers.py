@@ -1,0 +1,77 @@
+"""graphmend's modules import one another without a circle, at every level: module by module, and
+package by package inside each package (`inference` and `regions` below `analysis`, below `fixes`,
+below `rules`...; in the language server, `edit/` and `schedule/` below `session/`). A circle would
+mean an import that runs back up a layer. Every import counts: inside functions and under
+`TYPE_CHECKING` too."""
+
+from __future__ import annotations
+
+import ast
+from graphlib import CycleError, TopologicalSorter
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "server" / "graphmend"
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Each module ("inference.walk"; a package by its name, the top package "") → the modules of
+    graphmend it imports, with the packages that importing them initialises (not its own)."""
+    paths = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = (name.split(".") if name else []) if path.name == "__init__.py" else name.split(".")[:-1]
+        ancestors = {".".join(package[:i]) for i in range(len(package) + 1)}
+        graph[name] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = package[: len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
+                candidates = [".".join(base), *(".".join([*base, a.name]) for a in node.names)]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graphmend"):
+                base = node.module.split(".")[1:]  # type: ignore[union-attr]
+                candidates = [".".join(base), *(".".join([*base, a.name]) for a in node.names)]
+            elif isinstance(node, ast.Import):
+                candidates = [".".join(a.name.split(".")[1:]) for a in node.names if a.name.startswith("graphmend.")]
+            else:
+                continue
+            for target in (c for c in candidates if c in paths):
+                parts = target.split(".")
+                graph[name] |= {".".join(parts[:i]) for i in range(len(parts) + 1)} - ancestors - {name}
+    return graph
+
+
+def test_the_graph_holds_the_package() -> None:
+    graph = module_imports()
+    assert {"api", "cli", "inference.walk", "regions.compiled", "fixes.predicate.merge", "lsp.session.state"} <= graph.keys()
+    assert "inference.module" in graph["checker"] or "inference" in graph["checker"]
+
+
+def test_modules_import_without_a_circle() -> None:
+    TopologicalSorter(module_imports()).prepare()  # CycleError names the circle
+
+
+@pytest.mark.parametrize("package", ["", "fixes", "lsp", "inference", "regions", "analysis", "rules"])
+def test_the_parts_of_each_package_import_without_a_circle(package: str) -> None:
+    """The parts one level below `package` (its modules and subpackages) form layers."""
+    depth = len(package.split(".")) if package else 0
+
+    def part(name: str) -> str | None:
+        parts = name.split(".") if name else []
+        inside = parts[:depth] == (package.split(".") if package else []) and len(parts) > depth
+        return parts[depth] if inside else None
+
+    parts: dict[str, set[str]] = {}
+    for name, imported in module_imports().items():
+        own = part(name)
+        if own is not None:
+            parts.setdefault(own, set()).update(p for p in map(part, imported) if p is not None and p != own)
+    assert parts, package
+    try:
+        TopologicalSorter(parts).prepare()
+    except CycleError as error:
+        pytest.fail(f"the parts of `graphmend.{package}` import in a circle: {error.args[1]}")
