@@ -25,14 +25,14 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
-
-import transformers
+from typing import Any
 
 import harness
 import paper_table2
+import transformers
 
 
 def _site(site: str) -> tuple[str, int]:
@@ -46,7 +46,9 @@ def measure(names: list[str], jobs: int, timeout: float) -> dict[str, dict[str, 
     os.environ[paper_table2.TRACE_LINES] = "1"
     work = Path(tempfile.mkdtemp(prefix="graphmend-agreement-"))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        records = pool.map(lambda name: paper_table2.run_variant(name, installed, None, work / f"{name}.json", timeout), names)
+        records = pool.map(
+            lambda name: paper_table2.run_variant(name, installed, None, work / f"{name}.json", timeout), names
+        )
         return dict(zip(names, records))
 
 
@@ -59,30 +61,45 @@ def agreement(records: dict[str, dict[str, Any]], family_of: Callable[[str], str
     installed = Path(transformers.__file__).parent
     families: dict[str, dict[str, Any]] = {}
     for name, record in records.items():
-        family = families.setdefault(family_of(name), {"cases": [], "sites": set(), "executed": {}, "positions": {}, "errors": []})
-        family["cases"].append(name)
+        collected = families.setdefault(
+            family_of(name), {"cases": [], "sites": set(), "executed": {}, "positions": {}, "errors": []}
+        )
+        collected["cases"].append(name)
         if "error" in record:
-            family["errors"].append(f"{name}: {record['error']}")
+            collected["errors"].append(f"{name}: {record['error']}")
             continue
-        family["sites"] |= {_site(s) for s in record["sites"] if s.startswith("models/")}
+        collected["sites"] |= {_site(s) for s in record["sites"] if s.startswith("models/")}
         for path, lines in record["executed"].items():
-            family["executed"].setdefault(path, set()).update(lines)
+            collected["executed"].setdefault(path, set()).update(lines)
         for path, positions in record.get("positions", {}).items():
-            family["positions"].setdefault(path, set()).update(map(tuple, positions))
-    files = sorted({installed / path for f in families.values() for path in f["executed"]}
-                   | {installed / path for f in families.values() for path, _ in f["sites"]})
+            collected["positions"].setdefault(path, set()).update(map(tuple, positions))
+    files = sorted(
+        {installed / path for f in families.values() for path in f["executed"]}
+        | {installed / path for f in families.values() for path, _ in f["sites"]}
+    )
     spans = harness.flagged_spans([f for f in files if f.is_file()])
-    by_relative = {str(path.relative_to(installed.resolve())): found for path, found in spans.items()
-                   if path.is_relative_to(installed.resolve())}
+    by_relative = {
+        str(path.relative_to(installed.resolve())): found
+        for path, found in spans.items()
+        if path.is_relative_to(installed.resolve())
+    }
     rows, misses, unconfirmed, shadowed = [], [], [], []
     totals = {"sites": 0, "found": 0, "findings": 0, "confirmed": 0}
     for family, data in sorted(families.items()):
         sites, executed, positions = data["sites"], data["executed"], data["positions"]
         found = {(p, line) for p, line in sites if any(a <= line <= b for a, b, _, _ in by_relative.get(p, []))}
-        ran = [(p, span[0], span[1]) for p in executed for span in by_relative.get(p, [])
-               if _ran(installed / p, span, executed[p], positions.get(p))]
+        ran = [
+            (p, span[0], span[1])
+            for p in executed
+            for span in by_relative.get(p, [])
+            if _ran(installed / p, span, executed[p], positions.get(p))
+        ]
         confirmed = [(p, a, b) for p, a, b in ran if any(q == p and a <= line <= b for q, line in sites)]
-        hidden = [(p, a, b) for p, a, b in ran if (p, a, b) not in confirmed and _after_eager_fallback(installed / p, a, sites, p)]
+        hidden = [
+            (p, a, b)
+            for p, a, b in ran
+            if (p, a, b) not in confirmed and _after_eager_fallback(installed / p, a, sites, p)
+        ]
         ran = [f for f in ran if f not in hidden]
         misses += [f"{p}:{line} ({family})" for p, line in sorted(sites - found)]
         unconfirmed += [f"{p}:{a} ({family})" for p, a, b in sorted(set(ran) - set(confirmed))]
@@ -136,7 +153,9 @@ def _after_eager_fallback(path: Path, line: int, sites: set[tuple[str, int]], re
     function = _innermost(tree, line, (ast.FunctionDef, ast.AsyncFunctionDef))
     if function is None:
         return False
-    blocks = [n for n in ast.walk(function) if isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith))]
+    blocks = [
+        n for n in ast.walk(function) if isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith))
+    ]
     for site_path, site_line in sites:
         if site_path != relative or site_line == line or not function.lineno <= site_line <= (function.end_lineno or 0):
             continue
@@ -173,16 +192,25 @@ def report(result: dict[str, Any]) -> None:
     print("| architecture | cases | break sites | found | findings on lines that ran | confirmed |")
     print("|---|---:|---:|---:|---:|---:|")
     for family, cases, sites, found, ran, confirmed, errors in result["rows"]:
-        print(f"| {family} | {cases} | {sites} | {found} | {ran} | {confirmed} |" + (f" errors: {errors}" if errors else ""))
+        print(
+            f"| {family} | {cases} | {sites} | {found} | {ran} | {confirmed} |"
+            + (f" errors: {errors}" if errors else "")
+        )
     totals = result["totals"]
     recall = totals["found"] / max(totals["sites"], 1)
     precision = totals["confirmed"] / max(totals["findings"], 1)
-    print(f"\n{len(result['rows'])} architectures: recall {recall:.3f} ({totals['found']}/{totals['sites']}), "
-          f"precision {precision:.3f} ({totals['confirmed']}/{totals['findings']})")
+    print(
+        f"\n{len(result['rows'])} architectures: recall {recall:.3f} ({totals['found']}/{totals['sites']}), "
+        f"precision {precision:.3f} ({totals['confirmed']}/{totals['findings']})"
+    )
     print("\nmissed break sites:", *result["misses"] or ["none"], sep="\n- ")
     print("\nfindings on lines that ran where no case broke:", *result["unconfirmed"] or ["none"], sep="\n- ")
-    print("\nnot judged (later in the function than a break in a loop or `with` block: the rest of that frame "
-          "ran eagerly):", *result["shadowed"] or ["none"], sep="\n- ")
+    print(
+        "\nnot judged (later in the function than a break in a loop or `with` block: the rest of that frame "
+        "ran eagerly):",
+        *result["shadowed"] or ["none"],
+        sep="\n- ",
+    )
 
 
 def main() -> int:

@@ -39,20 +39,42 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import agreement
+import harness
 import numpy
+import tiny_models
 import torch
 import torch._dynamo.testing
 import transformers
 
-import agreement
-import harness
-import tiny_models
-
 MODES = ("eval", "train", "fp16")  # fp16: eval in float16
 MEMORY_LIMIT = 6 << 30  # bytes of address space per worker
-POPULAR = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "mixtral", "gpt2", "bert", "roberta",
-           "t5", "bart", "whisper", "wav2vec2", "vit", "clip", "deberta-v2", "distilbert", "falcon", "gpt_neox",
-           "opt", "llava", "mamba")
+POPULAR = (
+    "llama",
+    "mistral",
+    "qwen2",
+    "qwen3",
+    "phi3",
+    "gemma",
+    "gemma2",
+    "mixtral",
+    "gpt2",
+    "bert",
+    "roberta",
+    "t5",
+    "bart",
+    "whisper",
+    "wav2vec2",
+    "vit",
+    "clip",
+    "deberta-v2",
+    "distilbert",
+    "falcon",
+    "gpt_neox",
+    "opt",
+    "llava",
+    "mamba",
+)
 
 
 def flagged_types(types: list[str]) -> list[str]:
@@ -62,10 +84,17 @@ def flagged_types(types: list[str]) -> list[str]:
 
     models = Path(transformers.__file__).resolve().parent / "models"
     graphmend = Path(sys.executable).with_name("graphmend")
-    found = subprocess.run([str(graphmend), "check", str(models), "--output-format", "json", "--no-cache"],
-                           capture_output=True, text=True, check=False)
-    folders = {Path(d["path"]).relative_to(models).parts[0] for d in json.loads(found.stdout)
-               if d["code"].startswith(("GM1", "GM2"))}
+    found = subprocess.run(
+        [str(graphmend), "check", str(models), "--output-format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    folders = {
+        Path(d["path"]).relative_to(models).parts[0]
+        for d in json.loads(found.stdout)
+        if d["code"].startswith(("GM1", "GM2"))
+    }
     chosen = sorted(t for t in types if model_type_to_module_name(t) in folders or t in POPULAR)
     random.Random(0).shuffle(chosen)
     return chosen
@@ -83,7 +112,9 @@ def _seed() -> None:
 
 def _first_tensor(output: Any) -> torch.Tensor | None:
     """The first tensor of a model's output (`last_hidden_state`, `logits`...), detached."""
-    values = output.to_tuple() if hasattr(output, "to_tuple") else output if isinstance(output, (tuple, list)) else (output,)
+    values = (
+        output.to_tuple() if hasattr(output, "to_tuple") else output if isinstance(output, (tuple, list)) else (output,)
+    )
     for value in values:
         if torch.is_tensor(value):
             return value.detach()
@@ -115,6 +146,7 @@ def _trace_positions(executed: dict[str, set[tuple[int, ...]]], frame: Any, even
             if None not in position:
                 ran.add(position)
         return local
+
     return local
 
 
@@ -123,7 +155,9 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     eager and compiled outputs to `out` with the suffix `.pt`."""
     if os.environ.get(EXPECT_PACKAGE):
         harness.exit_unless_imported_from(Path(os.environ[EXPECT_PACKAGE]))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))  # a config that did not shrink fails, not the machine
+    resource.setrlimit(
+        resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT)
+    )  # a config that did not shrink fails, not the machine
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
     sites = harness.collect_break_sites()
@@ -137,8 +171,10 @@ def worker(model_type: str, mode: str, out: Path) -> None:
     if mode == "fp16":  # the float16 guards (clamps of infinities) run only here
         model.half()
         twin.half()
-        inputs = {key: value.half() if torch.is_tensor(value) and value.is_floating_point() else value
-                  for key, value in inputs.items()}
+        inputs = {
+            key: value.half() if torch.is_tensor(value) and value.is_floating_point() else value
+            for key, value in inputs.items()
+        }
     model.train(train)
     twin.train(train)
     counter = torch._dynamo.testing.CompileCounter()
@@ -153,17 +189,25 @@ def worker(model_type: str, mode: str, out: Path) -> None:
             sys.settrace(None)
         _seed()
         compiled_output = compiled(**inputs)
-    torch.save({"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}, out.with_suffix(".pt"))
-    out.write_text(json.dumps({
-        "executed": {path: sorted({p[0] for p in ran}) for path, ran in executed.items()},
-        "positions": {path: sorted(ran) for path, ran in executed.items()},
-        "graphs": counter.frame_count, "reasons": sites,
-        "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
-    }))
+    torch.save(
+        {"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}, out.with_suffix(".pt")
+    )
+    out.write_text(
+        json.dumps(
+            {
+                "executed": {path: sorted({p[0] for p in ran}) for path, ran in executed.items()},
+                "positions": {path: sorted(ran) for path, ran in executed.items()},
+                "graphs": counter.frame_count,
+                "reasons": sites,
+                "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
+            }
+        )
+    )
 
 
-def run_case(name: str, work: Path, timeout: float, existing_only: bool = False,
-             variant: str = "", package: Path | None = None) -> dict[str, Any] | None:
+def run_case(
+    name: str, work: Path, timeout: float, existing_only: bool = False, variant: str = "", package: Path | None = None
+) -> dict[str, Any] | None:
     """The record of one case: run in a fresh process, or read from `work` when an earlier run left
     it. A `variant` (with `package`, a copy of transformers) runs against that copy."""
     model_type, mode = name.rsplit("/", 1)
@@ -172,8 +216,11 @@ def run_case(name: str, work: Path, timeout: float, existing_only: bool = False,
         return json.loads(out.read_text())
     if existing_only:
         return None
-    env = (harness.worker_env() if package is None
-           else harness.worker_env(package.parent, **{EXPECT_PACKAGE: str(package)}))
+    env = (
+        harness.worker_env()
+        if package is None
+        else harness.worker_env(package.parent, **{EXPECT_PACKAGE: str(package)})
+    )
     record = harness.run_worker(__file__, [model_type, mode, str(out)], env, out, timeout)
     if "error" in record:
         out.write_text(json.dumps(record))  # a failure is recorded too: a later run with --work reports it
@@ -193,9 +240,19 @@ def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, 
     if not copy.exists():
         shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
     models = sorted({site.split("/")[1] for name in breaking for site in _model_sites(built[name])})
-    fixed = subprocess.run([str(Path(sys.executable).with_name("graphmend")), "fix", "--unsafe-fixes",
-                            *(str(copy / "models" / m) for m in models)], capture_output=True, text=True, check=False)
+    fixed = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("graphmend")),
+            "fix",
+            "--unsafe-fixes",
+            *(str(copy / "models" / m) for m in models),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     print(fixed.stdout.strip().splitlines()[-1] if fixed.stdout.strip() else fixed.stderr.strip())
+
     def outputs_of(name: str, variant: str) -> Path:
         model_type, mode = name.rsplit("/", 1)
         kept = work / f"{model_type}.{mode}.pt"
@@ -214,46 +271,72 @@ def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, 
     rows = []
     for name in breaking:
         before, after = records[name, ".before"], records[name, ".after"]
-        row = {"case": name, "before": before.get("graphs"), "after": after.get("graphs"),
-               "rewritable": all(site in fixable for site in _model_sites(before)),
-               "sites_after": _model_sites(after), "error": before.get("error") or after.get("error")}
+        row = {
+            "case": name,
+            "before": before.get("graphs"),
+            "after": after.get("graphs"),
+            "rewritable": all(site in fixable for site in _model_sites(before)),
+            "sites_after": _model_sites(after),
+            "error": before.get("error") or after.get("error"),
+        }
         if not row["error"]:
             outputs = [torch.load(outputs_of(name, v)) for v in (".before", ".after")]
             row["eager_equal"], row["compiled_equal"], row["compiled_as_eager_before"] = (
-                _equal(outputs[0]["eager"], outputs[1]["eager"]), _equal(outputs[0]["compiled"], outputs[1]["compiled"]),
-                _equal(outputs[0]["eager"], outputs[0]["compiled"]))
+                _equal(outputs[0]["eager"], outputs[1]["eager"]),
+                _equal(outputs[0]["compiled"], outputs[1]["compiled"]),
+                _equal(outputs[0]["eager"], outputs[0]["compiled"]),
+            )
         rows.append(row)
-    print("\n| case | every break in models/ rewritable | graphs before → after | break sites left in models/ | "
-          "eager equal | compiled equal | before: compiled = eager |")
+    print(
+        "\n| case | every break in models/ rewritable | graphs before → after | break sites left in models/ | "
+        "eager equal | compiled equal | before: compiled = eager |"
+    )
     print("|---|---|---:|---|---|---|---|")
     yes = {True: "yes", False: "NO"}
     for row in rows:
         if row["error"]:
             print(f"| {row['case']} | | error: {row['error'][:120]} | | | | |")
             continue
-        print(f"| {row['case']} | {yes[row['rewritable']]} | {row['before']} → {row['after']} | "
-              f"{len(row['sites_after']) or '—'} | {yes[row['eager_equal']]} | "
-              f"{yes[row['compiled_equal']]} | {yes[row['compiled_as_eager_before']]} |")
+        print(
+            f"| {row['case']} | {yes[row['rewritable']]} | {row['before']} → {row['after']} | "
+            f"{len(row['sites_after']) or '—'} | {yes[row['eager_equal']]} | "
+            f"{yes[row['compiled_equal']]} | {yes[row['compiled_as_eager_before']]} |"
+        )
     return rows
 
 
 def _equal(first: torch.Tensor | None, second: torch.Tensor | None) -> bool:
     """Bit for bit, except that NaN equals NaN in the same place (a tiny fp16 model overflows)."""
-    return (first is not None and second is not None and first.shape == second.shape and first.dtype == second.dtype
-            and torch.allclose(first, second, rtol=0, atol=0, equal_nan=True))
+    return (
+        first is not None
+        and second is not None
+        and first.shape == second.shape
+        and first.dtype == second.dtype
+        and torch.allclose(first, second, rtol=0, atol=0, equal_nan=True)
+    )
 
 
 def _fixable_sites(installed: Path, models: list[str]) -> set[str]:
     """The break sites ("models/x/y.py:LINE") that a `graphmend check` finding with a fix covers."""
-    spans = harness.flagged_lines(sorted(p for m in models for p in (installed / "models" / m).glob("*.py")), fixed_only=True)
-    return {f"{path.relative_to(installed).as_posix()}:{line}"
-            for path, found in spans.items() for first, last in found for line in range(first, last + 1)}
+    spans = harness.flagged_lines(
+        sorted(p for m in models for p in (installed / "models" / m).glob("*.py")), fixed_only=True
+    )
+    return {
+        f"{path.relative_to(installed).as_posix()}:{line}"
+        for path, found in spans.items()
+        for first, last in found
+        for line in range(first, last + 1)
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--types", help="comma-separated model types, or @FILE of them (default: every one of MODEL_MAPPING_NAMES)")
-    parser.add_argument("--flagged", action="store_true", help="only the types with a GM1xx/GM2xx finding, and popular ones")
+    parser.add_argument(
+        "--types", help="comma-separated model types, or @FILE of them (default: every one of MODEL_MAPPING_NAMES)"
+    )
+    parser.add_argument(
+        "--flagged", action="store_true", help="only the types with a GM1xx/GM2xx finding, and popular ones"
+    )
     parser.add_argument("--limit", type=int, help="the first N model types only")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--jobs", type=int, default=2)
@@ -261,7 +344,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the records and the result as JSON here")
     parser.add_argument("--work", type=Path, help="folder for the records; cases recorded there are not run again")
     parser.add_argument("--existing", action="store_true", help="only report the cases already recorded in --work")
-    parser.add_argument("--mend", type=Path, help="folder for a fixed copy of the package: rerun the breaking cases before and after")
+    parser.add_argument(
+        "--mend", type=Path, help="folder for a fixed copy of the package: rerun the breaking cases before and after"
+    )
     parser.add_argument("--worker", nargs=3, metavar=("TYPE", "MODE", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -286,15 +371,24 @@ def main() -> int:
     built = {name: record for name, record in records.items() if "error" not in record}
     failed = {name: record["error"] for name, record in records.items() if "error" in record}
     result = agreement.agreement(built, family_of=lambda name: name.rsplit("/", 1)[0])
-    print(f"transformers {transformers.__version__}, torch {torch.__version__}: "
-          f"{len({n.rsplit('/', 1)[0] for n in built})} architectures ran "
-          f"({len(built)} of {len(names)} cases); records in {work}\n")
+    print(
+        f"transformers {transformers.__version__}, torch {torch.__version__}: "
+        f"{len({n.rsplit('/', 1)[0] for n in built})} architectures ran "
+        f"({len(built)} of {len(names)} cases); records in {work}\n"
+    )
     agreement.report(result)
-    print("\ncases that could not be built or run:", *[f"{n}: {e}" for n, e in sorted(failed.items())] or ["none"], sep="\n- ")
+    print(
+        "\ncases that could not be built or run:",
+        *[f"{n}: {e}" for n, e in sorted(failed.items())] or ["none"],
+        sep="\n- ",
+    )
     mended = mend(built, work, args.mend, args.jobs, args.timeout) if args.mend else []
     if args.json:
-        args.json.write_text(json.dumps({"result": result, "failed": failed, "records": records, "mended": mended},
-                                        indent=1, default=list))
+        args.json.write_text(
+            json.dumps(
+                {"result": result, "failed": failed, "records": records, "mended": mended}, indent=1, default=list
+            )
+        )
     return 0
 
 

@@ -1,6 +1,6 @@
 """Where analysis time goes, stage by stage, on one file (median of repeated runs, no profiler).
 
-    python benchmarks/analysis_profile.py [FILE]   (default: transformers 4.49.0's modeling_longformer.py)
+python benchmarks/analysis_profile.py [FILE]   (default: transformers 4.49.0's modeling_longformer.py)
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def stages(text: str, path: Path) -> dict[str, float]:
     module = ModuleAnalysis(index, regions)
     source = SourceText(text)
     rules = [rule() for rule in RULES]
-    detect = _Collector(source, rules, FixContext(source, index))
+    detect = _Collector(source, rules, FixContext(source, index), Settings())
     detect._fix = lambda *args: None  # type: ignore[method-assign]  # detection only
     for reach in regions.reached.values():
         detect.reach = reach

@@ -25,7 +25,11 @@ def default_files() -> list[Path]:
     import transformers  # only to locate its installed sources; nothing is imported from them
 
     models = Path(transformers.__file__).parent / "models"
-    return [models / "longformer/modeling_longformer.py", models / "t5/modeling_t5.py", models / "phi3/modeling_phi3.py"]
+    return [
+        models / "longformer/modeling_longformer.py",
+        models / "t5/modeling_t5.py",
+        models / "phi3/modeling_phi3.py",
+    ]
 
 
 def timed(function, *args) -> float:  # noqa: ANN001

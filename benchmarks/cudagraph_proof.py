@@ -38,16 +38,26 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch._dynamo.utils
 import transformers
-
-from harness import (close_on_gpu, collect_cudagraph_skips, empty_inductor_cache, exit_unless_imported_from, identical,
-                     max_difference, run_worker, same, timing_lock, worker_env)
+from harness import (
+    close_on_gpu,
+    collect_cudagraph_skips,
+    empty_inductor_cache,
+    exit_unless_imported_from,
+    identical,
+    max_difference,
+    run_worker,
+    same,
+    timing_lock,
+    worker_env,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -71,9 +81,12 @@ def _original(fn: Any) -> Any:
 # ---------------------------------------------------------------- the programs
 
 
-def _fixture(code: str, case: str, build: Callable[[Any, torch.device], Program]) -> Callable[[bool, torch.device], Program]:
+def _fixture(
+    code: str, case: str, build: Callable[[Any, torch.device], Program]
+) -> Callable[[bool, torch.device], Program]:
     def program(fixed: bool, device: torch.device) -> Program:
         return build(_load(FIXTURES / code / f"{case}.{'out' if fixed else 'in'}.py"), device)
+
     return program
 
 
@@ -105,12 +118,19 @@ def _ids(length: int, high: int, seed: int = 1) -> torch.Tensor:
 def _transformers(build: Callable[[torch.device], Program]) -> Callable[[bool, torch.device], Program]:
     def program(fixed: bool, device: torch.device) -> Program:
         return build(device)
+
     return program
 
 
 def _splinter(device: torch.device) -> Program:
-    config = transformers.SplinterConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                         intermediate_size=64, question_token_id=3)
+    config = transformers.SplinterConfig(
+        vocab_size=64,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        question_token_id=3,
+    )
     model = transformers.SplinterForQuestionAnswering(config).eval().to(device)
     ids = _ids(16, 64).to(device)
     ids[0, 2] = 3
@@ -119,12 +139,24 @@ def _splinter(device: torch.device) -> Program:
 
 
 def _vits(device: torch.device) -> Program:
-    config = transformers.VitsConfig(vocab_size=32, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                                     ffn_dim=32, flow_size=16, spectrogram_bins=17, upsample_initial_channel=16,
-                                     upsample_rates=[2, 2], upsample_kernel_sizes=[4, 4], resblock_kernel_sizes=[3],
-                                     resblock_dilation_sizes=[[1, 3]], use_stochastic_duration_prediction=True,
-                                     duration_predictor_filter_channels=16, prior_encoder_num_flows=2,
-                                     duration_predictor_num_flows=2)
+    config = transformers.VitsConfig(
+        vocab_size=32,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        ffn_dim=32,
+        flow_size=16,
+        spectrogram_bins=17,
+        upsample_initial_channel=16,
+        upsample_rates=[2, 2],
+        upsample_kernel_sizes=[4, 4],
+        resblock_kernel_sizes=[3],
+        resblock_dilation_sizes=[[1, 3]],
+        use_stochastic_duration_prediction=True,
+        duration_predictor_filter_channels=16,
+        prior_encoder_num_flows=2,
+        duration_predictor_num_flows=2,
+    )
     model = transformers.VitsModel(config).eval().to(device)
     ids = _ids(8, 32).to(device)
     return (lambda: model(input_ids=ids).waveform), ()
@@ -135,29 +167,46 @@ def _tvp(device: torch.device) -> Program:
     change the caller's pixels (the frame pad prompter, measured first by mistake, changes none)."""
     from transformers.models.tvp.modeling_tvp import TvpFrameDownPadPrompter
 
-    config = transformers.TvpConfig(visual_prompt_size=4, max_img_size=32, num_frames=2,
-                                    visual_prompter_apply="replace")
+    config = transformers.TvpConfig(
+        visual_prompt_size=4, max_img_size=32, num_frames=2, visual_prompter_apply="replace"
+    )
     config.frame_num = 2  # read by the prompter, not set by TvpConfig in 4.49.0
     prompter = TvpFrameDownPadPrompter(config).to(device)
     return prompter, (torch.randn(1, 2, 3, 32, 32, device=device),)
 
 
 def _phimoe(device: torch.device) -> Program:
-    config = transformers.PhimoeConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                       num_attention_heads=2, num_key_value_heads=2, num_local_experts=4,
-                                       num_experts_per_tok=2, input_jitter_noise=0.01, max_position_embeddings=64)
+    config = transformers.PhimoeConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        input_jitter_noise=0.01,
+        max_position_embeddings=64,
+    )
     model = transformers.PhimoeForCausalLM(config).train().to(device)
     ids = _ids(8, 64).to(device)
 
     def run() -> torch.Tensor:
         torch.manual_seed(0)
         return model(input_ids=ids).logits
+
     return run, ()
 
 
 def _biogpt(device: torch.device) -> Program:
-    config = transformers.BioGptConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                       intermediate_size=64, max_position_embeddings=64)
+    config = transformers.BioGptConfig(
+        vocab_size=64,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = transformers.BioGptForCausalLM(config).eval().to(device)
     ids = _ids(8, 64).to(device)
     return (lambda: model(input_ids=ids).logits), ()
@@ -171,18 +220,21 @@ class Case:
 
 
 CONTROL = "biogpt"
-CASES = {case.name: case for case in [
-    Case("GM401-scalar-buffer", _fixture("GM401", "fix_scalar_buffer", _scaled)),
-    Case("GM402-masked-where", _fixture("GM402", "fix_masked_where", _keep_positive)),
-    Case("GM403-out-of-place", _fixture("GM403", "fix_out_of_place", _normalise)),
-    Case("GM404-cond-select", _fixture("GM404", "fix_cond_select", _layer)),
-    Case("GM405-step-counter", _fixture("GM405", "fix_step_counter", _warmup)),
-    Case("splinter", _transformers(_splinter), "splinter"),
-    Case("vits", _transformers(_vits), "vits"),
-    Case("tvp", _transformers(_tvp), "tvp"),
-    Case("phimoe-train", _transformers(_phimoe), "phimoe"),
-    Case(CONTROL, _transformers(_biogpt), "biogpt"),
-]}
+CASES = {
+    case.name: case
+    for case in [
+        Case("GM401-scalar-buffer", _fixture("GM401", "fix_scalar_buffer", _scaled)),
+        Case("GM402-masked-where", _fixture("GM402", "fix_masked_where", _keep_positive)),
+        Case("GM403-out-of-place", _fixture("GM403", "fix_out_of_place", _normalise)),
+        Case("GM404-cond-select", _fixture("GM404", "fix_cond_select", _layer)),
+        Case("GM405-step-counter", _fixture("GM405", "fix_step_counter", _warmup)),
+        Case("splinter", _transformers(_splinter), "splinter"),
+        Case("vits", _transformers(_vits), "vits"),
+        Case("tvp", _transformers(_tvp), "tvp"),
+        Case("phimoe-train", _transformers(_phimoe), "phimoe"),
+        Case(CONTROL, _transformers(_biogpt), "biogpt"),
+    ]
+}
 
 
 # ---------------------------------------------------------------- the worker (one process, one measurement)
@@ -194,6 +246,7 @@ def worker(name: str, variant: str, calls: int, out: Path, package: Path) -> Non
     device = torch.device("cuda" if cuda else "cpu")
     torch.manual_seed(0)
     fn, args = CASES[name].program(variant == "fixed", device)
+
     def fresh() -> tuple[Any, ...]:  # the caller's tensors, new for every call: a program may change them in place
         return tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
 
@@ -223,13 +276,20 @@ def worker(name: str, variant: str, calls: int, out: Path, package: Path) -> Non
             call()
             times.append(time.perf_counter() - start)
     torch.save({"eager": _tensors(eager), "compiled": _tensors(output)}, f"{out}.pt")
-    out.write_text(json.dumps({
-        "case": name, "variant": variant, "device": torch.cuda.get_device_name() if cuda else "cpu",
-        "graphs": counters["stats"]["unique_graphs"], "graph_breaks": sum(counters["graph_break"].values()),
-        "cudagraph_skips": counters["inductor"]["cudagraph_skips"] if cuda else None,
-        "skip_reasons": sorted(set(skip_reasons)),
-        "steady_median_ms": 1000 * statistics.median(times) if times else None,
-    }))
+    out.write_text(
+        json.dumps(
+            {
+                "case": name,
+                "variant": variant,
+                "device": torch.cuda.get_device_name() if cuda else "cpu",
+                "graphs": counters["stats"]["unique_graphs"],
+                "graph_breaks": sum(counters["graph_break"].values()),
+                "cudagraph_skips": counters["inductor"]["cudagraph_skips"] if cuda else None,
+                "skip_reasons": sorted(set(skip_reasons)),
+                "steady_median_ms": 1000 * statistics.median(times) if times else None,
+            }
+        )
+    )
 
 
 def _tensors(output: Any) -> list[torch.Tensor]:
@@ -249,18 +309,41 @@ def fixed_copy(work: Path) -> Path:
     """A copy of the installed transformers whose measured model files carry the GM4xx fixes."""
     site = work / "site"
     if not (site / "transformers").exists():
-        shutil.copytree(Path(transformers.__file__).parent, site / "transformers", ignore=shutil.ignore_patterns("__pycache__"))
-    targets = [str(site / "transformers" / "models" / c.family / f"modeling_{c.family}.py") for c in CASES.values() if c.family]
-    done = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", "--select", "GM4", "--cuda-graphs", "always",
-                           *targets], capture_output=True, text=True)
+        shutil.copytree(
+            Path(transformers.__file__).parent, site / "transformers", ignore=shutil.ignore_patterns("__pycache__")
+        )
+    targets = [
+        str(site / "transformers" / "models" / c.family / f"modeling_{c.family}.py") for c in CASES.values() if c.family
+    ]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphmend",
+            "fix",
+            "--unsafe-fixes",
+            "--select",
+            "GM4",
+            "--cuda-graphs",
+            "always",
+            *targets,
+        ],
+        capture_output=True,
+        text=True,
+    )
     print(done.stdout.strip() or done.stderr.strip())
     return site
 
 
 def measure(name: str, variant: str, calls: int, package: Path, pythonpath: Path | None, out: Path) -> dict[str, Any]:
     with empty_inductor_cache() as cache:
-        return run_worker(__file__, [name, variant, str(calls), str(out), str(package)], worker_env(pythonpath, **cache),
-                          out, timeout=1800)
+        return run_worker(
+            __file__,
+            [name, variant, str(calls), str(out), str(package)],
+            worker_env(pythonpath, **cache),
+            out,
+            timeout=1800,
+        )
 
 
 def main() -> int:
@@ -282,8 +365,10 @@ def main() -> int:
     site = fixed_copy(work)
     cuda = torch.cuda.is_available()
     agree = close_on_gpu if cuda else identical  # bit for bit on the CPU; on a GPU up to reduction order
-    print(f"device: {torch.cuda.get_device_name() if cuda else 'cpu (no CUDA: graphs and outputs only)'}; "
-          f"torch {torch.__version__}, transformers {transformers.__version__}; {' '.join(sys.argv)}\n")
+    print(
+        f"device: {torch.cuda.get_device_name() if cuda else 'cpu (no CUDA: graphs and outputs only)'}; "
+        f"torch {torch.__version__}, transformers {transformers.__version__}; {' '.join(sys.argv)}\n"
+    )
     print("| case | graphs | CUDA-graph skips | outputs equal | steady ms | fixed/original (spread) |")
     print("|---|---|---|---|---|---|")
     rows, failed = [], False
@@ -294,8 +379,14 @@ def main() -> int:
             for variant in ("original", "fixed"):
                 out = work / f"{name}-{variant}-{pair}.json"
                 fixed_package = variant == "fixed" and CASES[name].family is not None
-                record = measure(name, variant, args.calls, site / "transformers" if fixed_package else original,
-                                 site if fixed_package else None, out)
+                record = measure(
+                    name,
+                    variant,
+                    args.calls,
+                    site / "transformers" if fixed_package else original,
+                    site if fixed_package else None,
+                    out,
+                )
                 records[variant].append(record)
                 if "error" in record:
                     failed = True
@@ -304,9 +395,14 @@ def main() -> int:
                 if not reference.exists():
                     continue  # the original failed: reported as an error below
                 saved, first = torch.load(f"{out}.pt"), torch.load(reference)
-                equal &= same(saved["compiled"], first["compiled"], agree) and same(saved["eager"], first["eager"], agree)
-                difference = max(difference, _difference(saved["compiled"], first["compiled"]),
-                                 _difference(saved["eager"], first["eager"]))
+                equal &= same(saved["compiled"], first["compiled"], agree) and same(
+                    saved["eager"], first["eager"], agree
+                )
+                difference = max(
+                    difference,
+                    _difference(saved["compiled"], first["compiled"]),
+                    _difference(saved["eager"], first["eager"]),
+                )
         errors = [r["error"] for rs in records.values() for r in rs if "error" in r]
         if errors:
             print(f"| {name} | error: {errors[0]} | | | | |")
@@ -314,19 +410,40 @@ def main() -> int:
         before, after = records["original"], records["fixed"]
         ratios = [a["steady_median_ms"] / b["steady_median_ms"] for a, b in zip(after, before) if b["steady_median_ms"]]
         spread = f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})" if ratios else "—"
-        steady = (f"{statistics.median(r['steady_median_ms'] for r in before):.3f} → "
-                  f"{statistics.median(r['steady_median_ms'] for r in after):.3f}") if ratios else "—"
+        steady = (
+            (
+                f"{statistics.median(r['steady_median_ms'] for r in before):.3f} → "
+                f"{statistics.median(r['steady_median_ms'] for r in after):.3f}"
+            )
+            if ratios
+            else "—"
+        )
         skips = f"{before[0]['cudagraph_skips']} → {after[0]['cudagraph_skips']}" if cuda else "— (no GPU)"
-        agreement = ("yes" if equal else "NO") + (" (bit for bit)" if difference == 0 else f" (max |Δ| {difference:.1e})")
-        print(f"| {name} | {before[0]['graphs']} → {after[0]['graphs']} | {skips} | {agreement} | {steady} | {spread} |")
+        agreement = ("yes" if equal else "NO") + (
+            " (bit for bit)" if difference == 0 else f" (max |Δ| {difference:.1e})"
+        )
+        print(
+            f"| {name} | {before[0]['graphs']} → {after[0]['graphs']} | {skips} | {agreement} | {steady} | {spread} |"
+        )
         failed |= not equal
-        rows.append({"case": name, "original": before, "fixed": after, "equal": equal, "max_difference": difference,
-                     "ratios": ratios})
+        rows.append(
+            {
+                "case": name,
+                "original": before,
+                "fixed": after,
+                "equal": equal,
+                "max_difference": difference,
+                "ratios": ratios,
+            }
+        )
     if cuda:
         print("\nWhy inductor skipped CUDA graphs (its log, each process of the first pair):\n")
         print("| case | original | fixed |\n|---|---|---|")
         for row in rows:
-            reasons = [("; ".join(row[variant][0]["skip_reasons"]) or "—").replace("|", "\\|") for variant in ("original", "fixed")]
+            reasons = [
+                ("; ".join(row[variant][0]["skip_reasons"]) or "—").replace("|", "\\|")
+                for variant in ("original", "fixed")
+            ]
             print(f"| {row['case']} | {reasons[0]} | {reasons[1]} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))

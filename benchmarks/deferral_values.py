@@ -16,7 +16,7 @@ import io
 import logging
 import re
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch._dynamo
@@ -58,7 +58,7 @@ class _Breaks(logging.Handler):
 def measure(value: Callable[[torch.Tensor, int], object], formatted: bool, mode: str) -> str:
     def program(x: torch.Tensor, n: int) -> torch.Tensor:
         if formatted:
-            _deferred("v={}".format(value(x, n)))
+            _deferred(f"v={value(x, n)}")
         else:
             _deferred("v=", value(x, n))
         return x * 2

@@ -24,8 +24,12 @@ NAME = re.compile(r"`[^`]*`")
 
 def report(path: Path) -> None:
     graphmend = Path(sys.executable).with_name("graphmend")
-    result = subprocess.run([str(graphmend), "check", str(path), "--output-format", "json", "--no-cache"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(graphmend), "check", str(path), "--output-format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     diagnostics = json.loads(result.stdout)
     control = [d for d in diagnostics if d["code"] in ("GM101", "GM102")]
     messages = [d for d in diagnostics if d["code"] in ("GM201", "GM202", "GM203")]
@@ -33,10 +37,12 @@ def report(path: Path) -> None:
     kinds = Counter(d["fix"]["applicability"] for d in fixed)
     share = len(fixed) / max(1, len(control))
     print(f"## {path}\n")
-    print(f"control flow (GM101+GM102): {len(control)} findings, {len(fixed)} with a fix ({share:.0%}; "
-          f"safe {kinds['safe']}, unsafe {kinds['unsafe']}); logging (GM201-GM203): "
-          f"{sum(1 for d in messages if d.get('fix'))}/{len(messages)} with a fix\n")
-    reasons = Counter()
+    print(
+        f"control flow (GM101+GM102): {len(control)} findings, {len(fixed)} with a fix ({share:.0%}; "
+        f"safe {kinds['safe']}, unsafe {kinds['unsafe']}); logging (GM201-GM203): "
+        f"{sum(1 for d in messages if d.get('fix'))}/{len(messages)} with a fix\n"
+    )
+    reasons: Counter[str] = Counter()
     for d in control:
         match = REASON.search(d["message"]) if not d.get("fix") else None
         if match:

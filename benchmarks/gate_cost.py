@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-GATE = '''import torch
+GATE = """import torch
 from torch import nn
 
 
@@ -63,9 +63,9 @@ class Encoder(nn.Module):
                     continue
             h = layer(h)
         return h
-'''
+"""
 
-BRANCH = '''import torch
+BRANCH = """import torch
 from torch import nn
 
 
@@ -93,21 +93,27 @@ class Model(nn.Module):
         for block in self.blocks:
             h = block(h)
         return h
-'''
+"""
 
-BRANCH_WHERE = BRANCH.replace('''        if h.abs().amax() > 3.0:
+BRANCH_WHERE = BRANCH.replace(
+    """        if h.abs().amax() > 3.0:
             h = self.first(h)
-''', '''        cond = h.abs().amax() > 3.0
+""",
+    """        cond = h.abs().amax() > 3.0
         h_if = self.first(h)
         h = torch.where(cond, h_if, h)
-''')
+""",
+)
 
-BRANCH_COND = BRANCH.replace('''        if h.abs().amax() > 3.0:
+BRANCH_COND = BRANCH.replace(
+    """        if h.abs().amax() > 3.0:
             h = self.first(h)
-''', '''        h = torch.cond(h.abs().amax() > 3.0, lambda h: self.first(h), lambda h: h.clone(), (h,))
-''')
+""",
+    """        h = torch.cond(h.abs().amax() > 3.0, lambda h: self.first(h), lambda h: h.clone(), (h,))
+""",
+)
 
-WORKER = r'''
+WORKER = r"""
 import importlib.util, json, statistics, sys, time
 import torch
 path, train, hidden, layers, layerdrop, calls, mode = sys.argv[1], sys.argv[2] == "train", int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
@@ -137,15 +143,30 @@ for i in range(calls):
     start = time.perf_counter(); call(i); times.append(time.perf_counter() - start)
 from torch._dynamo.utils import counters
 print(json.dumps({"first": first, "steady": statistics.median(times), "graphs": counters["stats"]["unique_graphs"]}))
-'''
+"""
 
 
 def measure(path: Path, train: bool, args: argparse.Namespace, layerdrop: float, mode: str) -> dict:
     """One form in a fresh process with an empty inductor cache."""
     with tempfile.TemporaryDirectory(prefix="inductor-cache-") as cache:
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}
-        done = subprocess.run([sys.executable, "-c", WORKER, str(path), "train" if train else "eval", str(args.hidden),
-                               str(args.layers), str(layerdrop), str(args.calls), mode], capture_output=True, text=True, env=env)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                WORKER,
+                str(path),
+                "train" if train else "eval",
+                str(args.hidden),
+                str(args.layers),
+                str(layerdrop),
+                str(args.calls),
+                mode,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -170,8 +191,10 @@ def main() -> int:
 
     modes = ["default"] + (["reduce-overhead"] if torch.cuda.is_available() else [])
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
-    print(f"torch {torch.__version__}, {device}, hidden {args.hidden}, {args.layers} layers, seq 128, "
-          f"{args.calls} steady calls, {args.pairs} alternated process rounds\n")
+    print(
+        f"torch {torch.__version__}, {device}, hidden {args.hidden}, {args.layers} layers, seq 128, "
+        f"{args.calls} steady calls, {args.pairs} alternated process rounds\n"
+    )
     print("| program | mode | forms | first call s | steady ms | steady / original |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -196,17 +219,34 @@ def main() -> int:
                 for _ in range(args.pairs):
                     for form, path in paths.items():
                         runs[form].append(measure(path, train, args, layerdrop, mode))
-                label = f"{program}, {'train' if train else 'eval'}" + (f", layerdrop {layerdrop}" if program == "gate" else "")
+                label = f"{program}, {'train' if train else 'eval'}" + (
+                    f", layerdrop {layerdrop}" if program == "gate" else ""
+                )
                 base = statistics.median(r["steady"] for r in runs["original"])
                 cells = []
                 for form, records in runs.items():
                     steady = [r["steady"] for r in records]
                     ratios = [s / base for s in steady]
-                    cells.append((form, statistics.median(r["first"] for r in records), statistics.median(steady) * 1e3,
-                                  f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"))
-                print(f"| {label} | {mode} | " + " / ".join(c[0] for c in cells) + " | "
-                      + " / ".join(f"{c[1]:.1f}" for c in cells) + " | " + " / ".join(f"{c[2]:.2f}" for c in cells)
-                      + " | " + " / ".join(c[3] for c in cells) + " |", flush=True)
+                    cells.append(
+                        (
+                            form,
+                            statistics.median(r["first"] for r in records),
+                            statistics.median(steady) * 1e3,
+                            f"{statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})",
+                        )
+                    )
+                print(
+                    f"| {label} | {mode} | "
+                    + " / ".join(c[0] for c in cells)
+                    + " | "
+                    + " / ".join(f"{c[1]:.1f}" for c in cells)
+                    + " | "
+                    + " / ".join(f"{c[2]:.2f}" for c in cells)
+                    + " | "
+                    + " / ".join(c[3] for c in cells)
+                    + " |",
+                    flush=True,
+                )
     return 0
 
 

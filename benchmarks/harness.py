@@ -16,8 +16,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import torch
 import transformers
@@ -38,12 +39,14 @@ def fixed_copy(work: Path, families: Iterable[str]) -> Path:
     `graphmend fix --unsafe-fixes`; prints what the fix reports."""
     site = work / "site"
     if not (site / "transformers").exists():
-        shutil.copytree(Path(transformers.__file__).parent, site / "transformers",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            Path(transformers.__file__).parent, site / "transformers", ignore=shutil.ignore_patterns("__pycache__")
+        )
     targets = [str(site / "transformers" / "models" / family / f"modeling_{family}.py") for family in families]
     targets += [str(site / "transformers" / file) for file in SHARED_FILES]
-    fix = subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets],
-                         capture_output=True, text=True)
+    fix = subprocess.run(
+        [sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets], capture_output=True, text=True
+    )
     print(fix.stdout.strip())
     if fix.stderr.strip():
         print(fix.stderr.strip(), file=sys.stderr)
@@ -86,8 +89,13 @@ def run_worker(script: str, arguments: list[str], env: dict[str, str], out: Path
     out.unlink(missing_ok=True)
     try:
         with log.open("w") as stderr:
-            done = subprocess.run([sys.executable, script, "--worker", *arguments],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=stderr, timeout=timeout)
+            done = subprocess.run(
+                [sys.executable, script, "--worker", *arguments],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                timeout=timeout,
+            )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     if done.returncode == WRONG_PACKAGE:
@@ -101,7 +109,7 @@ def _exception(stderr: str) -> str:
     """The exception line of the last traceback in a worker's stderr, else its last line (at most 300 characters)."""
     lines = [line for line in stderr.splitlines() if line.strip()]
     starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
-    after = lines[starts[-1] + 1:] if starts else []
+    after = lines[starts[-1] + 1 :] if starts else []
     return next((line for line in after if not line[0].isspace()), lines[-1] if lines else "")[:300]
 
 
@@ -131,12 +139,14 @@ CUDA_FP32_TOLERANCE = 1e-4  # |Δ| ≤ tolerance × (1 + |original|): "equal" fo
 
 def close_on_gpu(first: torch.Tensor, second: torch.Tensor) -> bool:
     """Equal up to the reduction-order differences of two GPU processes (see max_difference)."""
-    return first.shape == second.shape and torch.allclose(first.double(), second.double(), rtol=CUDA_FP32_TOLERANCE,
-                                                          atol=CUDA_FP32_TOLERANCE, equal_nan=True)
+    return first.shape == second.shape and torch.allclose(
+        first.double(), second.double(), rtol=CUDA_FP32_TOLERANCE, atol=CUDA_FP32_TOLERANCE, equal_nan=True
+    )
 
 
-def same(first: list[torch.Tensor], second: list[torch.Tensor],
-         agree: Callable[[torch.Tensor, torch.Tensor], bool]) -> bool:
+def same(
+    first: list[torch.Tensor], second: list[torch.Tensor], agree: Callable[[torch.Tensor, torch.Tensor], bool]
+) -> bool:
     """Whether two runs' outputs `agree` pair by pair (identical, close_on_gpu, ...); different counts never do."""
     return len(first) == len(second) and all(agree(a, b) for a, b in zip(first, second))
 
@@ -204,25 +214,31 @@ Span = tuple[int, int, int, int]  # first line, last line, first column, end col
 def flagged_spans(files: list[Path], fixed_only: bool = False) -> dict[Path, list[Span]]:
     """Where every `graphmend check` diagnostic in each file is (`fixed_only`: those with a fix),
     and the line of each second break a diagnostic names (related information of kind "resume")."""
-    check = subprocess.run([sys.executable, "-m", "graphmend", "check", "--no-cache", "--output-format", "json",
-                            *map(str, files)], capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "graphmend", "check", "--no-cache", "--output-format", "json", *map(str, files)],
+        capture_output=True,
+        text=True,
+    )
     spans: dict[Path, list[Span]] = {file.resolve(): [] for file in files}
     for diagnostic in json.loads(check.stdout or "[]"):
         if fixed_only and not diagnostic.get("fix"):
             continue
         spans.setdefault(Path(diagnostic["path"]).resolve(), []).append(
-            (diagnostic["line"], diagnostic["end_line"], diagnostic["column"] - 1, diagnostic["end_column"] - 1))
+            (diagnostic["line"], diagnostic["end_line"], diagnostic["column"] - 1, diagnostic["end_column"] - 1)
+        )
         for related in diagnostic.get("related", []):
             if related.get("kind") == "resume":
                 spans.setdefault(Path(related["path"]).resolve(), []).append(
-                    (related["line"], related["line"], related["column"] - 1, 1 << 20))
+                    (related["line"], related["line"], related["column"] - 1, 1 << 20)
+                )
     return spans
 
 
 def flagged_lines(files: list[Path], fixed_only: bool = False) -> dict[Path, list[tuple[int, int]]]:
     """The (first, last) line of each span of `flagged_spans`."""
-    return {path: [(first, last) for first, last, _, _ in found]
-            for path, found in flagged_spans(files, fixed_only).items()}
+    return {
+        path: [(first, last) for first, last, _, _ in found] for path, found in flagged_spans(files, fixed_only).items()
+    }
 
 
 # ---------------------------------------------------------------- the timing lock

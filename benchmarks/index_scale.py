@@ -25,8 +25,12 @@ import time
 
 class Client:
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "graphmend.lsp", "--stdio"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "graphmend.lsp", "--stdio"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         self.buffer = b""
         self.next_id = 0
 
@@ -44,7 +48,11 @@ class Client:
         while time.monotonic() < deadline:
             head, sep, rest = self.buffer.partition(b"\r\n\r\n")
             if sep:
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
                 if len(rest) >= length:
                     self.buffer = rest[length:]
                     message = json.loads(rest[:length])
@@ -53,6 +61,7 @@ class Client:
                     if predicate(message):
                         return message
                     continue
+            assert self.process.stdout is not None
             ready, _, _ = select.select([self.process.stdout], [], [], 0.1)
             if ready:
                 self.buffer += os.read(self.process.stdout.fileno(), 1 << 20)
@@ -77,22 +86,43 @@ def main() -> None:
         files = sum(1 for _ in workspace.rglob("*.py"))
         client = Client()
         started = time.perf_counter()
-        client.request("initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": {
-            "window": {"workDoneProgress": True},
-            "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}})
+        client.request(
+            "initialize",
+            {
+                "processId": None,
+                "rootUri": workspace.as_uri(),
+                "capabilities": {
+                    "window": {"workDoneProgress": True},
+                    "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}},
+                },
+            },
+        )
         client.send({"method": "initialized", "params": {}})
         end = client.wait(lambda m: m.get("method") == "$/progress" and m["params"]["value"].get("kind") == "end")
         built = time.perf_counter() - started
         rss, peak = memory(client.process.pid)
-        print(f"{source.name}: {files} files; index built in {built:.1f} s ({end['params']['value'].get('message')}); "
-              f"server RSS {rss:.0f} MB, peak {peak:.0f} MB")
+        print(
+            f"{source.name}: {files} files; index built in {built:.1f} s ({end['params']['value'].get('message')}); "
+            f"server RSS {rss:.0f} MB, peak {peak:.0f} MB"
+        )
         helper = workspace / "pytorch_utils.py"
-        helper.write_text(helper.read_text() + "\n\ndef _graphmend_probe(x):\n    return apply_chunking_to_forward(x)\n")
+        helper.write_text(
+            helper.read_text() + "\n\ndef _graphmend_probe(x):\n    return apply_chunking_to_forward(x)\n"
+        )
         for attempt in range(3):
-            client.send({"method": "workspace/didChangeWatchedFiles", "params": {"changes": [{"uri": helper.as_uri(), "type": 2}]}})
-            log = client.wait(lambda m: m.get("method") == "window/logMessage" and "re-indexed" in m["params"]["message"])
+            client.send(
+                {
+                    "method": "workspace/didChangeWatchedFiles",
+                    "params": {"changes": [{"uri": helper.as_uri(), "type": 2}]},
+                }
+            )
+            log = client.wait(
+                lambda m: m.get("method") == "window/logMessage" and "re-indexed" in m["params"]["message"]
+            )
             print(f"one changed file: {log['params']['message']}")
-            helper.write_text(helper.read_text() + f"\n\ndef _graphmend_probe_{attempt}(x):\n    return _graphmend_probe(x)\n")
+            helper.write_text(
+                helper.read_text() + f"\n\ndef _graphmend_probe_{attempt}(x):\n    return _graphmend_probe(x)\n"
+            )
         rss, peak = memory(client.process.pid)
         print(f"server RSS after: {rss:.0f} MB, peak {peak:.0f} MB")
         client.request("shutdown", {})

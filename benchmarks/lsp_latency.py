@@ -29,7 +29,6 @@ import libcst
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-
 WORKER_START_S = 1.0
 OPENINGS = 3  # didOpen is timed this many times per file (the median is shown)
 SETTLE_S = 1.0  # before each opening: what the previous document started (its summary) is done
@@ -39,7 +38,11 @@ def default_files() -> list[Path]:
     import transformers  # only to locate its sources
 
     models = Path(transformers.__file__).parent / "models"
-    return [models / "longformer/modeling_longformer.py", models / "t5/modeling_t5.py", models / "phi3/modeling_phi3.py"]
+    return [
+        models / "longformer/modeling_longformer.py",
+        models / "t5/modeling_t5.py",
+        models / "phi3/modeling_phi3.py",
+    ]
 
 
 async def measure(files: list[Path], edits: int) -> int:
@@ -67,8 +70,10 @@ async def measure(files: list[Path], edits: int) -> int:
     # second). An editor opens its files a moment later; until the worker is up, an open document
     # is analysed in the server itself, and the worker's first analysis of it has no cache yet.
     await asyncio.sleep(WORKER_START_S)
-    print(f"{'file':<26} {'lines':>6} {'ast.parse ms':>13} {'parse_module ms':>16} {'didOpen ms':>11} "
-          f"{'didChange ms':>13} {'/ast.parse':>10} {'open/ast.parse':>15} {'open/change':>12} {'code action ms':>15}")
+    print(
+        f"{'file':<26} {'lines':>6} {'ast.parse ms':>13} {'parse_module ms':>16} {'didOpen ms':>11} "
+        f"{'didChange ms':>13} {'/ast.parse':>10} {'open/ast.parse':>15} {'open/change':>12} {'code action ms':>15}"
+    )
     worst = worst_open = worst_open_parse = 0.0
     slowest_action = 0.0
     for path in files:
@@ -81,27 +86,35 @@ async def measure(files: list[Path], edits: int) -> int:
             opened_uri = uri if copy == OPENINGS - 1 else path.with_name(f"{path.stem}_copy{copy}.py").as_uri()
             await asyncio.sleep(SETTLE_S)
             start = time.perf_counter()
-            client.text_document_did_open(types.DidOpenTextDocumentParams(
-                types.TextDocumentItem(uri=opened_uri, language_id="python", version=1, text=text)))
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    types.TextDocumentItem(uri=opened_uri, language_id="python", version=1, text=text)
+                )
+            )
             while (opened_uri, 1) not in published:
                 arrived.clear()
                 await asyncio.wait_for(arrived.wait(), 60)
             openings.append(published[(opened_uri, 1)] - start)
             if opened_uri != uri:
-                client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=opened_uri)))
+                client.text_document_did_close(
+                    types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=opened_uri))
+                )
         opened = statistics.median(openings)
         latencies, parses, cst_parses = [], [], []
         for version in range(2, edits + 2):
             line = targets[(version * 7919) % len(targets)]
             comment = f"  # edit {version}"
             change = types.TextDocumentContentChangePartial(
-                range=types.Range(types.Position(line, len(lines[line])), types.Position(line, len(lines[line]))), text=comment
+                range=types.Range(types.Position(line, len(lines[line])), types.Position(line, len(lines[line]))),
+                text=comment,
             )
             lines[line] += comment
             text = "\n".join(lines)
             start = time.perf_counter()
             client.text_document_did_change(
-                types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change])
+                types.DidChangeTextDocumentParams(
+                    types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change]
+                )
             )
             while (uri, version) not in published:
                 arrived.clear()
@@ -131,12 +144,16 @@ async def measure(files: list[Path], edits: int) -> int:
         worst, worst_open = max(worst, latency / parse), max(worst_open, opened * 1000 / latency)
         worst_open_parse = max(worst_open_parse, opened * 1000 / parse)
         slowest_action = max(slowest_action, action)
-        print(f"{path.name:<26} {text.count(chr(10)):>6} {parse:>13.1f} {cst:>16.1f} {opened * 1000:>11.1f} "
-              f"{latency:>13.1f} {latency / parse:>10.2f} {opened * 1000 / parse:>15.2f} {opened * 1000 / latency:>12.2f} {action:>15.1f}")
+        print(
+            f"{path.name:<26} {text.count(chr(10)):>6} {parse:>13.1f} {cst:>16.1f} {opened * 1000:>11.1f} "
+            f"{latency:>13.1f} {latency / parse:>10.2f} {opened * 1000 / parse:>15.2f} {opened * 1000 / latency:>12.2f} {action:>15.1f}"
+        )
         client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
-    print(f"worst didChange/ast.parse {worst:.2f} (goal <= 5); worst didOpen/ast.parse {worst_open_parse:.2f} (goal <= 10); "
-          f"worst didOpen/didChange {worst_open:.2f}; "
-          f"slowest median code action {slowest_action:.1f} ms (goal <= 50)")
+    print(
+        f"worst didChange/ast.parse {worst:.2f} (goal <= 5); worst didOpen/ast.parse {worst_open_parse:.2f} (goal <= 10); "
+        f"worst didOpen/didChange {worst_open:.2f}; "
+        f"slowest median code action {slowest_action:.1f} ms (goal <= 50)"
+    )
     await client.shutdown_async(None)
     client.exit(None)
     await client.stop()
@@ -149,8 +166,11 @@ def _statements_in_functions(text: str) -> list[int]:
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for stmt in node.body:
-                if isinstance(stmt, (ast.Assign, ast.Return, ast.Expr, ast.AugAssign)) and stmt.lineno == stmt.end_lineno \
-                        and not isinstance(getattr(stmt, "value", None), ast.Constant):
+                if (
+                    isinstance(stmt, (ast.Assign, ast.Return, ast.Expr, ast.AugAssign))
+                    and stmt.lineno == stmt.end_lineno
+                    and not isinstance(getattr(stmt, "value", None), ast.Constant)
+                ):
                     found.append(stmt.lineno - 1)
     return sorted(found)
 

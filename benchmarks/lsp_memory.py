@@ -59,7 +59,7 @@ def wait_for_diagnostics(process: subprocess.Popen[bytes], timeout: float) -> tu
             head, separator, rest = buffer.partition(b"\r\n\r\n")
             if not separator:
                 break
-            length = int(re.search(rb"Content-Length: (\d+)", head).group(1))  # type: ignore[union-attr]
+            length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
             if len(rest) < length:
                 break
             message, buffer = json.loads(rest[:length]), rest[length:]
@@ -74,7 +74,7 @@ def source_of(megabytes: float, seed: str) -> str:
     size = 0
     while size < megabytes * 2**20:
         number = len(copies)
-        copy = re.sub(r"^(class|def) (\w+)", lambda m: f"{m.group(1)} {m.group(2)}_{number}", seed, flags=re.MULTILINE)
+        copy = re.sub(r"^(class|def) (\w+)", rf"\g<1> \g<2>_{number}", seed, flags=re.MULTILINE)
         copies.append(copy)
         size += len(copy.encode("utf-8"))
     return "\n".join(copies)
@@ -91,8 +91,22 @@ def measure(text: str) -> tuple[float, float, float, list[str]]:
         time.sleep(1.0)
         base = rss_mb(process.pid)
         start = time.perf_counter()
-        process.stdin.write(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": "file:///tmp/graphmend-large.py", "languageId": "python", "version": 1, "text": text}}}))
+        process.stdin.write(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didOpen",
+                    "params": {
+                        "textDocument": {
+                            "uri": "file:///tmp/graphmend-large.py",
+                            "languageId": "python",
+                            "version": 1,
+                            "text": text,
+                        }
+                    },
+                }
+            )
+        )
         process.stdin.flush()
         message, peak = wait_for_diagnostics(process, 600)
         elapsed = time.perf_counter() - start
@@ -116,7 +130,9 @@ def main() -> int:
         text = source_of(megabytes, seed)
         size = len(text.encode("utf-8")) / 2**20
         elapsed, base, peak, codes = measure(text)
-        print(f"| {size:.2f} | {elapsed:.2f} | {base:.0f} | {peak:.0f} | {(peak - base) / size:.0f} | {', '.join(codes[:6])} |")
+        print(
+            f"| {size:.2f} | {elapsed:.2f} | {base:.0f} | {peak:.0f} | {(peak - base) / size:.0f} | {', '.join(codes[:6])} |"
+        )
     return 0
 
 

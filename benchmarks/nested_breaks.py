@@ -20,9 +20,8 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 
-import torch  # noqa: E402
-
 import dynamo_harness  # noqa: E402
+import torch  # noqa: E402
 
 BREAKS = {
     "print": "    x = x + 1\n    print('value', x)\n    x = x * 3\n",
@@ -52,13 +51,18 @@ def program(depth: int, body: str) -> str:
             functions.append(f"def f{level}(x):\n    x = x * 2\n{body}    return x\n")
         else:
             functions.append(f"def f{level}(x):\n    x = x - 2\n    x = f{level + 1}(x)\n    return x + 5\n")
-    return PRELUDE + "\n\n" + "\n\n".join(functions) + (
-        "\n\nENTRY = torch.compile(f0, backend='eager')\nINPUTS = [(torch.ones(3),), (-torch.ones(3),)]\n"
+    return (
+        PRELUDE
+        + "\n\n"
+        + "\n\n".join(functions)
+        + ("\n\nENTRY = torch.compile(f0, backend='eager')\nINPUTS = [(torch.ones(3),), (-torch.ones(3),)]\n")
     )
 
 
 def main() -> None:
-    print("| break | depth | graphs | break sites logged (function) | outputs equal eager | printed text equals eager |")
+    print(
+        "| break | depth | graphs | break sites logged (function) | outputs equal eager | printed text equals eager |"
+    )
     print("|---|---:|---:|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
         for name, body in BREAKS.items():
@@ -70,11 +74,13 @@ def main() -> None:
                 lines = text.splitlines()
                 owners = []
                 for b in sorted(breaks, key=lambda b: b.line):
-                    owner = next(l.split("(")[0][4:] for l in reversed(lines[: b.line]) if l.startswith("def "))
+                    owner = next(
+                        line.split("(")[0][4:] for line in reversed(lines[: b.line]) if line.startswith("def ")
+                    )
                     owners.append(f"line {b.line} ({owner})")
                 spec = importlib.util.spec_from_file_location(path.stem, path)
                 module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)  # type: ignore[union-attr]
+                spec.loader.exec_module(module)
                 eager = module.ENTRY._torchdynamo_orig_callable
                 with dynamo_harness._silenced() as (compiled_out, _):
                     compiled = [module.ENTRY(*a) for a in module.INPUTS]

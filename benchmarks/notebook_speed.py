@@ -30,8 +30,15 @@ def default_files() -> list[Path]:
     import transformers  # only to locate its installed sources; nothing is imported from them
 
     models = Path(transformers.__file__).parent / "models"
-    return [models / name for name in ("longformer/modeling_longformer.py", "t5/modeling_t5.py",
-                                       "phi3/modeling_phi3.py", "bart/modeling_bart.py")]
+    return [
+        models / name
+        for name in (
+            "longformer/modeling_longformer.py",
+            "t5/modeling_t5.py",
+            "phi3/modeling_phi3.py",
+            "bart/modeling_bart.py",
+        )
+    ]
 
 
 def as_notebook(text: str) -> str:
@@ -50,7 +57,7 @@ def as_notebook(text: str) -> str:
 
     for node in tree.body:
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))]) - 1
-        source = lines[start:node.end_lineno]
+        source = lines[start : node.end_lineno]
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             flush()
             if isinstance(node, ast.ClassDef):

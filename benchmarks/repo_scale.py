@@ -42,13 +42,19 @@ def main() -> int:
     files = list(models.rglob("*.py"))
     lines = sum(p.read_text(encoding="utf-8", errors="replace").count("\n") for p in files)
     graphmend = [sys.executable, "-m", "graphmend", "check", "--output-format", "json", str(models)]
-    results: dict[str, list[tuple[float, int]]] = {"graphmend (cold)": [], "TorchFix --select ALL": [], "graphmend (cache warm)": []}
+    results: dict[str, list[tuple[float, int]]] = {
+        "graphmend (cold)": [],
+        "TorchFix --select ALL": [],
+        "graphmend (cache warm)": [],
+    }
     for _ in range(args.repeats):
         with tempfile.TemporaryDirectory() as cache:
             results["graphmend (cold)"].append(timed([*graphmend, "--cache-dir", cache]))
             results["TorchFix --select ALL"].append(timed([args.torchfix, "--select", "ALL", str(models)]))
             results["graphmend (cache warm)"].append(timed([*graphmend, "--cache-dir", cache]))
-    print(f"transformers {transformers.__version__} models/: {len(files)} files, {lines} lines; {args.repeats} alternating rounds")
+    print(
+        f"transformers {transformers.__version__} models/: {len(files)} files, {lines} lines; {args.repeats} alternating rounds"
+    )
     torchfix = statistics.median(s for s, _ in results["TorchFix --select ALL"])
     print(f"{'tool':<24} {'wall s':>8} {'peak RSS MB':>12} {'/ TorchFix':>11}")
     for name, runs in results.items():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-FUNCTION_WORKER = r'''
+FUNCTION_WORKER = r"""
 import contextlib, io, json, sys, time, importlib.util
 import torch
 path, entry, calls, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -52,10 +52,10 @@ for i in range(calls):
     args = inputs[i % 2]
     start = time.perf_counter(); call(args); times.append(time.perf_counter() - start)
 json.dump({"first": first, "steady": sorted(times)[len(times) // 2]}, sys.stdout)
-'''
+"""
 
 
-PHI3_WORKER = r'''
+PHI3_WORKER = r"""
 import json, sys, time
 import torch, transformers
 calls, mode = int(sys.argv[1]), sys.argv[2]
@@ -82,7 +82,7 @@ times = []
 for _ in range(calls):
     start = time.perf_counter(); call(); times.append(time.perf_counter() - start)
 print(json.dumps({"first": first, "steady": sorted(times)[len(times) // 2]}))
-'''
+"""
 
 
 def fixed_transformers(folder: Path) -> Path:
@@ -92,9 +92,13 @@ def fixed_transformers(folder: Path) -> Path:
     import transformers
 
     site = folder / "site"
-    shutil.copytree(Path(transformers.__file__).parent, site / "transformers", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        Path(transformers.__file__).parent, site / "transformers", ignore=shutil.ignore_patterns("__pycache__")
+    )
     target = site / "transformers" / "models" / "phi3" / "modeling_phi3.py"
-    subprocess.run([sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", str(target)], check=False, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", str(target)], check=False, capture_output=True
+    )
     return site
 
 
@@ -129,15 +133,19 @@ def main() -> int:
 
     modes = ["default"] + (["reduce-overhead"] if torch.cuda.is_available() else [])
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
-    print(f"torch {torch.__version__}, {device}, inductor, {args.calls} steady calls, {args.repeats} processes per variant")
-    print(f"{'program':<18} {'mode':<16} {'first broken s':>15} {'first fixed s':>14} {'ratio':>6} "
-          f"{'steady broken ms':>17} {'steady fixed ms':>16} {'ratio':>6}")
+    print(
+        f"torch {torch.__version__}, {device}, inductor, {args.calls} steady calls, {args.repeats} processes per variant"
+    )
+    print(
+        f"{'program':<18} {'mode':<16} {'first broken s':>15} {'first fixed s':>14} {'ratio':>6} "
+        f"{'steady broken ms':>17} {'steady fixed ms':>16} {'ratio':>6}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for name, entry in (("figure1", "f"), ("figure5", "fn")):
             original = ROOT / "examples" / f"{name}.py"
             fixed = fixed_copy(original, Path(folder))
             for mode in modes:
-                rows = {"broken": [], "fixed": []}
+                rows: dict[str, list[float]] = {"broken": [], "fixed": []}
                 for _ in range(args.repeats):  # alternate the variants so noise hits both
                     for variant, path in (("broken", original), ("fixed", fixed)):
                         rows[variant].append(run_worker(FUNCTION_WORKER, str(path), entry, str(args.calls), mode))
@@ -157,9 +165,12 @@ def main() -> int:
 def _row(name: str, mode: str, rows: dict[str, list[dict]]) -> None:
     first = {k: statistics.median(r["first"] for r in v) for k, v in rows.items()}
     steady = {k: statistics.median(r["steady"] for r in v) for k, v in rows.items()}
-    print(f"{name:<18} {mode:<16} {first['broken']:>15.2f} {first['fixed']:>14.2f} "
-          f"{first['fixed'] / first['broken']:>6.2f} {steady['broken'] * 1000:>17.3f} "
-          f"{steady['fixed'] * 1000:>16.3f} {steady['fixed'] / steady['broken']:>6.2f}", flush=True)
+    print(
+        f"{name:<18} {mode:<16} {first['broken']:>15.2f} {first['fixed']:>14.2f} "
+        f"{first['fixed'] / first['broken']:>6.2f} {steady['broken'] * 1000:>17.3f} "
+        f"{steady['fixed'] * 1000:>16.3f} {steady['fixed'] / steady['broken']:>6.2f}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

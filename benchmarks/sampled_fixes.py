@@ -27,20 +27,29 @@ from typing import Any
 def population(models: Path) -> list[dict[str, Any]]:
     """GM101/GM102 diagnostics with a fix, over the installed models tree."""
     graphmend = Path(sys.executable).with_name("graphmend")
-    result = subprocess.run([str(graphmend), "check", str(models), "--output-format", "json", "--no-cache"],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(graphmend), "check", str(models), "--output-format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     diagnostics = json.loads(result.stdout)
     return [d for d in diagnostics if d["code"] in ("GM101", "GM102") and d.get("fix")]
 
 
-def executed_by(rows: list[dict[str, Any]], fixes: list[dict[str, Any]], models: Path) -> dict[int, list[dict[str, Any]]]:
+def executed_by(
+    rows: list[dict[str, Any]], fixes: list[dict[str, Any]], models: Path
+) -> dict[int, list[dict[str, Any]]]:
     """For each fix (by index), the Table 2 rows whose original model broke the graph at its site."""
     found: dict[int, list[dict[str, Any]]] = {}
     for index, fix in enumerate(fixes):
         relative = "models/" + str(Path(fix["path"]).relative_to(models))
         lines = range(fix["line"], fix["end_line"] + 1)
         for row in rows:
-            if any(site.rsplit(":", 1)[0] == relative and int(site.rsplit(":", 1)[1]) in lines for site in row["sites_before"]):
+            if any(
+                site.rsplit(":", 1)[0] == relative and int(site.rsplit(":", 1)[1]) in lines
+                for site in row["sites_before"]
+            ):
                 found.setdefault(index, []).append(row)
     return found
 
@@ -62,8 +71,10 @@ def main() -> int:
     fixes = population(models)
     executed = executed_by(rows, fixes, models)
     chosen = sorted(random.Random(args.seed).sample(sorted(executed), min(args.sample, len(executed))))
-    print(f"population: {len(fixes)} control-flow fixes in {models}; executed by the {len(rows)} Table 2 cases: {len(executed)}; "
-          f"sampled: {len(chosen)} (seed {args.seed})\n")
+    print(
+        f"population: {len(fixes)} control-flow fixes in {models}; executed by the {len(rows)} Table 2 cases: {len(executed)}; "
+        f"sampled: {len(chosen)} (seed {args.seed})\n"
+    )
     print("| # | site | shape | cases that run it | outputs unchanged |")
     print("|---:|---|---|---|---|")
     changed = 0
@@ -76,7 +87,10 @@ def main() -> int:
         names = ", ".join(sorted(row["case"] for row in cases))
         print(f"| {number} | {site} | {shape(fix['fix']['title'])} | {names} | {'yes' if unchanged else '**no**'} |")
     shapes = Counter(shape(fixes[i]["fix"]["title"]) for i in chosen)
-    print(f"\nbehaviour changes: {changed} of {len(chosen)}; shapes: " + ", ".join(f"{s}: {n}" for s, n in shapes.most_common()))
+    print(
+        f"\nbehaviour changes: {changed} of {len(chosen)}; shapes: "
+        + ", ".join(f"{s}: {n}" for s, n in shapes.most_common())
+    )
     return 1 if changed else 0
 
 

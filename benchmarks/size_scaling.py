@@ -17,8 +17,10 @@ from graphmend.api import check_source, fix_source
 
 def program(count: int) -> str:
     values = ", ".join(str(i) for i in range(count))
-    return ("import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
-            f"    values = [{values}]\n    if x.sum() > 0:\n        x = x * 2\n    print('x', x)\n    return x\n")
+    return (
+        "import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+        f"    values = [{values}]\n    if x.sum() > 0:\n        x = x * 2\n    print('x', x)\n    return x\n"
+    )
 
 
 def main() -> int:

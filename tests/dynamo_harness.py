@@ -100,7 +100,7 @@ def _first_reason_line(message: str) -> str:
     m = _REASON_RE.search(message)
     if m is None:
         return ""
-    rest = message[m.start("reason"):].splitlines()
+    rest = message[m.start("reason") :].splitlines()
     i = 0
     while i < len(rest) and rest[i].strip().startswith(_WRAPPER_PREFIXES):
         j = i + 1

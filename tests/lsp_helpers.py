@@ -36,7 +36,9 @@ async def diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic
 
 def open_document(client: LanguageClient, uri: str, text: str, version: int = 1) -> None:
     client.text_document_did_open(
-        types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text))
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)
+        )
     )
 
 
@@ -54,7 +56,7 @@ def text_edits(edit: types.WorkspaceEdit, uri: str) -> tuple[list[types.TextEdit
     if edit.document_changes:
         for change in edit.document_changes:
             if isinstance(change, types.TextDocumentEdit) and change.text_document.uri == uri:
-                return list(change.edits), change.text_document.version  # type: ignore[arg-type]
+                return list(change.edits), change.text_document.version
     if edit.changes and uri in edit.changes:
         return list(edit.changes[uri]), None
     return [], None

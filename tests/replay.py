@@ -25,7 +25,6 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-
 WARM_UP = 5  # files: lazy imports (LibCST's native parser, rewrite code) happen here, then memory is measured
 
 
@@ -45,7 +44,12 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return not self.errors and not self.stale_publications and self.server_alive and self.rss_end_mb <= 1.2 * self.rss_start_mb
+        return (
+            not self.errors
+            and not self.stale_publications
+            and self.server_alive
+            and self.rss_end_mb <= 1.2 * self.rss_start_mb
+        )
 
 
 def model_files() -> list[Path]:
@@ -103,19 +107,27 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, inde
             indexed.set()
 
     await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
-    pid = client._server.pid  # type: ignore[attr-defined]
+    pid = client._server.pid
     capabilities = types.ClientCapabilities(
         text_document=types.TextDocumentClientCapabilities(
-            code_action=types.CodeActionClientCapabilities(resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])),
+            code_action=types.CodeActionClientCapabilities(
+                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])
+            ),
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=True),
         ),
-        workspace=types.WorkspaceClientCapabilities(workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)),
+        workspace=types.WorkspaceClientCapabilities(
+            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
+        ),
     )
     root = _package_root() if index else None
-    await client.initialize_async(types.InitializeParams(
-        capabilities=capabilities, initialization_options={"debounce": 5, "workerIdleSeconds": 0.5, "index": index},
-        root_uri=root.as_uri() if root else None,
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="transformers")] if root else None))
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=capabilities,
+            initialization_options={"debounce": 5, "workerIdleSeconds": 0.5, "index": index},
+            root_uri=root.as_uri() if root else None,
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="transformers")] if root else None,
+        )
+    )
     client.initialized(types.InitializedParams())
     if index:
         try:
@@ -139,7 +151,9 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, inde
         version = 1
         sent_version[uri] = version
         latest_published.pop(uri, None)  # a reopened document starts its versions again
-        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
         for _ in range(edits):
             first = rng.randrange(0, max(1, len(lines) - 1))
             count = rng.randint(1, min(12, len(lines) - first))
@@ -147,25 +161,38 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, inde
             end = types.Position(first + count, 0)
             for change in (
                 types.TextDocumentContentChangePartial(range=types.Range(types.Position(first, 0), end), text=""),
-                types.TextDocumentContentChangePartial(range=types.Range(types.Position(first, 0), types.Position(first, 0)), text=chunk),
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(first, 0), types.Position(first, 0)), text=chunk
+                ),
             ):
                 version += 1
                 sent_version[uri] = version
                 client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change])
+                    types.DidChangeTextDocumentParams(
+                        types.VersionedTextDocumentIdentifier(uri=uri, version=version), [change]
+                    )
                 )
                 report.edits += 1
                 position = types.Position(rng.randrange(0, len(lines)), rng.randrange(0, 20))
                 if rng.random() < 0.5:
-                    actions = await request(client.text_document_code_action_async(types.CodeActionParams(
-                        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(position, position),
-                        context=types.CodeActionContext(diagnostics=[]))))
+                    actions = await request(
+                        client.text_document_code_action_async(
+                            types.CodeActionParams(
+                                text_document=types.TextDocumentIdentifier(uri=uri),
+                                range=types.Range(position, position),
+                                context=types.CodeActionContext(diagnostics=[]),
+                            )
+                        )
+                    )
                     for action in (actions or [])[:2]:
                         if isinstance(action, types.CodeAction) and action.edit is None:
                             await request(client.code_action_resolve_async(action))
                 else:
-                    await request(client.text_document_hover_async(
-                        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)))
+                    await request(
+                        client.text_document_hover_async(
+                            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position)
+                        )
+                    )
         deadline = time.perf_counter() + 30
         while latest_published.get(uri) != version and time.perf_counter() < deadline:
             published.clear()
@@ -183,7 +210,7 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, inde
         if number == WARM_UP - 1:
             report.rss_start_mb = report.rss_marks[-1]
     await asyncio.sleep(1.5)  # past workerIdleSeconds: with nothing open the worker is stopped
-    report.server_alive = client._server.returncode is None  # type: ignore[attr-defined]
+    report.server_alive = client._server.returncode is None
     report.rss_end_mb = _rss_mb(pid) if report.server_alive else 0.0
     report.seconds = time.perf_counter() - start
     await client.shutdown_async(None)
@@ -205,11 +232,13 @@ def main() -> int:
     if not args.all:
         files = random.Random(args.seed).sample(files, min(args.sample, len(files)))
     report = asyncio.run(replay(files, args.edits, args.seed, args.rounds, args.index))
-    print(f"files {report.files}, edits {report.edits}, requests {report.requests}, errors {len(report.errors)}, "
-          f"stale publications {len(report.stale_publications)}, server alive {report.server_alive}, "
-          f"RSS {report.rss_start_mb:.0f} MB after {WARM_UP} files -> {report.rss_end_mb:.0f} MB at the end "
-          f"(marks {', '.join(f'{m:.0f}' for m in report.rss_marks)}), {report.seconds:.0f} s"
-          + (f"; {report.index_message.removeprefix('graphmend: ')}" if report.index_message else ""))
+    print(
+        f"files {report.files}, edits {report.edits}, requests {report.requests}, errors {len(report.errors)}, "
+        f"stale publications {len(report.stale_publications)}, server alive {report.server_alive}, "
+        f"RSS {report.rss_start_mb:.0f} MB after {WARM_UP} files -> {report.rss_end_mb:.0f} MB at the end "
+        f"(marks {', '.join(f'{m:.0f}' for m in report.rss_marks)}), {report.seconds:.0f} s"
+        + (f"; {report.index_message.removeprefix('graphmend: ')}" if report.index_message else "")
+    )
     for problem in [*report.errors, *report.stale_publications][:20]:
         print("  ", problem)
     return 0 if report.ok else 1

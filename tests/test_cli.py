@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run
 
 FIGURE1 = ROOT / "examples" / "figure1.py"
@@ -28,17 +27,38 @@ def test_text_output_and_exit_code(capsys) -> None:
     assert f"{FIGURE1}:10:8: GM101 [*] Data-dependent branching" in out  # [*]: a safe fix applies
     assert "examples/figure5.py:9:5: GM201" in out
     # the source line under each finding, a caret under its range, and the fix's title
-    assert "10 |     if x.sum() > 10:  # graph break: Dynamo cannot know the sum while tracing\n   |        ^^^^^^^^^^^^\n   = help: fix: Compute both branches" in out
+    assert (
+        "10 |     if x.sum() > 10:  # graph break: Dynamo cannot know the sum while tracing\n   |        ^^^^^^^^^^^^\n   = help: fix: Compute both branches"
+        in out
+    )
 
 
 def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
     code, out, _ = run(capsys, "check", "--output-format", "json", str(FIGURE1))
     assert code == 1
     (item,) = json.loads(out)
-    assert set(item) == {"code", "path", "line", "column", "end_line", "end_column", "message", "severity", "url", "fix",
-                         "related", "only_when"}
+    assert set(item) == {
+        "code",
+        "path",
+        "line",
+        "column",
+        "end_line",
+        "end_column",
+        "message",
+        "severity",
+        "url",
+        "fix",
+        "related",
+        "only_when",
+    }
     assert item["url"] == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
-    assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == ("GM101", 10, 8, 10, 20)
+    assert (item["code"], item["line"], item["column"], item["end_line"], item["end_column"]) == (
+        "GM101",
+        10,
+        8,
+        10,
+        20,
+    )
     assert item["severity"] == "warning"
     assert item["fix"] == {"title": "Compute both branches and select with `torch.where`", "applicability": "safe"}
 
@@ -52,7 +72,10 @@ def test_clean_directory_exits_zero(tmp_path: Path, capsys) -> None:
 def test_select_and_ignore(tmp_path: Path, capsys) -> None:
     target = tmp_path / "m.py"
     target.write_text(BROKEN)
-    assert {d["code"] for d in json.loads(run(capsys, "check", "--output-format", "json", str(target))[1])} == {"GM101", "GM201"}
+    assert {d["code"] for d in json.loads(run(capsys, "check", "--output-format", "json", str(target))[1])} == {
+        "GM101",
+        "GM201",
+    }
     out = run(capsys, "check", "--output-format", "json", "--select", "GM2", str(target))[1]
     assert {d["code"] for d in json.loads(out)} == {"GM201"}
     out = run(capsys, "check", "--output-format", "json", "--ignore", "GM101", str(target))[1]
@@ -94,10 +117,15 @@ class Layer(torch.nn.Module):
         ("assume-training = false", {6: "h.dtype == torch.float16", 11: "not self.training", 12: None}),
         ("assume-training = true", {6: "h.dtype == torch.float16", 9: "self.training", 12: None}),
         ('assume-dtypes = ["bfloat16", "torch.float32"]', {9: "self.training", 11: "not self.training", 12: None}),
-        ('assume-dtypes = ["half"]\nassume-training = false', {6: "h.dtype == torch.float16", 11: "not self.training", 12: None}),
+        (
+            'assume-dtypes = ["half"]\nassume-training = false',
+            {6: "h.dtype == torch.float16", 11: "not self.training", 12: None},
+        ),
     ],
 )
-def test_settings_that_say_how_the_code_runs_hide_what_cannot_happen(tmp_path: Path, capsys, settings: str, left: dict) -> None:
+def test_settings_that_say_how_the_code_runs_hide_what_cannot_happen(
+    tmp_path: Path, capsys, settings: str, left: dict
+) -> None:
     (tmp_path / "pyproject.toml").write_text(f"[tool.graphmend]\n{settings}\n")
     (tmp_path / "layer.py").write_text(CONFIGURED)
     items = json.loads(run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1])
@@ -166,7 +194,31 @@ def test_version_and_console_script() -> None:
 def test_rules_listing_is_complete(capsys) -> None:
     code, out, _ = run(capsys, "rules", "--output-format", "json")
     assert code == 0
-    assert [r["code"] for r in json.loads(out)] == ["GM101", "GM102", "GM103", "GM201", "GM202", "GM203", "GM301", "GM302", "GM303", "GM304", "GM305", "GM306", "GM307", "GM308", "GM309", "GM310", "GM311", "GM312", "GM401", "GM402", "GM403", "GM404", "GM405"]
+    assert [r["code"] for r in json.loads(out)] == [
+        "GM101",
+        "GM102",
+        "GM103",
+        "GM201",
+        "GM202",
+        "GM203",
+        "GM301",
+        "GM302",
+        "GM303",
+        "GM304",
+        "GM305",
+        "GM306",
+        "GM307",
+        "GM308",
+        "GM309",
+        "GM310",
+        "GM311",
+        "GM312",
+        "GM401",
+        "GM402",
+        "GM403",
+        "GM404",
+        "GM405",
+    ]
 
 
 def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys) -> None:
@@ -181,7 +233,10 @@ def test_cache_skips_unchanged_files_and_notices_changes(tmp_path: Path, capsys)
     entries[0].write_text("[]")
     assert json.loads(run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1]) == []
     target.write_text(BROKEN.replace("print(x)", "print(x, x)"))  # changed content: a miss
-    assert {d["code"] for d in json.loads(run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1])} == {"GM101", "GM201"}
+    assert {
+        d["code"]
+        for d in json.loads(run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), str(target))[1])
+    } == {"GM101", "GM201"}
     out = run(capsys, "check", "--output-format", "json", "--cache-dir", str(cache), "--select", "GM2", str(target))[1]
     assert {d["code"] for d in json.loads(out)} == {"GM201"}  # other settings: a miss
     assert run(capsys, "check", "--no-cache", "--output-format", "json", "--cache-dir", str(cache), str(target))[0] == 1
@@ -199,11 +254,15 @@ def test_code_copied_out_of_transformers(capsys) -> None:  # noqa: ANN001
     assert "`FooLayer` is taken for an nn.Module" in compiled["message"] and compiled["kind"] == "compiled"
     # Why `h` is a tensor, step by step (issue 18, item 5).
     assert [(r["line"], r["kind"], r["message"]) for r in chain] == [
-        (16, "value", "`h` ← `self.proj(x)`"), (15, "value", "`x`: a parameter of `FooLayer.forward`")]
+        (16, "value", "`h` ← `self.proj(x)`"),
+        (15, "value", "`x`: a parameter of `FooLayer.forward`"),
+    ]
 
 
 def test_module_bases_setting_names_a_base_the_project_sees_as_plain(tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    (tmp_path / "base.py").write_text("from ext import make_base\n\nOpaque = make_base()\n\n\nclass Base(Opaque):\n    pass\n")
+    (tmp_path / "base.py").write_text(
+        "from ext import make_base\n\nOpaque = make_base()\n\n\nclass Base(Opaque):\n    pass\n"
+    )
     (tmp_path / "layer.py").write_text(
         "import torch\n\nfrom base import Base\n\n\nclass Layer(Base):\n    def forward(self, h):\n"
         "        if h.sum() > 0:\n            h = h - 1\n        return h\n"

@@ -10,30 +10,39 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
+from conftest import ROOT
 
 from graphmend.api import fix_source
 
-from conftest import ROOT
-
 DEADLINE = 60  # seconds for one CLI run
-PROGRAMS = [ROOT / "examples" / "figure1.py", ROOT / "examples" / "figure5.py",
-            ROOT / "tests" / "fixtures" / "GM101" / "fix_static_prefix.in.py",
-            ROOT / "tests" / "fixtures" / "GM202" / "fix_loggers.in.py"]
+PROGRAMS = [
+    ROOT / "examples" / "figure1.py",
+    ROOT / "examples" / "figure5.py",
+    ROOT / "tests" / "fixtures" / "GM101" / "fix_static_prefix.in.py",
+    ROOT / "tests" / "fixtures" / "GM202" / "fix_loggers.in.py",
+]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run([sys.executable, "-m", "graphmend", *args], cwd=cwd, capture_output=True, text=True,
-                              timeout=DEADLINE, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "graphmend", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"`graphmend {' '.join(args)}` did not finish within {DEADLINE} s")
 
 
 # ---------------------------------------------------------------------- byte-level variants
+
 
 def _crlf(text: str) -> str:
     return text.replace("\n", "\r\n")
@@ -62,7 +71,10 @@ def _form_feed(text: str) -> str:
 
 
 VARIANTS: dict[str, Callable[[str], str]] = {
-    "crlf": _crlf, "mixed-endings": _mixed_endings, "tabs": _tabs, "form-feed": _form_feed,
+    "crlf": _crlf,
+    "mixed-endings": _mixed_endings,
+    "tabs": _tabs,
+    "form-feed": _form_feed,
 }
 
 
@@ -75,7 +87,9 @@ def test_fixing_a_variant_is_the_variant_of_the_fix(program: Path, variant: str)
     change = VARIANTS[variant]
     expected = change(fix_source(source, program, unsafe=True).fixed)
     if variant == "mixed-endings":  # each added line takes the break of the line it replaces
-        assert fix_source(change(source), program, unsafe=True).fixed.replace("\r\n", "\n") == expected.replace("\r\n", "\n")
+        assert fix_source(change(source), program, unsafe=True).fixed.replace("\r\n", "\n") == expected.replace(
+            "\r\n", "\n"
+        )
         fixed = fix_source(change(source), program, unsafe=True).fixed
         untouched = [line for line in change(source).splitlines(keepends=True) if line in fixed]
         assert all(line in fixed.splitlines(keepends=True) for line in untouched)
@@ -102,6 +116,7 @@ def test_encodings_are_kept_on_disk(tmp_path: Path, encoding: str) -> None:
 
 
 # ---------------------------------------------------------------------- file-system objects
+
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
@@ -179,6 +194,7 @@ def test_odd_file_names(tree: Path, name: str) -> None:
 
 # ---------------------------------------------------------------------- sizes
 
+
 def test_a_file_over_the_size_limit_gets_one_note_at_once(tree: Path) -> None:
     big = tree / "generated.py"
     big.write_text("import torch\n" + "x = 1\n" * 800_000, encoding="utf-8")  # 4.8 MB
@@ -193,7 +209,9 @@ def test_a_one_megabyte_line_is_fixed(tree: Path) -> None:
     values = ", ".join(str(i) for i in range(150_000))
     long_line.write_text(
         f"import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    values = [{values}]\n"
-        "    if x.sum() > 0:\n        x = x * 2\n    return x\n", encoding="utf-8")
+        "    if x.sum() > 0:\n        x = x * 2\n    return x\n",
+        encoding="utf-8",
+    )
     assert run("fix", str(long_line), cwd=tree.parent).returncode == 0
     assert "torch.where" in long_line.read_text(encoding="utf-8")
 
@@ -204,8 +222,12 @@ def test_deep_nesting_is_analysed_or_refused_clearly(tree: Path) -> None:
     depth = 88
     body = [f"{'    ' * (level + 2)}if x.sum() > {level}:" for level in range(depth)]
     nested = tree / "nested.py"
-    nested.write_text("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n" + "\n".join(body)
-                      + f"\n{'    ' * (depth + 2)}x = x + 1\n        return x\n", encoding="utf-8")
+    nested.write_text(
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        + "\n".join(body)
+        + f"\n{'    ' * (depth + 2)}x = x + 1\n        return x\n",
+        encoding="utf-8",
+    )
     result = run("check", str(nested), "--no-cache", "--output-format", "json", cwd=tree.parent)
     assert [d["code"] for d in json.loads(result.stdout)] == ["GM101"] * depth
     result = run("fix", str(nested), cwd=tree.parent)

@@ -73,7 +73,9 @@ def test_line_endings_encoding_and_mode_are_kept(tmp_path: Path, capsys) -> None
 
 def test_fix_reports_refusals_as_remaining(tmp_path: Path, capsys) -> None:
     target = tmp_path / "m.py"
-    target.write_text("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x.add_(1)\n    return x\n")
+    target.write_text(
+        "import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x.add_(1)\n    return x\n"
+    )
     code, out, _ = run(capsys, "fix", "--unsafe-fixes", str(target))
     assert code == 1 and "Fixed 0 graph breaks; 1 remaining." in out
     assert "(no automatic fix: a branch changes a tensor in place" in run(capsys, "check", str(target))[1]

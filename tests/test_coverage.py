@@ -13,10 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from graphmend.rules import RULES, RULES_BY_CODE
-
-from conftest import ROOT
 
 torch = pytest.importorskip("torch")
 
@@ -40,7 +39,10 @@ def classified() -> dict[str, tuple[str, str, str]]:
 
 def registry() -> dict[str, str]:
     path = Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json"
-    return {gb: " ".join(entries[0]["Gb_type"].split()) for gb, entries in json.loads(path.read_text(encoding="utf-8")).items()}
+    return {
+        gb: " ".join(entries[0]["Gb_type"].split())
+        for gb, entries in json.loads(path.read_text(encoding="utf-8")).items()
+    }
 
 
 def rule_codes(column: str) -> list[str]:
@@ -80,8 +82,13 @@ def test_numpy_table_is_dynamos_own_map() -> None:
         module = importlib.import_module(name)
         for attribute in dir(module):
             value = getattr(module, attribute)
-            if (attribute.startswith("_") or attribute == "test" or not callable(value) or inspect.isclass(value)
-                    or inspect.ismodule(value)):
+            if (
+                attribute.startswith("_")
+                or attribute == "test"
+                or not callable(value)
+                or inspect.isclass(value)
+                or inspect.ismodule(value)
+            ):
                 continue
             if id(value) not in traced:
                 missing.add(f"{name}.{attribute}")

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, run
 from dynamo_harness import load_program
+
 from graphmend.api import check_source
 from graphmend.settings import Settings, SettingsError
 
@@ -133,24 +133,33 @@ def test_cuda_graph_rules_follow_the_setting() -> None:
 def test_a_finding_names_the_compile_site_that_asks_for_cuda_graphs() -> None:
     path = FIXTURES / "GM402" / "masked_write_of_many_values.py"
     (found,) = [d for d in check_source(path.read_text(), path) if d.code == "GM402"]
-    assert '(CUDA graphs: `clip_scores` is compiled with options={"triton.cudagraphs": True} at line 4)' in found.message
-    assert found.message.endswith("(no automatic fix: only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`)")
+    assert (
+        '(CUDA graphs: `clip_scores` is compiled with options={"triton.cudagraphs": True} at line 4)' in found.message
+    )
+    assert found.message.endswith(
+        "(no automatic fix: only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`)"
+    )
     assert found.data["cuda_graphs"].startswith("`clip_scores` is compiled with")
 
 
 def test_the_loop_gate_keeps_torch_where_under_cuda_graphs() -> None:
     path = CORPUS / "pos_layerdrop_checkpointing.py"
-    (title,) = [d.fix.title for d in check_source(path.read_text(), path, Settings(layer_skip="cond", cuda_graphs="always"))
-                if d.fix is not None and d.code.startswith("GM1")]
+    (title,) = [
+        d.fix.title
+        for d in check_source(path.read_text(), path, Settings(layer_skip="cond", cuda_graphs="always"))
+        if d.fix is not None and d.code.startswith("GM1")
+    ]
     assert "(`torch.where`), not `torch.cond`: CUDA graphs are recorded here" in title
 
 
 def test_a_compile_site_in_another_file_turns_the_rules_on(tmp_path: Path, capsys) -> None:
     (tmp_path / "model.py").write_text(
         "import torch\n\n\nclass Scaled(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.scale = torch.tensor(0.5)\n\n    def forward(self, x):\n        return x * self.scale\n")
-    (tmp_path / "train.py").write_text("import torch\n\nfrom model import Scaled\n\n"
-                                       "model = torch.compile(Scaled(), mode=\"reduce-overhead\")\n")
+        "        self.scale = torch.tensor(0.5)\n\n    def forward(self, x):\n        return x * self.scale\n"
+    )
+    (tmp_path / "train.py").write_text(
+        'import torch\n\nfrom model import Scaled\n\nmodel = torch.compile(Scaled(), mode="reduce-overhead")\n'
+    )
     code, out, _ = run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))
     (found,) = json.loads(out)
     assert (found["code"], found["line"]) == ("GM401", 10)

@@ -13,10 +13,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import dynamo_harness  # noqa: E402
+
 from graphmend.api import check_source  # noqa: E402
 from graphmend.rules import RULES  # noqa: E402
-
-import dynamo_harness  # noqa: E402
 
 PROGRAMS = dynamo_harness.corpus_files()
 FIXABLE = ("GM1", "GM2")
@@ -94,6 +94,8 @@ def test_recall_and_precision(measured, record_property) -> None:
         precision = true_positive / max(true_positive + false_positive, 1)
         record_property(f"recall {label}", recall)
         record_property(f"precision {label}", precision)
-        report.append(f"{label}: recall {recall:.3f} precision {precision:.3f} (tp={true_positive}, fp={false_positive}, fn={false_negative})")
+        report.append(
+            f"{label}: recall {recall:.3f} precision {precision:.3f} (tp={true_positive}, fp={false_positive}, fn={false_negative})"
+        )
         assert recall == 1.0 and precision == 1.0, report[-1]
     print("\n" + "\n".join(report))

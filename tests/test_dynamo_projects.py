@@ -17,9 +17,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphmend import api  # noqa: E402
-
 import dynamo_harness  # noqa: E402
+
+from graphmend import api  # noqa: E402
 
 PROJECTS = dynamo_harness.project_folders()
 
@@ -32,8 +32,11 @@ def measured() -> dict[Path, tuple[set[tuple[str, int]], int, set[tuple[str, int
         breaks, graphs = dynamo_harness.measure_project(folder)
         results = api.check_paths([folder], jobs=1)
         assert not [r for r in results if r.error], "every file of the project is readable"
-        flagged = {(r.path.relative_to(folder).as_posix(), d.range.start.line + 1, d.code)
-                   for r in results for d in r.diagnostics}
+        flagged = {
+            (r.path.relative_to(folder).as_posix(), d.range.start.line + 1, d.code)
+            for r in results
+            for d in r.diagnostics
+        }
         found[folder] = ({(b.file, b.line) for b in breaks}, graphs, flagged)
     return found
 
@@ -67,7 +70,9 @@ def test_recall_and_precision(measured, record_property) -> None:
     precision = true_positive / max(true_positive + false_positive, 1)
     record_property("recall", recall)
     record_property("precision", precision)
-    print(f"\nmulti-module: recall {recall:.3f} precision {precision:.3f} (tp={true_positive}, fp={false_positive}, fn={false_negative})")
+    print(
+        f"\nmulti-module: recall {recall:.3f} precision {precision:.3f} (tp={true_positive}, fp={false_positive}, fn={false_negative})"
+    )
     assert recall == 1.0 and precision == 1.0
 
 
@@ -75,14 +80,20 @@ def test_a_finding_in_a_callee_names_the_compiled_entry_in_the_other_file() -> N
     folder = dynamo_harness.PROJECTS_DIR / "pos_helper_logging"
     (result,) = [r for r in api.check_paths([folder], jobs=1) if r.path.name == "checks.py"]
     related = {r.path and Path(r.path).name: r.message for d in result.diagnostics for r in d.related}
-    assert related == {"model.py": "`check_padding` is reached from compiled `pos_helper_logging.model.Model.forward` "
-                                   "in model.py (nn.Module.forward is treated as compiled) via `validate`"}
+    assert related == {
+        "model.py": "`check_padding` is reached from compiled `pos_helper_logging.model.Model.forward` "
+        "in model.py (nn.Module.forward is treated as compiled) via `validate`"
+    }
 
 
 def _same(before: object, after: object) -> bool:
     if isinstance(before, torch.Tensor):
-        return isinstance(after, torch.Tensor) and before.shape == after.shape and before.dtype == after.dtype \
+        return (
+            isinstance(after, torch.Tensor)
+            and before.shape == after.shape
+            and before.dtype == after.dtype
             and torch.allclose(before, after, equal_nan=True)
+        )
     if isinstance(before, (tuple, list)):
         return type(before) is type(after) and len(before) == len(after) and all(map(_same, before, after))
     return before == after
@@ -95,13 +106,21 @@ def test_fixing_the_project_removes_its_breaks_and_keeps_its_behaviour(folder: P
     program's results and printed/logged output are the same on inputs that take every branch."""
     fixed = tmp_path / folder.name
     shutil.copytree(folder, fixed)
-    run = subprocess.run([sys.executable, "-m", "graphmend", "fix", str(fixed), "--unsafe-fixes"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "graphmend", "fix", str(fixed), "--unsafe-fixes"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode in (0, 1), run.stderr
     _, _, outputs_before, printed_before = dynamo_harness.run_project(folder)
     breaks, _, outputs_after, printed_after = dynamo_harness.run_project(fixed)
-    remaining = {(r.path.relative_to(fixed).as_posix(), d.range.start.line + 1)
-                 for r in api.check_paths([fixed], jobs=1) for d in r.diagnostics}
+    remaining = {
+        (r.path.relative_to(fixed).as_posix(), d.range.start.line + 1)
+        for r in api.check_paths([fixed], jobs=1)
+        for d in r.diagnostics
+    }
     assert {(b.file, b.line) for b in breaks} == remaining
     assert all(map(_same, outputs_before, outputs_after)) and len(outputs_before) == len(outputs_after)
     assert printed_after == printed_before
@@ -127,8 +146,10 @@ def test_a_parameter_compiled_callers_pass_a_tensor_is_a_tensor_whatever_its_ann
     (diagnostic,) = result.diagnostics
     assert diagnostic.code == "GM102" and diagnostic.fix is not None
     (edit,) = diagnostic.fix.edits
-    assert edit.new_text.endswith("if isinstance(seq_len, torch.Tensor) else (seq_len if seq_len is not None "
-                                  "and seq_len > max_position_embeddings else max_position_embeddings)")
+    assert edit.new_text.endswith(
+        "if isinstance(seq_len, torch.Tensor) else (seq_len if seq_len is not None "
+        "and seq_len > max_position_embeddings else max_position_embeddings)"
+    )
     alone = api.check_source((folder / "rope_utils.py").read_text(), None)
     assert alone == [], "without the project, `seq_len` is the int its annotation says"
 
@@ -138,11 +159,7 @@ def test_an_if_on_a_parameter_only_some_callers_make_a_tensor_is_refused(tmp_pat
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "scales.py").write_text(
-        "import torch\n\n\n"
-        "def scale(x, seq_len: int):\n"
-        "    if seq_len > 4:\n"
-        "        x = x * 2\n"
-        "    return x\n"
+        "import torch\n\n\ndef scale(x, seq_len: int):\n    if seq_len > 4:\n        x = x * 2\n    return x\n"
     )
     (package / "model.py").write_text(
         "import torch\n\nfrom .scales import scale\n\n\n"

@@ -13,11 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 from graphmend.api import check_source, fix_source
 from graphmend.diagnostics import Applicability
-
-from conftest import FIXTURES
 
 FIX_CASES = sorted(FIXTURES.glob("GM*/fix_*.in.py"))
 REFUSAL_CASES = sorted(FIXTURES.glob("GM*/refuse_*.in.py"))

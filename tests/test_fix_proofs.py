@@ -11,9 +11,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphmend.api import check_source, fix_source  # noqa: E402
-
 import dynamo_harness  # noqa: E402
+
+from graphmend.api import check_source, fix_source  # noqa: E402
 
 PROGRAMS = [p for p in dynamo_harness.corpus_files() if p.name.startswith("pos_")]
 FIXABLE = ("GM1", "GM2")
@@ -82,12 +82,14 @@ def test_mending_report(mended) -> None:
         for d in r["remaining"]
         if d.code.startswith(FIXABLE)
     )
-    print(f"\n{len(fully)}/{len(with_fixable)} programs with fixable breaks are fully mended; "
-          f"refusals:\n  " + "\n  ".join(refusals))
+    print(
+        f"\n{len(fully)}/{len(with_fixable)} programs with fixable breaks are fully mended; "
+        f"refusals:\n  " + "\n  ".join(refusals)
+    )
     assert len(fully) >= len(with_fixable) - len(refusals)
 
 
-WARNING_MODULE = '''import warnings
+WARNING_MODULE = """import warnings
 
 import torch
 
@@ -97,7 +99,7 @@ class Net(torch.nn.Module):
         if x.sum() > 0:
             warnings.warn("positive input")
         return x * 2
-'''
+"""
 
 
 def test_deferred_warning_keeps_the_users_file_and_line(tmp_path: Path) -> None:

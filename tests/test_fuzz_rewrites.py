@@ -73,15 +73,29 @@ class _Program:
         b = self.draw(st.sampled_from(self.names))
         form = self.draw(st.integers(0, 8))
         constant = self.draw(st.integers(1, 3))
-        return [f"{a} * {constant}", f"{a} + {b}", f"{a} - {constant}", f"torch.relu({a})", f"{a} * {b}",
-                f"-{a}", f"torch.tanh({a})", f"_scaled({a}, {constant})", f"_shifted({b})"][form]
+        return [
+            f"{a} * {constant}",
+            f"{a} + {b}",
+            f"{a} - {constant}",
+            f"torch.relu({a})",
+            f"{a} * {b}",
+            f"-{a}",
+            f"torch.tanh({a})",
+            f"_scaled({a}, {constant})",
+            f"_shifted({b})",
+        ][form]
 
     def tensor_condition(self) -> str:
         a = self.draw(st.sampled_from(self.names))
         threshold = self.draw(st.integers(-3, 3))
         form = self.draw(st.integers(0, 4))
-        return [f"{a}.sum() > {threshold}", f"{a}.mean() < {threshold}", f"({a} > {threshold}).any()",
-                f"not ({a} > {threshold}).all()", f"{a}.max() > {a}.min() + {abs(threshold)}"][form]
+        return [
+            f"{a}.sum() > {threshold}",
+            f"{a}.mean() < {threshold}",
+            f"({a} > {threshold}).any()",
+            f"not ({a} > {threshold}).all()",
+            f"{a}.max() > {a}.min() + {abs(threshold)}",
+        ][form]
 
     def condition(self) -> str:
         """A tensor test, alone or mixed with the Python flag (whose part must stay lazy Python)."""
@@ -89,14 +103,22 @@ class _Program:
         if form <= 2:
             return self.tensor_condition()
         first, second = self.tensor_condition(), self.tensor_condition()
-        return [f"flag and {first}", f"not flag and ({first} or {second})", f"{first} or (flag and {second})",
-                f"({first}) and ({second})"][form - 3]
+        return [
+            f"flag and {first}",
+            f"not flag and ({first} or {second})",
+            f"{first} or (flag and {second})",
+            f"({first}) and ({second})",
+        ][form - 3]
 
     def effect(self) -> str:
         a = self.draw(st.sampled_from(self.names))
         form = self.draw(st.integers(0, 3))
-        return [f'print("value", {a})', f'print(f"sum={{{a}.sum()}}")', f'logger.warning("step %s", {a}.max())',
-                'print("plain")'][form]
+        return [
+            f'print("value", {a})',
+            f'print(f"sum={{{a}.sum()}}")',
+            f'logger.warning("step %s", {a}.max())',
+            'print("plain")',
+        ][form]
 
     def assignment(self, indent: str) -> list[str]:
         name = self.draw(st.sampled_from([*self.names, f"v{len(self.names)}"]))
@@ -135,10 +157,20 @@ class _Program:
         """A skipped iteration: `continue`, or a flag set under the test and tested later."""
         target = self.draw(st.sampled_from(self.names))
         if self.draw(st.booleans()):
-            return [f"{indent}for _ in range(2):", f"{indent}    if {self.condition()}:{self.comment()}",
-                    f"{indent}        continue", f"{indent}    {target} = {self.value()}"]
-        return [f"{indent}for _ in range(2):", f"{indent}    skip = False", f"{indent}    if {self.condition()}:",
-                f"{indent}        skip = True", f"{indent}    if not skip:{self.comment()}", f"{indent}        {target} = {self.value()}"]
+            return [
+                f"{indent}for _ in range(2):",
+                f"{indent}    if {self.condition()}:{self.comment()}",
+                f"{indent}        continue",
+                f"{indent}    {target} = {self.value()}",
+            ]
+        return [
+            f"{indent}for _ in range(2):",
+            f"{indent}    skip = False",
+            f"{indent}    if {self.condition()}:",
+            f"{indent}        skip = True",
+            f"{indent}    if not skip:{self.comment()}",
+            f"{indent}        {target} = {self.value()}",
+        ]
 
     def statement(self, indent: str) -> list[str]:
         kind = self.draw(st.integers(0, 6))
@@ -191,7 +223,7 @@ def test_fixed_code_parses_is_idempotent_and_keeps_comments(generated: tuple[str
     assert not [d for d in check_source(result.fixed) if d.code == "GM001"]
 
 
-def _run(text: str, inputs: list[tuple[object, object]]) -> tuple[list[object], list[str]]:
+def _run(text: str, inputs: list[tuple[object, object, object]]) -> tuple[list[object], list[str]]:
     module = types.ModuleType("fuzzed_program")
     events: list[str] = []
 

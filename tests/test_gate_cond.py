@@ -9,8 +9,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from conftest import run
+
 from graphmend.api import check_source, fix_source
 from graphmend.settings import Settings, SettingsError
 
@@ -26,8 +26,10 @@ def _titles(path: Path, settings: Settings = COND) -> list[str]:
 def test_where_form_is_the_default_and_says_why() -> None:
     path = CORPUS / "pos_layerdrop_checkpointing.py"
     (title,) = _titles(path, Settings())
-    assert title.startswith("Run the layer always and keep its result only where it is not skipped (`torch.where`), "
-                            "cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = \"cond\"` for higher rates")
+    assert title.startswith(
+        "Run the layer always and keep its result only where it is not skipped (`torch.where`), "
+        'cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = "cond"` for higher rates'
+    )
     assert "torch.cond(" not in fix_source(path.read_text(), path, unsafe=True).fixed
 
 
@@ -42,15 +44,23 @@ def test_cond_form_where_the_block_only_replaces_the_state(name: str) -> None:
 @pytest.mark.parametrize(
     ("path", "reason"),
     [
-        (FIXTURES / "fix_layerdrop_flag.in.py", "not `torch.cond`: `layer_outputs` is read after the layer, and a skipped layer has no value for it"),
-        (FIXTURES / "fix_layerdrop_continue.in.py", "not `torch.cond`: the layer's block does more than assign names (`next_cache += (layer_outputs[1],)`)"),
+        (
+            FIXTURES / "fix_layerdrop_flag.in.py",
+            "not `torch.cond`: `layer_outputs` is read after the layer, and a skipped layer has no value for it",
+        ),
+        (
+            FIXTURES / "fix_layerdrop_continue.in.py",
+            "not `torch.cond`: the layer's block does more than assign names (`next_cache += (layer_outputs[1],)`)",
+        ),
         (CORPUS / "pos_layerdrop_ternary.py", "not `torch.cond`: the flag guards several blocks"),
     ],
     ids=["placeholder-read-after", "collects-caches", "two-tests-of-the-flag"],
 )
 def test_where_form_states_why_not_cond(path: Path, reason: str) -> None:
     (title,) = _titles(path)
-    assert title.startswith("Run the layer always and keep its result only where it is not skipped (`torch.where`), " + reason)
+    assert title.startswith(
+        "Run the layer always and keep its result only where it is not skipped (`torch.where`), " + reason
+    )
 
 
 def test_cond_form_trains_like_the_original(tmp_path: Path) -> None:
@@ -88,7 +98,10 @@ def test_layer_skip_setting_from_pyproject(tmp_path: Path, capsys) -> None:  # n
     (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\nlayer-skip = "cond"\n')
     code, _, err = run(capsys, "fix", "--unsafe-fixes", str(program))
     assert code == 0, err
-    assert "torch.cond(skip_layer, lambda hidden_states: hidden_states.clone(), run_layer, (hidden_states,))" in program.read_text()
+    assert (
+        "torch.cond(skip_layer, lambda hidden_states: hidden_states.clone(), run_layer, (hidden_states,))"
+        in program.read_text()
+    )
     with pytest.raises(SettingsError, match="`layer-skip` must be one of 'where', 'cond'"):
         Settings().merged({"layer-skip": "scan"})
 
@@ -96,5 +109,5 @@ def test_layer_skip_setting_from_pyproject(tmp_path: Path, capsys) -> None:  # n
 def _load(path: Path, name: str):  # noqa: ANN202
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    spec.loader.exec_module(module)
     return module

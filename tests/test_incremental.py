@@ -12,27 +12,33 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from graphmend.checker import check_text
 from graphmend.units import UnitCache
 
-from conftest import ROOT
-
 TRANSFORMERS = pytest.importorskip("transformers")
 MODELS = Path(TRANSFORMERS.__file__).parent / "models"
-FILES = [MODELS / "phi3" / "modeling_phi3.py", MODELS / "bart" / "modeling_bart.py",
-         ROOT / "tests" / "dynamo_corpus" / "pos_rope_state.py", ROOT / "examples" / "figure1.py"]
+FILES = [
+    MODELS / "phi3" / "modeling_phi3.py",
+    MODELS / "bart" / "modeling_bart.py",
+    ROOT / "tests" / "dynamo_corpus" / "pos_rope_state.py",
+    ROOT / "examples" / "figure1.py",
+]
 EDITS_PER_FILE = 14
 
 
 def _statement_lines(text: str) -> list[tuple[int, str, ast.stmt]]:
     """(0-based line, indentation, statement) of simple statements inside functions."""
-    found = []
+    found: list[tuple[int, str, ast.stmt]] = []
     lines = text.split("\n")
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for stmt in node.body:
-                if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.Return)) and stmt.lineno == stmt.end_lineno:
+                if (
+                    isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.Return))
+                    and stmt.lineno == stmt.end_lineno
+                ):
                     line = lines[stmt.lineno - 1]
                     found.append((stmt.lineno - 1, line[: len(line) - len(line.lstrip())], stmt))
     return found
@@ -99,7 +105,7 @@ def test_an_edit_in_one_method_reanalyses_only_its_unit_and_dependents() -> None
     assert 1 <= reanalysed <= 3 and reused >= 10, (reanalysed, reused)
 
 
-HELPER = '''import torch
+HELPER = """import torch
 
 
 def scale(x):
@@ -127,14 +133,20 @@ class Model(torch.nn.Module):
         if enabled(x):
             x = x + 1
         return x
-'''
+"""
 
 
-@pytest.mark.parametrize("edit", [
-    ("    return x * 2\n", "    print('scaling')\n    return x * 2\n"),  # the helper a branch calls is no longer pure
-    ("    return True\n", "    return x.any()\n"),  # a function called in a condition now returns a tensor
-    ("import torch\n", "import torch as th\nimport torch\n"),  # the module's own statements
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        (
+            "    return x * 2\n",
+            "    print('scaling')\n    return x * 2\n",
+        ),  # the helper a branch calls is no longer pure
+        ("    return True\n", "    return x.any()\n"),  # a function called in a condition now returns a tensor
+        ("import torch\n", "import torch as th\nimport torch\n"),  # the module's own statements
+    ],
+)
 def test_an_edit_elsewhere_reaches_the_units_that_depend_on_it(edit: tuple[str, str]) -> None:
     path = ROOT / "examples" / "dependent_units.py"  # a name only: nothing is read from disk
     cache = UnitCache()

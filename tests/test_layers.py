@@ -10,7 +10,6 @@ import ast
 from graphlib import CycleError, TopologicalSorter
 
 import pytest
-
 from conftest import ROOT
 
 PACKAGE = ROOT / "server" / "graphmend"
@@ -25,7 +24,7 @@ def module_imports() -> dict[str, set[str]]:
         paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
-        package = (name.split(".") if name else []) if path.name == "__init__.py" else name.split(".")[:-1]
+        package: list[str] = (name.split(".") if name else []) if path.name == "__init__.py" else name.split(".")[:-1]
         ancestors = {".".join(package[:i]) for i in range(len(package) + 1)}
         graph[name] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -33,21 +32,28 @@ def module_imports() -> dict[str, set[str]]:
                 base = package[: len(package) - node.level + 1] + (node.module.split(".") if node.module else [])
                 candidates = [".".join(base), *(".".join([*base, a.name]) for a in node.names)]
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("graphmend"):
-                base = node.module.split(".")[1:]  # type: ignore[union-attr]
+                base = node.module.split(".")[1:]
                 candidates = [".".join(base), *(".".join([*base, a.name]) for a in node.names)]
             elif isinstance(node, ast.Import):
                 candidates = [".".join(a.name.split(".")[1:]) for a in node.names if a.name.startswith("graphmend.")]
             else:
                 continue
             for target in (c for c in candidates if c in paths):
-                parts = target.split(".")
-                graph[name] |= {".".join(parts[:i]) for i in range(len(parts) + 1)} - ancestors - {name}
+                pieces = target.split(".")
+                graph[name] |= {".".join(pieces[:i]) for i in range(len(pieces) + 1)} - ancestors - {name}
     return graph
 
 
 def test_the_graph_holds_the_package() -> None:
     graph = module_imports()
-    assert {"api", "cli", "inference.walk", "regions.compiled", "fixes.predicate.merge", "lsp.session.state"} <= graph.keys()
+    assert {
+        "api",
+        "cli",
+        "inference.walk",
+        "regions.compiled",
+        "fixes.predicate.merge",
+        "lsp.session.state",
+    } <= graph.keys()
     assert "inference.module" in graph["checker"] or "inference" in graph["checker"]
 
 

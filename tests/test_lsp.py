@@ -11,11 +11,19 @@ import sys
 from pathlib import Path
 
 import pytest_lsp
+from conftest import ROOT
+from lsp_helpers import (
+    accept_registrations,
+    apply_edits,
+    change_document,
+    code_actions,
+    diagnostics,
+    open_document,
+    text_edits,
+    uses_pull,
+)
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
-from conftest import ROOT
-from lsp_helpers import accept_registrations, apply_edits, change_document, code_actions, diagnostics, open_document, text_edits, uses_pull
 
 FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
 PRINTS = """import torch
@@ -43,7 +51,7 @@ async def client(request, lsp_client: LanguageClient):
         )
     )
     encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
-    lsp_client.encoding = "utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16"  # type: ignore[attr-defined]
+    lsp_client.encoding = "utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16"
     yield
     await lsp_client.shutdown_session()
 
@@ -103,6 +111,7 @@ async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> No
             context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.SourceFixAll]),
         )
     )
+    assert actions is not None
     (fix_all,) = actions
     assert fix_all.kind == "source.fixAll.graphmend"
     if fix_all.edit is None:
@@ -154,7 +163,9 @@ async def test_settings_from_the_editor(client: LanguageClient, tmp_path: Path) 
         types.DidChangeConfigurationParams(settings={"graphmend": {"ignore": ["GM2"], "debounce": 20}})
     )
     assert await diagnostics(client, uri) == []
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"graphmend": {"debounce": 20}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"graphmend": {"debounce": 20}})
+    )
     assert [d.code for d in await diagnostics(client, uri)] == ["GM201"]
 
 
@@ -164,7 +175,7 @@ async def test_settings_from_pyproject(client: LanguageClient, tmp_path: Path) -
     uri = write(tmp_path, "prints.py", PRINTS)
     open_document(client, uri, PRINTS)
     assert await diagnostics(client, uri) == []
-    pyproject.write_text('[tool.graphmend]\nignore = []\n')
+    pyproject.write_text("[tool.graphmend]\nignore = []\n")
     client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri=pyproject.as_uri())))
     assert [d.code for d in await diagnostics(client, uri)] == ["GM201"]
 
@@ -188,7 +199,9 @@ async def test_syntax_error_keeps_the_server_and_other_files(client: LanguageCli
 
 
 async def test_non_ascii_columns(client: LanguageClient, tmp_path: Path) -> None:
-    text = FIGURE1.replace("    return torch.relu(z)\n", "    z = ('😀é', z)[1] if x.sum() > 0 else z  # ü\n    return torch.relu(z)\n")
+    text = FIGURE1.replace(
+        "    return torch.relu(z)\n", "    z = ('😀é', z)[1] if x.sum() > 0 else z  # ü\n    return torch.relu(z)\n"
+    )
     uri = write(tmp_path, "unicode.py", text)
     open_document(client, uri, text)
     ternary = next(d for d in await diagnostics(client, uri) if d.code == "GM102")
@@ -234,11 +247,15 @@ async def test_diagnostics_say_the_configuration_they_break_in(client: LanguageC
     assert "(breaks only when `hidden_states.dtype == torch.float16`)" in found["GM101"].message
     assert found["GM201"].data["only_when"] == ["self.training"]
 
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"graphmend": {"assumeTraining": False, "assumeDtypes": ["bfloat16"], "debounce": 20}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(
+            settings={"graphmend": {"assumeTraining": False, "assumeDtypes": ["bfloat16"], "debounce": 20}}
+        )
+    )
     assert await diagnostics(client, uri) == []  # an eval model in bfloat16 hits neither break
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-        settings={"graphmend": {"assumeTraining": True, "debounce": 20}}))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"graphmend": {"assumeTraining": True, "debounce": 20}})
+    )
     assert {d.code for d in await diagnostics(client, uri)} == {"GM101", "GM201"}
 
 
@@ -249,13 +266,20 @@ async def test_code_copied_out_of_transformers(client: LanguageClient, tmp_path:
     open_document(client, uri, text)
     (diagnostic,) = await diagnostics(client, uri)
     assert (diagnostic.code, diagnostic.range.start.line) == ("GM101", 16)
+    assert diagnostic.related_information is not None
     compiled, *chain = diagnostic.related_information
     assert "`FooLayer` is taken for an nn.Module" in compiled.message
     assert [(r.message, r.location.range.start.line) for r in chain] == [
-        ("`h` ← `self.proj(x)`", 15), ("`x`: a parameter of `FooLayer.forward`", 14)]
+        ("`h` ← `self.proj(x)`", 15),
+        ("`x`: a parameter of `FooLayer.forward`", 14),
+    ]
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(16, 12)))
-    assert "Why it is a tensor: `h` ← `self.proj(x)` (line 16); `x`: a parameter of `FooLayer.forward` (line 15)." in hover.contents.value
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(16, 12))
+    )
+    assert (
+        "Why it is a tensor: `h` ← `self.proj(x)` (line 16); `x`: a parameter of `FooLayer.forward` (line 15)."
+        in hover.contents.value
+    )
 
 
 RESUMED_CALL = """import torch
@@ -270,7 +294,9 @@ class Layer(torch.nn.Module):
 """
 
 
-async def test_a_break_in_a_calls_arguments_names_the_calls_second_break(client: LanguageClient, tmp_path: Path) -> None:
+async def test_a_break_in_a_calls_arguments_names_the_calls_second_break(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     uri = write(tmp_path, "layer.py", RESUMED_CALL)
     open_document(client, uri, RESUMED_CALL)
     (diagnostic,) = await diagnostics(client, uri)
@@ -278,7 +304,8 @@ async def test_a_break_in_a_calls_arguments_names_the_calls_second_break(client:
     (resumed,) = [r for r in diagnostic.related_information if r.message.startswith("Dynamo breaks here too")]
     assert resumed.location.range.start == types.Position(5, 17)  # `masked_scatter`, the line Dynamo reports
     hover = await client.text_document_hover_async(
-        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(7, 12)))
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(7, 12))
+    )
     assert "Line 6: Dynamo breaks here too" in hover.contents.value
 
 
@@ -298,7 +325,9 @@ model = torch.compile(Scaled(), mode="reduce-overhead")
 """
 
 
-async def test_a_cuda_graph_blocker_is_fixed_where_the_attribute_is_made(client: LanguageClient, tmp_path: Path) -> None:
+async def test_a_cuda_graph_blocker_is_fixed_where_the_attribute_is_made(
+    client: LanguageClient, tmp_path: Path
+) -> None:
     uri = write(tmp_path, "scaled.py", CPU_ATTRIBUTE)
     open_document(client, uri, CPU_ATTRIBUTE)
     (diagnostic,) = await diagnostics(client, uri)
@@ -316,5 +345,6 @@ async def test_a_cuda_graph_blocker_is_fixed_where_the_attribute_is_made(client:
     change_document(client, uri, CPU_ATTRIBUTE, 3)
     assert [d.code for d in await diagnostics(client, uri)] == ["GM401"]
     client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"graphmend": {"cudaGraphs": "never", "debounce": 20}}))
+        types.DidChangeConfigurationParams(settings={"graphmend": {"cudaGraphs": "never", "debounce": 20}})
+    )
     assert await diagnostics(client, uri) == []

@@ -12,6 +12,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ class RawClient:
     """A JSON-RPC peer on the server's stdin/stdout, reading with a deadline."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self.buffer = b""
         self.notifications: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []  # requests the server sent (each answered with null)
@@ -79,7 +82,11 @@ class RawClient:
         while time.monotonic() < deadline:
             head, separator, rest = self.buffer.partition(b"\r\n\r\n")
             if separator:
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
                 if len(rest) >= length:
                     self.buffer = rest[length:]
                     message = json.loads(rest[:length])
@@ -101,7 +108,10 @@ class RawClient:
         return result
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}})
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": version, "text": text}},
+        )
 
     def exit_code(self) -> int:
         try:
@@ -116,7 +126,7 @@ class RawClient:
 
 
 @pytest.fixture
-def client() -> RawClient:
+def client() -> Iterator[RawClient]:
     peer = RawClient()
     yield peer
     peer.close()
@@ -127,7 +137,10 @@ def _hover(uri: str, line: int = 0, character: int = 0) -> dict[str, Any]:
 
 
 def test_a_request_before_initialize_is_refused_and_initialize_still_works(client: RawClient) -> None:
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///early.py", "languageId": "python", "version": 1, "text": "x"}})
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": "file:///early.py", "languageId": "python", "version": 1, "text": "x"}},
+    )
     early = client.request("textDocument/hover", _hover("file:///early.py"))
     assert early["error"]["code"] == -32002
     result = client.initialize()
@@ -151,7 +164,9 @@ def test_exit_without_shutdown_ends_with_one(client: RawClient) -> None:
 
 def test_malformed_params_unknown_methods_and_unopened_documents_are_answered(client: RawClient) -> None:
     client.initialize()
-    no_range = client.request("textDocument/codeAction", {"textDocument": {"uri": "file:///x.py"}, "context": {"diagnostics": []}})
+    no_range = client.request(
+        "textDocument/codeAction", {"textDocument": {"uri": "file:///x.py"}, "context": {"diagnostics": []}}
+    )
     assert no_range["error"]["code"] == -32602
     negative = client.request("textDocument/hover", _hover("file:///x.py", -1, 0))
     assert negative["error"]["code"] == -32602
@@ -159,18 +174,23 @@ def test_malformed_params_unknown_methods_and_unopened_documents_are_answered(cl
     assert unknown["error"]["code"] == -32601
     # Never opened: nothing is read from disk for it (the path may not exist, or be a FIFO).
     assert client.request("textDocument/hover", _hover("file:///never/opened.py"))["result"] is None
-    actions = client.request("textDocument/codeAction", {
-        "textDocument": {"uri": "file:///never/opened.py"},
-        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
-        "context": {"diagnostics": []},
-    })
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": "file:///never/opened.py"},
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+            "context": {"diagnostics": []},
+        },
+    )
     assert actions["result"] == []
 
 
 def test_invalid_utf8_and_broken_framing_do_not_stop_the_server(client: RawClient) -> None:
     client.initialize()
-    client.write(b'{"jsonrpc":"2.0","id":7,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///x\xff.py"},'
-                 b'"position":{"line":0,"character":0}}}')
+    client.write(
+        b'{"jsonrpc":"2.0","id":7,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///x\xff.py"},'
+        b'"position":{"line":0,"character":0}}}'
+    )
     assert client.response(7)["error"]["code"] == -32700
     client.write(b'{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"text":"\xfe"}}')  # no id: logged only
     client.write(b"{not json at all")
@@ -187,10 +207,13 @@ def test_duplicate_opens_and_changes_to_unopened_documents(client: RawClient) ->
     while diagnostics["params"].get("version") != 2:
         diagnostics = client.notification("textDocument/publishDiagnostics")
     assert [d["code"] for d in diagnostics["params"]["diagnostics"]] == ["GM101"]
-    client.notify("textDocument/didChange", {
-        "textDocument": {"uri": "file:///never/opened.py", "version": 3},
-        "contentChanges": [{"text": "x = 1\n"}],
-    })
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": "file:///never/opened.py", "version": 3},
+            "contentChanges": [{"text": "x = 1\n"}],
+        },
+    )
     assert client.request("textDocument/hover", _hover(uri, 9, 8))["result"] is not None
 
 
@@ -211,10 +234,38 @@ MALFORMED: list[tuple[str, Any]] = [
     ("textDocument/hover", [1, 2, 3]),
     ("textDocument/hover", None),
     ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE}),
-    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": {"start": {"line": 9, "character": 0}, "end": {"line": 2, "character": 0}}, "context": {"diagnostics": []}}),
-    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": {"start": _POSITION, "end": {"line": 10**9, "character": 0}}, "context": {"diagnostics": []}}),
-    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE, "context": {"diagnostics": [{"range": _RANGE, "message": "x", "source": "graphmend", "code": "GM101", "data": {"index": 10**6}}]}}),
-    ("textDocument/codeAction", {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE, "context": {"diagnostics": "none"}}),
+    (
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": _OPEN_URI},
+            "range": {"start": {"line": 9, "character": 0}, "end": {"line": 2, "character": 0}},
+            "context": {"diagnostics": []},
+        },
+    ),
+    (
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": _OPEN_URI},
+            "range": {"start": _POSITION, "end": {"line": 10**9, "character": 0}},
+            "context": {"diagnostics": []},
+        },
+    ),
+    (
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": _OPEN_URI},
+            "range": _RANGE,
+            "context": {
+                "diagnostics": [
+                    {"range": _RANGE, "message": "x", "source": "graphmend", "code": "GM101", "data": {"index": 10**6}}
+                ]
+            },
+        },
+    ),
+    (
+        "textDocument/codeAction",
+        {"textDocument": {"uri": _OPEN_URI}, "range": _RANGE, "context": {"diagnostics": "none"}},
+    ),
     ("codeAction/resolve", {"title": "x", "data": {"uri": _OPEN_URI, "index": 10**6, "version": 1}}),
     ("codeAction/resolve", {"title": "x", "data": "garbage"}),
     ("codeAction/resolve", {}),
@@ -248,12 +299,17 @@ def test_every_malformed_request_gets_a_response_and_the_server_keeps_serving(cl
             assert answer["error"]["code"] in (-32602, -32601, -32600, -32603) and answer["error"]["message"], answer
     assert not unanswered
     assert client.request("textDocument/hover", _hover(_OPEN_URI, 9, 8))["result"] is not None
-    client.notify("textDocument/didChange", {"textDocument": {"uri": _OPEN_URI, "version": 2},
-                                             "contentChanges": [{"text": FIGURE1 + "\n"}]})
-    assert [d["code"] for d in client.notification("textDocument/publishDiagnostics")["params"]["diagnostics"]] == ["GM101"]
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": _OPEN_URI, "version": 2}, "contentChanges": [{"text": FIGURE1 + "\n"}]},
+    )
+    assert [d["code"] for d in client.notification("textDocument/publishDiagnostics")["params"]["diagnostics"]] == [
+        "GM101"
+    ]
 
 
 # ---------------------------------------------------------------------- no process outlives the server
+
 
 def _children(pid: int) -> set[int]:
     """Processes whose parent is `pid` (Linux /proc)."""

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
 from conftest import ROOT
 from lsp_helpers import accept_registrations, apply_edits, code_actions, text_edits, uses_pull
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 IMPORTS = "%matplotlib inline\nimport logging\nimport torch\n\nlogger = logging.getLogger(__name__)"
 MODEL = """@torch.compile
@@ -35,14 +34,17 @@ async def client(request, lsp_client: LanguageClient):
     capabilities = client_capabilities(request.param)
     # Notebook sync is offered to clients that declare it (VS Code since 1.74); these recorded sets predate it.
     capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
-        synchronization=types.NotebookDocumentSyncClientCapabilities())
+        synchronization=types.NotebookDocumentSyncClientCapabilities()
+    )
     result = await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=capabilities, root_uri=ROOT.as_uri(),
-                               initialization_options={"graphmend": {"debounce": 20}}))
+        types.InitializeParams(
+            capabilities=capabilities, root_uri=ROOT.as_uri(), initialization_options={"graphmend": {"debounce": 20}}
+        )
+    )
     sync = result.capabilities.notebook_document_sync
     assert sync is not None and sync.notebook_selector[0].notebook.notebook_type == "jupyter-notebook"
     encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
-    lsp_client.encoding = "utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16"  # type: ignore[attr-defined]
+    lsp_client.encoding = "utf-8" if encoding == types.PositionEncodingKind.Utf8 else "utf-16"
     yield
     await lsp_client.shutdown_session()
 
@@ -65,11 +67,18 @@ class Notebook:
     def open(self) -> None:
         kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
         cells = [types.NotebookCell(kind=kinds[k], document=u) for k, u in zip(self.kinds, self.cell_uris)]
-        items = [types.TextDocumentItem(uri=u, language_id="python" if k == "code" else "markdown", version=1, text=t)
-                 for u, k, t in zip(self.cell_uris, self.kinds, self.texts)]
-        self.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(uri=self.uri, notebook_type="jupyter-notebook", version=1, cells=cells),
-            cell_text_documents=items))
+        items = [
+            types.TextDocumentItem(uri=u, language_id="python" if k == "code" else "markdown", version=1, text=t)
+            for u, k, t in zip(self.cell_uris, self.kinds, self.texts)
+        ]
+        self.client.notebook_document_did_open(
+            types.DidOpenNotebookDocumentParams(
+                notebook_document=types.NotebookDocument(
+                    uri=self.uri, notebook_type="jupyter-notebook", version=1, cells=cells
+                ),
+                cell_text_documents=items,
+            )
+        )
 
     def edit(self, index: int, text: str) -> None:
         self.change({index: text})
@@ -81,12 +90,22 @@ class Notebook:
         for index, text in texts.items():
             self.versions[index] += 1
             self.texts[index] = text
-            contents.append(types.NotebookDocumentCellContentChanges(
-                document=types.VersionedTextDocumentIdentifier(uri=self.cell_uris[index], version=self.versions[index]),
-                changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
-        self.client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
-            notebook_document=types.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
-            change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=contents))))
+            contents.append(
+                types.NotebookDocumentCellContentChanges(
+                    document=types.VersionedTextDocumentIdentifier(
+                        uri=self.cell_uris[index], version=self.versions[index]
+                    ),
+                    changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
+        self.client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(version=self.version, uri=self.uri),
+                change=types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(text_content=contents)
+                ),
+            )
+        )
 
     def apply(self, edit: types.WorkspaceEdit) -> list[int]:
         """Apply a workspace edit to the cells it names (at the versions it was made for), as one
@@ -97,7 +116,7 @@ class Notebook:
             if not edits:
                 continue
             assert version in (None, self.versions[index]), "an edit for another version of the cell"
-            texts[index] = apply_edits(self.texts[index], edits, self.client.encoding)  # type: ignore[attr-defined]
+            texts[index] = apply_edits(self.texts[index], edits, self.client.encoding)
         self.change(texts)
         return sorted(texts)
 
@@ -109,10 +128,11 @@ class Notebook:
                 continue
             if uses_pull(self.client):
                 report = await self.client.text_document_diagnostic_async(
-                    types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+                    types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+                )
                 found[index] = list(report.items)
             else:  # a push for this version of the notebook: one per cell, after the last change
-                pushes = self.client.pushes  # type: ignore[attr-defined]
+                pushes = self.client.pushes
                 while pushes.get(uri, (0, None))[0] <= self.seen.get(uri, 0) or pushes[uri][1] != self.versions[index]:
                     await self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
                 self.seen[uri] = pushes[uri][0]
@@ -123,14 +143,14 @@ class Notebook:
 def track_versions(client: LanguageClient) -> None:
     """Count the pushes per document and keep the version of the last one, to wait for a fresh one
     (pytest-lsp's own handler keeps only the diagnostics: it is wrapped, not replaced)."""
-    client.pushes = {}  # type: ignore[attr-defined]
+    client.pushes = {}
     features = client.protocol.fm.features
     keep = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
 
     def published(params: types.PublishDiagnosticsParams) -> None:
         keep(params)
-        count = client.pushes.get(params.uri, (0, None))[0]  # type: ignore[attr-defined]
-        client.pushes[params.uri] = (count + 1, params.version)  # type: ignore[attr-defined]
+        count = client.pushes.get(params.uri, (0, None))[0]
+        client.pushes[params.uri] = (count + 1, params.version)
 
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = published
 
@@ -163,7 +183,10 @@ async def test_quick_fixes_edit_the_right_cells(client: LanguageClient, tmp_path
     # The deferred logger's helper goes after the imports in cell 1; the call changes in cell 3.
     logging_fix = next(a for a in await code_actions(client, notebook.cell_uris[2], found[2][0]) if "Defer" in a.title)
     assert notebook.apply((await resolved(client, logging_fix)).edit) == [0, 2]
-    assert notebook.texts[0].startswith("%matplotlib inline\nimport logging") and "_deferred_logger_info" in notebook.texts[0]
+    assert (
+        notebook.texts[0].startswith("%matplotlib inline\nimport logging")
+        and "_deferred_logger_info" in notebook.texts[0]
+    )
     assert '_deferred_logger_info("gated")' in notebook.texts[2]
     assert all(cells == [] for cells in (await notebook.diagnostics()).values())
 
@@ -196,9 +219,17 @@ async def test_hover_in_a_cell(client: LanguageClient, tmp_path: Path) -> None:
     notebook = Notebook(client, tmp_path, [("code", IMPORTS), ("code", MODEL)])
     notebook.open()
     await notebook.diagnostics()
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=notebook.cell_uris[1]), position=types.Position(line=2, character=9)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=notebook.cell_uris[1]),
+            position=types.Position(line=2, character=9),
+        )
+    )
     assert hover is not None and "GM101" in hover.contents.value and "torch.where" in hover.contents.value
-    nothing = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=notebook.cell_uris[0]), position=types.Position(line=1, character=2)))
+    nothing = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=notebook.cell_uris[0]),
+            position=types.Position(line=1, character=2),
+        )
+    )
     assert nothing is None

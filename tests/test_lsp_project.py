@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsprotocol import types
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
 from conftest import ROOT
 from lsp_helpers import accept_registrations, change_document, open_document, uses_pull
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 PROJECT = ROOT / "tests" / "dynamo_projects" / "pos_helper_logging"
 TIMEOUT = 20.0
@@ -34,13 +33,15 @@ def _client(closed_files: bool):  # noqa: ANN202 - a pytest-lsp fixture
         params=["visual_studio_code", "neovim"],
     )
     async def client(request, lsp_client: LanguageClient, workspace: Path):
-        lsp_client.registrations = accept_registrations(lsp_client)  # type: ignore[attr-defined]
-        await lsp_client.initialize_session(types.InitializeParams(
-            capabilities=client_capabilities(request.param),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
-            initialization_options={"graphmend": {"debounce": 20, "closedFiles": closed_files}},
-        ))
+        lsp_client.registrations = accept_registrations(lsp_client)
+        await lsp_client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(request.param),
+                root_uri=workspace.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
+                initialization_options={"graphmend": {"debounce": 20, "closedFiles": closed_files}},
+            )
+        )
         yield
         await lsp_client.shutdown_session()
 
@@ -57,14 +58,17 @@ async def _until(client: LanguageClient, uri: str, predicate, timeout: float = T
     while True:
         if uses_pull(client):
             report = await client.text_document_diagnostic_async(
-                types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+                types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
             found = list(report.items)
         else:
             found = list(client.diagnostics.get(uri, []))
         if predicate(found):
             return found
         if asyncio.get_running_loop().time() > deadline:
-            pytest.fail(f"diagnostics of {uri} never satisfied the test: {[(d.code, d.range.start.line) for d in found]}")
+            pytest.fail(
+                f"diagnostics of {uri} never satisfied the test: {[(d.code, d.range.start.line) for d in found]}"
+            )
         await asyncio.sleep(0.1)
 
 
@@ -77,12 +81,16 @@ async def test_a_helper_module_reached_from_compiled_code_elsewhere(client: Lang
     open_document(client, checks.as_uri(), checks.read_text())
     found = await _until(client, checks.as_uri(), lambda d: len(d) == 2)
     assert _codes(found) == [("GM101", 10), ("GM202", 11)]
+    assert found[0].related_information is not None
     (related,) = found[0].related_information
     assert related.location.uri == (workspace / "model.py").as_uri()
     assert related.location.range.start.line == 10  # `def forward` in model.py
-    assert related.message.startswith("`check_padding` is reached from compiled `pos_helper_logging.model.Model.forward`")
-    hover = await client.text_document_hover_async(types.HoverParams(
-        types.TextDocumentIdentifier(checks.as_uri()), types.Position(9, 9)))
+    assert related.message.startswith(
+        "`check_padding` is reached from compiled `pos_helper_logging.model.Model.forward`"
+    )
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(checks.as_uri()), types.Position(9, 9))
+    )
     assert "model.py" in hover.contents.value and "splits every caller at its call" in hover.contents.value
 
 
@@ -102,12 +110,17 @@ async def test_a_change_on_disk_is_seen_through_the_file_watcher(client: Languag
     checks, model = workspace / "checks.py", workspace / "model.py"
     open_document(client, checks.as_uri(), checks.read_text())
     await _until(client, checks.as_uri(), lambda d: len(d) == 2)
-    watched = client.capabilities.workspace.did_change_watched_files  # type: ignore[union-attr]
-    registered = [r.register_options for r in client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]  # type: ignore[attr-defined]
+    watched = client.capabilities.workspace.did_change_watched_files
+    registered = [
+        r.register_options for r in client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    ]
     assert registered == ([{"watchers": [{"globPattern": "**/*.py"}]}] if watched.dynamic_registration else [])
     model.write_text(model.read_text().replace("input_ids = validate(input_ids)\n", ""))
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-        changes=[types.FileEvent(uri=model.as_uri(), type=types.FileChangeType.Changed)]))
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=model.as_uri(), type=types.FileChangeType.Changed)]
+        )
+    )
     await _until(client, checks.as_uri(), lambda d: not d)
 
 

@@ -8,10 +8,9 @@ import time
 from pathlib import Path
 
 import pytest_lsp
+from lsp_helpers import accept_registrations, diagnostics, open_document
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
-from lsp_helpers import accept_registrations, diagnostics, open_document
 
 PRINTS = 'import torch\n\n\n@torch.compile\ndef f(x):\n    print("x", x)\n    return x\n'
 BLOCK = "@torch.compile\ndef f{i}(x):\n    if x.sum() > {i}:\n        print(x)\n    return x\n" + "# filler\n" * 20
@@ -21,7 +20,9 @@ BLOCK = "@torch.compile\ndef f{i}(x):\n    if x.sum() > {i}:\n        print(x)\n
 async def client(lsp_client: LanguageClient):
     accept_registrations(lsp_client)
     await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=client_capabilities("visual_studio_code"), initialization_options={"debounce": 0})
+        types.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"), initialization_options={"debounce": 0}
+        )
     )
     yield
     await lsp_client.shutdown_session()
@@ -64,7 +65,9 @@ async def test_unknown_editor_setting_is_reported_not_fatal(client: LanguageClie
     target = tmp_path / "m.py"
     target.write_text(PRINTS)
     client.workspace_did_change_configuration(
-        types.DidChangeConfigurationParams(settings={"graphmend": {"selcet": ["GM1"], "run": "sometimes", "debounce": 0}})
+        types.DidChangeConfigurationParams(
+            settings={"graphmend": {"selcet": ["GM1"], "run": "sometimes", "debounce": 0}}
+        )
     )
     open_document(client, target.as_uri(), PRINTS)
     assert [d.code for d in await diagnostics(client, target.as_uri())] == ["GM201"]

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 NVIM = shutil.which("nvim")
@@ -37,13 +36,19 @@ def test_neovim_gets_diagnostics_and_applies_the_quick_fix(tmp_path: Path) -> No
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "XDG_STATE_HOME": str(tmp_path / "state"),
     }
+    assert NVIM is not None
     subprocess.run(
         [NVIM, "--headless", "--clean", "-n", "-c", f"luafile {ROOT / 'tests' / 'neovim_quickfix.lua'}"],
-        env=environment, timeout=120, check=False, capture_output=True,
+        env=environment,
+        timeout=120,
+        check=False,
+        capture_output=True,
     )
     result = json.loads(result_path.read_text())
     assert "error" not in result, result.get("error")
-    assert [(d["code"], d["line"], d["col"], d["source"]) for d in result["diagnostics"]] == [("GM101", 9, 7, "graphmend")]
+    assert [(d["code"], d["line"], d["col"], d["source"]) for d in result["diagnostics"]] == [
+        ("GM101", 9, 7, "graphmend")
+    ]
     assert result["applied"] and "torch.where" in result["title"]
     fixed = target.read_text(encoding="utf-8")
     assert "z = torch.where(cond, z_if, z_else)" in fixed and "if x.sum() > 10" not in fixed

@@ -6,12 +6,11 @@ import sys
 from pathlib import Path
 
 import pytest_lsp
+from lsp_helpers import accept_registrations, diagnostics, open_document
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from graphmend.cli import main
-
-from lsp_helpers import accept_registrations, diagnostics, open_document
 
 PROGRAM = """import pathlib
 pathlib.Path({marker!r}).write_text("top level ran")
@@ -49,8 +48,9 @@ def test_cli_check_and_fix_do_not_run_the_file(tmp_path: Path, capsys, monkeypat
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "graphmend.lsp", "--stdio"]))
 async def client(lsp_client: LanguageClient, tmp_path: Path):
     accept_registrations(lsp_client)  # the workspace (the program's folder) is indexed too: parsed, never run
-    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual_studio_code"),
-                                                               root_uri=tmp_path.as_uri()))
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=client_capabilities("visual_studio_code"), root_uri=tmp_path.as_uri())
+    )
     yield
     await lsp_client.shutdown_session()
 
@@ -64,5 +64,7 @@ async def test_server_does_not_run_the_file(client: LanguageClient, tmp_path: Pa
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(8, 8))
     )
     assert hover is not None
-    await client.workspace_execute_command_async(types.ExecuteCommandParams(command="graphmend.showFixDiff", arguments=[uri]))
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="graphmend.showFixDiff", arguments=[uri])
+    )
     assert not [m for m in markers if m.exists()]

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import run
 
 from graphmend import api
 
-from conftest import run
-
-IMPORTS = "%matplotlib inline\nimport logging\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)"
+IMPORTS = (
+    "%matplotlib inline\nimport logging\nimport torch\nfrom torch import nn\n\nlogger = logging.getLogger(__name__)"
+)
 MODEL = """class Gate(nn.Module):
     def forward(self, x):
         if x.sum() > 0:
@@ -65,9 +66,15 @@ def test_cells_are_one_module_and_findings_point_at_cell_and_line(work: Path, ca
 
 def test_a_name_from_another_cell_is_known(work: Path, capsys) -> None:
     """`torch` imported as `th` in cell 1 makes `th.compile` in cell 3 a compile site."""
-    cells = ["import torch as th", "def step(x):\n    if x.max() > 1:\n        x = x / 2\n    return x", "fast = th.compile(step)"]
+    cells = [
+        "import torch as th",
+        "def step(x):\n    if x.max() > 1:\n        x = x / 2\n    return x",
+        "fast = th.compile(step)",
+    ]
     (work / "nb.ipynb").write_text(notebook(*cells))
-    items = json.loads(run(capsys, "check", "--no-module-forward", "--no-cache", "--output-format", "json", "nb.ipynb")[1])
+    items = json.loads(
+        run(capsys, "check", "--no-module-forward", "--no-cache", "--output-format", "json", "nb.ipynb")[1]
+    )
     assert [(i["code"], i["cell"], i["line"]) for i in items] == [("GM101", 2, 2)]
 
 
@@ -94,7 +101,7 @@ def test_fix_writes_only_the_changed_cells_back(work: Path, capsys) -> None:
         assert {k: v for k, v in a.items() if k != "source"} == {k: v for k, v in b.items() if k != "source"}
     assert {k: v for k, v in before.items() if k != "cells"} == {k: v for k, v in after.items() if k != "cells"}
     model = "".join(after["cells"][3]["source"])
-    assert "torch.where" in model and "_deferred_logger_info(\"gated\")" in model
+    assert "torch.where" in model and '_deferred_logger_info("gated")' in model
     assert "".join(after["cells"][1]["source"]).startswith("%matplotlib inline\n")  # the magic is back
     assert "".join(after["cells"][2]["source"]) == SHELL
     nbformat.validate(nbformat.reads(target.read_text(), as_version=4))
@@ -108,7 +115,11 @@ def test_fix_writes_only_the_changed_cells_back(work: Path, capsys) -> None:
 
 def test_fix_keeps_a_foreign_json_layout(work: Path, capsys) -> None:
     """A notebook written with two-space indentation and escaped non-ASCII keeps both."""
-    raw = json.loads(notebook("# café\nimport torch", "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + 1\n    return x"))
+    raw = json.loads(
+        notebook(
+            "# café\nimport torch", "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + 1\n    return x"
+        )
+    )
     text = json.dumps(raw, indent=2, ensure_ascii=True)
     target = work / "nb.ipynb"
     target.write_text(text)
@@ -160,11 +171,14 @@ def test_directories_pick_up_notebooks_and_exclude_applies(work: Path, capsys) -
     assert {i["path"] for i in items} == {"a.ipynb"}
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "not a notebook: invalid JSON"),
-    ('{"cells": []}', "not a notebook: no `nbformat` version"),
-    ("\x00\x01", "not a notebook"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not a notebook: invalid JSON"),
+        ('{"cells": []}', "not a notebook: no `nbformat` version"),
+        ("\x00\x01", "not a notebook"),
+    ],
+)
 def test_unreadable_notebooks_are_skipped_with_a_warning(work: Path, capsys, content: str, message: str) -> None:
     (work / "bad.ipynb").write_text(content)
     (work / "good.ipynb").write_text(notebook(IMPORTS, MODEL))
@@ -174,8 +188,10 @@ def test_unreadable_notebooks_are_skipped_with_a_warning(work: Path, capsys, con
 
 
 def test_version_3_notebooks_are_checked_and_not_fixed(work: Path, capsys) -> None:
-    v4 = nbformat.reads(notebook(IMPORTS, "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + 1\n    return x"),
-                        as_version=4)
+    v4 = nbformat.reads(
+        notebook(IMPORTS, "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + 1\n    return x"),
+        as_version=4,
+    )
     target = work / "old.ipynb"
     target.write_text(nbformat.writes(nbformat.v3.convert.downgrade(v4), version=3))
     data = target.read_bytes()

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import ROOT, run
 
 from graphmend import api, cli
 from graphmend.rules import RULES
 
-from conftest import ROOT, run
-
-SARIF_SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"  # OASIS sarif-spec, errata01 (see tests/data/README.md)
+SARIF_SCHEMA = (
+    ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
+)  # OASIS sarif-spec, errata01 (see tests/data/README.md)
 BROKEN = """import logging
 
 import torch
@@ -52,7 +53,7 @@ def test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes(broken: Path, capsys)
     jsonschema.validate(document, schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
     (run_,) = document["runs"]
     rules = run_["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules[:len(RULES)]] == [r.code for r in RULES]
+    assert [r["id"] for r in rules[: len(RULES)]] == [r.code for r in RULES]
     by_id = {r["id"]: r for r in rules}
     assert by_id["GM101"]["helpUri"] == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
     assert "Why it breaks the graph" in by_id["GM101"]["help"]["text"]
@@ -69,6 +70,7 @@ def test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes(broken: Path, capsys)
     (change,) = fix["artifactChanges"]
     rewritten = _apply_sarif_replacements(BROKEN, change["replacements"])
     diagnostic = next(d for d in api.check_source(BROKEN, broken) if d.code == "GM101")
+    assert diagnostic.fix is not None
     expected, _ = api.apply_fixes(BROKEN, [diagnostic.fix])
     assert rewritten == expected and "torch.where" in rewritten
 
@@ -82,8 +84,9 @@ def _apply_sarif_replacements(text: str, replacements: list[dict]) -> str:
     def offset(line: int, column: int) -> int:  # 1-based, unicode code points (the run's columnKind)
         return starts[line - 1] + column - 1
 
-    for replacement in sorted(replacements, key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
-                              reverse=True):
+    for replacement in sorted(
+        replacements, key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]), reverse=True
+    ):
         region = replacement["deletedRegion"]
         begin, end = offset(region["startLine"], region["startColumn"]), offset(region["endLine"], region["endColumn"])
         text = text[:begin] + replacement["insertedContent"]["text"] + text[end:]
@@ -108,11 +111,16 @@ def test_github_annotations_follow_the_workflow_command_syntax(tmp_path: Path, c
     assert code == 1
     lines = out.splitlines()
     assert len(lines) == 2
-    pattern = re.compile(r"^::(error|warning|notice) file=a%2Cb%3Ac\.py,line=(\d+),endLine=\d+,col=\d+,endColumn=\d+,"
-                         r"title=graphmend \((GM\d{3})\)::(GM\d{3}) [^\n]+$")
+    pattern = re.compile(
+        r"^::(error|warning|notice) file=a%2Cb%3Ac\.py,line=(\d+),endLine=\d+,col=\d+,endColumn=\d+,"
+        r"title=graphmend \((GM\d{3})\)::(GM\d{3}) [^\n]+$"
+    )
     matches = [pattern.match(line) for line in lines]
     assert all(matches), lines
-    assert [(m.group(1), m.group(2), m.group(3)) for m in matches] == [("warning", "10", "GM101"), ("warning", "14", "GM202")]
+    assert [(m.group(1), m.group(2), m.group(3)) for m in matches] == [
+        ("warning", "10", "GM101"),
+        ("warning", "14", "GM202"),
+    ]
 
 
 def test_gitlab_code_quality_fields_and_stable_fingerprints(broken: Path, capsys) -> None:
@@ -175,10 +183,13 @@ def test_stdin_fix_writes_the_fixed_code_to_stdout(tmp_path: Path, capsys, monke
     assert "Fixed 2 graph breaks; 0 remaining." in err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["check", "-", "model.py"], "cannot be combined"),
-    (["check", "--stdin-filename", "x.py", "model.py"], "needs `-`"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["check", "-", "model.py"], "cannot be combined"),
+        (["check", "--stdin-filename", "x.py", "model.py"], "needs `-`"),
+    ],
+)
 def test_stdin_misuse_is_a_clear_error(broken: Path, capsys, args: list[str], message: str) -> None:
     code, _, err = run(capsys, *args)
     assert code == 2 and message in err
@@ -198,7 +209,8 @@ def test_per_file_ignores_and_extend_exclude(tmp_path: Path, capsys, monkeypatch
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text(
         '[tool.graphmend]\nextend-exclude = ["scratch", "gen/*_pb.py"]\n'
-        '[tool.graphmend.per-file-ignores]\n"tests/*" = ["GM2"]\n"__init__.py" = ["GM"]\n')
+        '[tool.graphmend.per-file-ignores]\n"tests/*" = ["GM2"]\n"__init__.py" = ["GM"]\n'
+    )
     for name in ("model.py", "tests/test_model.py", "scratch/try.py", "gen/a_pb.py", "gen/b.py", "pkg/__init__.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(BROKEN)
@@ -212,13 +224,17 @@ def test_per_file_ignores_and_extend_exclude(tmp_path: Path, capsys, monkeypatch
     assert {item["code"] for item in named} == {"GM101", "GM202"}
 
 
-@pytest.mark.parametrize("content, message", [
-    ('[tool.graphmend]\nper-file-ignores = ["GM1"]\n', "must be a table of globs to codes"),
-    ('[tool.graphmend.per-file-ignores]\n"a.py" = ["E501"]\n', "not graphmend's"),
-    ('[tool.graphmend]\nextend-exclude = [1]\n', "must be a list of globs"),
-])
-def test_bad_ignore_and_exclude_settings_are_clear_errors(tmp_path: Path, capsys, monkeypatch, content: str,
-                                                          message: str) -> None:
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('[tool.graphmend]\nper-file-ignores = ["GM1"]\n', "must be a table of globs to codes"),
+        ('[tool.graphmend.per-file-ignores]\n"a.py" = ["E501"]\n', "not graphmend's"),
+        ("[tool.graphmend]\nextend-exclude = [1]\n", "must be a list of globs"),
+    ],
+)
+def test_bad_ignore_and_exclude_settings_are_clear_errors(
+    tmp_path: Path, capsys, monkeypatch, content: str, message: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text(content)
     (tmp_path / "a.py").write_text(BROKEN)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from conftest import ROOT
 
 BROKEN = "import torch\n\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + 1\n    return x\n"
@@ -40,8 +39,14 @@ def hooks_repo(tmp_path_factory) -> Path:
 
 def try_repo(hooks_repo: Path, user: Path, hook: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(hooks_repo), hook, "--all-files"],
-                          cwd=user, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hooks_repo), hook, "--all-files"],
+        cwd=user,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_check_hook_fails_and_fix_hook_rewrites(hooks_repo: Path, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from graphmend.api import check_source
 
-SOURCE = '''import torch
+SOURCE = """import torch
 
 
 class Net(torch.nn.Module):
@@ -18,7 +18,7 @@ class Net(torch.nn.Module):
         if not ok:
             x = torch.zeros_like(x)
         return x
-'''
+"""
 
 
 def _chain(source: str) -> list[tuple[int, str]]:
@@ -38,4 +38,6 @@ def test_the_chain_follows_each_binding_back_to_the_parameter() -> None:
 def test_a_loop_target_is_an_element_of_its_iterable() -> None:
     source = SOURCE.replace("        if not ok:", "        if not row.any():")
     assert _chain(source) == [
-        (8, "`row` ← an element of `x`"), (5, "`x`: a parameter of `Net.forward` (annotated `torch.Tensor`)")]
+        (8, "`row` ← an element of `x`"),
+        (5, "`x`: a parameter of `Net.forward` (annotated `torch.Tensor`)"),
+    ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import ROOT, run
+
 from graphmend import api
 from graphmend.rules import RULES
-
-from conftest import ROOT, run
 
 RULE_DOCS = ROOT / "docs" / "rules"
 REGENERATE = "graphmend rule --write-docs docs/rules"

@@ -10,11 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 
 from graphmend.api import Settings, check_source
 from graphmend.rules import RULES_BY_CODE
-
-from conftest import FIXTURES
 
 EXPECT = re.compile(r"expect:\s*(GM\d{3}(?:\s*,\s*GM\d{3})*)")
 SETTINGS = re.compile(r"#\s*graphmend-settings:\s*(.+)")
@@ -22,7 +21,7 @@ CASES = sorted(p for p in FIXTURES.glob("GM*/*.py") if not p.name.endswith((".in
 
 
 def expected(text: str) -> set[tuple[int, str]]:
-    found = set()
+    found: set[tuple[int, str]] = set()
     for number, line in enumerate(text.splitlines(), start=1):
         match = EXPECT.search(line)
         if match:
@@ -37,7 +36,13 @@ def settings_of(text: str) -> Settings:
     overrides = {}
     for pair in match.group(1).split(","):
         key, _, value = pair.strip().partition("=")
-        overrides[key] = value.lower() == "true" if value.lower() in ("true", "false") else value.split("+") if "+" in value else value
+        overrides[key] = (
+            value.lower() == "true"
+            if value.lower() in ("true", "false")
+            else value.split("+")
+            if "+" in value
+            else value
+        )
     return Settings().merged(overrides)
 
 

@@ -56,8 +56,12 @@ def test_whole_models_tree_without_crash() -> None:
     assert counts["GM101"] > 0 and counts["GM202"] > 0
 
 
-CONFIGURED = {"bart/modeling_bart.py": (585, 1099), "pegasus/modeling_pegasus.py": (325, None),
-              "m2m_100/modeling_m2m_100.py": (634, 1067), "phi3/modeling_phi3.py": (None, None)}
+CONFIGURED = {
+    "bart/modeling_bart.py": (585, 1099),
+    "pegasus/modeling_pegasus.py": (325, None),
+    "m2m_100/modeling_m2m_100.py": (634, 1067),
+    "phi3/modeling_phi3.py": (None, None),
+}
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +72,22 @@ def cli_findings(tmp_path_factory) -> dict[tuple[str, int], dict]:
     import sys
 
     paths = [str(MODELS / relative) for relative in CONFIGURED]
-    run = subprocess.run([sys.executable, "-m", "graphmend", "check", *paths, "--output-format", "json",
-                          "--cache-dir", str(tmp_path_factory.mktemp("cache"))], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphmend",
+            "check",
+            *paths,
+            "--output-format",
+            "json",
+            "--cache-dir",
+            str(tmp_path_factory.mktemp("cache")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 1, run.stderr
     return {(Path(item["path"]).relative_to(MODELS).as_posix(), item["line"]): item for item in json.loads(run.stdout)}
 

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from graphmend.cli import main  # noqa: E402
-
 from conftest import ROOT, run  # noqa: E402
+
+from graphmend.cli import main  # noqa: E402
 
 FIGURE1 = str(ROOT / "examples" / "figure1.py")
 FIGURE5 = str(ROOT / "examples" / "figure5.py")
@@ -26,8 +26,17 @@ def table(out: str) -> dict[str, list[str]]:
 
 
 def test_figure1_both_branches(capsys) -> None:
-    code, out, _ = run(capsys, "verify", FIGURE1, "--entry", "f",
-                       "--inputs", "torch.full((4,), 5.0), torch.ones(4)", "--inputs", "torch.ones(4), torch.ones(4)")
+    code, out, _ = run(
+        capsys,
+        "verify",
+        FIGURE1,
+        "--entry",
+        "f",
+        "--inputs",
+        "torch.full((4,), 5.0), torch.ones(4)",
+        "--inputs",
+        "torch.ones(4), torch.ones(4)",
+    )
     assert code == 0, out
     rows = table(out)
     assert rows["graphs"] == ["3", "1"]  # before: the graph up to the `if`, and one resume graph per branch
@@ -65,7 +74,9 @@ def test_without_torch_it_says_how_to_install(tmp_path) -> None:
     )
     result = subprocess.run(
         [sys.executable, "-m", "graphmend", "verify", FIGURE1, "--entry", "f", "--inputs", "1"],
-        capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path), "PATH": ""},
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": ""},
     )
     assert result.returncode == 2 and "pip install 'graphmend[verify]'" in result.stderr
     assert "Traceback" not in result.stderr

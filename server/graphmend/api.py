@@ -8,10 +8,11 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from . import notebooks
 from .cache import Cache
@@ -63,8 +64,25 @@ __all__ = [
 ]
 
 SKIPPED_DIRECTORIES = frozenset(
-    {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-     ".ruff_cache", "build", "dist", "node_modules", ".eggs", "site-packages", ".ipynb_checkpoints"}
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "build",
+        "dist",
+        "node_modules",
+        ".eggs",
+        "site-packages",
+        ".ipynb_checkpoints",
+    }
 )
 
 
@@ -80,7 +98,10 @@ class FileResult:
 
 
 def check_source(
-    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None,
+    text: str,
+    path: Path | None = None,
+    settings: Settings | None = None,
+    context: ProjectContext | None = None,
     cache: UnitCache | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code.
@@ -97,8 +118,9 @@ def summarize_source(text: str, path: Path, settings: Settings | None = None) ->
     source = SourceText(text)
     try:
         tree = ast.parse(source.code)
-        return summarize(tree, source, Path(os.path.realpath(path)), module_name_for(path),
-                         settings.module_forward_is_compiled)
+        return summarize(
+            tree, source, Path(os.path.realpath(path)), module_name_for(path), settings.module_forward_is_compiled
+        )
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -175,8 +197,12 @@ def notebook_from_text(text: str, verify: bool = True) -> notebooks.Notebook:
         raise SourceError(str(error)) from None
 
 
-def check_notebook(notebook: notebooks.Notebook, path: Path | None = None, settings: Settings | None = None,
-                   context: ProjectContext | None = None) -> list[Diagnostic]:
+def check_notebook(
+    notebook: notebooks.Notebook,
+    path: Path | None = None,
+    settings: Settings | None = None,
+    context: ProjectContext | None = None,
+) -> list[Diagnostic]:
     """Diagnostics for a notebook's code cells, each in its cell's coordinates with the cell's
     1-based position in the notebook as `data["cell"]`; a cell that does not parse gets its GM001
     and the other cells are analysed without it."""
@@ -187,11 +213,16 @@ def check_notebook(notebook: notebooks.Notebook, path: Path | None = None, setti
     return place_in_cells(notebook, diagnostics + broken_cell_diagnostics(notebook, path, settings))
 
 
-def broken_cell_diagnostics(notebook: notebooks.Notebook, path: Path | None = None,
-                            settings: Settings | None = None) -> list[Diagnostic]:
+def broken_cell_diagnostics(
+    notebook: notebooks.Notebook, path: Path | None = None, settings: Settings | None = None
+) -> list[Diagnostic]:
     """The GM001 of each code cell that does not parse, in the notebook module's coordinates."""
-    return [replace(_shifted(d, first_line), message=d.message.replace("this file", "this cell"))
-            for first_line, text in notebook.broken for d in check_source(text, path, settings) if d.code == SYNTAX_ERROR_CODE]
+    return [
+        replace(_shifted(d, first_line), message=d.message.replace("this file", "this cell"))
+        for first_line, text in notebook.broken
+        for d in check_source(text, path, settings)
+        if d.code == SYNTAX_ERROR_CODE
+    ]
 
 
 def place_in_cells(notebook: notebooks.Notebook, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -206,11 +237,13 @@ def place_in_cells(notebook: notebooks.Notebook, diagnostics: Iterable[Diagnosti
 def _shifted(diagnostic: Diagnostic, lines: int) -> Diagnostic:
     def move(position: Position) -> Position:
         return Position(position.line + lines, position.character)
+
     return replace(diagnostic, range=Range(move(diagnostic.range.start), move(diagnostic.range.end)))
 
 
-def _analyse(path: Path, settings: Settings, context: ProjectContext | None,
-             summarize: bool) -> tuple[list[Diagnostic], ModuleSummary | None]:
+def _analyse(
+    path: Path, settings: Settings, context: ProjectContext | None, summarize: bool
+) -> tuple[list[Diagnostic], ModuleSummary | None]:
     """A file's diagnostics (and, asked for, its summary) from one read and one parse; notebooks
     have no summary (no other module imports them)."""
     if is_notebook(path):  # parsed once, by the checker (`check_notebook` looks cell by cell if it must)
@@ -221,8 +254,9 @@ def _analyse(path: Path, settings: Settings, context: ProjectContext | None,
     return check_source(text, path, settings, context), None
 
 
-def check_file(path: Path, settings: Settings, cache: Cache | None = None,
-               context: ProjectContext | None = None) -> FileResult:
+def check_file(
+    path: Path, settings: Settings, cache: Cache | None = None, context: ProjectContext | None = None
+) -> FileResult:
     key = None
     if cache is not None:
         try:
@@ -289,8 +323,10 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Skipped]]:
         if root.is_dir():
             for directory, subdirectories, files in os.walk(root):
                 subdirectories[:] = sorted(
-                    d for d in subdirectories
-                    if d not in SKIPPED_DIRECTORIES and not (Path(directory, d) / "pyvenv.cfg").exists()
+                    d
+                    for d in subdirectories
+                    if d not in SKIPPED_DIRECTORIES
+                    and not (Path(directory, d) / "pyvenv.cfg").exists()
                     and not excluded(Path(directory, d))
                 )
                 for name in sorted(files):
@@ -316,7 +352,15 @@ def _unreadable_kind(path: Path) -> str | None:
         return f"cannot be examined ({error.strerror or error})"
     if stat.S_ISREG(mode):
         return None
-    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a directory" if stat.S_ISDIR(mode) else "a device"
+    kind = (
+        "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a directory"
+        if stat.S_ISDIR(mode)
+        else "a device"
+    )
     return f"not a regular file ({kind})"
 
 
@@ -344,8 +388,12 @@ def project_files(files: Iterable[Path]) -> list[Path]:
             entries = sorted(folder.iterdir())
         except OSError:
             continue
-        roots += [e for e in entries if e.name.endswith(".py") or (e.is_dir() and e.name not in SKIPPED_DIRECTORIES
-                                                                   and (e / "__init__.py").is_file())]
+        roots += [
+            e
+            for e in entries
+            if e.name.endswith(".py")
+            or (e.is_dir() and e.name not in SKIPPED_DIRECTORIES and (e / "__init__.py").is_file())
+        ]
     found = {os.path.realpath(f): f for f in discover(roots)[0] if not is_notebook(f)}  # no one imports a notebook
     for file in files:
         found.setdefault(os.path.realpath(file), file)
@@ -403,8 +451,12 @@ def _summarize_job(job: tuple[Path, Settings, Cache | None]) -> ModuleSummary | 
     return summarize_file(*job)
 
 
-def build_project(files: Iterable[Path], overrides: Mapping[str, Any] | None = None, jobs: int | None = None,
-                  cache: Cache | None = None) -> Project:
+def build_project(
+    files: Iterable[Path],
+    overrides: Mapping[str, Any] | None = None,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+) -> Project:
     """The project of `files` (see `project_files`), summarised on `jobs` processes."""
     work = [(path, settings, cache) for path, settings in iter_settings(project_files(files), overrides)]
     return Project(s for s in _map(_summarize_job, work, jobs) if s is not None)
@@ -454,8 +506,9 @@ def check_paths(
     files = list(discover_python_files(paths))
     checked = list(iter_settings(files, overrides))
     reported = {os.path.realpath(path) for path in files}
-    others = list(iter_settings([path for path in project_files(files) if os.path.realpath(path) not in reported],
-                                overrides))
+    others = list(
+        iter_settings([path for path in project_files(files) if os.path.realpath(path) not in reported], overrides)
+    )
     done, total = 0, len(checked) + len(others)
 
     def advance() -> None:
@@ -469,8 +522,11 @@ def check_paths(
     summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in others], jobs, advance) if s is not None]
     project = Project(summaries)
     # Files that other files compile or call into are analysed again, with what the project says.
-    again = [(index, (path, settings, cache, context)) for index, (path, settings) in enumerate(checked)
-             if first[index][0].error is None and (context := context_for(project, path)) != ProjectContext()]
+    again = [
+        (index, (path, settings, cache, context))
+        for index, (path, settings) in enumerate(checked)
+        if first[index][0].error is None and (context := context_for(project, path)) != ProjectContext()
+    ]
     results = [result for result, _ in first]
     total += len(again)
     for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
@@ -493,7 +549,10 @@ class FixResult:
 
 
 def fix_source(
-    text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False,
+    text: str,
+    path: Path | None = None,
+    settings: Settings | None = None,
+    unsafe: bool = False,
     context: ProjectContext | None = None,
 ) -> FixResult:
     """Apply fixes until none is left (or MAX_FIX_ROUNDS); never returns text that does not parse,
@@ -517,16 +576,23 @@ def fix_source(
         try:
             ast.parse(candidate)
         except (SyntaxError, ValueError, RecursionError):
-            return FixResult(path, text, text, 0, tuple(check_source(text, path, settings, context)),
-                             error="a rewrite produced code that does not parse; nothing was changed (please report this)",
-                             internal_error=True)
+            return FixResult(
+                path,
+                text,
+                text,
+                0,
+                tuple(check_source(text, path, settings, context)),
+                error="a rewrite produced code that does not parse; nothing was changed (please report this)",
+                internal_error=True,
+            )
         current, applied = candidate, applied + count
         diagnostics = check_source(current, path, settings, context)
     return FixResult(path, text, current, applied, tuple(diagnostics))
 
 
-def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool = True,
-             context: ProjectContext | None = None) -> FixResult:
+def fix_file(
+    path: Path, settings: Settings, unsafe: bool = False, write: bool = True, context: ProjectContext | None = None
+) -> FixResult:
     """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed."""
     notebook = is_notebook(path)
     try:
@@ -540,8 +606,13 @@ def fix_file(path: Path, settings: Settings, unsafe: bool = False, write: bool =
     return result
 
 
-def fix_notebook_text(text: str, path: Path | None = None, settings: Settings | None = None, unsafe: bool = False,
-                      context: ProjectContext | None = None) -> FixResult:
+def fix_notebook_text(
+    text: str,
+    path: Path | None = None,
+    settings: Settings | None = None,
+    unsafe: bool = False,
+    context: ProjectContext | None = None,
+) -> FixResult:
     """`fix_source` for a notebook's JSON text: its code cells fixed as one module, the cells that
     changed written back into the JSON (outputs, metadata, ids and layout kept; unchanged when
     nothing changed). `remaining` is in cell coordinates, like `check_notebook`."""
@@ -554,8 +625,14 @@ def fix_notebook_text(text: str, path: Path | None = None, settings: Settings | 
         remaining = check_notebook(notebook, path, settings, context)
         return FixResult(path, text, text, 0, tuple(remaining), result.error, result.internal_error)
     if notebook.version < 4 and result.fixed != notebook.module:
-        return FixResult(path, text, text, 0, tuple(check_notebook(notebook, path, settings, context)),
-                         error=f"a version {notebook.version} notebook is checked, not fixed; save it as version 4 first")
+        return FixResult(
+            path,
+            text,
+            text,
+            0,
+            tuple(check_notebook(notebook, path, settings, context)),
+            error=f"a version {notebook.version} notebook is checked, not fixed; save it as version 4 first",
+        )
     try:
         changed = notebook.changed_sources(result.fixed)
     except notebooks.NotebookError as error:

@@ -46,14 +46,28 @@ class Cache:
     def __init__(self, directory: Path) -> None:
         self.directory = directory / f"{__version__}-{_code_fingerprint()}"
 
-    def key(self, path: Path, data: bytes, settings: Settings, context: ProjectContext | None, kind: str = "diagnostics") -> str:
+    def key(
+        self, path: Path, data: bytes, settings: Settings, context: ProjectContext | None, kind: str = "diagnostics"
+    ) -> str:
         digest = hashlib.sha256()
         parts = (
-            kind.encode(), str(path.resolve()).encode(),
-            repr((settings.select, settings.ignore, settings.module_forward_is_compiled, settings.max_file_size_kb,
-                  settings.assume_training, settings.assume_dtypes, settings.layer_skip, settings.cuda_graphs,
-                  sorted(settings.module_bases))).encode(),
-            context_key(context).encode() if context is not None else b"", data,
+            kind.encode(),
+            str(path.resolve()).encode(),
+            repr(
+                (
+                    settings.select,
+                    settings.ignore,
+                    settings.module_forward_is_compiled,
+                    settings.max_file_size_kb,
+                    settings.assume_training,
+                    settings.assume_dtypes,
+                    settings.layer_skip,
+                    settings.cuda_graphs,
+                    sorted(settings.module_bases),
+                )
+            ).encode(),
+            context_key(context).encode() if context is not None else b"",
+            data,
         )
         for part in parts:
             digest.update(len(part).to_bytes(8, "little"))
@@ -69,7 +83,6 @@ class Cache:
 
     def put(self, key: str, diagnostics: list[Diagnostic]) -> None:
         self._write(self._file("diagnostics", key), [_plain(d) for d in diagnostics])
-
 
     def get_summary(self, key: str) -> ModuleSummary | None:
         try:
@@ -114,10 +127,16 @@ def _diagnostic(raw: dict[str, Any]) -> Diagnostic:
         severity=Severity(raw["severity"]),
         range=_range(raw["range"]),
         reason_id=raw.get("reason_id"),
-        related=tuple(RelatedLocation(_range(r["range"]), r["message"], r.get("path"), r.get("kind", "compiled"))
-                      for r in raw.get("related", ())),
+        related=tuple(
+            RelatedLocation(_range(r["range"]), r["message"], r.get("path"), r.get("kind", "compiled"))
+            for r in raw.get("related", ())
+        ),
         fix=None
         if fix is None
-        else Fix(fix["title"], Applicability(fix["applicability"]), tuple(TextEdit(_range(e["range"]), e["new_text"]) for e in fix["edits"])),
+        else Fix(
+            fix["title"],
+            Applicability(fix["applicability"]),
+            tuple(TextEdit(_range(e["range"]), e["new_text"]) for e in fix["edits"]),
+        ),
         data=dict(raw.get("data", {})),
     )

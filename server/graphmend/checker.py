@@ -28,7 +28,10 @@ NOT_ANALYSED_CODES = frozenset({SYNTAX_ERROR_CODE, TOO_LARGE_CODE})
 
 
 def check_text(
-    text: str, path: Path | None = None, settings: Settings | None = None, context: ProjectContext | None = None,
+    text: str,
+    path: Path | None = None,
+    settings: Settings | None = None,
+    context: ProjectContext | None = None,
     cache: UnitCache | None = None,
 ) -> list[Diagnostic]:
     """All diagnostics for one file's text; never raises for bad input (it reports GM001), and
@@ -47,7 +50,11 @@ def check_and_summarize(
 
 
 def _check(
-    text: str, path: Path | None, settings: Settings, context: ProjectContext, summarize: bool,
+    text: str,
+    path: Path | None,
+    settings: Settings,
+    context: ProjectContext,
+    summarize: bool,
     cache: UnitCache | None = None,
 ) -> tuple[list[Diagnostic], ModuleSummary | None]:
     size = over_size_limit(text, settings)
@@ -65,15 +72,28 @@ def _check(
             return [], None  # nothing can be compiled without naming torch or a transformers model base
         module_name = module_name_for(path)
         module_bases = context.module_bases | settings.module_bases
-        index = ModuleIndex(tree, module_name, path is not None and path.name == "__init__.py", module_bases,
-                            may_have_walrus=":=" in text, plain_bases=context.plain_bases)
+        index = ModuleIndex(
+            tree,
+            module_name,
+            path is not None and path.name == "__init__.py",
+            module_bases,
+            may_have_walrus=":=" in text,
+            plain_bases=context.plain_bases,
+        )
         layout = Layout(tree, source)
         callees = cache.callees(layout, index) if cache is not None else None
-        regions = CompiledRegions(index, settings.module_forward_is_compiled, context, compile_call_lines(source.code, source.lines, index),
-                                  callees)
+        regions = CompiledRegions(
+            index,
+            settings.module_forward_is_compiled,
+            context,
+            compile_call_lines(source.code, source.lines, index),
+            callees,
+        )
         summary = None
         if summarize and path is not None:
-            summary = summarize_module(index, regions, source, Path(os.path.realpath(path)), settings.module_forward_is_compiled)
+            summary = summarize_module(
+                index, regions, source, Path(os.path.realpath(path)), settings.module_forward_is_compiled
+            )
         return _analyse(index, regions, source, settings, layout, cache), summary
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"
@@ -89,7 +109,11 @@ def _unparsable_reason(error: Exception) -> str:
 
 
 def _analyse(
-    index: ModuleIndex, regions: CompiledRegions, source: SourceText, settings: Settings, layout: Layout,
+    index: ModuleIndex,
+    regions: CompiledRegions,
+    source: SourceText,
+    settings: Settings,
+    layout: Layout,
     cache: UnitCache | None = None,
 ) -> list[Diagnostic]:
     """The diagnostics of every reached function, unit by unit (see `units.py`): a unit whose
@@ -106,15 +130,27 @@ def _analyse(
     found: list[Diagnostic] = []
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
-        key = (layout.skeleton_digest, indent, tuple(rule.code for rule in rules), settings.layer_skip, settings.cuda_graphs, regions.context.base_attributes,
-               regions.context.replaced_forwards,
-               reach_key(layout, reaches, source))
+        key = (
+            layout.skeleton_digest,
+            indent,
+            tuple(rule.code for rule in rules),
+            settings.layer_skip,
+            settings.cuda_graphs,
+            regions.context.base_attributes,
+            regions.context.replaced_forwards,
+            reach_key(layout, reaches, source),
+        )
         cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
         if cached is not None:
             found += cached
             continue
-        context = FixContext(source, index, layout.name_text(unit) if unit is not None else None, settings.layer_skip,
-                             settings.cuda_graphs)
+        context = FixContext(
+            source,
+            index,
+            layout.name_text(unit) if unit is not None else None,
+            settings.layer_skip,
+            settings.cuda_graphs,
+        )
         collector = _Collector(source, rules, context, settings)
         for reach in reaches:
             collector.reach = reach
@@ -241,7 +277,8 @@ class _Collector:
             via = " via " + " → ".join(f"`{name}`" for name in between) if between else ""
             return RelatedLocation(
                 Range(Position(origin.line, origin.character), Position(origin.line, origin.end_character)),
-                f"`{reach.chain[-1].qualname}` is {entry.why}{via}", origin.path,
+                f"`{reach.chain[-1].qualname}` is {entry.why}{via}",
+                origin.path,
             )
         if len(reach.chain) > 1:
             via = " → ".join(f"`{f.qualname}`" for f in reach.chain[1:])
@@ -249,9 +286,12 @@ class _Collector:
                 _definition_range(self.source, entry),
                 f"reached from compiled `{entry.function.qualname}` ({entry.why}) via {via}",
             )
-        return RelatedLocation(self.source.node_range(entry.site) if entry.site is not entry.function.node
-                               else _definition_range(self.source, entry),
-                               f"`{entry.function.qualname}` is compiled: {entry.why}")
+        return RelatedLocation(
+            self.source.node_range(entry.site)
+            if entry.site is not entry.function.node
+            else _definition_range(self.source, entry),
+            f"`{entry.function.qualname}` is compiled: {entry.why}",
+        )
 
 
 def _definition_range(source: SourceText, entry: Entry) -> Range:

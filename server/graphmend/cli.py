@@ -7,8 +7,9 @@ import difflib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import __version__, api, notebooks, reporting
 from .checker import NOT_ANALYSED_CODES
@@ -28,21 +29,30 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser("check", help="report graph breaks in files or directories")
     _add_selection_options(check)
-    check.add_argument("--output-format", choices=reporting.FORMATS, default="text",
-                       help="text (with the source line), concise (one line each), json, json-lines, "
-                       "sarif (2.1.0), github (workflow annotations), gitlab (Code Quality)")
+    check.add_argument(
+        "--output-format",
+        choices=reporting.FORMATS,
+        default="text",
+        help="text (with the source line), concise (one line each), json, json-lines, "
+        "sarif (2.1.0), github (workflow annotations), gitlab (Code Quality)",
+    )
     check.add_argument("--quiet", "-q", action="store_true", help="only the findings: no source lines, no summary")
     check.add_argument("--statistics", action="store_true", help="count the findings per code instead of listing them")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when graph breaks are found")
     check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
-    check.add_argument("--cache-dir", type=Path, default=None,
-                       help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)")
+    check.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)",
+    )
     check.add_argument("--no-cache", action="store_true", help="analyse every file, read and write no cache")
     fix = commands.add_parser("fix", help="rewrite graph breaks away (safe fixes; unsafe ones on request)")
     _add_selection_options(fix)
     fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
-    fix.add_argument("--unsafe-fixes", action="store_true",
-                     help="also apply fixes marked unsafe (their titles say what may change)")
+    fix.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (their titles say what may change)"
+    )
     verify = commands.add_parser(
         "verify",
         help="run a file and its rewritten version under real Dynamo and compare them (EXECUTES the file)",
@@ -52,11 +62,20 @@ def _parser() -> argparse.ArgumentParser:
         "(pip install 'graphmend[verify]').",
     )
     verify.add_argument("file", type=Path, metavar="FILE")
-    verify.add_argument("--entry", required=True, metavar="NAME",
-                        help="a function, nn.Module class or instance in FILE (dotted for attributes)")
-    verify.add_argument("--inputs", action="append", required=True, metavar="EXPR",
-                        help="arguments of one call, as a Python expression with `torch` in scope, "
-                        "e.g. 'torch.randn(4), torch.randn(4)'; repeat for more calls")
+    verify.add_argument(
+        "--entry",
+        required=True,
+        metavar="NAME",
+        help="a function, nn.Module class or instance in FILE (dotted for attributes)",
+    )
+    verify.add_argument(
+        "--inputs",
+        action="append",
+        required=True,
+        metavar="EXPR",
+        help="arguments of one call, as a Python expression with `torch` in scope, "
+        "e.g. 'torch.randn(4), torch.randn(4)'; repeat for more calls",
+    )
     verify.add_argument("--unsafe-fixes", action="store_true", help="include fixes marked unsafe")
     rules = commands.add_parser("rules", help="list the rules and their codes")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
@@ -64,28 +83,58 @@ def _parser() -> argparse.ArgumentParser:
     which = rule.add_mutually_exclusive_group(required=True)
     which.add_argument("code", nargs="?", metavar="CODE", help="a rule's code, e.g. GM101")
     which.add_argument("--all", action="store_true", help="every rule")
-    which.add_argument("--write-docs", type=Path, metavar="DIR",
-                       help="write every rule's page and their index (README.md) to DIR, e.g. docs/rules")
+    which.add_argument(
+        "--write-docs",
+        type=Path,
+        metavar="DIR",
+        help="write every rule's page and their index (README.md) to DIR, e.g. docs/rules",
+    )
     return parser
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, default=[Path(".")], metavar="PATH",
-                        help="files or directories (recursive); `-` reads the standard input; default: the current directory")
-    parser.add_argument("--stdin-filename", type=Path, metavar="PATH",
-                        help="the name of the code read from `-`: where settings are looked up, what messages say")
-    parser.add_argument("--verbose", "-v", action="store_true",
-                        help="also say which files were passed over and why (FIFOs, links out of the tree...)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[Path(".")],
+        metavar="PATH",
+        help="files or directories (recursive); `-` reads the standard input; default: the current directory",
+    )
+    parser.add_argument(
+        "--stdin-filename",
+        type=Path,
+        metavar="PATH",
+        help="the name of the code read from `-`: where settings are looked up, what messages say",
+    )
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also say which files were passed over and why (FIFOs, links out of the tree...)",
+    )
     parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
     parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to report")
     forward = parser.add_mutually_exclusive_group()
-    forward.add_argument("--module-forward", dest="module_forward", action="store_true", default=None,
-                         help="treat every nn.Module.forward as compiled (the default)")
-    forward.add_argument("--no-module-forward", dest="module_forward", action="store_false",
-                         help="only code reached from torch.compile counts as compiled")
-    parser.add_argument("--cuda-graphs", choices=CUDA_GRAPH_SCOPES,
-                        help="where the CUDA-graph rules (GM401-GM404) run: auto (code compiled with mode=\"reduce-overhead\", "
-                             "\"max-autotune\" or triton.cudagraphs; the default), always, never")
+    forward.add_argument(
+        "--module-forward",
+        dest="module_forward",
+        action="store_true",
+        default=None,
+        help="treat every nn.Module.forward as compiled (the default)",
+    )
+    forward.add_argument(
+        "--no-module-forward",
+        dest="module_forward",
+        action="store_false",
+        help="only code reached from torch.compile counts as compiled",
+    )
+    parser.add_argument(
+        "--cuda-graphs",
+        choices=CUDA_GRAPH_SCOPES,
+        help='where the CUDA-graph rules (GM401-GM404) run: auto (code compiled with mode="reduce-overhead", '
+        '"max-autotune" or triton.cudagraphs; the default), always, never',
+    )
 
 
 def _codes(value: str) -> list[str]:
@@ -118,8 +167,10 @@ def _files(args: argparse.Namespace) -> list[Path]:
     named = {str(p) for p in args.paths}
     for item in skipped:
         if args.verbose or str(item.path) in named:
-            print(f"graphmend: {'note' if str(item.path) not in named else 'warning'}: {item.path}: {item.reason}; skipped",
-                  file=sys.stderr)
+            print(
+                f"graphmend: {'note' if str(item.path) not in named else 'warning'}: {item.path}: {item.reason}; skipped",
+                file=sys.stderr,
+            )
     return files
 
 
@@ -138,8 +189,9 @@ def _run_fix(args: argparse.Namespace) -> int:
     fixed = remaining = unsafe_available = 0
     failed = would_change = False
     for path, settings in work:
-        result = api.fix_file(path, settings, unsafe=args.unsafe_fixes, write=not args.diff,
-                              context=api.context_for(project, path))
+        result = api.fix_file(
+            path, settings, unsafe=args.unsafe_fixes, write=not args.diff, context=api.context_for(project, path)
+        )
         if result.error is not None:
             print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
             failed = failed or result.internal_error
@@ -171,8 +223,14 @@ def _diff(path: Path, original: str, fixed: str) -> list[str]:
     """A unified diff of a fix; for a notebook, of the sources of the cells it changes
     (`a/nb.ipynb:cell 3`), not of the JSON."""
     if not api.is_notebook(path):
-        return list(difflib.unified_diff(original.splitlines(keepends=True), fixed.splitlines(keepends=True),
-                                         fromfile=f"a/{path}", tofile=f"b/{path}"))
+        return list(
+            difflib.unified_diff(
+                original.splitlines(keepends=True),
+                fixed.splitlines(keepends=True),
+                fromfile=f"a/{path}",
+                tofile=f"b/{path}",
+            )
+        )
     before, after = json.loads(original)["cells"], json.loads(fixed)["cells"]
     sources = [("".join(old.get("source", "")), "".join(new.get("source", ""))) for old, new in zip(before, after)]
     return notebooks.cell_diff(str(path), [(number, a, b) for number, (a, b) in enumerate(sources, start=1) if a != b])
@@ -196,8 +254,11 @@ def _fix_stdin(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if result.error is not None:
         print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
-    print(f"{'Would fix' if args.diff else 'Fixed'} {_plural(result.applied, 'graph break')}; "
-          f"{len(result.remaining)} remaining.", file=sys.stderr)
+    print(
+        f"{'Would fix' if args.diff else 'Fixed'} {_plural(result.applied, 'graph break')}; "
+        f"{len(result.remaining)} remaining.",
+        file=sys.stderr,
+    )
     if result.internal_error:
         return EXIT_ERROR
     return EXIT_FINDINGS if result.remaining or (args.diff and result.fixed != text) else EXIT_CLEAN
@@ -240,8 +301,12 @@ def _run_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
-def _check_files(args: argparse.Namespace, overrides: dict[str, Any]) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
-    cache_dir = None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
+def _check_files(
+    args: argparse.Namespace, overrides: dict[str, Any]
+) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
+    cache_dir = (
+        None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
+    )
     files = _files(args)
     with _progress_bar(args, len(files)) as progress:
         results = api.check_paths(files, overrides, jobs=args.jobs, cache_dir=cache_dir, progress=progress)
@@ -249,8 +314,9 @@ def _check_files(args: argparse.Namespace, overrides: dict[str, Any]) -> tuple[l
     return findings, len(results), [(r.path, r.error) for r in results if r.error is not None]
 
 
-def _check_stdin(args: argparse.Namespace, overrides: dict[str, Any],
-                 texts: dict[Path, Any]) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
+def _check_stdin(
+    args: argparse.Namespace, overrides: dict[str, Any], texts: dict[Path, Any]
+) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
     """The code on the standard input, as if it were the file `--stdin-filename` (settings, project)."""
     path, settings, context = _stdin_setup(args, overrides)
     data = sys.stdin.buffer.read()
@@ -263,7 +329,9 @@ def _check_stdin(args: argparse.Namespace, overrides: dict[str, Any],
     return [Finding(path, d) for d in api.check_source(text, path, settings, context)], 1, []
 
 
-def _stdin_setup(args: argparse.Namespace, overrides: dict[str, Any]) -> tuple[Path, api.Settings, api.ProjectContext | None]:
+def _stdin_setup(
+    args: argparse.Namespace, overrides: dict[str, Any]
+) -> tuple[Path, api.Settings, api.ProjectContext | None]:
     """The name, settings and project context of the code read from `-`: those of `--stdin-filename`
     (its pyproject.toml, and what the rest of its project compiles when the file exists there)."""
     path = args.stdin_filename or Path("-")
@@ -296,8 +364,13 @@ class _progress_bar:
 
     def __init__(self, args: argparse.Namespace, files: int) -> None:
         self.bar: Any = None
-        if (files >= self.MIN_FILES and args.output_format in ("text", "concise") and not args.quiet
-                and sys.stderr.isatty() and not os.environ.get("CI")):
+        if (
+            files >= self.MIN_FILES
+            and args.output_format in ("text", "concise")
+            and not args.quiet
+            and sys.stderr.isatty()
+            and not os.environ.get("CI")
+        ):
             from tqdm import tqdm
 
             self.bar = tqdm(total=files, unit="file", file=sys.stderr, leave=False, dynamic_ncols=True)
@@ -389,7 +462,9 @@ def _is_cuda_graph_code(code: str) -> bool:
 def _summary(findings: list[Finding], files: int) -> str:
     unparsable = len({f.path for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is None})
     cells = len({(f.path, f.cell) for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is not None})
-    breaks = sum(f.diagnostic.code not in NOT_ANALYSED_CODES and not _is_cuda_graph_code(f.diagnostic.code) for f in findings)
+    breaks = sum(
+        f.diagnostic.code not in NOT_ANALYSED_CODES and not _is_cuda_graph_code(f.diagnostic.code) for f in findings
+    )
     blockers = sum(_is_cuda_graph_code(f.diagnostic.code) for f in findings)
     found = [_plural(breaks, "graph break")] if breaks else []
     if blockers:
@@ -404,8 +479,14 @@ def _summary(findings: list[Finding], files: int) -> str:
 
 def _run_rules(args: argparse.Namespace) -> int:
     rows = [
-        {"code": r.code, "name": r.name, "severity": r.severity.value, "fixable": r.fixable,
-         "reason": r.reason, "reason_id": r.reason_id}
+        {
+            "code": r.code,
+            "name": r.name,
+            "severity": r.severity.value,
+            "fixable": r.fixable,
+            "reason": r.reason,
+            "reason_id": r.reason_id,
+        }
         for r in api.RULES
     ]
     if args.output_format == "json":
@@ -445,8 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        runners = {"check": _run_check, "fix": _run_fix, "verify": _run_verify, "rules": _run_rules,
-                   "rule": _run_rule}
+        runners = {"check": _run_check, "fix": _run_fix, "verify": _run_verify, "rules": _run_rules, "rule": _run_rule}
         return runners[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR

@@ -12,7 +12,9 @@ import ast
 from .inference import FunctionAnalysis
 from .kinds import Kind
 
-STDLIB_LEVEL_FUNCTIONS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
+STDLIB_LEVEL_FUNCTIONS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
+)
 LOGGER_METHODS = STDLIB_LEVEL_FUNCTIONS | frozenset({"warning_once", "info_once", "warning_advice"})
 WARN_FUNCTIONS = frozenset({"warnings.warn", "warnings.warn_explicit"})
 

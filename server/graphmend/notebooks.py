@@ -33,8 +33,10 @@ _MASKED_LINE = re.compile(r"^(\s*)pass  # <<notebook masked (\d+)>>$")
 # IPython syntax that is not Python: line magics, shell escapes, help, and assignments from them.
 _IPYTHON_LINE = re.compile(r"^\s*(?:[%!?]|[\w.\[\], ]+=\s*[%!])|^\s*[\w.]+\?\??\s*$")
 # Line magics IPython runs without `%` (automagic, on by default): `pip install x`, `cd data`.
-_AUTOMAGIC = re.compile(r"^\s*(?:pip|conda|mamba|cd|ls|pwd|env|load_ext|reload_ext|matplotlib|time|timeit|run|"
-                        r"autoreload|who|whos|reset|history|set_env|pinfo|pycat|rm|mkdir|cat|cp|mv)\b")
+_AUTOMAGIC = re.compile(
+    r"^\s*(?:pip|conda|mamba|cd|ls|pwd|env|load_ext|reload_ext|matplotlib|time|timeit|run|"
+    r"autoreload|who|whos|reset|history|set_env|pinfo|pycat|rm|mkdir|cat|cp|mv)\b"
+)
 # Cell magics whose body is Python, run by IPython: only their first line is masked.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
@@ -79,8 +81,14 @@ class CellMap:
             other_cell, other_start = where
             other_end = self.locate(item.range.end)
             message = item.message if other_cell == cell else f"cell {other_cell}: {item.message}"
-            related.append(RelatedLocation(Range(other_start, other_end[1] if other_end and other_end[0] == other_cell
-                                                 else other_start), message, None, item.kind))
+            related.append(
+                RelatedLocation(
+                    Range(other_start, other_end[1] if other_end and other_end[0] == other_cell else other_start),
+                    message,
+                    None,
+                    item.kind,
+                )
+            )
         fix = diagnostic.fix
         if fix is not None:
             edits: list[TextEdit] = []
@@ -101,7 +109,9 @@ class Notebook:
     module: str
     cells: CellMap
     masked: tuple[str, ...]  # the original text of each masked line, by its marker number
-    broken: tuple[tuple[int, str], ...]  # (module line of its first line, its text) of each code cell that does not parse
+    broken: tuple[
+        tuple[int, str], ...
+    ]  # (module line of its first line, its text) of each code cell that does not parse
     raw: dict[str, Any]  # the file's JSON, as read (key order kept)
     layout: dict[str, Any]  # how the file was written: indent, ensure_ascii, trailing newline
     version: int  # nbformat major version of the file
@@ -139,8 +149,12 @@ class Notebook:
         for number, text in sources.items():
             cell = raw["cells"][number - 1]
             cell["source"] = text.splitlines(keepends=True) if isinstance(cell["source"], list) else text
-        written = json.dumps(raw, indent=self.layout["indent"], ensure_ascii=self.layout["ensure_ascii"],
-                             separators=self.layout["separators"])
+        written = json.dumps(
+            raw,
+            indent=self.layout["indent"],
+            ensure_ascii=self.layout["ensure_ascii"],
+            separators=self.layout["separators"],
+        )
         return written + ("\n" if self.layout["newline"] else "")
 
 
@@ -149,8 +163,12 @@ def cell_diff(name: str, changes: list[tuple[int, str, str]]) -> list[str]:
     `a/NAME:cell N`: what `fix --diff` and the editor's diff command show for a notebook."""
     lines: list[str] = []
     for number, before, after in changes:
-        lines += difflib.unified_diff((before + "\n").splitlines(keepends=True), (after + "\n").splitlines(keepends=True),
-                                      fromfile=f"a/{name}:cell {number}", tofile=f"b/{name}:cell {number}")
+        lines += difflib.unified_diff(
+            (before + "\n").splitlines(keepends=True),
+            (after + "\n").splitlines(keepends=True),
+            fromfile=f"a/{name}:cell {number}",
+            tofile=f"b/{name}:cell {number}",
+        )
     return lines
 
 
@@ -205,7 +223,9 @@ def verified(notebook: Notebook) -> Notebook:
     """The notebook with its module checked cell by cell (automagic, cells that do not parse)."""
     if notebook.verified:
         return notebook
-    return replace(from_cells(list(notebook.inputs)), raw=notebook.raw, layout=notebook.layout, version=notebook.version)
+    return replace(
+        from_cells(list(notebook.inputs)), raw=notebook.raw, layout=notebook.layout, version=notebook.version
+    )
 
 
 def from_cells(cells: list[tuple[str, str]], verify: bool = True) -> Notebook:
@@ -242,8 +262,17 @@ def from_cells(cells: list[tuple[str, str]], verify: bool = True) -> Notebook:
         module = "\n".join(lines) + "\n"
         if per_cell or not verify or _parses([module]):
             break
-    return Notebook(module, CellMap(tuple(starts), tuple(numbers)), tuple(masked), tuple(broken), raw, _DEFAULT_LAYOUT, 4,
-                    tuple(cells), verify or per_cell)
+    return Notebook(
+        module,
+        CellMap(tuple(starts), tuple(numbers)),
+        tuple(masked),
+        tuple(broken),
+        raw,
+        _DEFAULT_LAYOUT,
+        4,
+        tuple(cells),
+        verify or per_cell,
+    )
 
 
 _DEFAULT_LAYOUT = {"indent": 1, "ensure_ascii": False, "separators": (",", ": "), "newline": True}  # nbformat's
@@ -253,7 +282,9 @@ def _cell_text(source: Any) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _masked_cell(source: str, masked: list[str], first_mask: int, whole: bool = False, automagic: bool = False) -> list[str]:
+def _masked_cell(
+    source: str, masked: list[str], first_mask: int, whole: bool = False, automagic: bool = False
+) -> list[str]:
     """The cell's lines with IPython syntax replaced by masks numbered from `first_mask` (the
     originals appended to `masked`); a cell that is not Python (`%%bash`) is masked whole, as
     Jupyter would not run it as Python."""
@@ -303,8 +334,12 @@ def _layout(text: str) -> dict[str, Any]:
     else:
         indent, separators = None, ((",", ":") if '":' in body and '": ' not in body else (", ", ": "))
     ascii_only = text.isascii()
-    return {"indent": indent, "ensure_ascii": ascii_only and "\\u" in text, "separators": separators,
-            "newline": text.endswith("\n")}
+    return {
+        "indent": indent,
+        "ensure_ascii": ascii_only and "\\u" in text,
+        "separators": separators,
+        "newline": text.endswith("\n"),
+    }
 
 
 class _Quiet(logging.Filter):

@@ -16,10 +16,10 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from .analysis.call_facts import KindFacts
 from .regions import (
@@ -106,8 +106,9 @@ class ModuleSummary:
         return Path(self.path).name
 
 
-def summarize(tree: ast.Module, source: SourceText, path: Path, module_name: str | None,
-              forward_is_compiled: bool) -> ModuleSummary:
+def summarize(
+    tree: ast.Module, source: SourceText, path: Path, module_name: str | None, forward_is_compiled: bool
+) -> ModuleSummary:
     """One file's part of the project graph (from its syntax alone)."""
     index = ModuleIndex(tree, module_name, is_package=path.name == "__init__.py", may_have_walrus=":=" in source.text)
     return summarize_module(index, CompiledRegions(index, forward_is_compiled), source, path, forward_is_compiled)
@@ -117,11 +118,21 @@ def _replaces_forward(node: ast.AST) -> bool:
     """`x.forward = ...` (x not `self`) or `setattr(x, "forward", ...)` anywhere in the function."""
     for child in ast.walk(node):
         if isinstance(child, ast.Assign):
-            if any(isinstance(t, ast.Attribute) and t.attr == "forward" and not (isinstance(t.value, ast.Name) and t.value.id == "self")
-                   for t in child.targets):
+            if any(
+                isinstance(t, ast.Attribute)
+                and t.attr == "forward"
+                and not (isinstance(t.value, ast.Name) and t.value.id == "self")
+                for t in child.targets
+            ):
                 return True
-        elif (isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "setattr"
-              and len(child.args) == 3 and isinstance(child.args[1], ast.Constant) and child.args[1].value == "forward"):
+        elif (
+            isinstance(child, ast.Call)
+            and isinstance(child.func, ast.Name)
+            and child.func.id == "setattr"
+            and len(child.args) == 3
+            and isinstance(child.args[1], ast.Constant)
+            and child.args[1].value == "forward"
+        ):
             return True
     return False
 
@@ -136,8 +147,9 @@ def _init_attributes(cls: ClassInfo) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name, _ in init_bindings(init))) if init is not None else ()
 
 
-def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: SourceText, path: Path,
-                     forward_is_compiled: bool) -> ModuleSummary:
+def summarize_module(
+    index: ModuleIndex, regions: CompiledRegions, source: SourceText, path: Path, forward_is_compiled: bool
+) -> ModuleSummary:
     """The summary from a file's index and its regions computed with no project context."""
     name = index.module_name or ""
     functions = []
@@ -148,27 +160,56 @@ def summarize_module(index: ModuleIndex, regions: CompiledRegions, source: Sourc
         args = function.node.args
         positional = [a.arg for a in (*args.posonlyargs, *args.args)]
         purity, caveat = facts.purity(function) if function.owner is None and function.parent is None else ("", "")
-        functions.append(FunctionSummary(
-            function.qualname, line, character, end,
-            tuple(dict.fromkeys(f.qualname for f in local)), tuple(dict.fromkeys(external)),
-            (*positional, *(a.arg for a in args.kwonlyargs)), len(positional), purity, caveat,
-            function.owner is None and function.parent is None and _replaces_forward(function.node),
-        ))
+        functions.append(
+            FunctionSummary(
+                function.qualname,
+                line,
+                character,
+                end,
+                tuple(dict.fromkeys(f.qualname for f in local)),
+                tuple(dict.fromkeys(external)),
+                (*positional, *(a.arg for a in args.kwonlyargs)),
+                len(positional),
+                purity,
+                caveat,
+                function.owner is None and function.parent is None and _replaces_forward(function.node),
+            )
+        )
     classes = tuple(
-        ClassSummary(cls.name, tuple(f"{name}.{b}" if b in index.classes else b for b in cls.base_names if b is not None),
-                     tuple(cls.methods), _init_attributes(cls), _decorators(index, cls))
+        ClassSummary(
+            cls.name,
+            tuple(f"{name}.{b}" if b in index.classes else b for b in cls.base_names if b is not None),
+            tuple(cls.methods),
+            _init_attributes(cls),
+            _decorators(index, cls),
+        )
         for cls in index.classes.values()
     )
     entries = [
-        EntrySummary(ExternalRef("local", entry.function.qualname), entry.why, *_site_position(entry.site, entry.function, source),
-                     entry.cuda_graphs)
+        EntrySummary(
+            ExternalRef("local", entry.function.qualname),
+            entry.why,
+            *_site_position(entry.site, entry.function, source),
+            entry.cuda_graphs,
+        )
         for entry in regions.entries
     ]
-    entries += [EntrySummary(ref, why, *_site_position(site, None, source), cuda_graph_request(site))
-                for ref, why, site in regions.remote_entries]
+    entries += [
+        EntrySummary(ref, why, *_site_position(site, None, source), cuda_graph_request(site))
+        for ref, why, site in regions.remote_entries
+    ]
     replayed = tuple(f.qualname for f in index.all_functions if id(f.node) in regions.replayed)
-    return ModuleSummary(str(path), name, forward_is_compiled, tuple(index.imports.items()), tuple(functions),
-                         classes, tuple(entries), replayed, tuple(index.function_tables.items()))
+    return ModuleSummary(
+        str(path),
+        name,
+        forward_is_compiled,
+        tuple(index.imports.items()),
+        tuple(functions),
+        classes,
+        tuple(entries),
+        replayed,
+        tuple(index.function_tables.items()),
+    )
 
 
 def _name_position(function: FunctionInfo, source: SourceText) -> tuple[int, int, int]:
@@ -231,7 +272,9 @@ class Project:
             return next((c for c in candidates if Path(c.path).parent == folder), candidates[0])
         return candidates[0]
 
-    def resolve(self, qualname: str, importer: ModuleSummary | None = None, depth: int = 0) -> tuple[str, ModuleSummary, str] | None:
+    def resolve(
+        self, qualname: str, importer: ModuleSummary | None = None, depth: int = 0
+    ) -> tuple[str, ModuleSummary, str] | None:
         """What a qualified name defines in the project: ("function" | "class" | "table", module,
         qualname); a table is a module-level dict of functions."""
         if qualname.startswith(".") or depth > _MAX_RE_EXPORTS:
@@ -297,7 +340,8 @@ class Project:
             self._is_module[key] = False  # a cycle of bases is not a module
             cls = self._classes[summary.path].get(class_name)
             self._is_module[key] = cls is not None and (
-                any(self._is_module_base(base, summary) for base in cls.bases) or self._guessed_module(summary, class_name)
+                any(self._is_module_base(base, summary) for base in cls.bases)
+                or self._guessed_module(summary, class_name)
             )
         return self._is_module[key]
 
@@ -307,7 +351,8 @@ class Project:
         ancestry = list(self.mro(summary, class_name))
         return any("forward" in cls.methods for _, cls in ancestry) and any(
             not is_module_base_qualname(base) and self._class(base, module) is None and may_be_unseen_module_base(base)
-            for module, cls in ancestry for base in cls.bases
+            for module, cls in ancestry
+            for base in cls.bases
         )
 
     def _is_module_base(self, base: str, importer: ModuleSummary) -> bool:
@@ -351,7 +396,9 @@ class Project:
             cost[key], reached[key] = distance, step
             (queue.appendleft if front else queue.append)((distance, key))
 
-        for entry_key, step, distance in sorted(self._entries(), key=lambda e: (e[2], self._cuda_graph_request(e[1]) is None)):
+        for entry_key, step, distance in sorted(
+            self._entries(), key=lambda e: (e[2], self._cuda_graph_request(e[1]) is None)
+        ):
             relax(entry_key, distance, step, front=False)
         while queue:
             distance, key = queue.popleft()
@@ -389,7 +436,11 @@ class Project:
                     if callee is None:
                         continue
                     for label in ref.tensors:
-                        name = callee.parameters[int(label)] if label.isdigit() and int(label) < callee.positional else label
+                        name = (
+                            callee.parameters[int(label)]
+                            if label.isdigit() and int(label) < callee.positional
+                            else label
+                        )
                         if name in callee.parameters:
                             found.setdefault(callee_key, set()).add(name)
         self._tensor_parameters = found
@@ -449,7 +500,9 @@ class Project:
             from_elsewhere = step.previous[0] != path if step.previous is not None else self._origin(step).path != path
             if from_elsewhere:
                 entries.append(self._external_entry(key, step))
-        foreign = sorted({base for cls in summary.classes for base in cls.bases if not base.startswith(f"{summary.name}.")})
+        foreign = sorted(
+            {base for cls in summary.classes for base in cls.bases if not base.startswith(f"{summary.name}.")}
+        )
         bases: set[str] = set()
         plain: set[str] = set()
         attributes = []
@@ -468,12 +521,24 @@ class Project:
             verdict = self._verdict(qualname, summary)
             if verdict is not None:
                 verdicts.append((qualname, *verdict))
-        replaced = tuple((cls.name, decorator) for cls in summary.classes if "forward" in cls.methods
-                         for decorator in cls.decorators if self._replaces_forward(decorator, summary))
+        replaced = tuple(
+            (cls.name, decorator)
+            for cls in summary.classes
+            if "forward" in cls.methods
+            for decorator in cls.decorators
+            if self._replaces_forward(decorator, summary)
+        )
         given = self.tensor_parameters()
-        tensors = tuple(sorted((f.qualname, frozenset(given[(path, f.qualname)])) for f in summary.functions if (path, f.qualname) in given))
-        return ProjectContext(tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors, frozenset(plain),
-                              replaced)
+        tensors = tuple(
+            sorted(
+                (f.qualname, frozenset(given[(path, f.qualname)]))
+                for f in summary.functions
+                if (path, f.qualname) in given
+            )
+        )
+        return ProjectContext(
+            tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors, frozenset(plain), replaced
+        )
 
     def _replaces_forward(self, decorator: str, importer: ModuleSummary) -> bool:
         found = self.resolve(decorator, importer)
@@ -494,7 +559,9 @@ class Project:
         while current is not None and current != step.entry:
             chain.append(self._dotted(current))
             current = reached[current].previous
-        return ExternalEntry(key[1], why, self._origin(step), tuple(reversed(chain)), called=True, cuda_graphs=cuda_graphs)
+        return ExternalEntry(
+            key[1], why, self._origin(step), tuple(reversed(chain)), called=True, cuda_graphs=cuda_graphs
+        )
 
     def _origin(self, step: _Step) -> Origin:
         """Where the entry of `step` is, read from the current summaries (positions may have moved
@@ -524,50 +591,115 @@ class Project:
 def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
     """A summary without positions: what the project's reach depends on."""
     return (
-        summary.name, summary.forward_is_compiled, summary.imports, summary.classes, summary.replayed,
-        tuple((f.qualname, f.calls, f.external, f.parameters, f.positional, f.purity, f.caveat) for f in summary.functions),
-        tuple((e.target, e.why) for e in summary.entries), summary.tables,
+        summary.name,
+        summary.forward_is_compiled,
+        summary.imports,
+        summary.classes,
+        summary.replayed,
+        tuple(
+            (f.qualname, f.calls, f.external, f.parameters, f.positional, f.purity, f.caveat) for f in summary.functions
+        ),
+        tuple((e.target, e.why) for e in summary.entries),
+        summary.tables,
     )
 
 
 def context_key(context: ProjectContext) -> str:
     """A digest of a context, for caches: equal contexts give equal keys."""
-    text = repr((context.entries, sorted(context.module_bases), sorted(context.plain_bases), context.replaced_forwards, [(base, sorted(names)) for base, names in context.base_attributes],
-                 context.foreign_functions, [(name, sorted(names)) for name, names in context.tensor_parameters]))
+    text = repr(
+        (
+            context.entries,
+            sorted(context.module_bases),
+            sorted(context.plain_bases),
+            context.replaced_forwards,
+            [(base, sorted(names)) for base, names in context.base_attributes],
+            context.foreign_functions,
+            [(name, sorted(names)) for name, names in context.tensor_parameters],
+        )
+    )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------------------- storage
 
+
 def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
     """A plain form of a summary (for the on-disk cache: JSON, never pickle)."""
     return {
-        "path": summary.path, "name": summary.name, "forward_is_compiled": summary.forward_is_compiled,
+        "path": summary.path,
+        "name": summary.name,
+        "forward_is_compiled": summary.forward_is_compiled,
         "imports": [list(pair) for pair in summary.imports],
-        "functions": [[f.qualname, f.line, f.character, f.end_character, list(f.calls),
-                       [[r.kind, r.target, r.member, list(r.tensors)] for r in f.external],
-                       list(f.parameters), f.positional, f.purity, f.caveat, f.replaces_forward] for f in summary.functions],
-        "classes": [[c.name, list(c.bases), list(c.methods), list(c.init_attributes), list(c.decorators)]
-                    for c in summary.classes],
-        "entries": [[e.target.kind, e.target.target, e.target.member, e.why, e.line, e.character, e.end_character, e.cuda_graphs]
-                    for e in summary.entries],
+        "functions": [
+            [
+                f.qualname,
+                f.line,
+                f.character,
+                f.end_character,
+                list(f.calls),
+                [[r.kind, r.target, r.member, list(r.tensors)] for r in f.external],
+                list(f.parameters),
+                f.positional,
+                f.purity,
+                f.caveat,
+                f.replaces_forward,
+            ]
+            for f in summary.functions
+        ],
+        "classes": [
+            [c.name, list(c.bases), list(c.methods), list(c.init_attributes), list(c.decorators)]
+            for c in summary.classes
+        ],
+        "entries": [
+            [
+                e.target.kind,
+                e.target.target,
+                e.target.member,
+                e.why,
+                e.line,
+                e.character,
+                e.end_character,
+                e.cuda_graphs,
+            ]
+            for e in summary.entries
+        ],
         "replayed": list(summary.replayed),
         "tables": [[name, list(members)] for name, members in summary.tables],
     }
 
 
-def summary_from_json(raw: dict) -> ModuleSummary:  # type: ignore[type-arg]
+def summary_from_json(raw: dict) -> ModuleSummary:
     return ModuleSummary(
-        raw["path"], raw["name"], raw["forward_is_compiled"],
+        raw["path"],
+        raw["name"],
+        raw["forward_is_compiled"],
         tuple((a, b) for a, b in raw["imports"]),
-        tuple(FunctionSummary(q, line, start, end, tuple(calls),
-                              tuple(ExternalRef(kind, target, member, tuple(tensors)) for kind, target, member, tensors in external),
-                              tuple(parameters), positional, purity, caveat, replaces)
-              for q, line, start, end, calls, external, parameters, positional, purity, caveat, replaces in raw["functions"]),
-        tuple(ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes), tuple(decorators))
-              for name, bases, methods, attributes, decorators in raw["classes"]),
-        tuple(EntrySummary(ExternalRef(kind, target, member), why, line, start, end, cuda_graphs)
-              for kind, target, member, why, line, start, end, cuda_graphs in raw["entries"]),
+        tuple(
+            FunctionSummary(
+                q,
+                line,
+                start,
+                end,
+                tuple(calls),
+                tuple(ExternalRef(kind, target, member, tuple(tensors)) for kind, target, member, tensors in external),
+                tuple(parameters),
+                positional,
+                purity,
+                caveat,
+                replaces,
+            )
+            for q, line, start, end, calls, external, parameters, positional, purity, caveat, replaces in raw[
+                "functions"
+            ]
+        ),
+        tuple(
+            ClassSummary(name, tuple(bases), tuple(methods), tuple(attributes), tuple(decorators))
+            for name, bases, methods, attributes, decorators in raw["classes"]
+        ),
+        tuple(
+            EntrySummary(ExternalRef(kind, target, member), why, line, start, end, cuda_graphs)
+            for kind, target, member, why, line, start, end, cuda_graphs in raw["entries"]
+        ),
         tuple(raw["replayed"]),
         tuple((name, tuple(members)) for name, members in raw["tables"]),
     )

@@ -38,9 +38,16 @@ def value_chain(expr: ast.AST, analysis: FunctionAnalysis, source: SourceText) -
         if binding is None:
             parameter = _parameter(function.node, name)
             if parameter is not None:
-                annotation = f" (annotated `{_short(ast.unparse(parameter.annotation))}`)" if parameter.annotation else ""
-                steps.append(RelatedLocation(source.node_range(parameter),
-                                             f"`{name}`: a parameter of `{function.qualname}`{annotation}", kind="value"))
+                annotation = (
+                    f" (annotated `{_short(ast.unparse(parameter.annotation))}`)" if parameter.annotation else ""
+                )
+                steps.append(
+                    RelatedLocation(
+                        source.node_range(parameter),
+                        f"`{name}`: a parameter of `{function.qualname}`{annotation}",
+                        kind="value",
+                    )
+                )
             break
         statement, value, element = binding
         shown = f"an element of `{_short(ast.unparse(value))}`" if element else f"`{_short(ast.unparse(value))}`"
@@ -67,7 +74,11 @@ def _last_binding(analysis: FunctionAnalysis, name: str, before: int) -> tuple[a
         binding: tuple[ast.stmt, ast.expr, bool]
         if isinstance(node, ast.Assign) and any(name in bound_names(t) for t in node.targets):
             binding = (node, node.value, False)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and name in bound_names(node.target) and node.value is not None:
+        elif (
+            isinstance(node, (ast.AnnAssign, ast.AugAssign))
+            and name in bound_names(node.target)
+            and node.value is not None
+        ):
             binding = (node, node.value, False)
         elif isinstance(node, (ast.For, ast.AsyncFor)) and name in bound_names(node.target):
             binding = (node, node.iter, True)

@@ -11,9 +11,10 @@ import hashlib
 import json
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from . import __version__
 from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, Severity, TextEdit
@@ -37,7 +38,7 @@ class Finding:
     @property
     def cell(self) -> int | None:
         """A notebook finding's cell, as `api.check_notebook` placed it (`data["cell"]`)."""
-        return self.diagnostic.data.get("cell")  # type: ignore[return-value]
+        return self.diagnostic.data.get("cell")
 
     @property
     def location(self) -> str:
@@ -68,8 +69,13 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         "url": diagnostic.url,
         "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
         "related": [
-            {"path": display_path(r.path) if r.path is not None else str(path), "line": r.range.start.line + 1,
-             "column": r.range.start.character + 1, "message": r.message, "kind": r.kind}
+            {
+                "path": display_path(r.path) if r.path is not None else str(path),
+                "line": r.range.start.line + 1,
+                "column": r.range.start.character + 1,
+                "message": r.message,
+                "kind": r.kind,
+            }
             for r in diagnostic.related
         ],
         "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
@@ -141,13 +147,26 @@ def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool)
 def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     """Findings per code, most frequent first: count, code, rule name, and how many a fix applies to."""
     counts = Counter(f.diagnostic.code for f in findings)
-    fixable = Counter(f.diagnostic.code for f in findings if f.diagnostic.fix is not None
-                      and f.diagnostic.fix.applicability is not Applicability.DISPLAY_ONLY)
-    safe = Counter(f.diagnostic.code for f in findings if f.diagnostic.fix is not None
-                   and f.diagnostic.fix.applicability is Applicability.SAFE)
-    return [{"code": code, "name": RULES_BY_CODE[code].name if code in RULES_BY_CODE else "", "count": count,
-             "fixable": fixable[code], "safe_fixes": safe[code]}
-            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    fixable = Counter(
+        f.diagnostic.code
+        for f in findings
+        if f.diagnostic.fix is not None and f.diagnostic.fix.applicability is not Applicability.DISPLAY_ONLY
+    )
+    safe = Counter(
+        f.diagnostic.code
+        for f in findings
+        if f.diagnostic.fix is not None and f.diagnostic.fix.applicability is Applicability.SAFE
+    )
+    return [
+        {
+            "code": code,
+            "name": RULES_BY_CODE[code].name if code in RULES_BY_CODE else "",
+            "count": count,
+            "fixable": fixable[code],
+            "safe_fixes": safe[code],
+        }
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
 def statistics_text(rows: list[dict[str, Any]], style: Style) -> str:
@@ -156,7 +175,8 @@ def statistics_text(rows: list[dict[str, Any]], style: Style) -> str:
     return "\n".join(
         f"{row['count']:>{width}}\t{style(row['code'], BOLD, RED)}\t"
         f"{'[*]' if row['safe_fixes'] else '[-]' if row['fixable'] else '[ ]'} {row['name']}"
-        for row in rows)
+        for row in rows
+    )
 
 
 # ---------------------------------------------------------------- machine formats
@@ -174,8 +194,14 @@ def github(findings: list[Finding]) -> str:
         d = finding.diagnostic
         start, end = d.range.start, d.range.end
         cell = f"cell {finding.cell}: " if finding.cell is not None else ""
-        properties = {"file": str(finding.path), "line": start.line + 1, "endLine": end.line + 1,
-                      "col": start.character + 1, "endColumn": end.character + 1, "title": f"graphmend ({d.code})"}
+        properties = {
+            "file": str(finding.path),
+            "line": start.line + 1,
+            "endLine": end.line + 1,
+            "col": start.character + 1,
+            "endColumn": end.character + 1,
+            "title": f"graphmend ({d.code})",
+        }
         if finding.cell is not None:  # a notebook's lines are its cells': no line of the .ipynb to point at
             properties = {"file": str(finding.path), "title": properties["title"]}
         joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
@@ -202,19 +228,26 @@ def gitlab(findings: list[Finding], lines: Lines) -> str:
         d = finding.diagnostic
         source = lines(finding)
         line_text = source[d.range.start.line].strip() if source and d.range.start.line < len(source) else ""
-        base = hashlib.sha256("\0".join([str(finding.path), str(finding.cell), d.code, d.message,
-                                         line_text]).encode()).hexdigest()
+        base = hashlib.sha256(
+            "\0".join([str(finding.path), str(finding.cell), d.code, d.message, line_text]).encode()
+        ).hexdigest()
         seen[base] += 1
         fingerprint = hashlib.sha256(f"{base}:{seen[base]}".encode()).hexdigest()
         cell = f"cell {finding.cell}: " if finding.cell is not None else ""
-        out.append({
-            "description": f"{cell}{d.message}",
-            "check_name": d.code,
-            "fingerprint": fingerprint,
-            "severity": severities[d.severity],
-            "location": {"path": Path(os.path.relpath(finding.path)).as_posix() if finding.path.is_absolute() else finding.path.as_posix(),
-                         "lines": {"begin": d.range.start.line + 1 if finding.cell is None else 1}},
-        })
+        out.append(
+            {
+                "description": f"{cell}{d.message}",
+                "check_name": d.code,
+                "fingerprint": fingerprint,
+                "severity": severities[d.severity],
+                "location": {
+                    "path": Path(os.path.relpath(finding.path)).as_posix()
+                    if finding.path.is_absolute()
+                    else finding.path.as_posix(),
+                    "lines": {"begin": d.range.start.line + 1 if finding.cell is None else 1},
+                },
+            }
+        )
     return json.dumps(out, indent=2)
 
 
@@ -235,33 +268,61 @@ def sarif(findings: list[Finding], root: Path) -> str:
             "ruleId": d.code,
             "level": levels[d.severity],
             "message": {"text": d.message},
-            "locations": [{"physicalLocation": {"artifactLocation": artifact, "region": _region(d.range.start, d.range.end)}}],
+            "locations": [
+                {"physicalLocation": {"artifactLocation": artifact, "region": _region(d.range.start, d.range.end)}}
+            ],
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.related:
             result["relatedLocations"] = [
-                {"id": number, "message": {"text": r.message},
-                 "physicalLocation": {"artifactLocation": {"uri": _uri(Path(r.path) if r.path else finding.path, root),
-                                                           "uriBaseId": "%SRCROOT%"},
-                                      "region": _region(r.range.start, r.range.end)}}
-                for number, r in enumerate(d.related)]
+                {
+                    "id": number,
+                    "message": {"text": r.message},
+                    "physicalLocation": {
+                        "artifactLocation": {
+                            "uri": _uri(Path(r.path) if r.path else finding.path, root),
+                            "uriBaseId": "%SRCROOT%",
+                        },
+                        "region": _region(r.range.start, r.range.end),
+                    },
+                }
+                for number, r in enumerate(d.related)
+            ]
         if d.fix is not None and d.fix.edits and finding.cell is None:
-            result["fixes"] = [{"description": {"text": f"{d.fix.title} ({d.fix.applicability.value})"},
-                                "artifactChanges": [{"artifactLocation": artifact,
-                                                     "replacements": [_replacement(e) for e in d.fix.edits]}]}]
-        properties = {key: value for key, value in (("cell", finding.cell), ("onlyWhen", d.data.get("only_when")),
-                                                    ("fixApplicability", d.fix.applicability.value if d.fix else None))
-                      if value}
+            result["fixes"] = [
+                {
+                    "description": {"text": f"{d.fix.title} ({d.fix.applicability.value})"},
+                    "artifactChanges": [
+                        {"artifactLocation": artifact, "replacements": [_replacement(e) for e in d.fix.edits]}
+                    ],
+                }
+            ]
+        properties = {
+            key: value
+            for key, value in (
+                ("cell", finding.cell),
+                ("onlyWhen", d.data.get("only_when")),
+                ("fixApplicability", d.fix.applicability.value if d.fix else None),
+            )
+            if value
+        }
         if properties:
             result["properties"] = properties
         results.append(result)
     driver = {
-        "name": "graphmend", "version": __version__, "semanticVersion": __version__, "informationUri": INFORMATION_URI,
+        "name": "graphmend",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "informationUri": INFORMATION_URI,
         "rules": descriptors,
     }
-    run = {"tool": {"driver": driver}, "columnKind": "unicodeCodePoints",
-           "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}}, "results": results}
+    run = {
+        "tool": {"driver": driver},
+        "columnKind": "unicodeCodePoints",
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}},
+        "results": results,
+    }
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
 
 
@@ -273,8 +334,12 @@ _NOT_ANALYSED = {  # codes of files graphmend could not analyse, which no rule c
 
 
 def _not_analysed_descriptor(code: str, text: str) -> dict[str, Any]:
-    return {"id": code, "name": "not-analysed", "shortDescription": {"text": text},
-            "defaultConfiguration": {"level": "note"}}
+    return {
+        "id": code,
+        "name": "not-analysed",
+        "shortDescription": {"text": text},
+        "defaultConfiguration": {"level": "note"},
+    }
 
 
 def _rule_descriptor(rule: Any) -> dict[str, Any]:
@@ -283,13 +348,17 @@ def _rule_descriptor(rule: Any) -> dict[str, Any]:
     summary = rule.docs.what if rule.docs.why_title == BREAKS_THE_GRAPH else help_text.removeprefix("What it does: ")
     levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note"}
     descriptor: dict[str, Any] = {
-        "id": rule.code, "name": rule.name,
+        "id": rule.code,
+        "name": rule.name,
         "shortDescription": {"text": rule.message},
         "fullDescription": {"text": summary},
         "help": {"text": help_text},
         "defaultConfiguration": {"level": levels[rule.severity]},
-        "properties": {"fixable": rule.fixable, "dynamoReason": rule.reason,
-                       "tags": [_FAMILIES.get(rule.code[:3], "graph-break")]},
+        "properties": {
+            "fixable": rule.fixable,
+            "dynamoReason": rule.reason,
+            "tags": [_FAMILIES.get(rule.code[:3], "graph-break")],
+        },
     }
     if rule.reason_id:
         descriptor["helpUri"] = GB_DOC_URL.format(rule.reason_id)
@@ -305,8 +374,12 @@ def _uri(path: Path, root: Path) -> str:
 
 
 def _region(start: Any, end: Any) -> dict[str, int]:
-    return {"startLine": start.line + 1, "startColumn": start.character + 1,
-            "endLine": end.line + 1, "endColumn": end.character + 1}
+    return {
+        "startLine": start.line + 1,
+        "startColumn": start.character + 1,
+        "endLine": end.line + 1,
+        "endColumn": end.character + 1,
+    }
 
 
 def _replacement(edit: TextEdit) -> dict[str, Any]:

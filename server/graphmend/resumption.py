@@ -39,10 +39,12 @@ def resumed_call_breaks(target: ast.AST, analysis: FunctionAnalysis, source: Sou
             continue
         start = source.position(call_line, (method.end_col_offset or 0) - len(method.attr.encode("utf-8")))
         end = source.position(call_line, method.end_col_offset or 0)
-        found.append(RelatedLocation(
-            Range(start, end),
-            f"Dynamo breaks here too: it resumes after this break with `{ast.unparse(method)}` loaded "
-            "but not called, a bound method it cannot trace",
-            kind="resume",
-        ))
+        found.append(
+            RelatedLocation(
+                Range(start, end),
+                f"Dynamo breaks here too: it resumes after this break with `{ast.unparse(method)}` loaded "
+                "but not called, a bound method it cannot trace",
+                kind="resume",
+            )
+        )
     return tuple(found)

@@ -10,15 +10,16 @@ from __future__ import annotations
 import ast
 import sys
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any
 
 from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES
 
-FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef]
-ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
 # Bases from outside the file known to be nn.Module subclasses (qualified names).
 _MODULE_BASES = frozenset(
@@ -38,10 +39,13 @@ _KNOWN_PACKAGES = frozenset({"torch", "numpy", "typing_extensions", *sys.stdlib_
 # a relative import from a file outside any package (`from ...utils import is_torchdynamo_compiling`,
 # code copied out of transformers) is read as the library name with the same tail.
 _LIBRARY_NAMES = frozenset(
-    name for name in (*IS_COMPILING_FUNCTIONS, *LIBRARY_LOGGER_FACTORIES, *_MODULE_BASES) if not name.startswith("torch.")
+    name
+    for name in (*IS_COMPILING_FUNCTIONS, *LIBRARY_LOGGER_FACTORIES, *_MODULE_BASES)
+    if not name.startswith("torch.")
 )
-_LIBRARY_PREFIXES = frozenset(".".join(parts[:cut]) for parts in map(lambda n: n.split("."), _LIBRARY_NAMES)
-                              for cut in range(2, len(parts) + 1))
+_LIBRARY_PREFIXES = frozenset(
+    ".".join(parts[:cut]) for parts in map(lambda n: n.split("."), _LIBRARY_NAMES) for cut in range(2, len(parts) + 1)
+)
 # Libraries in the order a relative name that fits several of them is read as.
 _LIBRARY_PREFERENCE = ("transformers", "diffusers", "accelerate", "huggingface_hub")
 
@@ -181,8 +185,12 @@ class ModuleIndex:
     """Bindings of a module: imports, module-level names, functions and classes."""
 
     def __init__(
-        self, tree: ast.Module, module_name: str | None = None, is_package: bool = False,
-        module_bases: frozenset[str] = frozenset(), may_have_walrus: bool = True,
+        self,
+        tree: ast.Module,
+        module_name: str | None = None,
+        is_package: bool = False,
+        module_bases: frozenset[str] = frozenset(),
+        may_have_walrus: bool = True,
         plain_bases: frozenset[str] = frozenset(),
     ) -> None:
         self.tree = tree
@@ -236,22 +244,33 @@ class ModuleIndex:
             if name in bound:  # bound again, to anything: not a table of known functions
                 bound_again.add(name)
             bound.add(name)
-            if isinstance(value, ast.Dict) and value.values and None not in value.keys and all(
-                isinstance(v, ast.Name) and v.id in self.functions for v in value.values
+            if (
+                isinstance(value, ast.Dict)
+                and value.values
+                and None not in value.keys
+                and all(isinstance(v, ast.Name) and v.id in self.functions for v in value.values)
             ):
                 tables[name] = tuple(dict.fromkeys(v.id for v in value.values))  # type: ignore[attr-defined]
         if tables:  # a table filled in elsewhere (`TABLE[k] = f`, `TABLE.update(...)`) holds unknown functions
             for node in ast.walk(self.tree):
-                if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Name):
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.ctx, (ast.Store, ast.Del))
+                    and isinstance(node.value, ast.Name)
+                ):
                     bound_again.add(node.value.id)
-                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in _DICT_MUTATORS:
+                elif (
+                    isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in _DICT_MUTATORS
+                ):
                     bound_again.add(node.value.id)
         return {name: members for name, members in tables.items() if name not in bound_again}
 
     def _add_function(
         self, node: FunctionNode, qualname: str, owner: ClassInfo | None, parent: FunctionInfo | None
     ) -> FunctionInfo:
-        info = FunctionInfo(node=node, qualname=qualname, owner=owner, parent=parent, may_have_walrus=self.may_have_walrus)
+        info = FunctionInfo(
+            node=node, qualname=qualname, owner=owner, parent=parent, may_have_walrus=self.may_have_walrus
+        )
         self.all_functions.append(info)
         self._by_node[id(node)] = info
         for stmt in _scope_statements(node.body):
@@ -296,7 +315,12 @@ class ModuleIndex:
             return None
         for c in ancestry:
             for name in c.base_names:
-                if name is not None and name not in self.classes and name not in self.plain_bases and may_be_unseen_module_base(name):
+                if (
+                    name is not None
+                    and name not in self.classes
+                    and name not in self.plain_bases
+                    and may_be_unseen_module_base(name)
+                ):
                     return name
         return None
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -48,9 +49,24 @@ LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips 
 # graphs (`mode="reduce-overhead"`...), "always" in all compiled code, "never" nowhere.
 CUDA_GRAPH_SCOPES = ("auto", "always", "never")
 # torch's floating and integer dtypes by name, with their aliases (`half`, `float`, `double`...).
-DTYPES = {"float16": "float16", "half": "float16", "bfloat16": "bfloat16", "float32": "float32", "float": "float32",
-          "float64": "float64", "double": "float64", "int8": "int8", "uint8": "uint8", "int16": "int16",
-          "short": "int16", "int32": "int32", "int": "int32", "int64": "int64", "long": "int64", "bool": "bool"}
+DTYPES = {
+    "float16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "float32": "float32",
+    "float": "float32",
+    "float64": "float64",
+    "double": "float64",
+    "int8": "int8",
+    "uint8": "uint8",
+    "int16": "int16",
+    "short": "int16",
+    "int32": "int32",
+    "int": "int32",
+    "int64": "int64",
+    "long": "int64",
+    "bool": "bool",
+}
 DEFAULT_MAX_FILE_SIZE_KB = 4096  # the largest model files of transformers are about 250 KB
 
 
@@ -68,7 +84,9 @@ class Settings:
     assume_dtypes: tuple[str, ...] = ()  # the dtypes the model runs in (canonical names); (): any
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (glob, codes): not reported in matching files
     extend_exclude: tuple[str, ...] = ()  # globs of files and folders a directory walk passes over
-    layer_skip: str = "where"  # a fixed loop gate: "where" runs every layer (faster at LayerDrop <= 0.3), "cond" only kept ones
+    layer_skip: str = (
+        "where"  # a fixed loop gate: "where" runs every layer (faster at LayerDrop <= 0.3), "cond" only kept ones
+    )
     # Qualified names of base classes to take for nn.Module subclasses (`mylib.layers.Block`); a relative
     # import outside any package (`from ..layers import Block`) matches by its dotted tail.
     module_bases: frozenset[str] = frozenset()
@@ -102,7 +120,9 @@ class Settings:
         except ValueError:
             return False
         pattern = pattern.removeprefix("./").rstrip("/")
-        return fnmatch.fnmatchcase(relative, pattern) or (pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:]))
+        return fnmatch.fnmatchcase(relative, pattern) or (
+            pattern.startswith("**/") and fnmatch.fnmatchcase(relative, pattern[3:])
+        )
 
     def merged(self, overrides: Mapping[str, Any]) -> Settings:
         """These settings with `overrides` (same keys as `[tool.graphmend]`) applied on top."""
@@ -113,7 +133,7 @@ def _code_list(value: Any, key: str, origin: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise SettingsError(f"{origin}: `{key}` must be a list of rule codes or prefixes, e.g. [\"GM1\"]")
+        raise SettingsError(f'{origin}: `{key}` must be a list of rule codes or prefixes, e.g. ["GM1"]')
     codes = tuple(v.strip().upper() for v in value if v.strip())
     bad = [c for c in codes if not c.startswith("GM")]
     if bad:
@@ -136,24 +156,36 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             values[attribute] = _code_list(value, key, origin)
         elif attribute == "assume_dtypes":
             names = [value] if isinstance(value, str) else value
-            if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and DTYPES.get(n.removeprefix("torch.")) for n in names):
-                raise SettingsError(f"{origin}: `{key}` must be a list of torch dtype names, e.g. [\"bfloat16\"] "
-                                    f"(known: {', '.join(sorted(set(DTYPES.values())))})")
+            if not isinstance(names, (list, tuple)) or not all(
+                isinstance(n, str) and DTYPES.get(n.removeprefix("torch.")) for n in names
+            ):
+                raise SettingsError(
+                    f'{origin}: `{key}` must be a list of torch dtype names, e.g. ["bfloat16"] '
+                    f"(known: {', '.join(sorted(set(DTYPES.values())))})"
+                )
             values[attribute] = tuple(dict.fromkeys(DTYPES[n.removeprefix("torch.")] for n in names))
         elif attribute == "per_file_ignores":
             if not isinstance(value, Mapping):
-                raise SettingsError(f"{origin}: `{key}` must be a table of globs to codes, e.g. {{\"tests/*\" = [\"GM2\"]}}")
-            values[attribute] = tuple((str(glob), _code_list(codes, f"{key}.{glob}", origin)) for glob, codes in value.items())
+                raise SettingsError(
+                    f'{origin}: `{key}` must be a table of globs to codes, e.g. {{"tests/*" = ["GM2"]}}'
+                )
+            values[attribute] = tuple(
+                (str(glob), _code_list(codes, f"{key}.{glob}", origin)) for glob, codes in value.items()
+            )
         elif attribute == "extend_exclude":
             globs = [value] if isinstance(value, str) else value
             if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g.strip() for g in globs):
-                raise SettingsError(f"{origin}: `{key}` must be a list of globs, e.g. [\"notebooks/scratch\"]")
+                raise SettingsError(f'{origin}: `{key}` must be a list of globs, e.g. ["notebooks/scratch"]')
             values[attribute] = tuple(g.strip() for g in globs)
         elif attribute == "module_bases":
             names = [value] if isinstance(value, str) else value
-            if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and _is_dotted(n.strip()) for n in names):
-                raise SettingsError(f"{origin}: `{key}` must be a list of qualified class names, "
-                                    f"e.g. [\"transformers.modeling_layers.GradientCheckpointingLayer\"]")
+            if not isinstance(names, (list, tuple)) or not all(
+                isinstance(n, str) and _is_dotted(n.strip()) for n in names
+            ):
+                raise SettingsError(
+                    f"{origin}: `{key}` must be a list of qualified class names, "
+                    f'e.g. ["transformers.modeling_layers.GradientCheckpointingLayer"]'
+                )
             values[attribute] = frozenset(n.strip() for n in names)
         elif attribute == "layer_skip":
             if value not in LAYER_SKIP_FORMS:

@@ -244,12 +244,29 @@ SINGLE_TENSOR_MODULES = frozenset(
 # reported inside the library rather than at the call (`json.dumps`, `uuid.uuid4`, `os.environ[k] = v`).
 UNTRACEABLE_CALLS: dict[str, str] = {
     **dict.fromkeys(
-        ("random.random", "random.seed", "random.choice", "random.choices", "random.sample", "random.shuffle", "random.gauss",
-         "random.normalvariate", "random.getrandbits", "time.time", "time.time_ns", "time.perf_counter",
-         "time.perf_counter_ns", "time.monotonic", "time.process_time", "time.sleep"),
+        (
+            "random.random",
+            "random.seed",
+            "random.choice",
+            "random.choices",
+            "random.sample",
+            "random.shuffle",
+            "random.gauss",
+            "random.normalvariate",
+            "random.getrandbits",
+            "time.time",
+            "time.time_ns",
+            "time.perf_counter",
+            "time.perf_counter_ns",
+            "time.monotonic",
+            "time.process_time",
+            "time.sleep",
+        ),
         "gb0007",
     ),
-    **dict.fromkeys(("datetime.datetime.now", "datetime.datetime.utcnow", "sys.stdout.write", "sys.stderr.write"), "gb0156"),
+    **dict.fromkeys(
+        ("datetime.datetime.now", "datetime.datetime.utcnow", "sys.stdout.write", "sys.stderr.write"), "gb0156"
+    ),
     "builtins.open": "gb0059",
 }
 
@@ -263,7 +280,9 @@ NON_TENSOR_TORCH_CALLS = frozenset({"torch.backends.cudnn.flags"})
 # trace numpy function unsupported by PyTorch", gb0294): the functions of numpy, numpy.random,
 # numpy.linalg and numpy.fft missing from Dynamo's `get_np_to_tnp_map()`, torch 2.13.0 with numpy
 # 2.4 (kept equal to it by tests/test_coverage.py). Names relative to `numpy.`.
-NUMPY_UNSUPPORTED = frozenset(f"numpy.{name}" for name in """
+NUMPY_UNSUPPORTED = frozenset(
+    f"numpy.{name}"
+    for name in """
 apply_along_axis apply_over_axes argpartition array2string array_repr array_str asanyarray
 asarray_chkfinite asfortranarray asmatrix astype base_repr binary_repr bitwise_count block bmat
 busday_count busday_offset compress cumulative_prod cumulative_sum datetime_as_string datetime_data
@@ -289,13 +308,22 @@ savez_compressed select set_printoptions setbufsize setdiff1d seterr seterrcall 
 shares_memory show_config show_runtime sort_complex spacing trapezoid trim_zeros typename union1d
 unique_all unique_counts unique_inverse unique_values unpackbits unravel_index unstack unwrap vecdot
 vecmat
-""".split())
+""".split()
+)
 
 # numpy.random functions and the position of their `size` argument (None: the shape is given as
 # `rand(d0, d1, ...)`): called without it they return one number, not an array (measured on torch
 # 2.13: each such draw in compiled code breaks, "Data dependent operator", gb0033).
-_NUMPY_SCALAR_DRAWS = {"rand": None, "randn": None, "random": 0, "random_sample": 0, "uniform": 2, "normal": 2,
-                       "randint": 2, "choice": 1}
+_NUMPY_SCALAR_DRAWS = {
+    "rand": None,
+    "randn": None,
+    "random": 0,
+    "random_sample": 0,
+    "uniform": 2,
+    "normal": 2,
+    "randint": 2,
+    "choice": 1,
+}
 
 
 def is_numpy_scalar_draw(qualname: str | None, call: ast.Call) -> bool:

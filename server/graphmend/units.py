@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
 
 from .diagnostics import Diagnostic, Fix, TextEdit
 from .regions import CompiledRegions, Reach
@@ -103,6 +103,7 @@ class Layout:
 
 # ---------------------------------------------------------------------------------------- dependencies
 
+
 def dependencies(layout: Layout, regions: CompiledRegions, reaches: list[Reach]) -> set[str]:
     """The units whose text the analysis of `reaches` may read: the units of every function they
     call (transitively), of the classes they belong to and those classes' same-file bases and
@@ -142,7 +143,9 @@ def _classes_around(owner: ClassInfo, regions: CompiledRegions) -> Iterable[Clas
 def signatures(index: ModuleIndex) -> str:
     """What other units may ask of a unit when calls are resolved: its classes' bases and method
     names, its functions' names."""
-    parts = [f"class {c.name}({','.join(map(str, c.base_names))}):{','.join(c.methods)}" for c in index.classes.values()]
+    parts = [
+        f"class {c.name}({','.join(map(str, c.base_names))}):{','.join(c.methods)}" for c in index.classes.values()
+    ]
     parts += [f"def {name}" for name in index.functions]
     return _digest("\n".join(parts))
 
@@ -153,15 +156,24 @@ def reach_key(layout: Layout, reaches: list[Reach], source: SourceText) -> tuple
     for reach in sorted(reaches, key=lambda r: r.chain[-1].qualname):
         entry = reach.entry
         site = source.node_range(entry.site) if hasattr(entry.site, "lineno") else None
-        key.append((
-            tuple(f.qualname for f in reach.chain), entry.function.qualname, entry.why, tuple(sorted(entry.captures)),
-            entry.origin, entry.via, entry.called, entry.cuda_graphs,
-            (layout.relative(site.start), layout.relative(site.end)) if site is not None else None,
-        ))
+        key.append(
+            (
+                tuple(f.qualname for f in reach.chain),
+                entry.function.qualname,
+                entry.why,
+                tuple(sorted(entry.captures)),
+                entry.origin,
+                entry.via,
+                entry.called,
+                entry.cuda_graphs,
+                (layout.relative(site.start), layout.relative(site.end)) if site is not None else None,
+            )
+        )
     return tuple(key)
 
 
 # ---------------------------------------------------------------------------------------- the cache
+
 
 @dataclass(frozen=True)
 class _Stored:
@@ -207,22 +219,30 @@ class UnitCache:
 
     def lookup(self, unit: Unit, key: tuple[object, ...], layout: Layout) -> list[Diagnostic] | None:
         stored = self._units.get(unit.name)
-        if stored is None or stored.key != key or any(
-            (layout.by_name.get(name) is None or layout.by_name[name].digest != digest) for name, digest in stored.depends.items()
+        if (
+            stored is None
+            or stored.key != key
+            or any(
+                (layout.by_name.get(name) is None or layout.by_name[name].digest != digest)
+                for name, digest in stored.depends.items()
+            )
         ):
             self.misses += 1
             return None
         self.hits += 1
         return [_transform(d, lambda p: layout.absolute(p)) for d in stored.diagnostics]  # type: ignore[arg-type]
 
-    def store(self, unit: Unit, key: tuple[object, ...], depends: set[str], diagnostics: list[Diagnostic], layout: Layout) -> None:
+    def store(
+        self, unit: Unit, key: tuple[object, ...], depends: set[str], diagnostics: list[Diagnostic], layout: Layout
+    ) -> None:
         encoded = []
         names = set(depends) | {unit.name}
         for diagnostic in diagnostics:
             encoded.append(_transform(diagnostic, layout.relative))  # type: ignore[arg-type]
             names |= {p[1] for p in _positions(encoded[-1]) if p[0] == "in"}
-        self._units[unit.name] = _Stored(key, {name: layout.by_name[name].digest for name in names if name in layout.by_name},
-                                         tuple(encoded))
+        self._units[unit.name] = _Stored(
+            key, {name: layout.by_name[name].digest for name in names if name in layout.by_name}, tuple(encoded)
+        )
 
     def forget_missing(self, layout: Layout) -> None:
         """Drop units that no longer exist (a renamed or deleted function)."""
@@ -251,4 +271,3 @@ def _positions(diagnostic: Diagnostic) -> Iterable[tuple[str, str, int, int]]:
     for r in ranges:
         yield r.start  # type: ignore[misc]
         yield r.end  # type: ignore[misc]
-

@@ -15,9 +15,10 @@ import re
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .api import Settings, fix_source, read_source
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .conditions import split
 from ..inference import FunctionAnalysis
 from ..settings import DTYPES, Settings
+from .conditions import split
 
 GUARDS_SHOWN = 2  # enclosing `if` tests named, innermost first
 
@@ -53,8 +53,12 @@ def ruled_out(conditions: list[Condition], settings: Settings) -> bool:
 
 def _value(test: ast.expr, settings: Settings) -> bool | None:
     """The test's truth under the settings' assumptions; None when they do not decide it."""
-    if isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) \
-            and test.value.id == "self":
+    if (
+        isinstance(test, ast.Attribute)
+        and test.attr == "training"
+        and isinstance(test.value, ast.Name)
+        and test.value.id == "self"
+    ):
         return settings.assume_training
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = _value(test.operand, settings)
@@ -65,7 +69,11 @@ def _value(test: ast.expr, settings: Settings) -> bool | None:
         if decisive in values:
             return decisive
         return (not decisive) if all(v is not None for v in values) else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot))
+    ):
         return _dtype_test(test, settings)
     return None
 
@@ -91,8 +99,18 @@ def _dtype_name(expr: ast.expr) -> str | None:
     return None
 
 
-_INVERSE = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE,
-            ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.In: ast.NotIn, ast.NotIn: ast.In}
+_INVERSE = {
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Lt: ast.GtE,
+    ast.GtE: ast.Lt,
+    ast.Gt: ast.LtE,
+    ast.LtE: ast.Gt,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
 
 
 def _holds_text(test: ast.expr, holds: bool) -> str:

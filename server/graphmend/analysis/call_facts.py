@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 
-from .purity import function_verdict
 from ..inference import FunctionAnalysis, ModuleAnalysis
 from ..regions import CompiledRegions
 from ..semantics import FunctionInfo, ModuleIndex
+from .purity import function_verdict
 
 
 class KindFacts:
@@ -48,8 +48,14 @@ class KindFacts:
         if id(function.node) not in self._probes:
             probe = FunctionAnalysis(self.module, function, with_parameters=False)
             args = function.node.args
-            probe.env = {**probe.env, **{a.arg: probe.annotation_kind(a.annotation)
-                                         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.annotation is not None}}
+            probe.env = {
+                **probe.env,
+                **{
+                    a.arg: probe.annotation_kind(a.annotation)
+                    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                    if a.annotation is not None
+                },
+            }
             self._probes[id(function.node)] = probe
         return self._probes[id(function.node)]
 

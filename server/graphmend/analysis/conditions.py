@@ -16,8 +16,8 @@ number tensor).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
@@ -57,15 +57,24 @@ def condition_refusal(test: ast.expr, analysis: FunctionAnalysis, flags: bool = 
     (`flags`) a value that is a Python bool on some paths (a torch selection needs a tensor on all)."""
     for node in walk(test):
         if flags and isinstance(node, ast.expr) and analysis.kind(node) is Kind.TENSOR_ON_SOME_PATHS:
-            return (f"`{ast.unparse(node)}` is a Python value on some paths and a tensor on others; make it a "
-                    "tensor on every path (e.g. `torch.tensor(False)` for the Python default) to select with torch")
+            return (
+                f"`{ast.unparse(node)}` is a Python value on some paths and a tensor on others; make it a "
+                "tensor on every path (e.g. `torch.tensor(False)` for the Python default) to select with torch"
+            )
         if isinstance(node, ast.expr) and analysis.kind(node) is Kind.NUMPY:
-            return ("the condition tests a NumPy value (Dynamo traces it as a tensor); a torch rewrite would turn "
-                    "NumPy values into tensors: compute it with torch, or before the compiled region")
-        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
-                and analysis.kind(node) is not Kind.PYTHON:
-            return ("the condition tests a tensor's membership in a Python sequence, a Python bool: compare with "
-                    "`torch.isin(x, torch.tensor([...]))` to keep it a tensor")
+            return (
+                "the condition tests a NumPy value (Dynamo traces it as a tensor); a torch rewrite would turn "
+                "NumPy values into tensors: compute it with torch, or before the compiled region"
+            )
+        if (
+            isinstance(node, ast.Compare)
+            and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+            and analysis.kind(node) is not Kind.PYTHON
+        ):
+            return (
+                "the condition tests a tensor's membership in a Python sequence, a Python bool: compare with "
+                "`torch.isin(x, torch.tensor([...]))` to keep it a tensor"
+            )
     return None
 
 

@@ -11,7 +11,7 @@ import ast
 import weakref
 
 from .. import torch_api
-from ..inference import FunctionAnalysis, ModuleAnalysis
+from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..messages import is_message
 from ..semantics import FunctionInfo, attribute_chain, child_nodes, walk
@@ -29,11 +29,11 @@ _PURE_BUILTINS = frozenset({"len", "abs", "min", "max", "isinstance", "hasattr",
 # Reads of dicts, lists and sets that copy or look up, and change nothing.
 _CONTAINER_READS = frozenset("copy get keys values items".split())
 # Methods of str, list, dict and set: a name among them says nothing about a tensor.
-_CONTAINER_METHODS = frozenset(
-    n for t in (str, list, dict, set, tuple, bytes) for n in dir(t) if not n.startswith("_")
-)
+_CONTAINER_METHODS = frozenset(n for t in (str, list, dict, set, tuple, bytes) for n in dir(t) if not n.startswith("_"))
 # Methods `torch.nn.Module` shares with `torch.Tensor` that change the module in place.
-_MODULE_METHODS = frozenset("to cuda cpu float half double bfloat16 type apply share_memory requires_grad_ zero_".split())
+_MODULE_METHODS = frozenset(
+    "to cuda cpu float half double bfloat16 type apply share_memory requires_grad_ zero_".split()
+)
 
 
 def dotted(expr: ast.expr) -> str | None:
@@ -47,7 +47,7 @@ def names_in(expr: ast.AST) -> set[str]:
     found: set[str] = set()
     for node in walk(expr):
         if isinstance(node, (ast.Name, ast.Attribute)):
-            name = dotted(node)  # type: ignore[arg-type]
+            name = dotted(node)
             if name is not None:
                 found.add(name)
     return found
@@ -69,7 +69,11 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             if names_in(node.slice) & guarded:
                 return "a branch indexes with a value the condition tests (it would run unguarded)"
-        if not condition and isinstance(node, ast.BoolOp) and any(analysis.is_data_dependent(v) for v in node.values[:-1]):
+        if (
+            not condition
+            and isinstance(node, ast.BoolOp)
+            and any(analysis.is_data_dependent(v) for v in node.values[:-1])
+        ):
             return "a branch tests a tensor with `and`/`or`"
         if isinstance(node, ast.Call) and _indexes(node, analysis) and any(names_in(a) & guarded for a in node.args):
             return "a branch indexes with a value the condition tests (it would run unguarded)"
@@ -137,17 +141,44 @@ def _evaluated_always(expr: ast.AST) -> set[int]:
 # What a branch may call and still run unconditionally: the purity table (docs: README, "What a
 # fix may run unconditionally"; a test keeps that section equal to this table).
 PURITY_TABLE: tuple[tuple[str, str], ...] = (
-    ("`torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` that return tensors", "pure; refused when in-place (`_` suffix, `inplace=`) or random (`rand*`, `dropout`, `bernoulli`, ...)"),
-    ("tensor methods (`.to`, `.float`, `.view`, `.masked_fill`, `.sum`, ...)", "pure; refused: in-place methods, `.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods"),
+    (
+        "`torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` that return tensors",
+        "pure; refused when in-place (`_` suffix, `inplace=`) or random (`rand*`, `dropout`, `bernoulli`, ...)",
+    ),
+    (
+        "tensor methods (`.to`, `.float`, `.view`, `.masked_fill`, `.sum`, ...)",
+        "pure; refused: in-place methods, `.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods",
+    ),
     ("`torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`", "pure"),
     ("`.copy()`, `.get()`, `.keys()`, `.values()`, `.items()` of a dict, list or set", "pure"),
-    ("`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`, and `getattr` with a default", "pure"),
-    ("`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer", "pure; an `Embedding` (like `gather`, `index_select`, `F.embedding`) is refused when its indices are what the condition tests (out of range, it would raise)"),
-    ("... `self.x = torch.nn.Dropout*(...)`", "refused: draws random numbers in training (running it always shifts later draws)"),
-    ("... `self.x = torch.nn.BatchNorm*/InstanceNorm*/SyncBatchNorm(...)`", "refused: updates its running statistics in training"),
-    ("a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`); `self.x(...)` with `self.x = function` or `self.x = TABLE[key]`, `TABLE` a module-level dict of functions (every one of them)", "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw"),
-    ("... whose only `raise` is an argument check (`if config is not None and kwargs: raise ...`, a test of its parameters alone, none a tensor)", "unsafe: bad arguments would now raise where the original did not call it"),
-    ("a module-level function (or table of functions) of another file of the project (`graphmend check <folder>`, the editor's workspace)", "judged by the same rules from that file's summary"),
+    (
+        "`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`, and `getattr` with a default",
+        "pure",
+    ),
+    (
+        "`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer",
+        "pure; an `Embedding` (like `gather`, `index_select`, `F.embedding`) is refused when its indices are what the condition tests (out of range, it would raise)",
+    ),
+    (
+        "... `self.x = torch.nn.Dropout*(...)`",
+        "refused: draws random numbers in training (running it always shifts later draws)",
+    ),
+    (
+        "... `self.x = torch.nn.BatchNorm*/InstanceNorm*/SyncBatchNorm(...)`",
+        "refused: updates its running statistics in training",
+    ),
+    (
+        "a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`); `self.x(...)` with `self.x = function` or `self.x = TABLE[key]`, `TABLE` a module-level dict of functions (every one of them)",
+        "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw",
+    ),
+    (
+        "... whose only `raise` is an argument check (`if config is not None and kwargs: raise ...`, a test of its parameters alone, none a tensor)",
+        "unsafe: bad arguments would now raise where the original did not call it",
+    ),
+    (
+        "a module-level function (or table of functions) of another file of the project (`graphmend check <folder>`, the editor's workspace)",
+        "judged by the same rules from that file's summary",
+    ),
     ("anything else", "refused: not known to be pure"),
 )
 
@@ -175,7 +206,9 @@ _ALIASING_METHODS = frozenset(
 )
 
 # Same-file functions: why each is not pure (None: pure), per analysed module.
-_SUMMARIES: "weakref.WeakKeyDictionary[ModuleAnalysis, dict[int, tuple[str | None, str | None]]]" = weakref.WeakKeyDictionary()
+_SUMMARIES: weakref.WeakKeyDictionary[ModuleFacts, dict[int, tuple[str | None, str | None]]] = (
+    weakref.WeakKeyDictionary()
+)
 _IN_PROGRESS = "calls itself (recursion)"
 
 
@@ -247,7 +280,9 @@ def _qualified_impurity(qualname: str, analysis: FunctionAnalysis) -> str | None
         return None
     foreign = analysis.module.regions.context.foreign_verdict(qualname)
     if foreign is not None:
-        return None if foreign[0] is None else f"a branch calls `{qualname}`, which {foreign[0].removeprefix('a branch ')}"
+        return (
+            None if foreign[0] is None else f"a branch calls `{qualname}`, which {foreign[0].removeprefix('a branch ')}"
+        )
     if not qualname.startswith("torch.") or analysis.torch_call_kind(qualname) is Kind.UNKNOWN:
         return f"a branch calls `{qualname}`, which is not known to be pure"
     if name.endswith("_"):
@@ -284,8 +319,15 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
         if from_nn and layer in _RANDOM_NN_LAYERS:
             return True, f"a branch calls `self.{attribute}` (`{layer}`), which draws random numbers in training"
         if from_nn and layer in _STATEFUL_NN_LAYERS:
-            return True, f"a branch calls `self.{attribute}` (`{layer}`), which updates its running statistics in training"
-        forward = analysis.index.classes[constructor].find_method("forward") if constructor in analysis.index.classes else None
+            return (
+                True,
+                f"a branch calls `self.{attribute}` (`{layer}`), which updates its running statistics in training",
+            )
+        forward = (
+            analysis.index.classes[constructor].find_method("forward")
+            if constructor in analysis.index.classes
+            else None
+        )
         if forward is None:
             return False, None
         reason = function_impurity(forward, analysis)
@@ -373,9 +415,11 @@ def _argument_checks(function: FunctionInfo, analysis: FunctionAnalysis) -> list
         if not (isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise)):
             continue
         read = {n.id for n in walk(node.test) if isinstance(n, ast.Name)}
-        if all(name in parameters or analysis.is_builtin(name) for name in read) and not any(
-            analysis.name_kind(name).is_tensor for name in read & parameters
-        ) and not analysis.is_data_dependent(node.test):
+        if (
+            all(name in parameters or analysis.is_builtin(name) for name in read)
+            and not any(analysis.name_kind(name).is_tensor for name in read & parameters)
+            and not analysis.is_data_dependent(node.test)
+        ):
             found.append(node.body[0])
     return found
 
@@ -443,23 +487,32 @@ def _fresh_locals(function: FunctionInfo, analysis: FunctionAnalysis, parameters
                     for element in walk(target):
                         if isinstance(element, ast.Name) and isinstance(element.ctx, ast.Store):
                             values.setdefault(element.id, []).append(None)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) else [
-                i.optional_vars for i in node.items if i.optional_vars is not None  # type: ignore[attr-defined]
-            ]
+        elif isinstance(
+            node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)
+        ):
+            targets = (
+                [node.target]
+                if isinstance(node, (ast.For, ast.AsyncFor, ast.AugAssign, ast.AnnAssign, ast.NamedExpr))
+                else [i.optional_vars for i in node.items if i.optional_vars is not None]
+            )
             for target in targets:
                 for element in walk(target):
                     if isinstance(element, ast.Name):
-                        values.setdefault(element.id, []).append(None if not isinstance(node, ast.AugAssign) else node.value)
+                        values.setdefault(element.id, []).append(
+                            None if not isinstance(node, ast.AugAssign) else node.value
+                        )
     return {
-        name for name, assigned in values.items()
+        name
+        for name, assigned in values.items()
         if name not in parameters and all(v is not None and _creates(v, analysis) for v in assigned)
     }
 
 
 def _creates(value: ast.expr, analysis: FunctionAnalysis) -> bool:
     """A new tensor or container, never an alias of an existing one."""
-    if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Constant)):
+    if isinstance(
+        value, (ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.Constant)
+    ):
         return True
     if isinstance(value, ast.Call):
         qualname = analysis.qualified_name(value.func)

@@ -9,7 +9,7 @@ These checks decide it from how values are computed (elementwise from the same t
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from collections.abc import Callable
 
 from .. import torch_api
 from ..inference import FunctionAnalysis
@@ -48,8 +48,7 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
         values = [
             node.value
             for node in walk(analysis.function.node)
-            if isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
         ]
         return len(values) == 1 and is_scalar_condition(values[0], analysis, seen | {expr.id})
     return False
@@ -98,7 +97,11 @@ def elementwise_bases(
         parts = [expr.operand]
     elif isinstance(expr, ast.Call):
         qualname = analysis.qualified_name(expr.func)
-        name = qualname.rsplit(".", 1)[-1] if qualname else (expr.func.attr if isinstance(expr.func, ast.Attribute) else None)
+        name = (
+            qualname.rsplit(".", 1)[-1]
+            if qualname
+            else (expr.func.attr if isinstance(expr.func, ast.Attribute) else None)
+        )
         if name not in _ELEMENTWISE or any(k.arg not in _BOUND_KEYWORDS.get(name, ()) for k in expr.keywords):
             return None
         parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
@@ -139,6 +142,9 @@ def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None
         node.value
         for node in walk(function.node)
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-        and any(isinstance(t, ast.Name) and t.id == name for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+        and any(
+            isinstance(t, ast.Name) and t.id == name
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        )
     ]
     return values[0] if len(values) == 1 and values[0] is not None else None

@@ -78,8 +78,12 @@ class FixContext:
         body = self.index.tree.body
         anchor: ast.stmt | None = None
         for position, stmt in enumerate(body):
-            is_docstring = position == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+            is_docstring = (
+                position == 0
+                and isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
                 and isinstance(stmt.value.value, str)
+            )
             if not (is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom))):
                 break
             anchor = stmt
@@ -147,7 +151,10 @@ class FixContext:
             stack: list[ast.AST] = [stmt]
             while stack:
                 node = stack.pop()
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and node is not stmt:
+                if (
+                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+                    and node is not stmt
+                ):
                     continue
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     for alias in node.names:

@@ -21,7 +21,7 @@ branching" on a symbolic value).
 from __future__ import annotations
 
 import ast
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
@@ -37,8 +37,14 @@ _DESCRIPTION = {
 }
 
 
-def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionAnalysis, ctx: FixContext,
-                  others: Sequence[ast.AST] | None = None) -> Fix | Refusal:
+def scope_capture(
+    node: ast.AST,
+    setting: str,
+    entry: Entry,
+    analysis: FunctionAnalysis,
+    ctx: FixContext,
+    others: Sequence[ast.AST] | None = None,
+) -> Fix | Refusal:
     """Turn `setting` on for `entry`, by wrapping its `torch.compile` (unsafe), or say why not.
     `others`: the other sites of the function the setting changes too (it is per entry)."""
     torch_name = ctx.torch_name
@@ -51,8 +57,10 @@ def scope_capture(node: ast.AST, setting: str, entry: Entry, analysis: FunctionA
     for other in others or ():
         branch = _deciding_branch(other, analysis) if other is not node else None
         if branch is not None:
-            return Refusal(f"the setting is per compiled entry, and the value computed {_distance(other.lineno, here)} "  # type: ignore[attr-defined]
-                           f"{_use(branch, here)}")
+            return Refusal(
+                f"the setting is per compiled entry, and the value computed {_distance(other.lineno, here)} "  # type: ignore[attr-defined]
+                f"{_use(branch, here)}"
+            )
     edit = _wrapping_edit(entry, setting, ctx, torch_name)
     if isinstance(edit, Refusal):
         return edit
@@ -68,8 +76,10 @@ def _use(branch: tuple[str, int], here: int) -> str:
     """What Python does with a symbolic value that Dynamo cannot trace: a test, or a conversion."""
     keyword, line = branch
     if keyword.startswith("."):
-        return (f"becomes Python values (`{keyword}`) {_distance(line, here)}, which Dynamo cannot do "
-                "with a symbolic size or value (it fails)")
+        return (
+            f"becomes Python values (`{keyword}`) {_distance(line, here)}, which Dynamo cannot do "
+            "with a symbolic size or value (it fails)"
+        )
     return f"decides the Python `{keyword}` {_distance(line, here)}, where Dynamo would break instead"
 
 
@@ -89,26 +99,38 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
     if function is None:
         return None
     holder = next(
-        (s for s in walk(function.node)
-         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and any(n is node for n in walk(s))),
+        (
+            s
+            for s in walk(function.node)
+            if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return))
+            and any(n is node for n in walk(s))
+        ),
         None,
     )
     tainted: set[str] = set()
     if isinstance(holder, ast.Assign):
-        tainted |= {n.id for t in holder.targets for n in walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        tainted |= {
+            n.id for t in holder.targets for n in walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
     changed = True
     while changed:  # names computed from tainted names
         changed = False
         for stmt in walk(function.node):
-            if isinstance(stmt, ast.Assign) and any(isinstance(n, ast.Name) and n.id in tainted for n in walk(stmt.value)):
+            if isinstance(stmt, ast.Assign) and any(
+                isinstance(n, ast.Name) and n.id in tainted for n in walk(stmt.value)
+            ):
                 for target in stmt.targets:
                     for n in walk(target):
                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in tainted:
                             tainted.add(n.id)
                             changed = True
     for current in walk(holder) if holder is not None else ():
-        if (isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) and current.func.attr in _TO_PYTHON
-                and any(n is node for n in walk(current.func.value))):
+        if (
+            isinstance(current, ast.Call)
+            and isinstance(current.func, ast.Attribute)
+            and current.func.attr in _TO_PYTHON
+            and any(n is node for n in walk(current.func.value))
+        ):
             return f".{current.func.attr}()", current.func.end_lineno or current.lineno  # a Python list or number of it
     for current in walk(function.node):
         tested = None
@@ -121,7 +143,9 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
         reads_value = any(n is node for n in walk(tested))
         reads_name = any(isinstance(n, ast.Name) and n.id in tainted for n in walk(tested))
         if reads_value or reads_name:
-            keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}.get(type(current), "loop")
+            keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}.get(
+                type(current), "loop"
+            )
             return keyword, getattr(current, "lineno", getattr(tested, "lineno", 0))
     return None
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from ..analysis import liveness
+from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import ClassInfo, FunctionInfo, walk
 from ..source import Position, Range
-from ..analysis import liveness
 from .base import FixContext, Refusal
-from ..analysis.purity import impurity
 from .text import first_line, indent_of
 
 # In-place tensor methods whose out-of-place twin is the same name without the `_`.
@@ -34,8 +34,24 @@ OUT_OF_PLACE = frozenset(
 # `requires_grad_` or `share_memory_`, is not one).
 IN_PLACE_METHODS = frozenset(
     {f"{name}_" for name in OUT_OF_PLACE}
-    | {"copy_", "fill_", "zero_", "index_put_", "normal_", "uniform_", "bernoulli_", "random_", "exponential_",
-       "unsqueeze_", "squeeze_", "transpose_", "t_", "resize_", "set_", "put_"}
+    | {
+        "copy_",
+        "fill_",
+        "zero_",
+        "index_put_",
+        "normal_",
+        "uniform_",
+        "bernoulli_",
+        "random_",
+        "exponential_",
+        "unsqueeze_",
+        "squeeze_",
+        "transpose_",
+        "t_",
+        "resize_",
+        "set_",
+        "put_",
+    }
 )
 
 
@@ -45,12 +61,22 @@ def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, 
     for klass in cls.mro():
         for method in klass.methods.values():
             for node in walk(method.node):
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr == attribute \
-                        and method.is_self(node.value):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and node.attr == attribute
+                    and method.is_self(node.value)
+                ):
                     yield method, node
-                elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                        and node.args[0].value == attribute and isinstance(node.func, ast.Attribute) \
-                        and node.func.attr in ("register_buffer", "register_parameter") and method.is_self(node.func.value):
+                elif (
+                    isinstance(node, ast.Call)
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value == attribute
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("register_buffer", "register_parameter")
+                    and method.is_self(node.func.value)
+                ):
                     yield method, node
 
 
@@ -95,15 +121,18 @@ def _statement_of(init: FunctionInfo, value: ast.expr) -> ast.Assign | None:
     return next((n for n in walk(init.node) if isinstance(n, ast.Assign) and n.value is value), None)
 
 
-def buffer_edit(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext,
-                value_text: str | None = None) -> TextEdit | Refusal:
+def buffer_edit(
+    init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext, value_text: str | None = None
+) -> TextEdit | Refusal:
     """`self.name = value` in `__init__` → `self.register_buffer("name", value, persistent=False)`
     (`value_text` in place of the value's own text)."""
     assign = _statement_of(init, value)
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Attribute):
         return Refusal(f"`self.{attribute}` is not set by a plain `self.{attribute} = ...` statement")
     if not _after_module_init(init, assign):
-        return Refusal(f"`self.{attribute}` is set before `super().__init__()` runs, where a buffer cannot be registered")
+        return Refusal(
+            f"`self.{attribute}` is set before `super().__init__()` runs, where a buffer cannot be registered"
+        )
     owner = init.owner
     if owner is not None and any(attribute in _class_level_names(klass.node) for klass in owner.mro()):
         return Refusal(f"the class itself defines `{attribute}`, and `register_buffer` refuses a name that exists")
@@ -123,8 +152,9 @@ def _class_level_names(cls: ast.ClassDef) -> set[str]:
     return names
 
 
-def register_buffer(init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext, title: str,
-                    value_text: str | None = None) -> Fix | Refusal:
+def register_buffer(
+    init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext, title: str, value_text: str | None = None
+) -> Fix | Refusal:
     """The unsafe fix `title` that makes `self.<attribute> = value` a non-persistent buffer (`buffer_edit`)."""
     edit = buffer_edit(init, value, attribute, ctx, value_text)
     return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,))
@@ -145,8 +175,10 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     if function is None or name in _parameter_names(function.node):
         return Refusal(f"`{name}` is a parameter: the caller sees the write, a new tensor would not reach it")
     if not _fresh_local(function.node, name, analysis):
-        return Refusal(f"`{name}` is not only ever bound to a new tensor here (a view, another name's tensor, a global "
-                       "or a loop target would see the write, a new tensor would not)")
+        return Refusal(
+            f"`{name}` is not only ever bound to a new tensor here (a view, another name's tensor, a global "
+            "or a loop target would see the write, a new tensor would not)"
+        )
     if _aliased(function.node, name, assign, analysis):
         return Refusal(f"`{name}` is also held elsewhere (assigned to another name or stored), which sees the write")
     torch_name = ctx.torch_name
@@ -155,18 +187,24 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     if not _is_simple(target.slice):
         return Refusal("the mask is not a name or an attribute, so writing it twice would compute it twice")
     mask, source = ctx.segment(target.slice), ctx.segment(value.value)
-    selected = mask if _elementwise_of(target.slice, {name, source}, analysis) else \
-        f"{mask}.view(*{mask}.shape, *(1,) * ({name}.dim() - {mask}.dim()))"
+    selected = (
+        mask
+        if _elementwise_of(target.slice, {name, source}, analysis)
+        else f"{mask}.view(*{mask}.shape, *(1,) * ({name}.dim() - {mask}.dim()))"
+    )
     text = f"{name} = {torch_name}.where({selected}, {source}, {name})"  # the write requires equal dtypes
     edit = TextEdit(ctx.source.node_range(assign), text)
     return Fix(
         f"Select with `{torch_name}.where` instead of writing through the mask "
         "(unsafe: a new tensor is bound to the name, the old one is left unchanged)",
-        Applicability.UNSAFE, (edit,),
+        Applicability.UNSAFE,
+        (edit,),
     )
 
 
-def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysis, followed: frozenset[str] = frozenset()) -> bool:
+def _elementwise_of(
+    mask: ast.expr, tensors: set[str], analysis: FunctionAnalysis, followed: frozenset[str] = frozenset()
+) -> bool:
     """The mask is an element-wise test of one of `tensors` against Python values (`y > 0`,
     `torch.isnan(y)`), directly or through the name's one assignment: it has that tensor's shape,
     so `torch.where` needs no trailing dimensions."""
@@ -180,15 +218,21 @@ def _elementwise_of(mask: ast.expr, tensors: set[str], analysis: FunctionAnalysi
     if isinstance(mask, ast.Compare):
         operands = [mask.left, *mask.comparators]
         shaped = [o for o in operands if isinstance(o, ast.Name) and o.id in tensors]
-        return len(shaped) == 1 and all(o is shaped[0] or isinstance(o, ast.Constant) or analysis.kind(o) is Kind.PYTHON
-                                        for o in operands)
+        return len(shaped) == 1 and all(
+            o is shaped[0] or isinstance(o, ast.Constant) or analysis.kind(o) is Kind.PYTHON for o in operands
+        )
     if isinstance(mask, ast.Call) and len(mask.args) <= 1 and not mask.keywords:
         func = mask.func
         if isinstance(func, ast.Attribute) and func.attr in _ELEMENTWISE_TESTS and not mask.args:
             return isinstance(func.value, ast.Name) and func.value.id in tensors
         qualname = analysis.qualified_name(func)
-        return (qualname is not None and qualname.removeprefix("torch.") in _ELEMENTWISE_TESTS and len(mask.args) == 1
-                and isinstance(mask.args[0], ast.Name) and mask.args[0].id in tensors)
+        return (
+            qualname is not None
+            and qualname.removeprefix("torch.") in _ELEMENTWISE_TESTS
+            and len(mask.args) == 1
+            and isinstance(mask.args[0], ast.Name)
+            and mask.args[0].id in tensors
+        )
     return False
 
 
@@ -198,9 +242,28 @@ _ELEMENTWISE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneg
 # Calls that return a tensor sharing no storage with their arguments.
 # (Not `.float()`/`.to()`: they return the tensor itself when it already has that dtype.)
 _NEW_TENSOR_METHODS = frozenset({"clone", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
-_NEW_TENSOR_FUNCTIONS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
-                                   "rand", "randn", "rand_like", "randn_like", "arange", "tensor", "clone", "where", "cat",
-                                   "stack"})
+_NEW_TENSOR_FUNCTIONS = frozenset(
+    {
+        "zeros",
+        "ones",
+        "full",
+        "empty",
+        "zeros_like",
+        "ones_like",
+        "full_like",
+        "empty_like",
+        "rand",
+        "randn",
+        "rand_like",
+        "randn_like",
+        "arange",
+        "tensor",
+        "clone",
+        "where",
+        "cat",
+        "stack",
+    }
+)
 
 
 def assigned_values(name: str, analysis: FunctionAnalysis) -> list[ast.expr]:
@@ -226,7 +289,11 @@ def _new_tensor(value: ast.expr, analysis: FunctionAnalysis) -> bool:
         return False
     func = value.func
     qualname = analysis.qualified_name(func)
-    if qualname is not None and qualname.startswith("torch.") and qualname.removeprefix("torch.") in _NEW_TENSOR_FUNCTIONS:
+    if (
+        qualname is not None
+        and qualname.startswith("torch.")
+        and qualname.removeprefix("torch.") in _NEW_TENSOR_FUNCTIONS
+    ):
         return True
     return qualname is None and isinstance(func, ast.Attribute) and func.attr in _NEW_TENSOR_METHODS
 
@@ -273,10 +340,12 @@ def _copies_arguments(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 
 # Tensor methods and attributes whose result shares the tensor's storage (a view).
-_VIEWS = frozenset("""
+_VIEWS = frozenset(
+    """
     view view_as reshape reshape_as transpose permute expand expand_as squeeze unsqueeze flatten unflatten narrow select
     t T mT H mH diagonal detach split chunk unbind as_strided movedim swapaxes real imag
-    """.split())
+    """.split()
+)
 
 
 # Those of _VIEWS that always return a view of the whole tensor (`reshape` and `flatten` may copy;
@@ -302,12 +371,17 @@ def _holds(expr: ast.expr, name: str, views: frozenset[str] = _VIEWS, subscripts
 def rebinds_to_view(node: ast.AST, name: str) -> bool:
     """`x = x.squeeze(-1)`: `name` bound again to a view of its own tensor, so an in-place change
     after it still reaches the caller's tensor (Splinter's `start_positions.clamp_` after a squeeze)."""
-    return (isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-            and _holds(node.value, name, _ALWAYS_VIEWS, subscripts=False) and not isinstance(node.value, ast.Name))
+    return (
+        isinstance(node, ast.Assign)
+        and all(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        and _holds(node.value, name, _ALWAYS_VIEWS, subscripts=False)
+        and not isinstance(node.value, ast.Name)
+    )
 
 
-def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext,
-                 changes: Callable[[ast.stmt], bool]) -> Fix | Refusal:
+def out_of_place(
+    stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: FixContext, changes: Callable[[ast.stmt], bool]
+) -> Fix | Refusal:
     """An in-place change of the input `name` made on a value the caller does not see:
     `x.add_(1)` → `x = x.add(1)`, `x += 1` → `x = x + 1`; other forms (tensor operands, whose type
     promotion an out-of-place op would not undo; subscript writes) work on a copy, made just before
@@ -316,7 +390,9 @@ def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: Fix
     function = analysis.function
     assert function is not None
     if _aliased(function.node, name, stmt, analysis):
-        return Refusal(f"`{name}` (or a view of it) is held by another name before the change, which would no longer see it")
+        return Refusal(
+            f"`{name}` (or a view of it) is held by another name before the change, which would no longer see it"
+        )
     rewritten = _out_of_place_text(stmt, name, analysis, ctx)
     if rewritten is not None:
         edit = TextEdit(ctx.source.node_range(stmt), rewritten)
@@ -328,7 +404,9 @@ def out_of_place(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ctx: Fix
             _, block, index = located
             first = next(s for s in block[: index + 1] if s is stmt or changes(s))
         if ctx.source.lines[first.lineno - 1][: first.col_offset].strip():
-            return Refusal("the change shares its line with other code (`...: x[0] = 1`), where a copy cannot go before it")
+            return Refusal(
+                "the change shares its line with other code (`...: x[0] = 1`), where a copy cannot go before it"
+            )
         line = first_line(first, ctx)
         indent = indent_of(ctx.source.lines[line - 1])
         edit = TextEdit(Range(Position(line - 1, 0), Position(line - 1, 0)), f"{indent}{name} = {name}.clone()\n")
@@ -353,19 +431,25 @@ def _out_of_place_text(stmt: ast.stmt, name: str, analysis: FunctionAnalysis, ct
         atomic = isinstance(stmt.value, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript))
         return f"{name} = {name} {operator} {value if atomic else f'({value})'}"
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or not isinstance(call.func.value, ast.Name):
+    if (
+        not isinstance(call, ast.Call)
+        or not isinstance(call.func, ast.Attribute)
+        or not isinstance(call.func.value, ast.Name)
+    ):
         return None
     method = call.func.attr.removesuffix("_")
     if method not in OUT_OF_PLACE or not _python_operands([*call.args, *(k.value for k in call.keywords)], analysis):
         return None
-    arguments = ctx.segment(call)[len(ctx.segment(call.func)):]
+    arguments = ctx.segment(call)[len(ctx.segment(call.func)) :]
     return f"{name} = {name}.{method}{arguments}"
 
 
 def select_for_cond(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     """`torch.cond(p, lambda x: a, lambda x: b, (x,))` → `torch.where(p, (lambda x: a)(x), (lambda x: b)(x))`."""
     if len(call.args) != 4 or call.keywords:
-        return Refusal("only `torch.cond(pred, true_fn, false_fn, operands)` with four positional arguments is rewritten")
+        return Refusal(
+            "only `torch.cond(pred, true_fn, false_fn, operands)` with four positional arguments is rewritten"
+        )
     pred, *branches, operands = call.args
     if not analysis.kind(pred).is_tensor:
         return Refusal("the predicate is not known to be a tensor, and `torch.where` needs one")
@@ -389,5 +473,6 @@ def select_for_cond(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext)
     return Fix(
         f"Select with `{torch_name}.where`, which CUDA graphs can record (unsafe: both branches run, and inf or NaN in "
         "the one not taken can make the gradient NaN)",
-        Applicability.UNSAFE, (TextEdit(ctx.source.node_range(call), text),),
+        Applicability.UNSAFE,
+        (TextEdit(ctx.source.node_range(call), text),),
     )

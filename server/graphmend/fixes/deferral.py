@@ -116,10 +116,15 @@ def _passed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, u
         return
     text = ctx.segment(node)
     is_shape = (isinstance(node, ast.Attribute) and node.attr == "shape") or (
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
     )
-    if is_shape or kind in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY) or not isinstance(
-        node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call)
+    if (
+        is_shape
+        or kind in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY)
+        or not isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.BinOp, ast.Call))
     ):
         raise Refused(f"`{text}` is neither a tensor nor a constant, which Dynamo cannot defer")
     uncertain.append(text)
@@ -129,7 +134,9 @@ def _constant_keyword(call: ast.Call, name: str, default: str | None) -> str | N
     keyword = next((k for k in call.keywords if k.arg == name), None)
     if keyword is None:
         return default
-    if isinstance(keyword.value, ast.Constant) and (keyword.value.value is None or isinstance(keyword.value.value, str)):
+    if isinstance(keyword.value, ast.Constant) and (
+        keyword.value.value is None or isinstance(keyword.value.value, str)
+    ):
         return default if keyword.value.value is None else keyword.value.value
     raise Refused(f"`{name}=` is not a constant string")
 
@@ -149,11 +156,15 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     else:
         raise Refused("the call writes no message graphmend knows")
     if plan.helper is not None and frame == INLINED:
-        raise Refused(f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
-                      "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost")
+        raise Refused(
+            f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
+            "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost"
+        )
     if plan.helper is not None and frame == MAYBE_INLINED:
-        plan.reasons.append("if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
-                            "(torch 2.13) drops the deferred message: it replays deferred calls only in the compiled frame itself")
+        plan.reasons.append(
+            "if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
+            "(torch 2.13) drops the deferred message: it replays deferred calls only in the compiled frame itself"
+        )
     return plan
 
 
@@ -178,25 +189,35 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     end = _constant_keyword(call, "end", "\n")
     assert sep is not None and end is not None
     values: list[str] = []
-    template = sep.replace("{", "{{").replace("}", "}}").join(
-        _template_part(arg, analysis, values, ctx, "{!s}") for arg in call.args
+    template = (
+        sep.replace("{", "{{")
+        .replace("}", "}}")
+        .join(_template_part(arg, analysis, values, ctx, "{!s}") for arg in call.args)
     )
     stream = _print_stream(call, analysis)
     mutated = _mutated_later(call, analysis)
     in_graph = all(_in_graph_printable(a, analysis) for a in _printed_values(call))
     if (mutated or frame != ROOT) and in_graph and not in_branch and stream is None and end == "\n":
         torch_name = ctx.torch_name
-        why = (f"`{mutated}` is changed in place afterwards, so a deferred print would show its later value" if mutated
-               else "it runs in a called function, where Dynamo drops deferred calls" if frame == INLINED
-               else "this forward may run as a submodule's, where Dynamo drops deferred calls")
+        why = (
+            f"`{mutated}` is changed in place afterwards, so a deferred print would show its later value"
+            if mutated
+            else "it runs in a called function, where Dynamo drops deferred calls"
+            if frame == INLINED
+            else "this forward may run as a submodule's, where Dynamo drops deferred calls"
+        )
         title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` ({why})"
-        reasons = ["under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"]
+        reasons = [
+            "under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"
+        ]
         return Plan(None, [literal(template), *values], title, reasons)
     name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
     target = "" if stream is None else f", file={_stream_text(call, ctx)}"
     helper = _Helper(name, "message, end", f"print(message, end=end{target})")
     reasons = [] if not mutated else [_mutated_reason(mutated)]
-    return Plan(helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", reasons)
+    return Plan(
+        helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", reasons
+    )
 
 
 def _printed_values(call: ast.Call) -> list[ast.expr]:
@@ -213,11 +234,21 @@ def _printed_values(call: ast.Call) -> list[ast.expr]:
 def _in_graph_printable(node: ast.expr, analysis: FunctionAnalysis) -> bool:
     """What the in-graph print formats on every backend: tensors, numbers, dtypes... but not a
     whole shape, a size or a tuple (measured: aot_eager and inductor fail on those)."""
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or analysis.kind(node) in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY):
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or analysis.kind(node) in (
+        Kind.CONTAINER,
+        Kind.LOGGER,
+        Kind.SELF,
+        Kind.NUMPY,
+    ):
         return False
     if isinstance(node, ast.Attribute) and node.attr == "shape":
         return False
-    return not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size" and not node.args)
+    return not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and not node.args
+    )
 
 
 def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
@@ -268,7 +299,9 @@ def _logger_owner(receiver: ast.expr, analysis: FunctionAnalysis, ctx: FixContex
     returns the same logger object every time."""
     if isinstance(receiver, ast.Name):
         if receiver.id in analysis.shadowed_names:
-            raise Refused("the logger is a local variable; only module-level loggers and `self` loggers made in `__init__` can be deferred")
+            raise Refused(
+                "the logger is a local variable; only module-level loggers and `self` loggers made in `__init__` can be deferred"
+            )
         if analysis.module.module_env.get(receiver.id) is Kind.LOGGER or analysis.qualified_name(receiver) == "logging":
             return receiver.id, receiver.id
         raise Refused("only module-level loggers and the logging module can be deferred")
@@ -296,7 +329,11 @@ def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixCon
         (isinstance(a, ast.Constant) and isinstance(a.value, str)) or (isinstance(a, ast.Name) and a.id == "__name__")
         for a in value.args
     )
-    if value.keywords or not constant_arguments or not is_logger_factory(analysis.index.qualified_name(value.func, init.local_names)):
+    if (
+        value.keywords
+        or not constant_arguments
+        or not is_logger_factory(analysis.index.qualified_name(value.func, init.local_names))
+    ):
         return None
     if analysis.index.qualified_name(value.func) is None:
         return None  # the factory is not reachable under that name at module level
@@ -335,8 +372,10 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     values: list[str] = []
     template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}")
     helper = _Helper(f"_deferred_warn_{category}", "message", _WARN_AT_CALLER.format(category=category))
-    reasons = ["under torch.compile the warning is attributed to the compiled function's `def` line (Dynamo replays "
-               "it from the frame's start), so Python's once-per-location filter sees one location per function"]
+    reasons = [
+        "under torch.compile the warning is attributed to the compiled function's `def` line (Dynamo replays "
+        "it from the frame's start), so Python's once-per-location filter sees one location per function"
+    ]
     reasons.extend(_mutated_reasons(call, analysis))
     return Plan(helper, [_message(template, values)], "Defer the warning until the compiled graph has run", reasons)
 
@@ -375,7 +414,9 @@ def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     return Fix(plan.title, Applicability.SAFE, tuple(edits))
 
 
-def message_in_branch(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, list[str], list[TextEdit], list[str]]:
+def message_in_branch(
+    call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext
+) -> tuple[str, list[str], list[TextEdit], list[str]]:
     """A message call inside a branch that now always runs becomes `<helper>_if(when, args)`, which
     replays the message only when the branch would have run: (that helper's name, the arguments'
     text, the edits defining the helpers, the unsafe reasons). The caller supplies `when`."""
@@ -393,11 +434,18 @@ def message_in_branch(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContex
     return name, arguments, edits, plan.reasons
 
 
-def predicated_helper(base: str, ctx: FixContext, torch_name: str, after: set[str] = frozenset()) -> tuple[str, TextEdit | None]:  # type: ignore[assignment]
+def predicated_helper(
+    base: str,
+    ctx: FixContext,
+    torch_name: str,
+    after: set[str] = frozenset(),  # type: ignore[assignment]
+) -> tuple[str, TextEdit | None]:
     """`<base>_if(when, *args)`: replays `<base>(*args)` only if the tensor `when` is true, so a
     deferred message from inside a branch still appears only when that branch would have run.
     It goes after `<base>` (or, for a `<base>` being added, after what `<base>` needs: `after`)."""
-    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name, after)
+    return _helper_edit(
+        _Helper(f"{base}_if", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name, after
+    )
 
 
 def _needed(helper: _Helper, torch_name: str) -> set[str]:
@@ -407,11 +455,18 @@ def _needed(helper: _Helper, torch_name: str) -> set[str]:
 
 @lru_cache(maxsize=256)
 def _names_in(helper_body: str) -> frozenset[str]:
-    body = "\n".join("    " * (len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper_body.split("\n"))
+    body = "\n".join(
+        "    " * (len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper_body.split("\n")
+    )
     return frozenset(n.id for n in walk(ast.parse(body)) if isinstance(n, ast.Name))
 
 
-def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str, after: set[str] = frozenset()) -> tuple[str, TextEdit | None]:  # type: ignore[assignment]
+def _helper_edit(
+    helper: _Helper,
+    ctx: FixContext,
+    torch_name: str,
+    after: set[str] = frozenset(),  # type: ignore[assignment]
+) -> tuple[str, TextEdit | None]:
     """The helper's name, and the edit that defines it (None when the file already has it)."""
     existing = ctx.top_level_functions
     name = helper.name
@@ -425,7 +480,9 @@ def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str, after: set[s
     # Disabled for Dynamo: when the call is replayed after the graph, Dynamo must not try to
     # compile the helper's own frame (that would log a break on the print inside it).
     unit = ctx.indent_unit
-    body = "\n".join(unit * (1 + len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper.body.split("\n"))
+    body = "\n".join(
+        unit * (1 + len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper.body.split("\n")
+    )
     code = (
         f"\n\n\n@{torch_name}.compiler.disable\n"
         f"def {name}({helper.parameters}):\n"
@@ -480,7 +537,11 @@ def _mutated_later(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                base = target.value if isinstance(target, ast.Subscript) else (target if isinstance(node, ast.AugAssign) else None)
+                base = (
+                    target.value
+                    if isinstance(target, ast.Subscript)
+                    else (target if isinstance(node, ast.AugAssign) else None)
+                )
                 if isinstance(base, ast.Name) and base.id in passed:
                     return base.id
     return None

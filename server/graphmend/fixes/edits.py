@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..diagnostics import Fix
 from ..source import Position, SourceText
@@ -53,8 +53,11 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     applied = 0
     for fix in fixes:
         spans = [
-            (_offset(source, e.range.start, starts), _offset(source, e.range.end, starts),
-             e.new_text.replace("\n", _line_break_at(e.range.start.line, breaks)))
+            (
+                _offset(source, e.range.start, starts),
+                _offset(source, e.range.end, starts),
+                e.new_text.replace("\n", _line_break_at(e.range.start.line, breaks)),
+            )
             for e in fix.edits
         ]
         fresh = [s for s in spans if s not in seen]
@@ -74,4 +77,3 @@ def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     if a[0] == a[1] or b[0] == b[1]:  # insertions conflict only strictly inside another edit
         return b[0] < a[0] < b[1] or a[0] < b[0] < a[1]
     return a[0] < b[1] and b[0] < a[1]
-

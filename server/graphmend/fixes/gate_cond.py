@@ -29,16 +29,18 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..analysis import liveness
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
-from ..analysis import liveness
 from .base import FixContext
 from .gate_recognition import STATE_KINDS, Gate, Region, delete_statement, inert, unwrapped_header
 from .text import Unmovable, first_line, indent_of, reindented
 
-CARRIED_KINDS_NOTE = "`torch.cond` needs the layer's output to match what it replaces in shape and dtype (compilation fails otherwise)"
+CARRIED_KINDS_NOTE = (
+    "`torch.cond` needs the layer's output to match what it replaces in shape and dtype (compilation fails otherwise)"
+)
 SYNC_NOTE = "on a GPU the skip flag is read on the host (one device sync per layer, as the original `if` does)"
 
 

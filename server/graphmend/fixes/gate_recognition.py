@@ -15,14 +15,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ..analysis import conditions, liveness
+from ..analysis.purity import dotted, impurity
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import OPTIONAL_TENSORS, TENSORISH, Kind
 from ..semantics import child_nodes, walk
 from ..source import Position, Range
-from ..analysis import conditions, liveness
 from .base import FixContext, Refused
-from ..analysis.purity import dotted, impurity
 from .text import comments_outside, indent_of
 
 # What a layer's carried state may be: a tensor (or not known otherwise), for either form.
@@ -99,7 +99,9 @@ def recognise_gate(
 class _Recogniser:
     """What is found of one gate so far: the shape's checks fill in its flag, definition and regions."""
 
-    def __init__(self, stmt: ast.stmt, loop: ast.For | ast.AsyncFor | ast.While, analysis: FunctionAnalysis, ctx: FixContext) -> None:
+    def __init__(
+        self, stmt: ast.stmt, loop: ast.For | ast.AsyncFor | ast.While, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> None:
         self.stmt = stmt
         self.loop = loop
         self.body = loop.body
@@ -123,7 +125,12 @@ class _Recogniser:
         stmt = self.stmt
         if isinstance(stmt, ast.If) and outer is None and (flag := self._flag_on_some_paths(stmt.test)) is not None:
             return self._recognise_flag_on_some_paths(flag)
-        if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue):
+        if (
+            isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], ast.Continue)
+        ):
             self._define(stmt.test, stmt, outer, fresh=True)
             after = self.body[self.body.index(top) + 1 :]
             if not after:
@@ -171,7 +178,9 @@ class _Recogniser:
         definer = tops[1]
         if self._initial_false(flag, definer) is not tops[0] or not isinstance(definer, ast.If) or definer.orelse:
             return False
-        assignments = [n for n in walk(definer) if isinstance(n, ast.Assign) and any(is_name(t, flag) for t in n.targets)]
+        assignments = [
+            n for n in walk(definer) if isinstance(n, ast.Assign) and any(is_name(t, flag) for t in n.targets)
+        ]
         if len(assignments) != 1 or assignments[0] not in definer.body or len(assignments[0].targets) != 1:
             raise Refused(f"`{flag}` is bound more than once where it becomes a tensor")
         if sum(isinstance(n, ast.Name) and n.id == flag for n in walk(definer)) != 1:
@@ -220,7 +229,12 @@ class _Recogniser:
     def _initial_false(self, flag: str, top: ast.stmt) -> ast.Assign | None:
         """`flag = False` at the loop body's top level before the gate, with no other binding between."""
         for stmt in reversed(self.body[: self.body.index(top)]):
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == flag:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == flag
+            ):
                 return stmt if isinstance(stmt.value, ast.Constant) and stmt.value.value is False else None
             if any(isinstance(n, ast.Name) and n.id == flag for n in walk(stmt)):
                 return None
@@ -237,7 +251,12 @@ class _Recogniser:
             if not isinstance(stmt, ast.If):
                 raise Refused(f"`{flag}` is used other than in an `if` that tests it")
             test = stmt.test
-            if is_name(test, flag) and not stmt.orelse and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue):
+            if (
+                is_name(test, flag)
+                and not stmt.orelse
+                and len(stmt.body) == 1
+                and isinstance(stmt.body[0], ast.Continue)
+            ):
                 rest = self.body[self.body.index(stmt) + 1 :]
                 if any(_mentions(s, flag) for s in rest):
                     raise Refused(f"`{flag}` is used after `if {flag}: continue`")
@@ -254,8 +273,12 @@ class _Recogniser:
                 and not any(_mentions(v, flag) for v in test.values[1:])
                 and not any(self.analysis.is_data_dependent(v) for v in test.values[1:])
             ):
-                rest = test.values[1:]
-                force = rest[0] if len(rest) == 1 else ast.copy_location(ast.BoolOp(op=ast.Or(), values=list(rest)), rest[0])
+                alternatives = test.values[1:]
+                force = (
+                    alternatives[0]
+                    if len(alternatives) == 1
+                    else ast.copy_location(ast.BoolOp(op=ast.Or(), values=list(alternatives)), alternatives[0])
+                )
                 run, skipped = stmt.body, stmt.orelse
                 if skipped:
                     raise Refused(f"the skipped path of `{ast.unparse(test)}` does more than the layer's placeholders")
@@ -274,7 +297,11 @@ class _Recogniser:
         return regions
 
     def _runs_layer(self, statements: list[ast.stmt]) -> bool:
-        return any(isinstance(n, ast.Call) and layer_call(n, self.loop, self.analysis) is not None for s in statements for n in walk(s))
+        return any(
+            isinstance(n, ast.Call) and layer_call(n, self.loop, self.analysis) is not None
+            for s in statements
+            for n in walk(s)
+        )
 
     # ------------------------------------------------------------------ the skip condition
     def _define(
@@ -314,7 +341,9 @@ class _Recogniser:
             return
         indent = indent_of(self.ctx.source.lines[site.lineno - 1])
         comments = comments_outside(self.ctx, site, [])  # the last one stays at the end of the line
-        lines = [indent + c for c in comments[:-1]] + [f"{indent}{definition}" + (f"  {comments[-1]}" if comments else "")]
+        lines = [indent + c for c in comments[:-1]] + [
+            f"{indent}{definition}" + (f"  {comments[-1]}" if comments else "")
+        ]
         if outer is not None and fresh:
             outer_indent = indent_of(self.ctx.source.lines[outer.lineno - 1])
             start = Position(outer.lineno - 1, 0)
@@ -342,7 +371,7 @@ def layer_call(call: ast.Call, loop: ast.For | ast.AsyncFor | ast.While, analysi
     if isinstance(func, ast.Name) and func.id in _loop_layers(loop, analysis):
         return name
     if isinstance(func, ast.Attribute) and analysis.is_self(func.value):
-        method = analysis.function.method if analysis.function else None  # type: ignore[union-attr]
+        method = analysis.function.method if analysis.function else None
         owner = method.owner if method is not None else None
         if owner is None or owner.find_method(func.attr) is None:
             return name  # a submodule, or a function held by the model (a checkpointing wrapper)
@@ -376,7 +405,9 @@ def delete_statement(ctx: FixContext, stmt: ast.stmt) -> TextEdit:
     comments = comments_outside(ctx, stmt, [])
     if comments:
         indent = indent_of(ctx.source.lines[stmt.lineno - 1])
-        return TextEdit(ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), "\n".join(indent + c for c in comments))
+        return TextEdit(
+            ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), "\n".join(indent + c for c in comments)
+        )
     lines = ctx.source.lines
     first, last = stmt.lineno - 1, stmt.end_lineno or stmt.lineno
     before_blank = first > 0 and not lines[first - 1].strip()
@@ -401,7 +432,12 @@ def _elements_of_self_lists(iterable: ast.expr, target: ast.expr, analysis: Func
     """`for layer in self.layers`, `enumerate(self.layers)`, `zip(self.layers, self.norms)`: the
     names bound to elements of lists held by `self`."""
     if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and analysis.is_builtin(iterable.func.id):
-        if iterable.func.id == "enumerate" and iterable.args and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+        if (
+            iterable.func.id == "enumerate"
+            and iterable.args
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
             return _elements_of_self_lists(iterable.args[0], target.elts[1], analysis)
         if iterable.func.id == "zip" and isinstance(target, ast.Tuple) and len(target.elts) == len(iterable.args):
             return set().union(*(_elements_of_self_lists(a, t, analysis) for a, t in zip(iterable.args, target.elts)))
@@ -456,7 +492,10 @@ def _flag_ternary(stmt: ast.Assign) -> tuple[str | None, ast.expr | None]:
     if len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or not isinstance(value, ast.IfExp):
         return None, None
     sides = (value.body, value.orelse)
-    if not all(isinstance(s, ast.Constant) and isinstance(s.value, bool) for s in sides) or sides[0].value == sides[1].value:  # type: ignore[attr-defined]
+    if (
+        not all(isinstance(s, ast.Constant) and isinstance(s.value, bool) for s in sides)
+        or sides[0].value == sides[1].value  # type: ignore[attr-defined]
+    ):
         return None, None
     skip = value.test if sides[0].value is True else conditions.negated(value.test)  # type: ignore[attr-defined]
     return stmt.targets[0].id, skip
@@ -464,13 +503,17 @@ def _flag_ternary(stmt: ast.Assign) -> tuple[str | None, ast.expr | None]:
 
 def _placeholders(statements: list[ast.stmt]) -> bool:
     """Assignments of None (or tuples of None) to names: what a skipped layer leaves behind."""
+
     def placeholder(value: ast.expr) -> bool:
         if isinstance(value, ast.Constant):
             return value.value is None
         return isinstance(value, ast.Tuple) and all(placeholder(e) for e in value.elts)
 
     return all(
-        isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and placeholder(s.value)
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and placeholder(s.value)
         for s in statements
     )
 

@@ -12,19 +12,31 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..analysis import conditions, liveness
+from ..analysis.purity import call_impurity, dotted, draws_random
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_message, is_replayed
 from ..semantics import walk
-from ..analysis import conditions, liveness
 from .base import FixContext, Refused
-from .gate_recognition import STATE_KINDS, Gate, Region, delete_statement, inert, is_name, layer_call, operand_text, unwrapped_header
-from ..analysis.purity import call_impurity, dotted, draws_random
+from .gate_recognition import (
+    STATE_KINDS,
+    Gate,
+    Region,
+    delete_statement,
+    inert,
+    is_name,
+    layer_call,
+    operand_text,
+    unwrapped_header,
+)
 from .text import Unmovable, first_line, indent_of, reindented
 
 # The where form's note on its selections, which the cond form does not make.
-BROADCAST_NOTE = "a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)"
+BROADCAST_NOTE = (
+    "a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)"
+)
 
 
 @dataclass(frozen=True)
@@ -73,13 +85,22 @@ class _Selection:
         end = self.gate.end(region)
         selected: dict[int, list[str]] = {}  # statement id → its replacement lines
         self._walk(region.statements, region, end, selected, None)
-        assigned = {node.id for r in self.gate.regions for s in r.statements for node in walk(s)
-                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+        assigned = {
+            node.id
+            for r in self.gate.regions
+            for s in r.statements
+            for node in walk(s)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        }
         for name in sorted(region.placeholder_names):
             if self._live(end, name):
                 if name not in assigned:
                     raise Refused(f"`{name}` is set only when the layer is skipped")
-                text = next(self.ctx.segment(s.value) for s in region.placeholders if name in liveness.target_names(s.targets[0]))  # type: ignore[attr-defined]
+                text = next(
+                    self.ctx.segment(s.value)  # type: ignore[attr-defined]
+                    for s in region.placeholders
+                    if name in liveness.target_names(s.targets[0])  # type: ignore[attr-defined]
+                )
                 self._note(f"after a skipped layer, `{name}` holds its outputs instead of `{text}`")
         unwrap = region.unwrap and bool(region.statements)  # `if flag: <placeholders>` alone: nothing runs in its place
         if region.header is None or not unwrap:
@@ -101,7 +122,10 @@ class _Selection:
 
     def _compose(self, first: int, last: int, selected: dict[int, list[str]]) -> list[str]:
         """Lines `first..last` of the source, with each selected statement's lines replaced."""
-        replacements = {self._by_id[i].lineno: (self._by_id[i].end_lineno or self._by_id[i].lineno, lines) for i, lines in selected.items()}
+        replacements = {
+            self._by_id[i].lineno: (self._by_id[i].end_lineno or self._by_id[i].lineno, lines)
+            for i, lines in selected.items()
+        }
         out: list[str] = []
         number = first
         while number <= last:
@@ -169,7 +193,11 @@ class _Selection:
                         self._check_expression(argument)
                     self._note("its messages (print, logging, warnings) appear for a skipped layer too")
                     continue
-                if isinstance(func, ast.Attribute) and func.attr in ("append", "extend") and isinstance(func.value, ast.Name):
+                if (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in ("append", "extend")
+                    and isinstance(func.value, ast.Name)
+                ):
                     for argument in call.args:
                         self._check_expression(argument)
                     if self._live(end, func.value.id):
@@ -215,7 +243,9 @@ class _Selection:
         if len(stmt.targets) != 1:
             raise Refused("the layer's branch assigns several targets at once")
         target = stmt.targets[0]
-        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)) or (isinstance(target, (ast.Tuple, ast.List)) and len(liveness.target_names(target)) != len(target.elts)):
+        if not isinstance(target, (ast.Name, ast.Tuple, ast.List)) or (
+            isinstance(target, (ast.Tuple, ast.List)) and len(liveness.target_names(target)) != len(target.elts)
+        ):
             raise Refused("the layer's branch stores to an attribute or subscript")
         live = [n for n in liveness.target_names(target) if self._live(end, n) and n not in self.placeholder_names]
         if not live:
@@ -246,14 +276,25 @@ class _Selection:
 
         def choose(name: str, new: str) -> str:
             where = f"{self.gate.torch}.where({flag}, {name}, {new})"
-            return f"{indent}{name} = {new} if {keep} else {where}" if (self.gate.may_be_none or force) else f"{indent}{name} = {where}"
+            return (
+                f"{indent}{name} = {new} if {keep} else {where}"
+                if (self.gate.may_be_none or force)
+                else f"{indent}{name} = {where}"
+            )
 
         if isinstance(target, ast.Name) and _is_simple(stmt.value):
             return [choose(target.id, self.ctx.segment(stmt.value))]
         renamed = {name: self._new_name(name) for name in live}
         original = lines[first - 1 : last]
-        edits = sorted(((self.ctx.source.node_range(e), renamed[e.id]) for e in walk(target)
-                        if isinstance(e, ast.Name) and e.id in renamed), key=lambda p: p[0].start.character, reverse=True)
+        edits = sorted(
+            (
+                (self.ctx.source.node_range(e), renamed[e.id])
+                for e in walk(target)
+                if isinstance(e, ast.Name) and e.id in renamed
+            ),
+            key=lambda p: p[0].start.character,
+            reverse=True,
+        )
         first_line = original[0]
         for where, new_name in edits:
             if where.start.line != first - 1:
@@ -277,7 +318,9 @@ class _Selection:
         operator = _OPERATORS.get(type(stmt.op))
         if operator is None or region.force is not None:
             raise Refused(f"the layer's branch updates `{name}` in place")
-        self._note(f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change")
+        self._note(
+            f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change"
+        )
         self._note(BROADCAST_NOTE)
         lines = self.ctx.source.lines
         indent = indent_of(lines[stmt.lineno - 1])
@@ -288,7 +331,12 @@ class _Selection:
             return [f"{indent}{name} = {where}"]
         unit = self.ctx.indent_unit
         original = lines[stmt.lineno - 1 : stmt.end_lineno or stmt.lineno]
-        return [f"{indent}if {flag} is None:", *(unit + line for line in original), f"{indent}else:", f"{indent}{unit}{name} = {where}"]
+        return [
+            f"{indent}if {flag} is None:",
+            *(unit + line for line in original),
+            f"{indent}else:",
+            f"{indent}{unit}{name} = {where}",
+        ]
 
     def _replace_lines(self, stmt: ast.stmt, lines: list[str]) -> TextEdit:
         return TextEdit(self.ctx.line_range(stmt.lineno, stmt.end_lineno or stmt.lineno), "\n".join(lines))

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis import conditions, liveness
 from ..diagnostics import Applicability, Fix
 from ..inference import FunctionAnalysis
-from ..analysis import conditions, liveness
 from .base import FixContext, Refusal, Refused
 from .gate_cond import CondForm, cond_form
 from .gate_recognition import Gate, recognise_gate
@@ -35,7 +35,7 @@ COND_TITLE = "Run the layer only where it is not skipped (`torch.cond`, as `laye
 # Measured (benchmarks/gate_cost.py): in training, `torch.where` costs less than `torch.cond` up to a
 # LayerDrop of about 0.3 (at 0.1: 1.06x against 1.25x of the original), `torch.cond` less above (at 0.5:
 # 1.67x against 1.98x); in eval both run the plain layer.
-WHERE_CHOICE = "cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = \"cond\"` for higher rates"
+WHERE_CHOICE = 'cheaper than `torch.cond` at LayerDrop up to about 0.3; `layer-skip = "cond"` for higher rates'
 
 
 def loop_gate(stmt: ast.stmt, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
@@ -67,11 +67,17 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
         skipped = cond_form(gate, analysis, ctx)
         if isinstance(skipped, CondForm):
             reasons = [*skipped.notes, *(n for n in selected.notes if n != BROADCAST_NOTE)]
-            return Fix(f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *skipped.edits))
+            return Fix(
+                f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *skipped.edits)
+            )
         choice = f"not `torch.cond`: {skipped}"
     reasons = []
     if selected.layer_calls:
         layers = ", ".join(f"`{n}`" for n in selected.layer_calls)
-        reasons.append(f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) shift later ones")
+        reasons.append(
+            f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) shift later ones"
+        )
     reasons.extend(selected.notes)
-    return Fix(f"{TITLE}, {choice} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *selected.edits))
+    return Fix(
+        f"{TITLE}, {choice} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *selected.edits)
+    )

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis import conditions
+from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_message
-from ..analysis import conditions
 from .base import FixContext, Refusal, Refused
 from .deferral import message_in_branch
-from ..analysis.purity import impurity
 from .text import Unmovable, block_text, comments_outside, indent_of, reindented
 
 TITLE = "Drop the check: the masked write changes nothing when the mask has no true element"
@@ -56,18 +56,24 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
         "for autograd (a tensor saved for backward would make backward raise)"
     ]
     if extreme is not None:
-        reasons.append(f"where `{ast.unparse(extreme.left)}` holds a NaN the original skipped the write (its extreme is NaN)")
+        reasons.append(
+            f"where `{ast.unparse(extreme.left)}` holds a NaN the original skipped the write (its extreme is NaN)"
+        )
     edits: list[TextEdit] = []
     indent = indent_of(ctx.source.lines[node.lineno - 1])
     lines = [indent + comment for comment in comments_outside(ctx, node, node.body)]
     condition: str | None = None
-    if any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message(s.value, analysis) for s in node.body):
+    if any(
+        isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and is_message(s.value, analysis) for s in node.body
+    ):
         tested = extreme.left if extreme is not None else mask  # a name of the tree: `extreme` is built here
         if ctx.torch_name is None or analysis.kind(tested) is Kind.NUMPY:
             return None  # the replayed message would need the test as a torch tensor
         # Tested before any write changes what the test reads.
         condition = ctx.fresh_name("cond")
-        lines.append(f"{indent}{condition} = {conditions.tensor_logic(node.test, analysis, ctx.segment, ctx.torch_name)}")
+        lines.append(
+            f"{indent}{condition} = {conditions.tensor_logic(node.test, analysis, ctx.segment, ctx.torch_name)}"
+        )
     for stmt in node.body:
         if stmt in writes:
             for value in _written_values(stmt):

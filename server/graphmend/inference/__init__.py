@@ -15,6 +15,7 @@ functions of one file). Callers use `FunctionAnalysis` and `ModuleAnalysis`.
 
 from .expressions import is_logger_factory
 from .module import ModuleAnalysis
+from .state import ModuleFacts
 from .walk import ExpressionVisitor, FunctionAnalysis
 
-__all__ = ["ExpressionVisitor", "FunctionAnalysis", "ModuleAnalysis", "is_logger_factory"]
+__all__ = ["ExpressionVisitor", "FunctionAnalysis", "ModuleAnalysis", "ModuleFacts", "is_logger_factory"]

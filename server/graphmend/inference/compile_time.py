@@ -20,7 +20,9 @@ class CompileTimeFacts(ExpressionKinds):
         """Dynamo inlines this function into a compiled frame rather than compiling it as one: it is
         reached through a call, or compiled code of another file calls it."""
         entry = self.entry
-        return entry is not None and (entry.called or (self.function is not None and self.function is not entry.function))
+        return entry is not None and (
+            entry.called or (self.function is not None and self.function is not entry.function)
+        )
 
     @property
     def captures(self) -> frozenset[str]:

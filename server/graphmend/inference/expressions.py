@@ -107,8 +107,11 @@ class ExpressionKinds(NameScope):
         return Kind.UNKNOWN
 
     def _compare_kind(self, expr: ast.Compare) -> Kind:
-        if any(isinstance(op, (ast.In, ast.NotIn)) for op in expr.ops) and len(expr.ops) == 1 \
-                and self._is_sequence(expr.comparators[0]):
+        if (
+            any(isinstance(op, (ast.In, ast.NotIn)) for op in expr.ops)
+            and len(expr.ops) == 1
+            and self._is_sequence(expr.comparators[0])
+        ):
             # `t in [1, 2]` compares the value with each item: data (measured on torch 2.13: a
             # branch on it breaks, gb0170 for a tensor, gb0033 for a NumPy number). Sets and dicts
             # hash instead (a tensor's hash is its identity), so they are left out.
@@ -206,10 +209,21 @@ class ExpressionKinds(NameScope):
             if receiver is Kind.LOGGER:
                 return Kind.PYTHON
             if receiver is Kind.NUMPY:
-                return Kind.PYTHON if func.attr in torch_api.SCALAR_METHODS else Kind.NUMPY  # `.item()` breaks, then is Python
-            if receiver is Kind.UNKNOWN and func.attr in torch_api.REDUCTION_METHODS and not self._is_same_file_call(call):
+                return (
+                    Kind.PYTHON if func.attr in torch_api.SCALAR_METHODS else Kind.NUMPY
+                )  # `.item()` breaks, then is Python
+            if (
+                receiver is Kind.UNKNOWN
+                and func.attr in torch_api.REDUCTION_METHODS
+                and not self._is_same_file_call(call)
+            ):
                 return Kind.BOOL_TENSOR if func.attr in torch_api.TENSOR_BOOL_METHODS else Kind.TENSOR
-            if receiver is Kind.UNKNOWN and func.attr in _TENSOR_ONLY_CONVERSIONS and not call.args and not call.keywords:
+            if (
+                receiver is Kind.UNKNOWN
+                and func.attr in _TENSOR_ONLY_CONVERSIONS
+                and not call.args
+                and not call.keywords
+            ):
                 return _TENSOR_ONLY_CONVERSIONS[func.attr]  # `router_probs.bool()`: nothing but a tensor has it
         if self.function is not None:
             regions = self.module.regions
@@ -233,7 +247,11 @@ class ExpressionKinds(NameScope):
 
     def _names_no_dtype(self, arg: ast.expr, method: str) -> bool:
         if method == "view":  # sizes: ints and shapes
-            return self.kind(arg) is Kind.PYTHON and not isinstance(arg, ast.Attribute) and self.qualified_name(arg) is None
+            return (
+                self.kind(arg) is Kind.PYTHON
+                and not isinstance(arg, ast.Attribute)
+                and self.qualified_name(arg) is None
+            )
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             return True  # a device name: `.to("cuda")`
         if isinstance(arg, ast.Attribute) and arg.attr == "device":
@@ -266,11 +284,12 @@ _TENSOR_ONLY_CONVERSIONS = {"bool": Kind.BOOL_TENSOR, "long": Kind.TENSOR}
 
 
 def _as_tuple(call: ast.Call) -> bool:
-    return any(k.arg == "as_tuple" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)
+    return any(
+        k.arg == "as_tuple" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords
+    )
 
 
 def _is_non_numeric_literal(expr: ast.expr) -> bool:
     if isinstance(expr, ast.JoinedStr):
         return True
     return isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, (str, bytes)))
-

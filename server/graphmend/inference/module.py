@@ -5,7 +5,7 @@ parameters callers pass NumPy values."""
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..kinds import Env, Kind, join
 from ..regions import CompiledRegions
@@ -106,8 +106,9 @@ class ModuleAnalysis:
             probe = FunctionAnalysis(self, None)
             for caller in self.index.all_functions:
                 calls = list(self.regions.same_file_calls(caller))
-                if not calls or not any((probe.qualified_name(c.func) or "").startswith("numpy.")
-                                        for c in self.regions.calls_in(caller)):  # its own body's calls
+                if not calls or not any(
+                    (probe.qualified_name(c.func) or "").startswith("numpy.") for c in self.regions.calls_in(caller)
+                ):  # its own body's calls
                     continue
                 for call, callee in calls:
                     self._numpy_callers.setdefault(id(callee.node), []).append((caller, call))
@@ -203,7 +204,11 @@ def _assignments_and_calls(body: list[ast.stmt]) -> Iterator[ast.Assign | ast.Ca
 
 def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -> str:  # "?" unless `Ctor(...)`
     if isinstance(value, ast.Call):
-        if isinstance(value.func, ast.Name) and value.func.id in index.classes and value.func.id not in probe.shadowed_names:
+        if (
+            isinstance(value.func, ast.Name)
+            and value.func.id in index.classes
+            and value.func.id not in probe.shadowed_names
+        ):
             return value.func.id
         qualname = probe.qualified_name(value.func)
         if qualname is not None:

@@ -73,7 +73,11 @@ class ParameterKinds(CompileTimeFacts):
     def annotation_kind(self, annotation: ast.expr) -> Kind:
         if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
             return Kind.PYTHON if self.index.is_builtin(annotation.id) else Kind.UNKNOWN
-        if isinstance(annotation, ast.Name) and annotation.id in _CONTAINER_ANNOTATIONS and self.index.is_builtin(annotation.id):
+        if (
+            isinstance(annotation, ast.Name)
+            and annotation.id in _CONTAINER_ANNOTATIONS
+            and self.index.is_builtin(annotation.id)
+        ):
             return Kind.CONTAINER
         if isinstance(annotation, ast.Constant) and annotation.value is None:
             return Kind.NONE
@@ -91,7 +95,8 @@ class ParameterKinds(CompileTimeFacts):
                     result = join(result, kind)
                 return result
             if origin in _CONTAINER_ANNOTATIONS or (
-                isinstance(annotation.value, ast.Name) and annotation.value.id in _CONTAINER_ANNOTATIONS
+                isinstance(annotation.value, ast.Name)
+                and annotation.value.id in _CONTAINER_ANNOTATIONS
                 and self.index.is_builtin(annotation.value.id)
             ):
                 return Kind.CONTAINER

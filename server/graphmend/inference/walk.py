@@ -13,6 +13,7 @@ from ..semantics import FunctionInfo, child_nodes
 from .parameters import ParameterKinds
 from .state import ModuleFacts
 
+
 class ExpressionVisitor(Protocol):
     def __call__(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> None: ...
 
@@ -110,9 +111,12 @@ class FunctionAnalysis(ParameterKinds):
         makes `row` and `n` rows of tensors."""
         call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
         pairs: list[tuple[ast.expr, ast.expr | None]] = []
-        if call is not None and isinstance(target, (ast.Tuple, ast.List)) and not any(
-            isinstance(e, ast.Starred) for e in [*target.elts, *call.args]
-        ) and self.is_builtin(call.func.id):  # type: ignore[attr-defined]
+        if (
+            call is not None
+            and isinstance(target, (ast.Tuple, ast.List))
+            and not any(isinstance(e, ast.Starred) for e in [*target.elts, *call.args])
+            and self.is_builtin(call.func.id)  # type: ignore[attr-defined]
+        ):
             if call.func.id == "enumerate" and len(call.args) == 1 and len(target.elts) == 2:  # type: ignore[attr-defined]
                 pairs = [(target.elts[0], None), (target.elts[1], call.args[0])]
             elif call.func.id == "zip" and call.args and len(call.args) == len(target.elts):  # type: ignore[attr-defined]
@@ -138,8 +142,10 @@ class FunctionAnalysis(ParameterKinds):
                 return
             element_kind = Kind.TENSOR if kind.is_tensor else Kind.UNKNOWN
             for element in target.elts:
-                self._bind(element.value if isinstance(element, ast.Starred) else element,
-                           Kind.UNKNOWN if isinstance(element, ast.Starred) else element_kind)
+                self._bind(
+                    element.value if isinstance(element, ast.Starred) else element,
+                    Kind.UNKNOWN if isinstance(element, ast.Starred) else element_kind,
+                )
         elif isinstance(target, ast.Starred):
             self._bind(target.value, Kind.UNKNOWN)
 
@@ -170,7 +176,9 @@ class FunctionAnalysis(ParameterKinds):
             if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.left, ast.Name)):
                 continue
             right = part.comparators[0]
-            if not (isinstance(right, ast.Constant) and right.value is None and isinstance(part.ops[0], (ast.Is, ast.IsNot))):
+            if not (
+                isinstance(right, ast.Constant) and right.value is None and isinstance(part.ops[0], (ast.Is, ast.IsNot))
+            ):
                 continue
             name = part.left.id
             known = self.name_kind(name)
@@ -184,14 +192,20 @@ class FunctionAnalysis(ParameterKinds):
     def _tensor_instance_test(self, test: ast.expr) -> str | None:
         """The name `isinstance(name, torch.Tensor)` tests, if `test` is that call."""
         if (
-            isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
-            and self.is_builtin("isinstance") and len(test.args) == 2 and isinstance(test.args[0], ast.Name)
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and self.is_builtin("isinstance")
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
             and self.qualified_name(test.args[1]) == "torch.Tensor"
         ):
             return test.args[0].id
         return None
 
-    def _branch(self, body: list[ast.stmt], narrowed: Env | None = None, guard: tuple[ast.expr, bool] | None = None) -> Env:
+    def _branch(
+        self, body: list[ast.stmt], narrowed: Env | None = None, guard: tuple[ast.expr, bool] | None = None
+    ) -> Env:
         saved = self.env
         self.env = {**saved, **(narrowed or {})}
         self._kinds.clear()

@@ -7,7 +7,7 @@ import logging
 import os
 import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from .. import __version__
 
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for the thread blocked reading stdin."""
         server.worker.close()
         sys.stderr.flush()
-        os._exit(0 if server.protocol._shutdown else 1)  # type: ignore[attr-defined]
+        os._exit(0 if server.protocol._shutdown else 1)
 
     signal.signal(signal.SIGTERM, terminate)
     if args.tcp:

@@ -25,7 +25,10 @@ async def analyse(ls: GraphmendServer, paths: list[Path], pool: ProcessPoolExecu
     loop = asyncio.get_running_loop()
     jobs = [(str(p), ls.index.context_for(p)) for p in paths if from_fs_path(str(p)) not in ls.workspace.text_documents]
     chunks = [jobs[i : i + FILES_PER_JOB] for i in range(0, len(jobs), FILES_PER_JOB)]
-    runs = [loop.run_in_executor(pool or ls.worker.pool(), check_closed_files, chunk, ls.options.overrides) for chunk in chunks]
+    runs = [
+        loop.run_in_executor(pool or ls.worker.pool(), check_closed_files, chunk, ls.options.overrides)
+        for chunk in chunks
+    ]
     for finished in asyncio.as_completed(runs):
         for closed in await finished:
             _publish(ls, closed)
@@ -33,8 +36,11 @@ async def analyse(ls: GraphmendServer, paths: list[Path], pool: ProcessPoolExecu
 
 async def refresh(ls: GraphmendServer) -> None:
     """Analyse again the closed files with diagnostics whose project context changed."""
-    stale = [path for uri, (context, _) in ls.closed_diagnostics.items()
-             if (path := path_of(uri)) is not None and ls.index.context_for(path) != context]
+    stale = [
+        path
+        for uri, (context, _) in ls.closed_diagnostics.items()
+        if (path := path_of(uri)) is not None and ls.index.context_for(path) != context
+    ]
     await analyse(ls, stale, None)
 
 

@@ -35,21 +35,29 @@ def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[ty
         for index, diagnostic in enumerate(result.diagnostics):
             if diagnostic.range.end < start or diagnostic.range.start > end:
                 continue
-            lsp_diagnostic = to_lsp_diagnostic(uri, result, index, ls.workspace.position_codec,
-                                               ls.client_supports.related_information)
+            lsp_diagnostic = to_lsp_diagnostic(
+                uri, result, index, ls.workspace.position_codec, ls.client_supports.related_information
+            )
             if diagnostic.fix is not None:
                 actions.append(_quick_fix(ls, uri, result, index, lsp_diagnostic))
             ignore = _ignore_action(ls, uri, result, diagnostic, lsp_diagnostic)
             if ignore is not None:
                 actions.append(ignore)
-    if wants_fix_all and any(d.fix is not None and d.fix.applicability is Applicability.SAFE for d in result.diagnostics):
-        action = types.CodeAction(title="graphmend: apply all safe fixes", kind=FIX_ALL_KIND,
-                                  data={"uri": uri, "version": result.version, "fixAll": True})
+    if wants_fix_all and any(
+        d.fix is not None and d.fix.applicability is Applicability.SAFE for d in result.diagnostics
+    ):
+        action = types.CodeAction(
+            title="graphmend: apply all safe fixes",
+            kind=FIX_ALL_KIND,
+            data={"uri": uri, "version": result.version, "fixAll": True},
+        )
         actions.append(action if ls.client_supports.lazy_code_actions else _resolve(ls, action))
     return actions
 
 
-def _quick_fix(ls: GraphmendServer, uri: str, result: Analysis, index: int, lsp_diagnostic: types.Diagnostic) -> types.CodeAction:
+def _quick_fix(
+    ls: GraphmendServer, uri: str, result: Analysis, index: int, lsp_diagnostic: types.Diagnostic
+) -> types.CodeAction:
     fix = result.diagnostics[index].fix
     assert fix is not None
     action = types.CodeAction(
@@ -115,18 +123,25 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
         safe = [d.fix for d in result.diagnostics if d.fix is not None and d.fix.applicability is Applicability.SAFE]
         fixed_text, applied = apply_fixes(result.text, safe)
         if applied and fixed_text != result.text:
-            action.edit = whole_document_edit(uri, result, fixed_text, ls.workspace.position_codec,
-                                              ls.client_supports.versioned_edits)
+            action.edit = whole_document_edit(
+                uri, result, fixed_text, ls.workspace.position_codec, ls.client_supports.versioned_edits
+            )
         return action
     index = data.get("index")
     if isinstance(index, int) and 0 <= index < len(result.diagnostics) and result.diagnostics[index].fix is not None:
-        action.edit = fix_edit(uri, result, result.diagnostics[index].fix, ls.workspace.position_codec,  # type: ignore[arg-type]
-                               ls.client_supports.versioned_edits)
+        action.edit = fix_edit(
+            uri,
+            result,
+            result.diagnostics[index].fix,  # type: ignore[arg-type]
+            ls.workspace.position_codec,
+            ls.client_supports.versioned_edits,
+        )
     return action
 
 
-def _resolve_in_notebook(ls: GraphmendServer, action: types.CodeAction, notebook_uri: str, uri: str,
-                         data: dict) -> types.CodeAction:
+def _resolve_in_notebook(
+    ls: GraphmendServer, action: types.CodeAction, notebook_uri: str, uri: str, data: dict
+) -> types.CodeAction:
     """A fix in a notebook cell, applied to the notebook's module (a deferred logger's helper goes
     after the imports, maybe in another cell; IPython lines stay as they were): edits on every
     cell it changes."""

@@ -24,19 +24,29 @@ async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any
     notebook = ls.notebook_of(uri) if uri else None
     if notebook is not None:
         analysis = ls.current_notebook(notebook.uri)
-        changed, applied = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), False) if analysis else (None, 0)
+        changed, applied = (
+            notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), False) if analysis else (None, 0)
+        )
         if analysis is None or changed is None:
             return {"applied": 0}
         edit = cells_edit(analysis, changed, ls.workspace.position_codec, ls.client_supports.versioned_edits)
-        answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all"))
+        answer = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all")
+        )
         return {"applied": applied if answer.applied else 0}
     result = ls.current(uri) if uri else None
-    if result is None:
+    if uri is None or result is None:
         return {"applied": 0}
-    fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=False)  # type: ignore[arg-type]
+    fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=False)
     if fixed.error is not None or fixed.fixed == result.text:
         return {"applied": 0, "error": fixed.error}
-    edit = whole_document_edit(uri, result, fixed.fixed, ls.workspace.position_codec, ls.client_supports.versioned_edits)  # type: ignore[arg-type]
+    edit = whole_document_edit(
+        uri,
+        result,
+        fixed.fixed,
+        ls.workspace.position_codec,
+        ls.client_supports.versioned_edits,
+    )
     answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all"))
     return {"applied": fixed.applied if answer.applied else 0}
 
@@ -50,7 +60,7 @@ def show_fix_diff(ls: GraphmendServer, *arguments: Any) -> str:
     if notebook is not None:
         analysis = ls.current_notebook(notebook.uri)
         changed = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), unsafe)[0] if analysis else None
-        name = Path(path_of(notebook.uri) or "notebook.ipynb").name  # type: ignore[arg-type]
+        name = Path(path_of(notebook.uri) or "notebook.ipynb").name
         ordered = sorted((changed or {}).items(), key=lambda item: item[0].number)
         return "".join(notebooks.cell_diff(name, [(cell.number, cell.text, text) for cell, text in ordered]))
     result = ls.current(uri) if uri else None
@@ -58,7 +68,9 @@ def show_fix_diff(ls: GraphmendServer, *arguments: Any) -> str:
         return ""
     fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=unsafe)  # type: ignore[arg-type]
     name = Path(path_of(uri) or "file.py").name  # type: ignore[arg-type]
-    return "".join(difflib.unified_diff(result.text.splitlines(True), fixed.fixed.splitlines(True), f"a/{name}", f"b/{name}"))
+    return "".join(
+        difflib.unified_diff(result.text.splitlines(True), fixed.fixed.splitlines(True), f"a/{name}", f"b/{name}")
+    )
 
 
 @server.command(COMMAND_VERIFY)

@@ -75,6 +75,7 @@ class NotebookAnalysis:
 
     def cell_analysis(self, uri: str) -> Analysis | None:
         return self.cells.get(unquote(uri))
+
     settings: api.Settings
     context: api.ProjectContext
 
@@ -92,8 +93,9 @@ def split(snap: Snapshot, module: Analysis, path: Path | None) -> NotebookAnalys
     for number, found in per_cell.items():
         cell = snap.cell(number)
         ordered = tuple(sorted(found, key=lambda d: d.range.start))
-        cells[unquote(cell.uri)] = Analysis(cell.version, cell.text, SourceText(cell.text).lines, ordered, module.settings,
-                                   module.context)
+        cells[unquote(cell.uri)] = Analysis(
+            cell.version, cell.text, SourceText(cell.text).lines, ordered, module.settings, module.context
+        )
     return NotebookAnalysis(snap, tuple(diagnostics), cells, module.settings, module.context)
 
 

@@ -74,8 +74,9 @@ async def _analyse_notebook(ls: GraphmendServer, uri: str) -> None:
                 publish(ls, cell.uri, result)
 
 
-async def _analysis(ls: GraphmendServer, text: str, version: int | None, path: Path | None,
-                    settings: api.Settings) -> Analysis:
+async def _analysis(
+    ls: GraphmendServer, text: str, version: int | None, path: Path | None, settings: api.Settings
+) -> Analysis:
     """A text's analysis in the worker, with the project's context; one over the size limit is
     refused at once, and its text never goes to the worker."""
     if api.too_large(text, settings):
@@ -86,7 +87,9 @@ async def _analysis(ls: GraphmendServer, text: str, version: int | None, path: P
 
 def publish(ls: GraphmendServer, uri: str, result: Analysis) -> None:
     diagnostics = to_lsp_diagnostics(uri, result, ls.workspace.position_codec, ls.client_supports.related_information)
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diagnostics))
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, version=result.version, diagnostics=diagnostics)
+    )
 
 
 def clear_diagnostics(ls: GraphmendServer, uri: str) -> None:
@@ -120,7 +123,8 @@ async def _summarize(ls: GraphmendServer, uri: str) -> None:
     runner = ls.executor if len(text) <= SUMMARY_IN_SERVER_MAX_CHARS else ls.worker.pool()
     try:
         summary = await asyncio.get_running_loop().run_in_executor(
-            runner, api.summarize_source, text, path, ls.settings_for(path))
+            runner, api.summarize_source, text, path, ls.settings_for(path)
+        )
     except BrokenProcessPool:
         return  # the worker was replaced: the next edit asks again
     still_current = ls.is_open(uri) and ls.workspace.get_text_document(uri).source == text
@@ -137,7 +141,11 @@ async def _refresh_contexts(ls: GraphmendServer) -> None:
     await ls.project_ready()
     for uri in list(ls.workspace.text_documents):
         result = ls.results.get(uri)
-        if result is not None and result.context != ls.index.context_for(path_of(uri)) and uri not in ls.pending_analyses:
+        if (
+            result is not None
+            and result.context != ls.index.context_for(path_of(uri))
+            and uri not in ls.pending_analyses
+        ):
             schedule(ls, uri)
     if ls.options.closed_files and ls.index.built:
         await closed_files.refresh(ls)

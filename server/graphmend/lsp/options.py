@@ -30,8 +30,19 @@ _SETTING_KEYS = {
     "cudaGraphs": "cuda-graphs",
     "cuda-graphs": "cuda-graphs",
 }
-_SERVER_KEYS = {"run", "debounce", "debounceMs", "trace", "path", "interpreter", "logLevel", "enable", "workerIdleSeconds",
-                "index", "closedFiles"}
+_SERVER_KEYS = {
+    "run",
+    "debounce",
+    "debounceMs",
+    "trace",
+    "path",
+    "interpreter",
+    "logLevel",
+    "enable",
+    "workerIdleSeconds",
+    "index",
+    "closedFiles",
+}
 
 
 @dataclass(frozen=True)
@@ -79,7 +90,7 @@ def parse_options(raw: Any) -> EditorOptions:
             if value in ("onType", "onSave"):
                 run = value
             else:
-                problems.append(f"settings: `run` must be \"onType\" or \"onSave\", not {value!r}")
+                problems.append(f'settings: `run` must be "onType" or "onSave", not {value!r}')
         elif key in ("debounce", "debounceMs"):
             if isinstance(value, int) and 0 <= value <= 10_000:
                 debounce = value

@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, BinaryIO, Generator
+from collections.abc import Generator
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcParseError
@@ -69,7 +70,9 @@ class GraphmendProtocol(LanguageServerProtocol):
             self._initialize_seen = True
         elif not self._initialize_seen and method != types.EXIT and method is not None:
             if is_request:
-                self._error(msg_id, SERVER_NOT_INITIALIZED, "the server is not initialized yet: send `initialize` first")
+                self._error(
+                    msg_id, SERVER_NOT_INITIALIZED, "the server is not initialized yet: send `initialize` first"
+                )
             return
         if self._shutdown and method != types.EXIT and method is not None:
             if is_request:

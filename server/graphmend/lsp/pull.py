@@ -13,7 +13,9 @@ from .session.state import GraphmendServer, server
 
 
 @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, DIAGNOSTIC_OPTIONS)
-async def pull_diagnostics(ls: GraphmendServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+async def pull_diagnostics(
+    ls: GraphmendServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
     uri = params.text_document.uri
     if not ls.is_open(uri):
         return types.RelatedFullDocumentDiagnosticReport(items=[])  # closed: nothing to show
@@ -34,7 +36,9 @@ async def pull_diagnostics(ls: GraphmendServer, params: types.DocumentDiagnostic
 
 
 @server.feature(types.WORKSPACE_DIAGNOSTIC)
-async def workspace_diagnostics(ls: GraphmendServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+async def workspace_diagnostics(
+    ls: GraphmendServer, params: types.WorkspaceDiagnosticParams
+) -> types.WorkspaceDiagnosticReport:
     """Open documents' current diagnostics, and closed files' when `closedFiles` is on."""
     codec, related_information = ls.workspace.position_codec, ls.client_supports.related_information
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
@@ -43,15 +47,23 @@ async def workspace_diagnostics(ls: GraphmendServer, params: types.WorkspaceDiag
         for cell in analysis.snapshot.cells if analysis is not None else ():
             found = analysis.cell_analysis(cell.uri)  # type: ignore[union-attr]
             if found is not None:  # under the uri the client gave the cell
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(
-                    uri=cell.uri, items=to_lsp_diagnostics(cell.uri, found, codec, related_information), version=found.version))
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=cell.uri,
+                        items=to_lsp_diagnostics(cell.uri, found, codec, related_information),
+                        version=found.version,
+                    )
+                )
     for uri in list(ls.workspace.text_documents):
         if ls.notebook_of(uri) is not None:
             continue  # a notebook cell: above
         result = ls.current(uri)
         if result is not None:
-            items.append(types.WorkspaceFullDocumentDiagnosticReport(
-                uri=uri, items=to_lsp_diagnostics(uri, result, codec, related_information), version=result.version))
+            items.append(
+                types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=to_lsp_diagnostics(uri, result, codec, related_information), version=result.version
+                )
+            )
     for uri, (_, diagnostics) in list(ls.closed_diagnostics.items()):
         items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diagnostics, version=None))
     return types.WorkspaceDiagnosticReport(items=items)

@@ -56,13 +56,21 @@ class Analysis:
     summary: api.ModuleSummary | None = None  # the text's part of the project graph
 
 
-def analyse(text: str, version: int | None, path: Path | None, settings: api.Settings,
-            context: api.ProjectContext = api.ProjectContext(), summarize: bool = False) -> Analysis:
+def analyse(
+    text: str,
+    version: int | None,
+    path: Path | None,
+    settings: api.Settings,
+    context: api.ProjectContext = api.ProjectContext(),  # noqa: B008 (frozen: one shared empty context)
+    summarize: bool = False,
+) -> Analysis:
     """Diagnostics of a document's text in its project `context`, and with `summarize` the text's
     summary (for the workspace index: what this file calls and compiles may change other files'
     findings; computed when the editor pauses, not on every keystroke)."""
     if api.too_large(text, settings):  # at most one note, at the start: the first line is all positions need
-        return Analysis(version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings)
+        return Analysis(
+            version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings
+        )
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
     cache = _unit_cache(path, settings)
@@ -117,7 +125,9 @@ def check_closed_files(jobs: list[tuple[str, api.ProjectContext]], overrides: di
         except api.SourceError:
             found.append(ClosedFile(name, context, (), {}))
             continue
-        diagnostics = tuple(replace(d, fix=None) for d in api.check_source(text, path, _settings(path, overrides), context))
+        diagnostics = tuple(
+            replace(d, fix=None) for d in api.check_source(text, path, _settings(path, overrides), context)
+        )
         lines = SourceText(text).lines
         touched = {n for d in diagnostics for n in (d.range.start.line, d.range.end.line)}
         found.append(ClosedFile(name, context, diagnostics, {n: lines[n] for n in touched if n < len(lines)}))

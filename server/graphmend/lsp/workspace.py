@@ -29,7 +29,9 @@ MAX_INDEXED_FILES = 20_000  # a workspace folder bigger than this (a home folder
 
 
 def workspace_roots(ls: GraphmendServer) -> list[Path]:
-    uris = [folder.uri for folder in ls.workspace.folders.values()] or ([ls.workspace.root_uri] if ls.workspace.root_uri else [])
+    uris = [folder.uri for folder in ls.workspace.folders.values()] or (
+        [ls.workspace.root_uri] if ls.workspace.root_uri else []
+    )
     roots = []
     for uri in uris:
         path = path_of(uri)
@@ -53,9 +55,15 @@ async def _register_watchers(ls: GraphmendServer) -> None:
     if not ls.client_supports.watched_files_registration:
         return
     try:
-        await ls.client_register_capability_async(types.RegistrationParams(registrations=[
-            types.Registration(id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=WATCHED_FILES)
-        ]))
+        await ls.client_register_capability_async(
+            types.RegistrationParams(
+                registrations=[
+                    types.Registration(
+                        id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=WATCHED_FILES
+                    )
+                ]
+            )
+        )
     except Exception as error:  # noqa: BLE001 - a client that refuses: saves still update the index
         ls.log(types.MessageType.Info, f"graphmend: file watchers not registered ({error})")
 
@@ -68,8 +76,10 @@ async def build(ls: GraphmendServer) -> None:
     files, _ = await loop.run_in_executor(ls.executor, api.discover, ls.index.roots)
     names = [str(f) for f in files if f.suffix == ".py"]
     if len(names) > MAX_INDEXED_FILES:
-        ls.log(types.MessageType.Warning, f"graphmend: {len(names)} Python files in the workspace; "
-                                          f"indexing the first {MAX_INDEXED_FILES}")
+        ls.log(
+            types.MessageType.Warning,
+            f"graphmend: {len(names)} Python files in the workspace; indexing the first {MAX_INDEXED_FILES}",
+        )
         names = names[:MAX_INDEXED_FILES]
     progress = await _begin_progress(ls, len(names))
     pool = index_pool()
@@ -104,8 +114,12 @@ async def _begin_progress(ls: GraphmendServer, total: int) -> Any:
         await ls.work_done_progress.create_async(token)
     except Exception:  # noqa: BLE001 - no progress then
         return lambda done, message=None: None
-    ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-        title="graphmend: indexing the workspace", message=f"0/{total} files", percentage=0, cancellable=False))
+    ls.work_done_progress.begin(
+        token,
+        types.WorkDoneProgressBegin(
+            title="graphmend: indexing the workspace", message=f"0/{total} files", percentage=0, cancellable=False
+        ),
+    )
     last = [0]
 
     def report(done: int, message: str | None = None) -> None:
@@ -115,7 +129,9 @@ async def _begin_progress(ls: GraphmendServer, total: int) -> Any:
         percentage = done * 100 // max(total, 1)
         if percentage >= last[0] + 5:
             last[0] = percentage
-            ls.work_done_progress.report(token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percentage))
+            ls.work_done_progress.report(
+                token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percentage)
+            )
 
     return report
 
@@ -139,8 +155,11 @@ async def reindex(ls: GraphmendServer, paths: Iterable[Path]) -> None:
     for name, summary in found:
         changed |= ls.index.update(Path(name), summary, from_open_document=False)
     await ls.project_ready()
-    ls.log(types.MessageType.Log, f"graphmend: re-indexed {len(paths)} file(s) in {(time.perf_counter() - started) * 1000:.0f} ms"
-                                  f"{'' if changed else ' (call graph unchanged)'}")
+    ls.log(
+        types.MessageType.Log,
+        f"graphmend: re-indexed {len(paths)} file(s) in {(time.perf_counter() - started) * 1000:.0f} ms"
+        f"{'' if changed else ' (call graph unchanged)'}",
+    )
     if changed:
         open_documents.refresh_contexts(ls)
     if ls.options.closed_files:

@@ -28,7 +28,19 @@ from .records import (
 from .scope_facts import UNKNOWN_VALUE, bound_names
 
 __all__ = [
-    "CAPTURE_SETTINGS", "CONFIG_PATCH", "CUDA_GRAPH_MODES", "FORWARD_IS_COMPILED", "UNKNOWN_VALUE", "CompiledRegions",
-    "Entry", "ExternalEntry", "ExternalRef", "Origin", "ProjectContext", "Reach", "bound_names", "compile_call_lines",
+    "CAPTURE_SETTINGS",
+    "CONFIG_PATCH",
+    "CUDA_GRAPH_MODES",
+    "FORWARD_IS_COMPILED",
+    "UNKNOWN_VALUE",
+    "CompiledRegions",
+    "Entry",
+    "ExternalEntry",
+    "ExternalRef",
+    "Origin",
+    "ProjectContext",
+    "Reach",
+    "bound_names",
+    "compile_call_lines",
     "cuda_graph_request",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .entries import EntryFinder
@@ -17,7 +17,10 @@ class CompiledRegions(EntryFinder):
     """Finds compiled entries of a module and the functions reachable from them."""
 
     def __init__(
-        self, index: ModuleIndex, module_forward_is_compiled: bool = True, context: ProjectContext | None = None,
+        self,
+        index: ModuleIndex,
+        module_forward_is_compiled: bool = True,
+        context: ProjectContext | None = None,
         compile_lines: list[int] | None = None,
         callees: Callable[[CompiledRegions, FunctionInfo], list[FunctionInfo]] | None = None,
     ) -> None:
@@ -74,7 +77,9 @@ class CompiledRegions(EntryFinder):
         for node in self._calls(function):
             yield from (self._same_file_targets(node, function) or ((), None))[0]
 
-    def _same_file_targets(self, call: ast.Call, scope: FunctionInfo) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+    def _same_file_targets(
+        self, call: ast.Call, scope: FunctionInfo
+    ) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
         """What a call runs when this file says: the function or module `forward` it resolves to,
         or the functions `self.fn(...)` is bound to (with the imported table or function, if so)."""
         callee = self.resolve_call(call, scope) or self.module_call_target(call, scope)
@@ -83,7 +88,9 @@ class CompiledRegions(EntryFinder):
         return self.attribute_functions(call, scope)
 
     def call_edges(
-        self, function: FunctionInfo, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None = None,
+        self,
+        function: FunctionInfo,
+        tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None = None,
     ) -> tuple[list[FunctionInfo], list[ExternalRef]]:
         """What `function` calls: same-file functions, and calls that leave the file (with the
         arguments `tensor_arguments` says are tensors, for a call of a function)."""
@@ -102,7 +109,9 @@ class CompiledRegions(EntryFinder):
         return local, external
 
 
-def _with_tensors(ref: ExternalRef, call: ast.Call, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None) -> ExternalRef:
+def _with_tensors(
+    ref: ExternalRef, call: ast.Call, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None
+) -> ExternalRef:
     if tensor_arguments is None or ref.kind not in ("call", "table"):
         return ref
     tensors = tensor_arguments(call)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .records import CAPTURE_SETTINGS, CONFIG_PATCH, CUDA_GRAPH_MODES, FORWARD_IS_COMPILED, Entry, ExternalRef
@@ -21,8 +21,10 @@ def _guess_note(cls: ClassInfo) -> str:
     """Why a class whose bases graphmend cannot see is taken for an nn.Module (`ModuleIndex._unseen_base`)."""
     if cls.guessed_from is None:
         return ""
-    return (f"; `{cls.name}` is taken for an nn.Module: it defines `forward` and its base `{cls.guessed_from}` "
-            "is in no checked file (name such bases in the `module-bases` setting)")
+    return (
+        f"; `{cls.name}` is taken for an nn.Module: it defines `forward` and its base `{cls.guessed_from}` "
+        "is in no checked file (name such bases in the `module-bases` setting)"
+    )
 
 
 class EntryFinder(CallResolution):
@@ -105,8 +107,16 @@ class EntryFinder(CallResolution):
             reached = self.index.function_by_qualname(external.qualname)
             if reached is None:
                 continue
-            entry = Entry(reached, external.why, reached.node, everywhere, external.origin, external.via,
-                          external.called, external.cuda_graphs)
+            entry = Entry(
+                reached,
+                external.why,
+                reached.node,
+                everywhere,
+                external.origin,
+                external.via,
+                external.called,
+                external.cuda_graphs,
+            )
             if id(reached.node) not in seen:
                 seen.add(id(reached.node))
                 entries.append(entry)
@@ -124,7 +134,8 @@ class EntryFinder(CallResolution):
         if self.index.qualified_name(expr.func, shadowed) != CONFIG_PATCH:
             return frozenset()
         return frozenset(
-            k.arg for k in expr.keywords
+            k.arg
+            for k in expr.keywords
             if k.arg in CAPTURE_SETTINGS and isinstance(k.value, ast.Constant) and k.value.value is True
         )
 
@@ -198,7 +209,11 @@ def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[
     if not present:
         return []  # most files: a substring search instead of a regular expression per line
     pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, present))) + r")\s*(?:\(|\\?$)")
-    return [number for number, line in enumerate(lines, start=1) if any(name in line for name in present) and pattern.search(line)]
+    return [
+        number
+        for number, line in enumerate(lines, start=1)
+        if any(name in line for name in present) and pattern.search(line)
+    ]
 
 
 def cuda_graph_request(site: ast.AST) -> str | None:
@@ -212,8 +227,12 @@ def cuda_graph_request(site: ast.AST) -> str | None:
     options = _keyword(site, "options")
     if isinstance(options, ast.Dict):
         for key, value in zip(options.keys, options.values):
-            if (isinstance(key, ast.Constant) and key.value == "triton.cudagraphs"
-                    and isinstance(value, ast.Constant) and value.value is True):
+            if (
+                isinstance(key, ast.Constant)
+                and key.value == "triton.cudagraphs"
+                and isinstance(value, ast.Constant)
+                and value.value is True
+            ):
                 return f'options={{"triton.cudagraphs": True}} at line {site.lineno}'
     return None
 

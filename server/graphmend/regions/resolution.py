@@ -11,8 +11,26 @@ from .records import ExternalRef, ProjectContext
 from .scope_facts import ScopeFacts
 
 # nn.Module methods that return the module itself: `torch.compile(Model().cuda())` compiles a `Model`.
-_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16", "type",
-                           "requires_grad_", "share_memory", "to_empty", "xpu", "mps", "ipu"})
+_RETURNS_SELF = frozenset(
+    {
+        "to",
+        "cuda",
+        "cpu",
+        "eval",
+        "train",
+        "half",
+        "float",
+        "double",
+        "bfloat16",
+        "type",
+        "requires_grad_",
+        "share_memory",
+        "to_empty",
+        "xpu",
+        "mps",
+        "ipu",
+    }
+)
 
 
 class CallResolution(ScopeFacts):
@@ -48,7 +66,11 @@ class CallResolution(ScopeFacts):
     def _instance_of(self, expr: ast.expr, scope: FunctionInfo | None) -> ClassInfo | str | None:
         if isinstance(expr, ast.Call):
             func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF and isinstance(func.value, (ast.Call, ast.Name)):
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in _RETURNS_SELF
+                and isinstance(func.value, (ast.Call, ast.Name))
+            ):
                 found = self._instance_of(func.value, scope)  # `Model().cuda()`, `model.to(device).eval()`
                 if found is not None:
                     return found
@@ -92,7 +114,9 @@ class CallResolution(ScopeFacts):
         key = id(scope.node) if scope else 0
         if key not in self._instances:
             found: dict[str, ClassInfo | str] = {}
-            self._instances[key] = found  # `m = m.to(device)` asks while the table is built: it sees what is found so far
+            self._instances[key] = (
+                found  # `m = m.to(device)` asks while the table is built: it sees what is found so far
+            )
             for node in self._assignments(scope):
                 if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                     constructed = self._instance_of(node.value, scope)
@@ -111,11 +135,17 @@ class CallResolution(ScopeFacts):
                 for node in self._assignments(method):
                     constructed = self._constructed(node.value.func, method)  # type: ignore[attr-defined]
                     for target in node.targets:
-                        if constructed is not None and isinstance(target, ast.Attribute) and method.is_self(target.value):
+                        if (
+                            constructed is not None
+                            and isinstance(target, ast.Attribute)
+                            and method.is_self(target.value)
+                        ):
                             found[target.attr] = constructed
         return self._attribute_instances[id(cls.node)]
 
-    def _class_attribute_functions(self, cls: ClassInfo) -> dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]:
+    def _class_attribute_functions(
+        self, cls: ClassInfo
+    ) -> dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]:
         """`self.fn = TABLE[key]` (a module-level dict of functions) or `self.fn = function` in the
         class's methods → what `self.fn(...)` may run: functions of this file, or the imported
         table or function. An attribute bound to anything else as well is left out."""
@@ -141,7 +171,9 @@ class CallResolution(ScopeFacts):
         self._attribute_functions[key] = {name: value for name, value in found.items() if name not in other}
         return self._attribute_functions[key]
 
-    def _function_value(self, value: ast.expr, scope: FunctionInfo) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+    def _function_value(
+        self, value: ast.expr, scope: FunctionInfo
+    ) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
         """A function `value` names: `function`, `TABLE[key]` (one of the table's), or an imported one."""
         looked_up = isinstance(value, ast.Subscript)
         name = value.value if isinstance(value, ast.Subscript) else value
@@ -156,7 +188,9 @@ class CallResolution(ScopeFacts):
             return None
         return (), ExternalRef("table" if looked_up else "call", qualname)
 
-    def attribute_functions(self, call: ast.Call, scope: FunctionInfo) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+    def attribute_functions(
+        self, call: ast.Call, scope: FunctionInfo
+    ) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
         """What `self.fn(...)` runs when the class binds `self.fn` to a function (see above)."""
         func = call.func
         owner = scope.method.owner if scope.method else None
@@ -189,7 +223,11 @@ class CallResolution(ScopeFacts):
                 if method is not None:
                     return method
             return None
-        if isinstance(receiver, ast.Name) and receiver.id not in scope.local_names and receiver.id in self.index.classes:
+        if (
+            isinstance(receiver, ast.Name)
+            and receiver.id not in scope.local_names
+            and receiver.id in self.index.classes
+        ):
             return self.index.classes[receiver.id].find_method(func.attr)
         cls = self._instance_class(receiver, scope)
         if cls is not None:
@@ -223,10 +261,19 @@ class CallResolution(ScopeFacts):
             return ExternalRef("method", owner, func.attr)
         cls = scope.method.owner if scope.method else None
         if cls is not None and (scope.is_self(receiver) or _is_super_call(receiver)):
-            if scope.is_self(receiver) and (cls.find_method(func.attr) is not None or func.attr in self.class_attribute_instances(cls)):
+            if scope.is_self(receiver) and (
+                cls.find_method(func.attr) is not None or func.attr in self.class_attribute_instances(cls)
+            ):
                 return None
-            base = next((b for c in cls.mro() for b in c.base_names if b is not None and b not in self.index.classes
-                         and _may_be_project_name(b)), None)
+            base = next(
+                (
+                    b
+                    for c in cls.mro()
+                    for b in c.base_names
+                    if b is not None and b not in self.index.classes and _may_be_project_name(b)
+                ),
+                None,
+            )
             return ExternalRef("method", base, func.attr) if base is not None else None
         return self._call_ref(func, scope)
 

@@ -4,7 +4,7 @@ per scope: compile sites, instance tracking, the call graph and the rules all re
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..semantics import FunctionInfo, ModuleIndex, child_nodes
 
@@ -83,7 +83,11 @@ class ScopeFacts:
                             for name in bound_names(target):
                                 found.setdefault(name, []).append(UNKNOWN_VALUE)
                 else:
-                    targets = [i.optional_vars for i in node.items if i.optional_vars] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]  # type: ignore[union-attr]
+                    targets = (
+                        [i.optional_vars for i in node.items if i.optional_vars]
+                        if isinstance(node, (ast.With, ast.AsyncWith))
+                        else [node.target]  # type: ignore[union-attr]
+                    )
                     for name in (n for t in targets for n in bound_names(t)):
                         found.setdefault(name, []).append(UNKNOWN_VALUE)
             self._values_cache[key] = found

@@ -48,7 +48,9 @@ class Rule:
         """Return the node to report (its range is the diagnostic's), or None."""
         raise NotImplementedError
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         """The rewrite that removes this break, a refusal that says why there is none, or None
         for rules no rewrite applies to. Computed with the diagnostic, reused by every front."""
         return None
@@ -75,16 +77,22 @@ def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
     *preparation, stmt = node.body
     if not analysis.ends_in_error([stmt]):
         return False  # the common case, decided before any walk
-    targets = [t for s in preparation for t in (s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)])]
+    targets = [
+        t for s in preparation for t in (s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)])
+    ]
     if any(not isinstance(s, (ast.Assign, ast.AnnAssign)) or getattr(s, "value", None) is None for s in preparation):
         return False
     if not all(isinstance(t, ast.Name) for t in targets):
         return False
     prepared = {t.id for t in targets}  # type: ignore[union-attr]
     inside = {id(m) for b in node.body for m in walk(b)}
-    if prepared and analysis.function is not None and any(
-        isinstance(n, ast.Name) and n.id in prepared and isinstance(n.ctx, ast.Load) and id(n) not in inside
-        for n in walk(analysis.function.node)
+    if (
+        prepared
+        and analysis.function is not None
+        and any(
+            isinstance(n, ast.Name) and n.id in prepared and isinstance(n.ctx, ast.Load) and id(n) not in inside
+            for n in walk(analysis.function.node)
+        )
     ):
         return False  # a prepared name is read after the check: it is not only the message
     return True

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.conditions import condition_refusal
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..analysis.conditions import condition_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.masked import unguard_masked_writes
 from ..fixes.predicate import predicate_if
@@ -28,12 +28,7 @@ class DataDependentIf(Rule):
             "cannot decide which branch runs. It compiles the graph so far, runs the `if` in Python (a "
             "device-to-host sync) and starts a new graph after it."
         ),
-        example=(
-            "if x.sum() > 10:\n"
-            "    z = a + b\n"
-            "else:\n"
-            "    z = a * b"
-        ),
+        example=("if x.sum() > 10:\n    z = a + b\nelse:\n    z = a * b"),
         fix=(
             "compute both branches and select with `torch.where(cond, a_val, b_val)`. "
             "Safe when both branches are side-effect free and cannot fault when run unconditionally; the "
@@ -61,8 +56,11 @@ class DataDependentIf(Rule):
         # Measured on torch 2.13: a NumPy number's membership in a list reads it as data first
         # ("Data dependent operator"); every other test breaks at the branch.
         test = reported.test if isinstance(reported, ast.If) else reported
-        if (isinstance(test, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops)
-                and analysis.kind(test.left) is Kind.NUMPY):
+        if (
+            isinstance(test, ast.Compare)
+            and any(isinstance(op, (ast.In, ast.NotIn)) for op in test.ops)
+            and analysis.kind(test.left) is Kind.NUMPY
+        ):
             return "gb0033"
         return self.reason_id
 
@@ -72,7 +70,9 @@ class DataDependentIf(Rule):
             return None
         return node.test
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.If)
         fix = unguard_masked_writes(node, analysis, ctx)  # drops the test: no torch call, NumPy too
         if fix is not None:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.conditions import condition_refusal
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..analysis.conditions import condition_refusal
 from ..fixes.gates import loop_gate
 from ..fixes.predicate import predicate_ternary
 from ..inference import FunctionAnalysis
@@ -42,7 +42,9 @@ class DataDependentTernary(Rule):
         assert isinstance(node, ast.IfExp)
         return node.test if analysis.is_data_dependent(node.test) else None
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.IfExp)
         refused = condition_refusal(node.test, analysis)
         if refused is not None:

@@ -37,9 +37,13 @@ class TensorTruthiness(Rule):
     also_reported_as = ("gb0033",)
     node_types = (ast.BoolOp, ast.UnaryOp)
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
-        return Refusal("the value would become a bool tensor instead of a Python bool; where a tensor is fine, "
-                       "write `torch.logical_not`/`torch.logical_and`/`torch.logical_or`")
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
+        return Refusal(
+            "the value would become a bool tensor instead of a Python bool; where a tensor is fine, "
+            "write `torch.logical_not`/`torch.logical_and`/`torch.logical_or`"
+        )
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: `not t` as a value reads the element ("Data dependent operator",

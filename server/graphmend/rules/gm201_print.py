@@ -22,11 +22,7 @@ class PrintCall(Rule):
             "`print` writes to a stream, a side effect Dynamo cannot put in a "
             "graph. It compiles what it has, runs the print in Python and starts a new graph."
         ),
-        example=(
-            "x = torch.relu(x)\n"
-            'print("tensor:", x)\n'
-            "return torch.sin(x)"
-        ),
+        example=('x = torch.relu(x)\nprint("tensor:", x)\nreturn torch.sin(x)'),
         fix=(
             "defer the print until the compiled region has produced its values (a "
             "function registered in `torch._dynamo.config.reorderable_logging_functions`, or printing after "
@@ -43,7 +39,9 @@ class PrintCall(Rule):
     reason_id = "gb0059"
     node_types = (ast.Call,)
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
         return defer_message(node, analysis, ctx)
 

@@ -25,11 +25,7 @@ class LoggingCall(Rule):
             'trace ("logging.Logger method not supported for non-export cases"); it breaks the graph at the '
             "call."
         ),
-        example=(
-            "logger = logging.getLogger(__name__)\n"
-            "...\n"
-            'logger.warning("clamping %d values", n)'
-        ),
+        example=('logger = logging.getLogger(__name__)\n...\nlogger.warning("clamping %d values", n)'),
         fix=(
             "defer the record until the compiled region has run, keeping its text, level "
             "and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message. "
@@ -41,13 +37,17 @@ class LoggingCall(Rule):
 
     code = "GM202"
     name = "logging-in-compiled-code"
-    message = "Logger method not supported: this logging call breaks the graph; defer it until after the compiled region"
+    message = (
+        "Logger method not supported: this logging call breaks the graph; defer it until after the compiled region"
+    )
     reason = "logging.Logger method not supported for non-export cases"
     reason_id = "gb0291"
     also_reported_as = ("gb4841",)
     node_types = (ast.Call,)
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
         return defer_message(node, analysis, ctx)
 

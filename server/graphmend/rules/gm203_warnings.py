@@ -14,10 +14,7 @@ class WarningsWarn(Rule):
     """`warnings.warn` in compiled code."""
 
     docs = RuleDocs(
-        what=(
-            "flags `warnings.warn(...)` (also imported as `from warnings import warn`) in "
-            "compiled code."
-        ),
+        what=("flags `warnings.warn(...)` (also imported as `from warnings import warn`) in compiled code."),
         why=(
             'Dynamo marks `warnings.warn` as a function it must skip ("Attempted '
             'to call function marked as skipped"), so it ends the graph at the call.'
@@ -37,7 +34,9 @@ class WarningsWarn(Rule):
     reason_id = "gb0007"
     node_types = (ast.Call,)
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
         return defer_message(node, analysis, ctx)
 

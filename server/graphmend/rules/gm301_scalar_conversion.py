@@ -12,8 +12,10 @@ from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS
 from .base import Rule, RuleDocs
 
 CAPTURE = "capture_scalar_outputs"
-NUMPY_MESSAGE = ("torch.* op returned non-Tensor: NumPy is traced as tensors under compile, so converting a NumPy value "
-                 "to a Python number breaks the graph; compute it with torch or outside the compiled region")
+NUMPY_MESSAGE = (
+    "torch.* op returned non-Tensor: NumPy is traced as tensors under compile, so converting a NumPy value "
+    "to a Python number breaks the graph; compute it with torch or outside the compiled region"
+)
 
 
 def _converts_tensor(node: ast.Call, analysis: FunctionAnalysis) -> bool:
@@ -25,7 +27,12 @@ def _converts_tensor(node: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 def _builtin_conversion(node: ast.Call, analysis: FunctionAnalysis) -> bool:
     func = node.func
-    return isinstance(func, ast.Name) and func.id in SCALAR_BUILTINS and len(node.args) == 1 and analysis.is_builtin(func.id)
+    return (
+        isinstance(func, ast.Name)
+        and func.id in SCALAR_BUILTINS
+        and len(node.args) == 1
+        and analysis.is_builtin(func.id)
+    )
 
 
 def _converts_numpy(node: ast.Call, analysis: FunctionAnalysis) -> bool:
@@ -60,8 +67,9 @@ def _sequence(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
 
 def _numpy_reason(node: ast.Call) -> str:
     argument = node.args[0]
-    sliced = isinstance(argument, ast.Call) and any(isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Slice)
-                                                    for a in argument.args)
+    sliced = isinstance(argument, ast.Call) and any(
+        isinstance(a, ast.Subscript) and isinstance(a.slice, ast.Slice) for a in argument.args
+    )
     return "gb0208" if sliced else "gb0033"
 
 
@@ -87,10 +95,7 @@ class ScalarConversion(Rule):
             "produce with `capture_scalar_outputs=False` (the default). Dynamo's hint: \"Unsupported "
             'Tensor.item() call with capture_scalar_outputs=False".'
         ),
-        example=(
-            "if x[0].item() > 0:\n"
-            "    ..."
-        ),
+        example=("if x[0].item() > 0:\n    ..."),
         fix=(
             "no rewrite of the expression keeps behaviour in general (keep the value a "
             "tensor: compare tensors, use `torch.where`). For `.item()`, `int(t)` and `float(t)` whose value "
@@ -120,14 +125,23 @@ class ScalarConversion(Rule):
             return None  # traced as a symbolic value
         return node
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
         if _converts_numpy(node, analysis):
             return Refusal("a NumPy value: capturing scalar outputs does not trace NumPy; compute it with torch")
         if not _capturable(node) or analysis.entry is None:
             return None
-        others = [n for n in walk(analysis.function.node) if isinstance(n, ast.Call) and _capturable(n)
-                  and _converts_tensor(n, analysis)] if analysis.function else []
+        others = (
+            [
+                n
+                for n in walk(analysis.function.node)
+                if isinstance(n, ast.Call) and _capturable(n) and _converts_tensor(n, analysis)
+            ]
+            if analysis.function
+            else []
+        )
         return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx, others)
 
     def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
@@ -137,7 +151,11 @@ class ScalarConversion(Rule):
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: `.tolist()` is reported as "Data dependent operator" (gb0033).
-        if isinstance(reported, ast.Call) and isinstance(reported.func, ast.Attribute) and reported.func.attr == "tolist":
+        if (
+            isinstance(reported, ast.Call)
+            and isinstance(reported.func, ast.Attribute)
+            and reported.func.attr == "tolist"
+        ):
             return "gb0033"
         if isinstance(reported, ast.Call) and _converts_numpy(reported, analysis):
             return _numpy_reason(reported)

@@ -55,7 +55,9 @@ class DynamicShapeOperator(Rule):
             return None  # traced with a symbolic size
         return self._dynamic_shape(node, analysis)
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         if analysis.entry is None:
             return None
         copied = _copied_through_mask(node, analysis)
@@ -63,8 +65,15 @@ class DynamicShapeOperator(Rule):
             selected = where_for_masked_write(copied, analysis, ctx)
             if isinstance(selected, Fix):
                 return selected
-        others = [n for n in walk(analysis.function.node) if isinstance(n, self.node_types)
-                  and self._dynamic_shape(n, analysis) is not None] if analysis.function else []
+        others = (
+            [
+                n
+                for n in walk(analysis.function.node)
+                if isinstance(n, self.node_types) and self._dynamic_shape(n, analysis) is not None
+            ]
+            if analysis.function
+            else []
+        )
         return scope_capture(node, CAPTURE, analysis.entry, analysis, ctx, others)
 
     def _dynamic_shape(self, node: ast.AST, analysis: FunctionAnalysis) -> ast.AST | None:
@@ -82,7 +91,10 @@ class DynamicShapeOperator(Rule):
         if qualname is None and isinstance(func, ast.Attribute) and func.attr in DYNAMIC_SHAPE_METHODS:
             return node if analysis.kind(func.value).is_tensor else None
         if qualname == "torch.repeat_interleave" or (
-            qualname is None and isinstance(func, ast.Attribute) and func.attr == "repeat_interleave" and analysis.kind(func.value).is_tensor
+            qualname is None
+            and isinstance(func, ast.Attribute)
+            and func.attr == "repeat_interleave"
+            and analysis.kind(func.value).is_tensor
         ):
             return node if _tensor_repeats(node, analysis, position=1 if qualname else 0) else None
         return None
@@ -102,7 +114,10 @@ def _tensor_repeats(call: ast.Call, analysis: FunctionAnalysis, position: int) -
     sum of the repeats (measured on torch 2.13: "Dynamic shape operator"); int repeats keep it static."""
     if any(k.arg == "output_size" for k in call.keywords):
         return False
-    repeats = next((k.value for k in call.keywords if k.arg == "repeats"), call.args[position] if len(call.args) > position else None)
+    repeats = next(
+        (k.value for k in call.keywords if k.arg == "repeats"),
+        call.args[position] if len(call.args) > position else None,
+    )
     return repeats is not None and analysis.kind(repeats).is_tensor
 
 
@@ -111,5 +126,14 @@ def _copied_through_mask(node: ast.AST, analysis: FunctionAnalysis) -> ast.Assig
     whether it is a copy through one mask)."""
     if not isinstance(node, ast.Subscript) or analysis.function is None:
         return None
-    return next((stmt for stmt in walk(analysis.function.node) if isinstance(stmt, ast.Assign) and stmt.value is node
-                 and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)), None)
+    return next(
+        (
+            stmt
+            for stmt in walk(analysis.function.node)
+            if isinstance(stmt, ast.Assign)
+            and stmt.value is node
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Subscript)
+        ),
+        None,
+    )

@@ -11,18 +11,12 @@ class DataDependentWhile(Rule):
     """A `while` loop on a tensor value."""
 
     docs = RuleDocs(
-        what=(
-            "flags a `while` loop whose condition is a tensor value, e.g. "
-            "`while z.sum() < x.sum():`."
-        ),
+        what=("flags a `while` loop whose condition is a tensor value, e.g. `while z.sum() < x.sum():`."),
         why=(
             "every test of the condition needs tensor data, so Dynamo breaks at "
             'the loop on every iteration ("Data-dependent branching").'
         ),
-        example=(
-            "while z.sum() < limit:\n"
-            "    z = z * 2"
-        ),
+        example=("while z.sum() < limit:\n    z = z * 2"),
         fix=(
             "not a `torch.where` rewrite: the trip count depends on data. Bound the loop "
             "by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`."
@@ -31,7 +25,9 @@ class DataDependentWhile(Rule):
 
     code = "GM303"
     name = "data-dependent-while"
-    message = "Data-dependent branching: this `while` tests a tensor value on every iteration; bound the loop statically"
+    message = (
+        "Data-dependent branching: this `while` tests a tensor value on every iteration; bound the loop statically"
+    )
     severity = Severity.INFORMATION
     reason = "Data-dependent branching"
     reason_id = "gb0170"

@@ -3,12 +3,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..diagnostics import Applicability, Fix, Severity, TextEdit
-from ..fixes.base import FixContext, Refusal
 from ..analysis.conditions import condition_refusal
-from ..fixes.deferral import literal
 from ..analysis.purity import impurity
 from ..analysis.shapes import is_scalar_condition
+from ..diagnostics import Applicability, Fix, Severity, TextEdit
+from ..fixes.base import FixContext, Refusal
+from ..fixes.deferral import literal
 from ..fixes.text import comments_outside
 from ..inference import FunctionAnalysis
 from .base import Rule, RuleDocs, is_raise_guard
@@ -29,10 +29,7 @@ class DataDependentRaise(Rule):
             "`assert <tensor>` into an in-graph check, but only for the assert's last jump: the jump of an "
             "earlier `and`/`or` operand is a plain data-dependent branch (measured on torch 2.13)."
         ),
-        example=(
-            "if torch.isnan(x).any():\n"
-            '    raise ValueError("NaN in input")'
-        ),
+        example=('if torch.isnan(x).any():\n    raise ValueError("NaN in input")'),
         fix=(
             "`torch._assert_async(~cond)` keeps the check in the graph, but the error "
             "type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An "
@@ -41,12 +38,16 @@ class DataDependentRaise(Rule):
         ),
     )
 
-    ASSERT_MESSAGE = ("Data-dependent branching: this `assert` tests a tensor before its last `and`/`or` operand, "
-                      "which breaks the graph; assert each tensor condition on its own")
+    ASSERT_MESSAGE = (
+        "Data-dependent branching: this `assert` tests a tensor before its last `and`/`or` operand, "
+        "which breaks the graph; assert each tensor condition on its own"
+    )
 
     code = "GM304"
     name = "data-dependent-raise"
-    message = "Data-dependent branching: this tensor check before `raise` breaks the graph; consider `torch._assert_async`"
+    message = (
+        "Data-dependent branching: this tensor check before `raise` breaks the graph; consider `torch._assert_async`"
+    )
     severity = Severity.INFORMATION
     reason = "Data-dependent branching"
     reason_id = "gb0170"
@@ -64,7 +65,9 @@ class DataDependentRaise(Rule):
     def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         return self.ASSERT_MESSAGE if isinstance(reported, ast.Assert) else self.message
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         """`if cond: raise E(msg)` → `torch._assert_async(torch.logical_not(cond), msg)`: always unsafe,
         since the error becomes a RuntimeError raised when the device gets to it."""
         if isinstance(node, ast.Assert):
@@ -86,7 +89,12 @@ class DataDependentRaise(Rule):
         # `raise E("msg")`, or `torch._assert(False, "msg")`
         exc: Any = raised.exc if isinstance(raised, ast.Raise) else raised.value  # type: ignore[attr-defined]
         arguments = exc.args[1:] if isinstance(raised, ast.Expr) else getattr(exc, "args", [])
-        if isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.Constant) and isinstance(arguments[0].value, str):
+        if (
+            isinstance(exc, ast.Call)
+            and arguments
+            and isinstance(arguments[0], ast.Constant)
+            and isinstance(arguments[0].value, str)
+        ):
             message = arguments[0].value
         elif isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.JoinedStr):
             # The f-string's own words; its computed values need data the check cannot format.
@@ -94,7 +102,10 @@ class DataDependentRaise(Rule):
         indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
         condition = ctx.segment(node.test)
         comments = [indent + c + "\n" for c in comments_outside(ctx, node, [])]  # they stay, above the check
-        text = "".join(comments) + f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"
+        text = (
+            "".join(comments)
+            + f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"
+        )
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
         title = "Check with `torch._assert_async` (unsafe: raises RuntimeError, possibly later, instead of the original exception)"
         if len(node.body) > 1:
@@ -114,6 +125,12 @@ def _split_assert(node: ast.Assert, analysis: FunctionAnalysis, ctx: FixContext)
     indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
     message = f", {ctx.segment(node.msg)}" if node.msg is not None else ""
     lines = [f"{indent}assert {ctx.segment(v)}{message}" for v in test.values]
-    title = ("Assert each condition on its own (unsafe: under torch.compile a failing check raises RuntimeError "
-             "from the graph instead of AssertionError)")
-    return Fix(title, Applicability.UNSAFE, (TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)),))
+    title = (
+        "Assert each condition on its own (unsafe: under torch.compile a failing check raises RuntimeError "
+        "from the graph instead of AssertionError)"
+    )
+    return Fix(
+        title,
+        Applicability.UNSAFE,
+        (TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)),),
+    )

@@ -21,10 +21,7 @@ class TensorDataStore(Rule):
             'region: "Failed to mutate tensor data attribute" (gb0056). On inputs and parameters '
             "(`self.weight.data = ...`) the store traces, and is not flagged (measured on torch 2.13)."
         ),
-        example=(
-            "y = x * 2\n"
-            "y.data = x * 3"
-        ),
+        example=("y = x * 2\ny.data = x * 3"),
         fix=(
             "no rewrite keeps the aliasing semantics of `.data` in general; compute the "
             "new value as a tensor of its own (`y = x * 3`), or do the store outside the compiled region."

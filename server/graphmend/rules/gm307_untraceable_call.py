@@ -33,11 +33,7 @@ class UntraceableCall(Rule):
             'function marked as skipped" (gb0007), "Unsupported method call" (gb0156), "Failed to trace builtin '
             'operator" (gb0059, `open`). `random.randint`, `random.uniform` and `os.getenv` do trace.'
         ),
-        example=(
-            "start = time.perf_counter()\n"
-            "h = self.layer(x)\n"
-            "self.elapsed = time.perf_counter() - start"
-        ),
+        example=("start = time.perf_counter()\nh = self.layer(x)\nself.elapsed = time.perf_counter() - start"),
         fix=(
             "no rewrite keeps the behaviour: a clock read inside the graph would run once "
             "at trace time, and `torch.rand` draws from another stream than `random`. Take the time or the "

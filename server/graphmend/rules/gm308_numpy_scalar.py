@@ -47,6 +47,11 @@ class NumpyScalar(Rule):
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "item" and not node.args and analysis.kind(func.value) is Kind.NUMPY:
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "item"
+            and not node.args
+            and analysis.kind(func.value) is Kind.NUMPY
+        ):
             return node
         return node if is_numpy_scalar_draw(analysis.qualified_name(node.func), node) else None

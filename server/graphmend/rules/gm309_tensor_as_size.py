@@ -58,7 +58,9 @@ class TensorAsSize(Rule):
             if not isinstance(node.ctx, ast.Load):
                 return None  # a slice of anything (a tensor, a list) needs its bounds as ints
             slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            bounds = [b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None]
+            bounds = [
+                b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None
+            ]
             return node if any(_traced_as_tensor(b, analysis) for b in bounds) else None  # any tensor: `.item()` on it
         assert isinstance(node, ast.Call)
         signature = self._sizes_of(node, analysis)
@@ -67,8 +69,12 @@ class TensorAsSize(Rule):
         positions, keywords = signature
         arguments = [a for i, a in enumerate(node.args) if positions == "*" or i in positions]
         arguments += [k.value for k in node.keywords if k.arg in keywords]
-        sizes = [s for a in arguments for s in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])
-                 if not isinstance(s, ast.Starred) and _computed_tensor(s, analysis)]
+        sizes = [
+            s
+            for a in arguments
+            for s in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])
+            if not isinstance(s, ast.Starred) and _computed_tensor(s, analysis)
+        ]
         if not sizes:
             return None
         # Dynamo breaks at the first use of a computed size; the frame it resumes in receives the
@@ -83,7 +89,9 @@ class TensorAsSize(Rule):
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         if isinstance(reported, ast.Subscript):
             slices = reported.slice.elts if isinstance(reported.slice, ast.Tuple) else [reported.slice]
-            bounds = [b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None]
+            bounds = [
+                b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None
+            ]
             if not any(analysis.kind(b).is_tensor for b in bounds):
                 return "gb0033"  # NumPy bounds only: read as data (measured)
             return "gb0124"  # a slice bound: `Tensor.item()` on it
@@ -142,8 +150,11 @@ def _computed_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
 def _loop_iterables(analysis: FunctionAnalysis, name: str) -> list[ast.expr]:
     """What the `for` loops that bind `name` iterate (`for h, w in image_sizes`: a row of a tensor,
     which Dynamo computes in the graph, so `torch.arange(h)` breaks: measured on torch 2.13)."""
-    return [node.iter for node in analysis.module.regions.bindings(analysis.function)  # type: ignore[arg-type]
-            if isinstance(node, (ast.For, ast.AsyncFor)) and name in bound_names(node.target)]
+    return [
+        node.iter
+        for node in analysis.module.regions.bindings(analysis.function)  # type: ignore[arg-type]
+        if isinstance(node, (ast.For, ast.AsyncFor)) and name in bound_names(node.target)
+    ]
 
 
 def _in_graph(expr: ast.expr, analysis: FunctionAnalysis, depth: int) -> bool:
@@ -161,13 +172,19 @@ def _in_graph(expr: ast.expr, analysis: FunctionAnalysis, depth: int) -> bool:
         return bool(values) and all(_in_graph(v, analysis, depth + 1) for v in values)
     if isinstance(expr, ast.Call):
         qualname = analysis.qualified_name(expr.func)
-        callee = analysis.module.regions.resolve_call(expr, analysis.function) if analysis.function and qualname is None else None
+        callee = (
+            analysis.module.regions.resolve_call(expr, analysis.function)
+            if analysis.function and qualname is None
+            else None
+        )
         if callee is not None and callee.owner is None:  # a helper of this file: what it returns
             inner = FunctionAnalysis(analysis.module, callee)
             inner.env = analysis.module.final_env(callee)  # its kinds at its end, walked once per module
             returned = [n.value for n in walk(callee.node) if isinstance(n, ast.Return) and n.value is not None]
             return any(_in_graph(value, inner, depth + 1) for value in returned)
-        if qualname is None or not qualname.startswith("torch."):  # NumPy: a tensor in the graph even of constants (measured)
+        if qualname is None or not qualname.startswith(
+            "torch."
+        ):  # NumPy: a tensor in the graph even of constants (measured)
             return True  # a tensor's method, a submodule
         arguments = [*expr.args, *(k.value for k in expr.keywords)]
         elements = [e for a in arguments for e in (a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a])]

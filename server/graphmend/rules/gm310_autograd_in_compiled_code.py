@@ -25,7 +25,7 @@ class AutogradInCompiledCode(Rule):
         ),
         why=(
             "Dynamo traces the forward computation only; by default it does not "
-            "trace autograd's own operations (\"Unsupported Tensor.backward() call\", \"using "
+            'trace autograd\'s own operations ("Unsupported Tensor.backward() call", "using '
             '`torch.autograd.grad` with `trace_autograd_ops=False`") and cannot create leaves or parameters in '
             'a graph ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo", "tensor creation '
             'function with requires_grad=True", "Unsupported Tensor.requires_grad_() call", "requires_grad_() '
@@ -71,8 +71,12 @@ def _page(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
         if qualname in _FUNCTIONS:
             return _FUNCTIONS[qualname]
         requires_grad = next((k.value for k in call.keywords if k.arg == "requires_grad"), None)
-        if (qualname.startswith("torch.") and isinstance(requires_grad, ast.Constant) and requires_grad.value is True
-                and analysis.torch_call_kind(qualname).is_tensor):
+        if (
+            qualname.startswith("torch.")
+            and isinstance(requires_grad, ast.Constant)
+            and requires_grad.value is True
+            and analysis.torch_call_kind(qualname).is_tensor
+        ):
             return _FACTORY_REQUIRES_GRAD
         return None
     if not isinstance(func, ast.Attribute) or func.attr not in _METHODS:
@@ -82,7 +86,12 @@ def _page(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     if not (kind.is_tensor or (kind is Kind.UNKNOWN and not _maybe_module(receiver, analysis))):
         return None
     function = analysis.function
-    if func.attr == "requires_grad_" and isinstance(receiver, ast.Name) and function and receiver.id in function.parameter_names:
+    if (
+        func.attr == "requires_grad_"
+        and isinstance(receiver, ast.Name)
+        and function
+        and receiver.id in function.parameter_names
+    ):
         return _INPUT_REQUIRES_GRAD
     return _METHODS[func.attr]
 

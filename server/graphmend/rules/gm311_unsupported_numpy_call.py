@@ -33,7 +33,9 @@ class UnsupportedNumpyCall(Rule):
 
     code = "GM311"
     name = "unsupported-numpy-call"
-    message = "Attempted to trace numpy function unsupported by PyTorch: compute it with torch or outside the compiled region"
+    message = (
+        "Attempted to trace numpy function unsupported by PyTorch: compute it with torch or outside the compiled region"
+    )
     severity = Severity.INFORMATION
     reason = "attempted to trace numpy function unsupported by PyTorch"
     reason_id = "gb0294"

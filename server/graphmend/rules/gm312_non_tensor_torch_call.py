@@ -35,7 +35,9 @@ class NonTensorTorchCall(Rule):
 
     code = "GM312"
     name = "non-tensor-torch-call"
-    message = "torch.* op returned non-Tensor: Dynamo does not model this torch call; make it outside the compiled region"
+    message = (
+        "torch.* op returned non-Tensor: Dynamo does not model this torch call; make it outside the compiled region"
+    )
     severity = Severity.INFORMATION
     reason = "torch.* op returned non-Tensor"
     reason_id = "gb0208"

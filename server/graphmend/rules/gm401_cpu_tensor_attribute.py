@@ -49,8 +49,10 @@ class CpuTensorAttribute(Rule):
 
     code = "GM401"
     name = "cpu-tensor-attribute"
-    message = ("Register this tensor as a buffer: a plain tensor attribute stays on the CPU after `.cuda()`/`.to()`, "
-               "and a CPU input keeps the graph out of CUDA graphs")
+    message = (
+        "Register this tensor as a buffer: a plain tensor attribute stays on the CPU after `.cuda()`/`.to()`, "
+        "and a CPU input keeps the graph out of CUDA graphs"
+    )
     reason = "skipping cudagraphs due to cpu device"
     reason_id = None
     cuda_graphs = True
@@ -65,18 +67,25 @@ class CpuTensorAttribute(Rule):
             return None
         return node
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Attribute)
         found = _plain_cpu_tensor(node.attr, analysis)
         assert found is not None
         cls, init, value = found
         others = stores_besides(cls, init, value, node.attr)
         if others:
-            return Refusal(f"`self.{node.attr}` is set again at line {others[0].lineno}, and a buffer takes only tensors")
+            return Refusal(
+                f"`self.{node.attr}` is set again at line {others[0].lineno}, and a buffer takes only tensors"
+            )
         if init.owner is not cls:
             return Refusal(f"`self.{node.attr}` is set in `{init.qualname}`, another class's `__init__`")
         return register_buffer(
-            init, value, node.attr, ctx,
+            init,
+            value,
+            node.attr,
+            ctx,
             f"Register `{node.attr}` as a non-persistent buffer, so that `.to()`/`.cuda()` move it (unsafe: "
             "`.half()`/`.to(dtype)` now convert it too, and `buffers()` lists it; the state dict stays as it was)",
         )
@@ -93,7 +102,11 @@ def _plain_cpu_tensor(attribute: str, analysis: FunctionAnalysis) -> tuple[Class
         return None
     probe = FunctionAnalysis(analysis.module, init, with_parameters=False)
     qualname = probe.qualified_name(value.func)
-    if qualname is None or not qualname.startswith("torch.") or qualname.removeprefix("torch.") not in FACTORY_FUNCTIONS:
+    if (
+        qualname is None
+        or not qualname.startswith("torch.")
+        or qualname.removeprefix("torch.") not in FACTORY_FUNCTIONS
+    ):
         return None
     if any(isinstance(n, ast.Call) for _, n in self_stores(cls, attribute)):
         return None  # also registered by name somewhere: a buffer or parameter
@@ -105,6 +118,12 @@ def _first_read(attribute: str, analysis: FunctionAnalysis) -> ast.Attribute | N
     function = analysis.function
     if function is None:
         return None
-    reads = [n for n in walk(function.node) if isinstance(n, ast.Attribute) and n.attr == attribute
-             and isinstance(n.ctx, ast.Load) and analysis.is_self(n.value)]
+    reads = [
+        n
+        for n in walk(function.node)
+        if isinstance(n, ast.Attribute)
+        and n.attr == attribute
+        and isinstance(n.ctx, ast.Load)
+        and analysis.is_self(n.value)
+    ]
     return min(reads, key=lambda n: (n.lineno, n.col_offset), default=None)

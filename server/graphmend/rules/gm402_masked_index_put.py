@@ -29,11 +29,7 @@ class MaskedIndexPut(Rule):
             "single boolean index with a single value to `index_put_as_masked_fill`), so it is not flagged."
         ),
         why_title="Why it keeps the graph out of CUDA graphs",
-        example=(
-            "keep = scores > threshold\n"
-            "out = torch.zeros_like(scores)\n"
-            "out[keep] = scores[keep]"
-        ),
+        example=("keep = scores > threshold\nout = torch.zeros_like(scores)\nout[keep] = scores[keep]"),
         fix=(
             "`out = torch.where(keep, scores, out)` (the mask gets trailing dimensions "
             "of size one when it is not an element-wise test of either tensor and may cover only the "
@@ -47,8 +43,10 @@ class MaskedIndexPut(Rule):
 
     code = "GM402"
     name = "masked-index-put"
-    message = ("Select with `torch.where` instead: a write of many values through a boolean mask falls back to a "
-               "kernel that calls `.nonzero()`, which keeps the graph out of CUDA graphs")
+    message = (
+        "Select with `torch.where` instead: a write of many values through a boolean mask falls back to a "
+        "kernel that calls `.nonzero()`, which keeps the graph out of CUDA graphs"
+    )
     reason = "index_put_ fallback with boolean indexing is not compatible with CUDA graphs"
     reason_id = None
     cuda_graphs = True
@@ -62,14 +60,20 @@ class MaskedIndexPut(Rule):
             return None
         target = node.targets[0]
         if isinstance(target, (ast.Tuple, ast.List)):  # `a[m], b[m] = f(...)`: values unpacked from a call
-            return node if any(_masked(t, analysis) for t in target.elts) and not isinstance(node.value, (ast.Tuple, ast.List)) else None
+            return (
+                node
+                if any(_masked(t, analysis) for t in target.elts) and not isinstance(node.value, (ast.Tuple, ast.List))
+                else None
+            )
         if not _masked(target, analysis):
             return None
         if not analysis.kind(node.value).is_tensor or _one_element(node.value, analysis):
             return None
         return node
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         if not isinstance(node, ast.Assign) or not isinstance(node.targets[0], ast.Subscript):
             return Refusal("only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`")
         return where_for_masked_write(node, analysis, ctx)
@@ -77,8 +81,11 @@ class MaskedIndexPut(Rule):
 
 def _masked(target: ast.expr, analysis: FunctionAnalysis) -> bool:
     """`target` is `x[m]` with a boolean tensor `m` and a tensor `x`."""
-    return (isinstance(target, ast.Subscript) and analysis.kind(target.slice).present is Kind.BOOL_TENSOR
-            and analysis.kind(target.value).is_tensor)
+    return (
+        isinstance(target, ast.Subscript)
+        and analysis.kind(target.slice).present is Kind.BOOL_TENSOR
+        and analysis.kind(target.value).is_tensor
+    )
 
 
 def _one_element(value: ast.expr, analysis: FunctionAnalysis, followed: frozenset[str] = frozenset()) -> bool:
@@ -90,14 +97,22 @@ def _one_element(value: ast.expr, analysis: FunctionAnalysis, followed: frozense
     if not isinstance(value, ast.Call):
         return False
     func = value.func
-    if isinstance(func, ast.Attribute) and func.attr in REDUCTION_METHODS and not value.args \
-            and not any(k.arg in ("dim", "axis") for k in value.keywords):
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in REDUCTION_METHODS
+        and not value.args
+        and not any(k.arg in ("dim", "axis") for k in value.keywords)
+    ):
         return True
     qualname = analysis.qualified_name(func)
     first = value.args[0] if value.args else None
     if qualname in ("torch.tensor", "torch.scalar_tensor", "torch.as_tensor"):
-        return first is not None and not isinstance(first, (ast.List, ast.Tuple, ast.ListComp, ast.Starred)) \
-            and not analysis.kind(first).is_tensor and analysis.kind(first) is not Kind.CONTAINER
+        return (
+            first is not None
+            and not isinstance(first, (ast.List, ast.Tuple, ast.ListComp, ast.Starred))
+            and not analysis.kind(first).is_tensor
+            and analysis.kind(first) is not Kind.CONTAINER
+        )
     if qualname in ("torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn"):
         return isinstance(first, ast.Tuple) and not first.elts  # shape `()`
     return False

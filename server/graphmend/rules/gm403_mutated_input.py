@@ -28,12 +28,7 @@ class MutatedInput(Rule):
             "only parameters, buffers and tensors an earlier CUDA graph made may be changed)."
         ),
         why_title="Why it keeps the graph out of CUDA graphs",
-        example=(
-            '@torch.compile(mode="reduce-overhead")\n'
-            "def step(x, scale):\n"
-            "    x.mul_(scale)\n"
-            "    return x.sum()"
-        ),
+        example=('@torch.compile(mode="reduce-overhead")\ndef step(x, scale):\n    x.mul_(scale)\n    return x.sum()'),
         fix=(
             "change a new tensor instead: `x = x.mul(scale)` (or `x = x + y` for "
             "`x += y`) where every operand is a Python value, otherwise `x = x.clone()` just before the "
@@ -44,8 +39,7 @@ class MutatedInput(Rule):
 
     code = "GM403"
     name = "mutated-input"
-    message = ("Do not change an input in place: a graph that writes into its caller's tensor is kept out of "
-               "CUDA graphs")
+    message = "Do not change an input in place: a graph that writes into its caller's tensor is kept out of CUDA graphs"
     reason = "skipping cudagraphs due to mutated inputs"
     reason_id = None
     cuda_graphs = True
@@ -55,7 +49,9 @@ class MutatedInput(Rule):
         name = _changed_input(node, analysis)
         return node if name is not None else None
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         name = _changed_input(node, analysis)
         assert name is not None and isinstance(node, ast.stmt)
         return out_of_place(node, name, analysis, ctx, lambda stmt: _changed_input(stmt, analysis) == name)
@@ -108,5 +104,7 @@ def _rebound(function: ast.AST, name: str) -> bool:
     is not a binding of a tensor: it changes it in place, and `x = x.squeeze(-1)` keeps its storage."""
     kept = {id(n.target) for n in walk(function) if isinstance(n, ast.AugAssign)}
     kept |= {id(n.targets[0]) for n in walk(function) if isinstance(n, ast.Assign) and rebinds_to_view(n, name)}
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and id(n) not in kept
-               for n in walk(function))
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and id(n) not in kept
+        for n in walk(function)
+    )

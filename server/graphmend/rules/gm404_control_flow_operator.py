@@ -51,8 +51,10 @@ class ControlFlowOperator(Rule):
 
     code = "GM404"
     name = "control-flow-operator"
-    message = ("A control-flow operator (`torch.cond`, `torch.while_loop`) keeps this graph out of CUDA graphs: select "
-               "with `torch.where` when both branches are cheap, or compile without CUDA graphs")
+    message = (
+        "A control-flow operator (`torch.cond`, `torch.while_loop`) keeps this graph out of CUDA graphs: select "
+        "with `torch.where` when both branches are cheap, or compile without CUDA graphs"
+    )
     reason = "skipping cudagraphs due to control flow operator"
     reason_id = None
     cuda_graphs = True
@@ -67,7 +69,9 @@ class ControlFlowOperator(Rule):
         operator = CONTROL_FLOW_OPERATORS[analysis.qualified_name(reported.func) or "torch.cond"]
         return self.message.replace("A control-flow operator (`torch.cond`, `torch.while_loop`)", f"`{operator}`")
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
         if CONTROL_FLOW_OPERATORS[analysis.qualified_name(node.func) or ""] != "torch.cond":
             return Refusal("how often `torch.while_loop` runs its body is decided by the data: no select replaces it")

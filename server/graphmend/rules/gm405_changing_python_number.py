@@ -51,8 +51,10 @@ class ChangingPythonNumber(Rule):
 
     code = "GM405"
     name = "changing-python-number"
-    message = ("Keep this counter in a tensor buffer: changing a Python int attribute in compiled code makes Dynamo "
-               "recompile on every call, and run eagerly after 8 recompilations")
+    message = (
+        "Keep this counter in a tensor buffer: changing a Python int attribute in compiled code makes Dynamo "
+        "recompile on every call, and run eagerly after 8 recompilations"
+    )
     reason = "torch._dynamo hit config.recompile_limit (guard on a changing module attribute)"
     reason_id = None
     node_types = (ast.AugAssign,)
@@ -64,7 +66,9 @@ class ChangingPythonNumber(Rule):
             return None
         return node if _python_number(target.attr, analysis) is not None else None
 
-    def fix(self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal | None:
+    def fix(
+        self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
+    ) -> Fix | Refusal | None:
         assert isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute)
         attribute = node.target.attr
         found = _python_number(attribute, analysis)
@@ -77,7 +81,10 @@ class ChangingPythonNumber(Rule):
         if torch_name is None:
             return Refusal("`torch` names something else in this file")
         return register_buffer(
-            init, value, attribute, ctx,
+            init,
+            value,
+            attribute,
+            ctx,
             f"Keep `{attribute}` in a 0-d tensor buffer changed in place (unsafe: `.to()` moves it; code outside the "
             "class sees a tensor)",
             f"{torch_name}.tensor({ctx.segment(value)})",
@@ -95,12 +102,21 @@ def _python_number(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInf
     return found if found is not None and _int_literal(found[2]) else None
 
 
-def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str, analysis: FunctionAnalysis) -> str | None:
+def _other_uses(
+    cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str, analysis: FunctionAnalysis
+) -> str | None:
     """Why a tensor in place of the number would change what the class does, or None."""
     if init.owner is not cls:
         return f"`self.{attribute}` is set in `{init.qualname}`, another class's `__init__`"
-    changes = [n for method in cls.methods.values() for n in walk(method.node) if isinstance(n, ast.AugAssign)
-               and isinstance(n.target, ast.Attribute) and n.target.attr == attribute and method.is_self(n.target.value)]
+    changes = [
+        n
+        for method in cls.methods.values()
+        for n in walk(method.node)
+        if isinstance(n, ast.AugAssign)
+        and isinstance(n.target, ast.Attribute)
+        and n.target.attr == attribute
+        and method.is_self(n.target.value)
+    ]
     if any(not isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)) or not _int_literal(n.value) for n in changes):
         return f"`self.{attribute}` is changed by something other than `+=`/`-=`/`*=` an int literal, which an integer tensor may not hold"
     changed = {id(n.target) for n in changes}
@@ -111,15 +127,21 @@ def _other_uses(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: 
     for method in cls.methods.values():
         parents = {id(child): parent for parent in walk(method.node) for child in ast.iter_child_nodes(parent)}
         for node in walk(method.node):
-            if not (isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Load)
-                    and method.is_self(node.value)):
+            if not (
+                isinstance(node, ast.Attribute)
+                and node.attr == attribute
+                and isinstance(node.ctx, ast.Load)
+                and method.is_self(node.value)
+            ):
                 continue
             parent = parents.get(id(node))
             if isinstance(parent, ast.AugAssign) and parent.target is node:
                 continue
             if function is None or method.node is not function.node or not _tensor_arithmetic(node, parent, analysis):
-                return (f"`self.{attribute}` is read as a Python number at line {node.lineno}, where a tensor "
-                        "would behave differently")
+                return (
+                    f"`self.{attribute}` is read as a Python number at line {node.lineno}, where a tensor "
+                    "would behave differently"
+                )
     return None
 
 
@@ -130,4 +152,3 @@ def _tensor_arithmetic(node: ast.expr, parent: ast.AST | None, analysis: Functio
         return False
     other = parent.right if parent.left is node else parent.left
     return analysis.kind(other).is_tensor
-

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -96,7 +97,9 @@ class ArmWriter:
         self.kept = kept  # temporaries of one branch that keep their own name
 
     def rename(self, node: cst.CSTNode) -> cst.CSTNode:
-        return node.visit(_Renamer(dict(self.arm.mapping), self.site.self_name)) if self.arm.mapping else node
+        if not self.arm.mapping:
+            return node
+        return cast(cst.CSTNode, node.visit(_Renamer(dict(self.arm.mapping), self.site.self_name)))
 
     def rename_text(self, text: str) -> str:
         """An expression's text with this branch's renamings applied (so far)."""
@@ -104,7 +107,9 @@ class ArmWriter:
             return text
         return code(self.rename(cst.parse_expression(text)))
 
-    def assign_names(self, stmt: ast.Assign | ast.AnnAssign, cst_stmt: cst.BaseStatement, targets: list[ast.expr]) -> None:
+    def assign_names(
+        self, stmt: ast.Assign | ast.AnnAssign, cst_stmt: cst.BaseStatement, targets: list[ast.expr]
+    ) -> None:
         assert stmt.value is not None
         arm = self.arm
         small = only_small(cst_stmt)
@@ -119,7 +124,7 @@ class ArmWriter:
         else:
             assert isinstance(small, cst.AnnAssign)
             new_small = small.with_changes(target=self.rename(small.target), value=renamed_value)
-        arm.output.append(cst_stmt.with_changes(body=[new_small]))  # type: ignore[call-arg]
+        arm.output.append(cst_stmt.with_changes(body=[new_small]))
         analysis = self.site.analysis
         kind = analysis.kind(stmt.value)
         value_signature = signature(self.site, stmt.value, arm.signatures)
@@ -138,13 +143,17 @@ class ArmWriter:
             raise Refused(f"a branch stores `{key}` in two different ways")
         owner = site.owner
         if owner is None or attribute not in site.analysis.module.init_values(owner):
-            raise Refused(f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists")
+            raise Refused(
+                f"a branch stores to an attribute (`{key}`) that `__init__` does not set, so the other path would read it before it exists"
+            )
         if key not in arm.mapping:
             arm.mapping[key] = site.ctx.fresh_name(f"{attribute}_{arm.suffix}")
             arm.kinds[key] = Kind.UNKNOWN
         return key
 
-    def store(self, attribute: str, buffer_keywords: str | None, value: ast.expr, cst_value: cst.BaseExpression) -> None:
+    def store(
+        self, attribute: str, buffer_keywords: str | None, value: ast.expr, cst_value: cst.BaseExpression
+    ) -> None:
         """A branch's store to `self.<attribute>`: its value goes to a name of the branch (or is
         used as written when it is a constant or a plain name), merged after the branches."""
         site, arm = self.site, self.arm
@@ -155,16 +164,28 @@ class ArmWriter:
             del arm.mapping[key]  # decided below: inlined, or a name of the branch
         renamed = self.rename(cst_value)
         stored_later = self._stored_later(value)
-        if key not in arm.mapping and not stored_later and (is_number(value) or isinstance(value, (ast.Name, ast.Attribute))):
+        if (
+            key not in arm.mapping
+            and not stored_later
+            and (is_number(value) or isinstance(value, (ast.Name, ast.Attribute)))
+        ):
             arm.inlined[key] = code(renamed)
         else:
             arm.inlined.pop(key, None)
             if key not in arm.mapping:
                 arm.mapping[key] = site.ctx.fresh_name(f"{attribute}_{arm.suffix}")
-            statement = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(arm.mapping[key]))], value=renamed)])
+            statement = cst.SimpleStatementLine(
+                body=[
+                    cst.Assign(
+                        targets=[cst.AssignTarget(cst.Name(arm.mapping[key]))], value=cast(cst.BaseExpression, renamed)
+                    )
+                ]
+            )
             arm.output.append(statement)
         arm.values[key] = value
-        arm.kinds[key] = Kind.TENSOR if buffer_keywords is not None and not _is_none(value) else site.analysis.kind(value)
+        arm.kinds[key] = (
+            Kind.TENSOR if buffer_keywords is not None and not _is_none(value) else site.analysis.kind(value)
+        )
         arm.signatures[key] = signature(site, value, arm.signatures)
 
     def _stored_later(self, value: ast.expr) -> bool:
@@ -175,7 +196,11 @@ class ArmWriter:
         position = next((i for i, s in enumerate(body) if any(n is value for n in walk(s))), len(body))
         for stmt in body[position + 1 :]:
             for node in walk(stmt):
-                if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Store) and dotted(node) in read:
+                if (
+                    isinstance(node, (ast.Name, ast.Attribute))
+                    and isinstance(node.ctx, ast.Store)
+                    and dotted(node) in read
+                ):
                     return True
                 if isinstance(node, ast.Call) and buffer_registration(self.site, node) is not None:
                     if f"{self.site.self_name}.{buffer_registration(self.site, node)[0]}" in read:  # type: ignore[index]
@@ -187,8 +212,13 @@ def temporaries(site: Site, arms: list[Arm]) -> set[str]:
     """Names bound by exactly one branch, read by no other branch nor any condition, and dead
     after the `if`: they can keep their name (no merge, no rename)."""
     assigned: list[set[str]] = [
-        {n for stmt in arm.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
-         for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in bound(t)}
+        {
+            n
+            for stmt in arm.body
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+            for n in bound(t)
+        }
         for arm in arms
     ]
     read: list[set[str]] = [{n.id for stmt in arm.body for n in walk(stmt) if isinstance(n, ast.Name)} for arm in arms]
@@ -207,7 +237,12 @@ def temporaries(site: Site, arms: list[Arm]) -> set[str]:
 def self_attribute(site: Site, target: ast.expr) -> str | None:
     """`self.a` → "a" (a plain attribute of the instance), else None."""
     self_name = site.self_name
-    if isinstance(target, ast.Attribute) and self_name and isinstance(target.value, ast.Name) and target.value.id == self_name:
+    if (
+        isinstance(target, ast.Attribute)
+        and self_name
+        and isinstance(target.value, ast.Name)
+        and target.value.id == self_name
+    ):
         return target.attr
     return None
 
@@ -215,7 +250,9 @@ def self_attribute(site: Site, target: ast.expr) -> str | None:
 def buffer_registration(site: Site, call: ast.Call) -> tuple[str, ast.expr, str] | None:
     """`self.register_buffer("name", value, persistent=...)` → (name, value, keywords text)."""
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "register_buffer" and self_attribute(site, func) is not None):
+    if not (
+        isinstance(func, ast.Attribute) and func.attr == "register_buffer" and self_attribute(site, func) is not None
+    ):
         return None
     if len(call.args) != 2 or not isinstance(call.args[0], ast.Constant) or not isinstance(call.args[0].value, str):
         return None

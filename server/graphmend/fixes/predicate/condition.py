@@ -28,9 +28,11 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
             raise Refused(reason.replace("a branch", "the condition"))
         typed = [name for name in analysis.caller_typed if name in names_in(arm.test)]
         if typed:
-            raise Refused(f"`{typed[0]}` is a tensor only for some callers (compiled code of another file passes one; "
-                          f"its annotation says `{analysis.caller_typed[typed[0]] or 'nothing'}`): "
-                          "a rewrite must keep working for a Python value")
+            raise Refused(
+                f"`{typed[0]}` is a tensor only for some callers (compiled code of another file passes one; "
+                f"its annotation says `{analysis.caller_typed[typed[0]] or 'nothing'}`): "
+                "a rewrite must keep working for a Python value"
+            )
         for assumption in assumptions([arm.test], analysis):
             site.unsafe(assumption)
         if not is_scalar_condition(arm.test, analysis):
@@ -72,12 +74,24 @@ def floating_names(operands: tuple[ast.expr, ...], analysis: FunctionAnalysis) -
 
 def _proven_floating(test: ast.expr, analysis: FunctionAnalysis) -> set[str]:
     """Tensors a true `test` proves floating point: `x.dtype == torch.float16`, `x.is_floating_point()`."""
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Attribute) and test.left.attr == "dtype":
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "dtype"
+    ):
         base = dotted(test.left.value)
         right = test.comparators[0]
-        candidates = right.elts if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) else [right]
-        if base is not None and isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)) and candidates and all(
-            (analysis.qualified_name(c) or "").removeprefix("torch.") in _FLOATING_DTYPES for c in candidates
+        candidates = (
+            right.elts
+            if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set))
+            else [right]
+        )
+        if (
+            base is not None
+            and isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In))
+            and candidates
+            and all((analysis.qualified_name(c) or "").removeprefix("torch.") in _FLOATING_DTYPES for c in candidates)
         ):
             return {base}
     if isinstance(test, ast.Call) and len(test.args) <= 1:

@@ -79,8 +79,10 @@ class _Statements:
             self._assignment(stmt, cst_stmt)
             return
         if isinstance(stmt, ast.If) and _is_lazy_init(stmt, self.site.self_name):
-            self.site.unsafe("a lazily created attribute would be created even when its branch is not taken (and under "
-                             "torch.compile the model compiles again on its second call: Dynamo guards on the attribute's absence)")
+            self.site.unsafe(
+                "a lazily created attribute would be created even when its branch is not taken (and under "
+                "torch.compile the model compiles again on its second call: Dynamo guards on the attribute's absence)"
+            )
             arm.output.append(writer.rename(cst_stmt))  # type: ignore[arg-type]
             return
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -96,13 +98,15 @@ class _Statements:
     def _assignment(self, stmt: ast.Assign | ast.AnnAssign, cst_stmt: cst.BaseStatement) -> None:
         assert stmt.value is not None
         site, writer = self.site, self.writer
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         if all(is_name_target(t) for t in targets):
             self._check(stmt.value)
             writer.assign_names(stmt, cst_stmt, targets)
             return
-        if len(targets) == 1 and isinstance(targets[0], (ast.Tuple, ast.List)) and all(
-            is_name_target(e) or self_attribute(site, e) is not None for e in targets[0].elts
+        if (
+            len(targets) == 1
+            and isinstance(targets[0], (ast.Tuple, ast.List))
+            and all(is_name_target(e) or self_attribute(site, e) is not None for e in targets[0].elts)
         ):
             for element in targets[0].elts:  # `inv_freq, self.scaling = ...`: the attributes are stores
                 attribute = self_attribute(site, element)
@@ -136,7 +140,10 @@ class _Statements:
                 site.add_helpers([insertion])
             renamed = writer.rename(small.value)
             assert isinstance(renamed, cst.Call)
-            arm.deferred[len(arm.output)] = (name, [code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in renamed.args])
+            arm.deferred[len(arm.output)] = (
+                name,
+                [code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in renamed.args],
+            )
             return
         if is_message(call, site.analysis):
             self._check_arguments(call)
@@ -184,7 +191,9 @@ class _Statements:
         for assumption in assumptions([expr], self.site.analysis):
             self.site.unsafe(assumption)
         if unguarded_division(expr, self.guarded):
-            self.site.unsafe("a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)")
+            self.site.unsafe(
+                "a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)"
+            )
 
 
 def _is_idempotent_refresh(stmt: ast.Assign | ast.AnnAssign) -> bool:
@@ -213,7 +222,7 @@ def _is_lazy_init(stmt: ast.If, self_name: str | None) -> bool:
         and isinstance(call.args[1], ast.Constant)
     ):
         return False
-    attribute = f"{self_name}.{call.args[1].value}"
+    attribute = f"{self_name}.{call.args[1].value!s}"
     for body_stmt in stmt.body:
         if not isinstance(body_stmt, ast.Assign):
             return False

@@ -54,7 +54,9 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
             site.unsafe(f"{label} may change from a Python number to a 0-d tensor")
         if store is not None:
             _keep_on_module(site, label)
-        require_same_shape(site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms])
+        require_same_shape(
+            site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
+        )
         selected = _select(site, values, conditions_)
         if store is None:
             lines.append(f"{name} = {selected}")
@@ -109,10 +111,14 @@ def _keep_on_module(site: Site, label: str) -> None:
     recorded as CUDA graphs, unsafe elsewhere."""
     recorded = site.ctx.cuda_graph_scope(site.analysis.entry)
     if recorded is not None:
-        raise Refused(f"{label} would keep a tensor computed in the graph on the module, which the next "
-                      f"CUDA-graph replay overwrites ({recorded})")
-    site.unsafe(f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
-                '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay')
+        raise Refused(
+            f"{label} would keep a tensor computed in the graph on the module, which the next "
+            f"CUDA-graph replay overwrites ({recorded})"
+        )
+    site.unsafe(
+        f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
+        '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay'
+    )
 
 
 def _initial_value(site: Site, store: Store | None) -> ast.expr | None:
@@ -132,7 +138,11 @@ def _old_kind(site: Site, name: str, store: Store | None) -> Kind:
     if store.buffer_keywords is not None:
         return Kind.TENSOR
     owner = site.owner
-    return site.analysis.module.class_attributes(owner).get(store.attribute, Kind.UNKNOWN) if owner is not None else Kind.UNKNOWN
+    return (
+        site.analysis.module.class_attributes(owner).get(store.attribute, Kind.UNKNOWN)
+        if owner is not None
+        else Kind.UNKNOWN
+    )
 
 
 @contextmanager
@@ -153,7 +163,10 @@ def _merged_call(site: Site, arms: list[Arm], conditions_: list[str]) -> list[st
     first = calls[0]
     assert first is not None
     shape = [(a.keyword.value if a.keyword else None) for a in first.args]
-    if any(code(c.func) != code(first.func) or [(a.keyword.value if a.keyword else None) for a in c.args] != shape for c in calls):  # type: ignore[union-attr]
+    if any(
+        code(c.func) != code(first.func) or [(a.keyword.value if a.keyword else None) for a in c.args] != shape  # type: ignore[union-attr]
+        for c in calls
+    ):
         raise Refused("the branches end in different calls")
     merged_args: list[str] = []
     for position, arg in enumerate(first.args):
@@ -162,7 +175,7 @@ def _merged_call(site: Site, arms: list[Arm], conditions_: list[str]) -> list[st
             merged_args.append(code(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
             continue
         asts = [
-            (arm.trailing_call_ast.args + [k.value for k in arm.trailing_call_ast.keywords])[position]  # type: ignore[union-attr]
+            (arm.trailing_call_ast.args + [k.value for k in arm.trailing_call_ast.keywords])[position]  # type: ignore[union-attr,operator]
             for arm in arms
         ]
         for arm, value in zip(arms, asts):

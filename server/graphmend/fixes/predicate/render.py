@@ -4,6 +4,7 @@ Python `if` for the condition's Python part), and the fix offering it."""
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 import libcst as cst
 
@@ -35,7 +36,8 @@ def render_arm(arm: Arm, predicate: str) -> list[str]:
 
     def flush() -> None:
         if pending:
-            lines.extend(cst.Module(body=list(pending)).code.rstrip("\n").split("\n"))
+            statements = cast(list[cst.SimpleStatementLine | cst.BaseCompoundStatement], list(pending))
+            lines.extend(cst.Module(body=statements).code.rstrip("\n").split("\n"))
             pending.clear()
 
     for index in range(len(arm.output) + 1):

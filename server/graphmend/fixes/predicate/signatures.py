@@ -13,7 +13,9 @@ from .site import Site
 
 def signature(site: Site, value: ast.expr, known: dict[str, Signature | None]) -> Signature | None:
     """`value`'s signature inside an arm: names assigned earlier in the arm (`known`), else before the `if`."""
-    return elementwise_bases(value, site.analysis, lambda name: known[name] if name in known else old_signature(site, name))
+    return elementwise_bases(
+        value, site.analysis, lambda name: known[name] if name in known else old_signature(site, name)
+    )
 
 
 def old_signature(site: Site, name: str) -> Signature | None:
@@ -45,7 +47,7 @@ def _reaching_definition(site: Site, name: str) -> ast.expr:
                 return ast.Name(id=name)
         if not isinstance(holder, (ast.If, ast.With)) or block is not getattr(holder, "body", None):
             return ast.Name(id=name)
-        target = holder  # type: ignore[assignment]
+        target = holder
 
 
 def require_same_shape(site: Site, signatures_per_path: list[Signature | None]) -> None:

@@ -4,6 +4,7 @@ own, the arms of its `elif` chain with their comments, and what stays as written
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 import libcst as cst
 
@@ -57,7 +58,7 @@ def split_arms(
         comments.extend(_block_comments(current.body))
         if number == 0:
             head_comments = len(comments)
-        arms.append(Arm(test, node.body, list(current.body.body), suffix))
+        arms.append(Arm(test, node.body, _statements(current.body), suffix))
         number += 1
         orelse = current.orelse
         if isinstance(orelse, cst.If):
@@ -68,7 +69,7 @@ def split_arms(
         if isinstance(orelse, cst.Else):
             comments.extend(c.comment.value for c in orelse.leading_lines if c.comment)
             comments.extend(_block_comments(orelse.body))
-            arms.append(Arm(None, node.orelse, list(orelse.body.body), "else"))
+            arms.append(Arm(None, node.orelse, _statements(orelse.body), "else"))
         elif site.following:
             arms.append(Arm(None, site.following, following_cst, "else"))
         else:
@@ -123,10 +124,14 @@ class _CommentStripper(cst.CSTTransformer):
             return updated_node
         return updated_node.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
 
-    def leave_Comment(self, original_node: cst.Comment, updated_node: cst.Comment) -> cst.RemovalSentinel:
+    def leave_Comment(  # type: ignore[override]  # libcst's typed stub omits RemovalSentinel
+        self, original_node: cst.Comment, updated_node: cst.Comment
+    ) -> cst.RemovalSentinel:
         return cst.RemovalSentinel.REMOVE
 
-    def leave_EmptyLine(self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine) -> cst.EmptyLine | cst.RemovalSentinel:
+    def leave_EmptyLine(
+        self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine
+    ) -> cst.EmptyLine | cst.RemovalSentinel:
         return cst.RemovalSentinel.REMOVE if original_node.comment is not None else updated_node
 
 
@@ -163,3 +168,8 @@ def _snippet(site: Site) -> tuple[str, str]:
     if any(line.strip() and not line.startswith(indent) for line in lines):
         raise Refused("the statement's lines are not uniformly indented")
     return indent, "\n".join(line[len(indent) :] for line in lines) + "\n"
+
+
+def _statements(suite: cst.BaseSuite) -> list[cst.BaseStatement]:
+    """The statements of a block (typed as such: a one-line suite holds small statements)."""
+    return cast(list[cst.BaseStatement], list(suite.body))

@@ -30,8 +30,12 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
             return Refusal(reason.replace("a branch", "an operand"))
     reasons = assumptions([split.rest, node.body, node.orelse], analysis)
     try:
-        require_mergeable(["the true value", "the false value"], [analysis.kind(node.body), analysis.kind(node.orelse)],
-                          [node.body, node.orelse], reasons)
+        require_mergeable(
+            ["the true value", "the false value"],
+            [analysis.kind(node.body), analysis.kind(node.orelse)],
+            [node.body, node.orelse],
+            reasons,
+        )
         condition = conditions.tensor_logic(split.rest, analysis, ctx.segment, torch_name)
     except (Refused, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)

@@ -22,12 +22,17 @@ _SEVERITY = {
 }
 
 
-def to_lsp_diagnostics(uri: str, result: Analysis, codec: PositionCodec, related_information: bool) -> list[types.Diagnostic]:
-    return [to_lsp_diagnostic(uri, result, index, codec, related_information) for index in range(len(result.diagnostics))]
+def to_lsp_diagnostics(
+    uri: str, result: Analysis, codec: PositionCodec, related_information: bool
+) -> list[types.Diagnostic]:
+    return [
+        to_lsp_diagnostic(uri, result, index, codec, related_information) for index in range(len(result.diagnostics))
+    ]
 
 
-def to_lsp_diagnostic(uri: str, result: Analysis, index: int, codec: PositionCodec,
-                      related_information: bool) -> types.Diagnostic:
+def to_lsp_diagnostic(
+    uri: str, result: Analysis, index: int, codec: PositionCodec, related_information: bool
+) -> types.Diagnostic:
     """The `index`th diagnostic of an open document's analysis; its `data` names the analysis
     (uri, version, index) for the code action that comes back with it."""
     diagnostic = result.diagnostics[index]
@@ -53,8 +58,9 @@ def to_lsp_diagnostic(uri: str, result: Analysis, index: int, codec: PositionCod
     )
 
 
-def closed_file_diagnostics(uri: str, closed: ClosedFile, codec: PositionCodec,
-                            related_information: bool) -> list[types.Diagnostic]:
+def closed_file_diagnostics(
+    uri: str, closed: ClosedFile, codec: PositionCodec, related_information: bool
+) -> list[types.Diagnostic]:
     """A closed file's diagnostics: positions in the client's units from the lines they touch."""
     lines = SomeLines(closed.lines)
     return [
@@ -72,8 +78,9 @@ def closed_file_diagnostics(uri: str, closed: ClosedFile, codec: PositionCodec,
     ]
 
 
-def _related(uri: str, lines: Sequence[str] | SomeLines, diagnostic: Diagnostic,
-             codec: PositionCodec) -> list[types.DiagnosticRelatedInformation] | None:
+def _related(
+    uri: str, lines: Sequence[str] | SomeLines, diagnostic: Diagnostic, codec: PositionCodec
+) -> list[types.DiagnosticRelatedInformation] | None:
     """Related locations; one in another file keeps its positions in code points (its lines
     are not at hand; they differ from UTF-16 only after non-ASCII text on the line)."""
     if not diagnostic.related:

@@ -24,14 +24,16 @@ def fix_edit(uri: str, result: Analysis, fix: Fix, codec: PositionCodec, version
     return document_edit(uri, result.version, edits, versioned)
 
 
-def whole_document_edit(uri: str, result: Analysis, new_text: str, codec: PositionCodec,
-                        versioned: bool) -> types.WorkspaceEdit:
+def whole_document_edit(
+    uri: str, result: Analysis, new_text: str, codec: PositionCodec, versioned: bool
+) -> types.WorkspaceEdit:
     whole = to_client_range(codec, result.lines, _whole(result.lines))
     return document_edit(uri, result.version, [types.TextEdit(whole, new_text)], versioned)
 
 
-def cells_edit(analysis: NotebookAnalysis, changed: dict[Cell, str], codec: PositionCodec,
-               versioned: bool) -> types.WorkspaceEdit:
+def cells_edit(
+    analysis: NotebookAnalysis, changed: dict[Cell, str], codec: PositionCodec, versioned: bool
+) -> types.WorkspaceEdit:
     """Each changed cell's new text, as one edit per cell document (at the version analysed)."""
     edits: list[tuple[str, int | None, list[types.TextEdit]]] = []
     for cell, text in sorted(changed.items(), key=lambda item: item[0].number):
@@ -49,7 +51,12 @@ def _whole(lines: Sequence[str]) -> Range:
 def _workspace_edit(edits: list[tuple[str, int | None, list[types.TextEdit]]], versioned: bool) -> types.WorkspaceEdit:
     """Edits of documents, each as (uri, the version they were computed for, its text edits)."""
     if versioned:
-        return types.WorkspaceEdit(document_changes=[
-            types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), text_edits)
-            for uri, version, text_edits in edits])
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), text_edits
+                )
+                for uri, version, text_edits in edits
+            ]
+        )
     return types.WorkspaceEdit(changes={uri: text_edits for uri, _, text_edits in edits})

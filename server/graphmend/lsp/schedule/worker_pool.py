@@ -34,14 +34,19 @@ class AnalysisWorker:
     def pool(self) -> ProcessPoolExecutor:
         """The worker, started (and warming up) if none is running."""
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=watch_parent, initargs=(os.getpid(),))
+            self._pool = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=watch_parent,
+                initargs=(os.getpid(),),
+            )
             self._analyses = 0
             self._warm = self._pool.submit(warm_up)
         return self._pool
 
-    async def analyse(self, text: str, version: int | None, path: Path | None, settings: api.Settings,
-                      context: api.ProjectContext) -> Analysis:
+    async def analyse(
+        self, text: str, version: int | None, path: Path | None, settings: api.Settings, context: api.ProjectContext
+    ) -> Analysis:
         """Analyse in the worker process; if it died (killed, out of memory), start a new one and
         analyse this document on a thread meanwhile, so the editor still gets its diagnostics."""
         loop = asyncio.get_running_loop()
@@ -88,5 +93,9 @@ class AnalysisWorker:
 
 def index_pool() -> ProcessPoolExecutor:
     """The index build's processes: one per core, at most four."""
-    return ProcessPoolExecutor(max_workers=max(1, min(os.cpu_count() or 1, 4)), mp_context=multiprocessing.get_context("spawn"),
-                               initializer=watch_parent, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(
+        max_workers=max(1, min(os.cpu_count() or 1, 4)),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=watch_parent,
+        initargs=(os.getpid(),),
+    )

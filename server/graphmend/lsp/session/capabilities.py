@@ -14,12 +14,17 @@ from ..edit.diagnostics import SOURCE
 TEXT_DOCUMENT_SYNC_KIND = types.TextDocumentSyncKind.Incremental
 # Jupyter notebooks' Python cells are synced as notebook documents (LSP 3.17), saves included.
 NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
-    notebook_selector=[types.NotebookDocumentFilterWithCells(
-        notebook=types.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook"),
-        cells=[types.NotebookCellLanguage(language="python")])],
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(
+            notebook=types.NotebookDocumentFilterNotebookType(notebook_type="jupyter-notebook"),
+            cells=[types.NotebookCellLanguage(language="python")],
+        )
+    ],
     save=True,
 )
-DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True)
+DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
+    identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=True
+)
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.graphmend"
 CODE_ACTION_OPTIONS = types.CodeActionOptions(
     code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll, FIX_ALL_KIND],
@@ -30,7 +35,9 @@ COMMAND_SHOW_DIFF = "graphmend.showFixDiff"
 COMMAND_VERIFY = "graphmend.verify"
 # Registered after `initialized` where the client can: changes on disk keep the workspace index current.
 WATCHER_ID = "graphmend-python-files"
-WATCHED_FILES = types.DidChangeWatchedFilesRegistrationOptions(watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")])
+WATCHED_FILES = types.DidChangeWatchedFilesRegistrationOptions(
+    watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")]
+)
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,13 @@ class GraphmendServer(LanguageServer):
     """pygls's server (the transport, the workspace's documents) with graphmend's state."""
 
     def __init__(self) -> None:
-        super().__init__("graphmend", __version__, text_document_sync_kind=TEXT_DOCUMENT_SYNC_KIND,
-                         protocol_cls=GraphmendProtocol, notebook_document_sync=NOTEBOOK_SYNC)
+        super().__init__(
+            "graphmend",
+            __version__,
+            text_document_sync_kind=TEXT_DOCUMENT_SYNC_KIND,
+            protocol_cls=GraphmendProtocol,
+            notebook_document_sync=NOTEBOOK_SYNC,
+        )
         self.options = EditorOptions()
         self.results: dict[str, Analysis] = {}  # open document uri → the analysis of one of its versions
         self.notebook_results: dict[str, NotebookAnalysis] = {}  # notebook uri → its analysis, split by cell
