@@ -155,6 +155,18 @@ async def test_hover_explains_and_previews(client: LanguageClient, tmp_path: Pat
     assert nothing is None
 
 
+async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tmp_path: Path) -> None:
+    """GM4xx findings are not graph breaks: their why has its own heading, and the hover shows it."""
+    text = (ROOT / "tests" / "fixtures" / "GM401" / "fix_scalar_buffer.in.py").read_text(encoding="utf-8")
+    uri = write(tmp_path, "scaled.py", text)
+    open_document(client, uri, text)
+    (diagnostic,) = await diagnostics(client, uri)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diagnostic.range.start)
+    )
+    assert "GM401" in hover.contents.value and "CUDA graph" in hover.contents.value.split("\n")[2]
+
+
 async def test_settings_from_the_editor(client: LanguageClient, tmp_path: Path) -> None:
     uri = write(tmp_path, "prints.py", PRINTS)
     open_document(client, uri, PRINTS)

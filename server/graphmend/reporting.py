@@ -20,7 +20,6 @@ from . import __version__
 from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, Severity, TextEdit
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
-from .rules.base import BREAKS_THE_GRAPH
 
 FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github", "gitlab")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -344,14 +343,12 @@ def _not_analysed_descriptor(code: str, text: str) -> dict[str, Any]:
 
 def _rule_descriptor(rule: Any) -> dict[str, Any]:
     help_text = plain_text(rule.docs)
-    # A graph break's what; for GM4xx (another why heading) the whole text, as it has always been
-    summary = rule.docs.what if rule.docs.why_title == BREAKS_THE_GRAPH else help_text.removeprefix("What it does: ")
     levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note"}
     descriptor: dict[str, Any] = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.message},
-        "fullDescription": {"text": summary},
+        "fullDescription": {"text": rule.docs.what},
         "help": {"text": help_text},
         "defaultConfiguration": {"level": levels[rule.severity]},
         "properties": {

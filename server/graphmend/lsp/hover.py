@@ -6,7 +6,6 @@ from lsprotocol import types
 
 from ..diagnostics import Diagnostic
 from ..rules import RULES_BY_CODE
-from ..rules.base import BREAKS_THE_GRAPH
 from .session.state import GraphmendServer, server
 from .worker import Analysis
 
@@ -37,9 +36,7 @@ def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
 
 def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
     rule = RULES_BY_CODE[diagnostic.code]
-    # Only a graph break's why: the GM4xx why (another heading) has never been part of the hover.
-    why = rule.docs.why if rule.docs.why_title == BREAKS_THE_GRAPH else ""
-    parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", why]
+    parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", rule.docs.why]
     for related in diagnostic.related:
         if related.kind == "compiled":
             parts += ["", f"Compiled because: {related.message}."]

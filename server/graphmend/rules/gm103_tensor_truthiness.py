@@ -33,6 +33,7 @@ class TensorTruthiness(Rule):
     name = "tensor-truthiness"
     message = "Data-dependent branching: `not`/`and`/`or` read a tensor's truth value; use `torch.logical_*` instead"
     reason = "Data-dependent branching"
+    fixable = False  # the value would become a bool tensor (see `fix`)
     reason_id = "gb0170"
     also_reported_as = ("gb0033",)
     node_types = (ast.BoolOp, ast.UnaryOp)
