@@ -391,17 +391,76 @@ if __name__ == "__main__":
 
 def run_observed(path: pathlib.Path) -> tuple[list, list[tuple[str, str]]]:
     """Run ENTRY on every input; return the outputs and the ordered side effects."""
+    outputs, events, _ = run_observed_with_gradients(path, gradients=False)
+    return outputs, events
+
+
+def run_observed_with_gradients(path: pathlib.Path, gradients: bool = True) -> tuple[list, list[tuple[str, str]], list]:
+    """Run ENTRY on every input, floating-point input tensors made leaves that require grad, then
+    backward from the sum of every output that requires grad; return the outputs, the ordered side
+    effects, and per input the gradients of its tensors (zero where none flowed, or where no output
+    is differentiable) and of the module's parameters (None where none flowed: an optimiser skips
+    such a parameter, and updates one whose gradient is zero). A training user sees these: a
+    rewrite must keep them. Without `gradients`, the inputs are passed as they are."""
     _reset_dynamo()
     events: list[tuple[str, str]] = []
-    outputs = []
+    outputs: list = []
+    found: list = []
     torch.manual_seed(0)  # the same random weights for a program and its rewrite
     with _silenced():
         module = load_program(pathlib.Path(path))
+    entry = module.ENTRY
+    parameters = list(entry.parameters()) if isinstance(entry, torch.nn.Module) else []
     with record_effects(events):
         for args in module.INPUTS:
-            outputs.append(module.ENTRY(*args))
+            leaves = [_leaf(a) for a in args] if gradients else list(args)
+            for parameter in parameters:
+                parameter.grad = None
+            output = entry(*leaves)
+            outputs.append(_detached(output))
+            total = [t.sum() for t in _tensors(output) if t.requires_grad and t.is_floating_point()]
+            if not gradients:
+                continue
+            if total:
+                torch.stack(total).sum().backward()
+            inputs = [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
+            # An input's missing gradient is a zero one; a parameter's is not (an optimiser skips it).
+            found.append(
+                [
+                    *(_grad(t) if t.grad is not None else torch.zeros_like(t) for t in inputs),
+                    *(_grad(t) for t in parameters),
+                ]
+            )
     _reset_dynamo()
-    return outputs, events
+    return outputs, events, found
+
+
+def _leaf(value: object) -> object:
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.detach().clone().requires_grad_(True)
+    return value
+
+
+def _tensors(value: object) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in _tensors(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _tensors(item)]
+    return []
+
+
+def _detached(value: object) -> object:
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_detached(item) for item in value)
+    return value
+
+
+def _grad(tensor: torch.Tensor) -> torch.Tensor | None:
+    return tensor.grad.detach().clone() if tensor.grad is not None else None
 
 
 def fullgraph_passes(path: pathlib.Path) -> bool:

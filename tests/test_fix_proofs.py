@@ -1,6 +1,7 @@
 """Proof that rewrites are right: every corpus program, fixed with --unsafe-fixes, runs through
 real Dynamo (torch 2.13.0) with no fixable break left, the same outputs on inputs taking every
-branch, and the same prints, log records and warnings in the same order."""
+branch, the same gradients after backward, and the same prints, log records and warnings in the
+same order."""
 
 from __future__ import annotations
 
@@ -27,6 +28,24 @@ def _same(a, b) -> bool:  # noqa: ANN001
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):  # NumPy programs return arrays
         return a.shape == b.shape and a.dtype == b.dtype and bool(np.array_equal(a, b))
     return a == b
+
+
+def _same_gradients(before: list, after: list, zero_for_none: bool) -> bool:
+    """The same gradients, NaN only where the original has NaN; a zero gradient for a parameter
+    that had none only when `zero_for_none`."""
+    if len(before) != len(after):
+        return False
+    for old, new in zip(before, after):
+        if len(old) != len(new):
+            return False
+        for a, b in zip(old, new):
+            if (a is None) != (b is None):
+                given = b if a is None else a
+                if not (zero_for_none and a is None and bool((given == 0).all())):
+                    return False
+            elif a is not None and not _same(a, b):
+                return False
+    return True
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +75,18 @@ def test_rewrite_keeps_behaviour_and_removes_fixable_breaks(path: Path, mended) 
     assert check_source(result["fixed_text"], fixed_path) == result["remaining"]
     # Idempotent: fixing the fixed program changes nothing.
     assert fix_source(result["fixed_text"], fixed_path, unsafe=True).fixed == result["fixed_text"]
-    # Behaviour: outputs and the ordered prints/logs/warnings are identical.
-    outputs_before, events_before = dynamo_harness.run_observed(path)
-    outputs_after, events_after = dynamo_harness.run_observed(fixed_path)
+    # Behaviour: outputs, gradients (NaN only where the original has NaN) and the ordered
+    # prints/logs/warnings are identical. A parameter's zero gradient where the original gave none
+    # is allowed only where the fix says so (optimisers treat the two differently).
+    try:
+        outputs_before, events_before, gradients_before = dynamo_harness.run_observed_with_gradients(path)
+    except Exception:  # the program changes its inputs in place (Dynamo raises its own error): no gradients
+        outputs_before, events_before = dynamo_harness.run_observed(path)
+        outputs_after, events_after = dynamo_harness.run_observed(fixed_path)
+    else:
+        outputs_after, events_after, gradients_after = dynamo_harness.run_observed_with_gradients(fixed_path)
+        announced = any("zero gradient instead of none" in d.fix.title for d in result["before"] if d.fix)
+        assert _same_gradients(gradients_before, gradients_after, announced), "the gradients differ"
     assert _same(outputs_before, outputs_after)
     assert events_after == events_before
     # Breaks: what Dynamo still breaks on is exactly what graphmend still reports.

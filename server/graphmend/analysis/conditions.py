@@ -84,19 +84,41 @@ def is_tensor_operand(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
 
 
 def split(test: ast.expr, analysis: FunctionAnalysis) -> Split:
-    """The leading Python operands of a top-level `and`, and the rest."""
+    """The Python operands of a top-level `and`, and the rest: the leading ones, and those after a
+    tensor operand too when every tensor operand may be evaluated in any order (pure, raising
+    nothing: `t.min() >= 0 and flag` is `flag and t.min() >= 0`). A flag that was false then still
+    keeps the tensor code from running, as it did (timesfm's `torch.maximum(t, 0.0)`, which raises,
+    behind a default-false `truncate_negative`)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         values = test.values
         count = 0
         while count < len(values) - 1 and _is_python_operand(values[count], analysis):
             count += 1
-        if count:
-            rest = values[count:]
-            remainder = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=list(rest))
+        static = list(values[:count])
+        rest = list(values[count:])
+        later = [v for v in rest if _is_python_operand(v, analysis)]
+        if later and len(later) < len(rest) and all(_reorderable(v, analysis) for v in rest if v not in later):
+            static += later
+            rest = [v for v in rest if v not in later]
+        if static:
+            remainder = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=rest)
             if len(rest) > 1:
                 ast.copy_location(remainder, rest[0])
-            return Split(tuple(values[:count]), remainder)
+            return Split(tuple(static), remainder)
     return Split((), test)
+
+
+def _reorderable(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """Evaluating `expr` earlier, later or not at all changes nothing: no call that is not a known
+    pure one, no assignment expression, no operation that may raise."""
+    from .hazards import hazards  # below conditions: hazards reads kinds only
+    from .purity import impurity
+
+    if any(isinstance(node, ast.NamedExpr) for node in walk(expr)):
+        return False
+    if impurity(expr, analysis, set(), condition=True) is not None:
+        return False
+    return not any(hazard.raises is not None for hazard in hazards(expr, analysis))
 
 
 def _is_python_operand(expr: ast.expr, analysis: FunctionAnalysis) -> bool:

@@ -192,6 +192,13 @@ _PURE_NN_LAYERS = frozenset(
     """.split()
 )
 _RANDOM_NN_LAYERS = frozenset("Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout RReLU".split())
+# torch.nn layers with parameters (the rest of the layers above hold none)
+_PARAMETERIZED_NN_LAYERS = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LayerNorm
+    RMSNorm GroupNorm Embedding PReLU
+    """.split()
+)
 _STATEFUL_NN_LAYERS = frozenset(
     "BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyBatchNorm1d".split()
 )
@@ -299,6 +306,31 @@ def _tensor_method_impurity(method: str) -> str | None:
         return f"a branch calls `.{method}()`"
     if method not in torch_api.TENSOR_METHODS:
         return f"a branch calls `.{method}()`, which is not a tensor method known to be pure"
+    return None
+
+
+def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
+    """`self.<attribute>` that holds parameters, as `node` uses it: a submodule it calls (any but
+    the torch.nn layers known to hold none) or an `nn.Parameter` it reads. A rewrite that runs such
+    code where the original did not gives those parameters a zero gradient instead of none."""
+    if not isinstance(node, ast.Attribute) or not analysis.is_self(node.value) or not isinstance(node.ctx, ast.Load):
+        return None
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None or owner.find_method(node.attr) is not None:
+        return None
+    constructors = analysis.module.constructors(owner).get(node.attr, frozenset())
+    for constructor in constructors:
+        if constructor in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return f"self.{node.attr}"
+        layer = constructor.rsplit(".", 1)[-1]
+        parameterless = (
+            constructor.startswith("torch.nn.")
+            and layer not in _PARAMETERIZED_NN_LAYERS
+            and (layer in _PURE_NN_LAYERS or layer in _RANDOM_NN_LAYERS)
+        )
+        if not parameterless and constructor != "?":
+            return f"self.{node.attr}"
     return None
 
 
@@ -527,12 +559,3 @@ def _base_name(expr: ast.expr) -> str | None:
     while isinstance(expr, (ast.Attribute, ast.Subscript)):
         expr = expr.value
     return expr.id if isinstance(expr, ast.Name) else None
-
-
-def unguarded_division(expr: ast.AST, guarded: set[str]) -> bool:
-    """`x / peak` where the condition tests `peak`: exact values, but when the condition is false
-    the division still runs (inf/NaN on the discarded side, NaN gradients through it)."""
-    return any(
-        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and bool(names_in(node.right) & guarded)
-        for node in walk(expr)
-    )

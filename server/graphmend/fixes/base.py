@@ -23,6 +23,15 @@ class Refusal:
     reason: str
 
 
+def zero_gradients(parameters: str) -> str:
+    """The hazard of running code that uses trained state (`self.proj`, `self.weight`) where the
+    original did not: a zero gradient where there was none, which optimisers treat differently."""
+    return (
+        f"{parameters} get a zero gradient instead of none where the original did not run them, so an "
+        "optimiser with momentum or weight decay (Adam, AdamW, SGD with momentum) still updates them"
+    )
+
+
 class Refused(Exception):
     """Raised deep inside a rewrite that cannot be made; its entry point returns it as a Refusal."""
 

@@ -10,7 +10,9 @@ what `torch.compile` returns:
     def f(x): ...                  →     @torch.compile
                                          def f(x): ...
 
-    model = torch.compile(Net())   →     model = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(Net()))
+    fn = torch.compile(route)      →     fn = torch._dynamo.config.patch(capture_scalar_outputs=True)(torch.compile(route))
+
+(not for `torch.compile(Net())`: the patch would return a plain function in place of the module)
 
 (a `config.patch` decorator on the function Dynamo traces would itself break the graph; around
 the compiled callable it covers every call and recompilation of it). It is never offered where the
@@ -166,6 +168,12 @@ def _wrapping_edit(entry: Entry, setting: str, ctx: FixContext, torch_name: str)
         start = Position(ctx.source.node_range(site).start.line, 0)
         return TextEdit(Range(start, start), f"{indent}@{patch}({arguments})\n")
     if isinstance(site, ast.Call):  # model = torch.compile(...)
+        if _compiles_a_module(site, entry):
+            return Refusal(
+                "the compiled object is a module, and `config.patch(...)` around it returns a plain function "
+                "(`.parameters()`, `.train()`, `.state_dict()` and `.to()` would fail on it); set "
+                f"`torch._dynamo.config.{setting} = True` before compiling, for the whole program"
+            )
         wrapper = _wrapping_patch(site, ctx)
         if wrapper is not None:
             return TextEdit(ctx.source.node_range(wrapper.func), f"{patch}({arguments})")
@@ -174,6 +182,16 @@ def _wrapping_edit(entry: Entry, setting: str, ctx: FixContext, torch_name: str)
         f"this file has no `torch.compile` of `{entry.function.qualname}` to scope the setting to; "
         f"set `torch._dynamo.config.{setting} = True` where it is compiled"
     )
+
+
+def _compiles_a_module(site: ast.Call, entry: Entry) -> bool:
+    """`torch.compile(Net())`, `torch.compile(model)`: the entry is a module's `forward`, reached
+    through the instance (not `torch.compile(model.forward)`, a bound method, which a patch may wrap)."""
+    target = site.args[0] if site.args else next((k.value for k in site.keywords if k.arg == "model"), None)
+    method = entry.function.method
+    if method is None or method.owner is None or entry.function.node.name != "forward":
+        return False
+    return not (isinstance(target, ast.Attribute) and target.attr == "forward")
 
 
 def _is_patch(expr: ast.expr, ctx: FixContext) -> bool:

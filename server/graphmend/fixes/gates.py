@@ -25,7 +25,7 @@ import ast
 from ..analysis import conditions, liveness
 from ..diagnostics import Applicability, Fix
 from ..inference import FunctionAnalysis
-from .base import FixContext, Refusal, Refused
+from .base import FixContext, Refusal, Refused, zero_gradients
 from .gate_cond import CondForm, cond_form
 from .gate_recognition import Gate, recognise_gate
 from .gate_where import BROADCAST_NOTE, where_form
@@ -67,6 +67,9 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
         skipped = cond_form(gate, analysis, ctx)
         if isinstance(skipped, CondForm):
             reasons = [*skipped.notes, *(n for n in selected.notes if n != BROADCAST_NOTE)]
+            if selected.layer_calls:  # torch.cond's backward gives the untaken branch's parameters zeros
+                layers = ", ".join(f"`{n}`" for n in selected.layer_calls)
+                reasons.append(zero_gradients(f"the parameters of a skipped layer ({layers})"))
             return Fix(
                 f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *skipped.edits)
             )
@@ -75,8 +78,10 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
     if selected.layer_calls:
         layers = ", ".join(f"`{n}`" for n in selected.layer_calls)
         reasons.append(
-            f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) shift later ones"
+            f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) "
+            "shift later ones"
         )
+        reasons.append(zero_gradients(f"the parameters of a skipped layer ({layers})"))
     reasons.extend(selected.notes)
     return Fix(
         f"{TITLE}, {choice} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *selected.edits)

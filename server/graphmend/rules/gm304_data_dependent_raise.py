@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..analysis.conditions import condition_refusal
+from ..analysis.conditions import ConditionError, condition_refusal, negated, tensor_logic
 from ..analysis.purity import impurity
 from ..analysis.shapes import is_scalar_condition
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
@@ -68,7 +68,7 @@ class DataDependentRaise(Rule):
     def fix(
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
     ) -> Fix | Refusal | None:
-        """`if cond: raise E(msg)` → `torch._assert_async(torch.logical_not(cond), msg)`: always unsafe,
+        """`if cond: raise E(msg)` → `torch._assert_async(~cond, msg)`: always unsafe,
         since the error becomes a RuntimeError raised when the device gets to it."""
         if isinstance(node, ast.Assert):
             return _split_assert(node, analysis, ctx)
@@ -99,13 +99,13 @@ class DataDependentRaise(Rule):
         elif isinstance(exc, ast.Call) and arguments and isinstance(arguments[0], ast.JoinedStr):
             # The f-string's own words; its computed values need data the check cannot format.
             message = "".join(p.value if isinstance(p, ast.Constant) else "…" for p in arguments[0].values)  # type: ignore[misc]
+        try:  # what must hold, as a bool tensor: `not` and `and`/`or` written with `~`, `&`, `|`
+            check = tensor_logic(negated(node.test), analysis, ctx.segment, torch_name)
+        except ConditionError as error:
+            return Refusal(str(error))
         indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
-        condition = ctx.segment(node.test)
         comments = [indent + c + "\n" for c in comments_outside(ctx, node, [])]  # they stay, above the check
-        text = (
-            "".join(comments)
-            + f"{indent}{torch_name}._assert_async({torch_name}.logical_not({condition}), {literal(message)})"
-        )
+        text = "".join(comments) + f"{indent}{torch_name}._assert_async({check}, {literal(message)})"
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
         title = "Check with `torch._assert_async` (unsafe: raises RuntimeError, possibly later, instead of the original exception)"
         if len(node.body) > 1:

@@ -19,6 +19,7 @@ from ...analysis.shapes import Signature
 from ...kinds import Env, Kind
 from ...semantics import walk
 from ..base import Refused
+from .shield import Shields, shielded
 from .signatures import signature
 from .site import Site
 
@@ -53,6 +54,13 @@ class Arm:
     trailing_call_ast: ast.Call | None = None
     # output index → (the `<helper>_if` to call, its arguments after the predicate)
     deferred: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
+    shields: Shields = field(default_factory=dict)  # its hazardous operations (`shield`)
+    number: int = 0  # its place in the chain: its predicate is `arm_predicate(number, ...)`
+
+    @property
+    def predicate_token(self) -> str:
+        """Written where this arm's predicate goes before the conditions are named (`shielded`)."""
+        return f"__graphmend_predicate_{self.number}__"
 
 
 class _Renamer(cst.CSTTransformer):
@@ -97,6 +105,8 @@ class ArmWriter:
         self.kept = kept  # temporaries of one branch that keep their own name
 
     def rename(self, node: cst.CSTNode) -> cst.CSTNode:
+        if self.arm.shields:
+            node = shielded(node, self.arm.shields, self.arm.predicate_token, self.site.torch)
         if not self.arm.mapping:
             return node
         return cast(cst.CSTNode, node.visit(_Renamer(dict(self.arm.mapping), self.site.self_name)))

@@ -12,13 +12,15 @@ import ast
 
 import libcst as cst
 
-from ...analysis.purity import call_caveat, dotted, impurity, unguarded_division
+from ...analysis.hazards import hazards, shieldable
+from ...analysis.purity import call_caveat, dotted, impurity, trained_state
 from ...inference import FunctionAnalysis
 from ...messages import is_message, is_replayed
 from ...semantics import walk
-from ..base import Refused
+from ..base import Refused, zero_gradients
 from ..deferral import message_in_branch, predicated_helper
 from .arms import Arm, ArmWriter, buffer_registration, code, is_name_target, only_small, self_attribute
+from .shield import add_shield
 from .site import Site
 
 
@@ -190,10 +192,24 @@ class _Statements:
             raise Refused(reason)
         for assumption in assumptions([expr], self.site.analysis):
             self.site.unsafe(assumption)
-        if unguarded_division(expr, self.guarded):
-            self.site.unsafe(
-                "a branch divides by a value the condition tests, so that division runs unguarded (NaN gradients)"
-            )
+        for node in walk(expr):
+            state = trained_state(node, self.site.analysis)
+            if state is not None:
+                self.site.unsafe(zero_gradients(f"the parameters of `{state}`"))
+        self._shield(expr)
+
+    def _shield(self, expr: ast.expr) -> None:
+        """Each operation of `expr` that may give inf/NaN or raise on the values the condition
+        excluded: shielded where it can be (`analysis.hazards`), named in the title where not,
+        refused where it raises."""
+        analysis, segment = self.site.analysis, self.site.ctx.segment
+        for hazard in hazards(expr, analysis):
+            if hazard.raises is not None:
+                raise Refused(hazard.raises)
+            if self.site.scalar_conditions and shieldable(hazard, analysis):
+                add_shield(self.arm.shields, hazard, segment, analysis)
+            else:
+                self.site.unsafe(hazard.words())
 
 
 def _is_idempotent_refresh(stmt: ast.Assign | ast.AnnAssign) -> bool:

@@ -7,6 +7,7 @@ import ast
 
 from ...analysis import conditions
 from ...analysis.purity import names_in
+from ...analysis.shapes import is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
 from ..base import FixContext, Refusal, Refused
@@ -51,6 +52,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
         if arm.test is not None:
             guarded |= names_in(arm.test)
     kept = temporaries(site, arms)
+    site.scalar_conditions = all(is_scalar_condition(arm.test, analysis) for arm in arms if arm.test is not None)
     for arm in arms:
         collect(site, arm, guarded, kept)
     returns = [arm.returned is not None for arm in arms]
@@ -62,4 +64,6 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
         lines.extend(render_arm(arm, arm_predicate(number, condition_names)))
     lines.extend(merges(site, arms, condition_names))
     text = place(site, lines, indent, split.static)
+    for arm in arms:  # the shields' predicates, now that the conditions have names
+        text = text.replace(arm.predicate_token, arm_predicate(arm.number, condition_names))
     return offer((*site.helper_edits, TextEdit(ctx.line_range(node.lineno, site.last_line), text)), site.unsafe_reasons)

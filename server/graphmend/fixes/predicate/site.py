@@ -25,6 +25,8 @@ class Site:
     before: Env  # the kinds of names before the `if`
     following: list[ast.stmt]  # the statements after an `if` whose branches all return: its `else`
     floating: set[str]  # tensors the condition's Python part proves floating point
+    # every tensor condition of the chain is one element, so an arm's predicate can select any value
+    scalar_conditions: bool = True
     unsafe_reasons: list[str] = field(default_factory=list)
     helper_edits: list[TextEdit] = field(default_factory=list)  # helpers for the messages of the branches
 

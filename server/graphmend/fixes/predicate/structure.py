@@ -58,7 +58,7 @@ def split_arms(
         comments.extend(_block_comments(current.body))
         if number == 0:
             head_comments = len(comments)
-        arms.append(Arm(test, node.body, _statements(current.body), suffix))
+        arms.append(Arm(test, node.body, _statements(current.body), suffix, number=len(arms)))
         number += 1
         orelse = current.orelse
         if isinstance(orelse, cst.If):
@@ -69,11 +69,11 @@ def split_arms(
         if isinstance(orelse, cst.Else):
             comments.extend(c.comment.value for c in orelse.leading_lines if c.comment)
             comments.extend(_block_comments(orelse.body))
-            arms.append(Arm(None, node.orelse, _statements(orelse.body), "else"))
+            arms.append(Arm(None, node.orelse, _statements(orelse.body), "else", number=len(arms)))
         elif site.following:
-            arms.append(Arm(None, site.following, following_cst, "else"))
+            arms.append(Arm(None, site.following, following_cst, "else", number=len(arms)))
         else:
-            arms.append(Arm(None, [], [], "else"))
+            arms.append(Arm(None, [], [], "else", number=len(arms)))
         return arms, comments[:head_comments], comments[head_comments:]
 
 

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import ast
 
+import libcst as cst
+
 from ...analysis import conditions
+from ...analysis.hazards import hazards, shieldable
 from ...analysis.purity import impurity, names_in
 from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
 from ..base import FixContext, Refusal, Refused
+from .arms import code
 from .condition import static_text
 from .effects import assumptions
 from .merge import require_mergeable
 from .render import offer
+from .shield import Shields, add_shield, shielded
 
 
 def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -39,16 +44,24 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         condition = conditions.tensor_logic(split.rest, analysis, ctx.segment, torch_name)
     except (Refused, conditions.ConditionError) as refusal:
         return Refusal(refusal.reason)
-    body, orelse = _operand_text(node.body, ctx), _operand_text(node.orelse, ctx)
+    scalar = is_scalar_condition(split.rest, analysis)
+    try:
+        body = _operand_text(node.body, ctx, _shields(node.body, scalar, analysis, ctx, reasons), condition, torch_name)
+        negation = f"~({condition})" if " " in condition else f"~{condition}"
+        orelse = _operand_text(
+            node.orelse, ctx, _shields(node.orelse, scalar, analysis, ctx, reasons), negation, torch_name
+        )
+    except Refused as refusal:
+        return Refusal(refusal.reason)
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
     if split.static:
-        text = f"{text} if {static_text(split.static, ctx)} else {orelse}"  # in the place of a conditional expression
+        text = f"{text} if {static_text(split.static, ctx)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
     typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
     if typed:  # tensors from some callers, numbers from others: the original stays for numbers
         tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
         text = f"({text}) if {tests} else ({ctx.segment(node)})"
     edit = TextEdit(ctx.source.node_range(node), text)
-    if not is_scalar_condition(split.rest, analysis):
+    if not scalar:
         reasons.append("the condition may have more than one element")
     signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
     if None in signatures or len(signatures) != 1:
@@ -56,6 +69,23 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     return offer((edit,), reasons)
 
 
-def _operand_text(expr: ast.expr, ctx: FixContext) -> str:
+def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext, reasons: list[str]) -> Shields:
+    """The hazardous operations of one operand, now evaluated whatever the condition (`shield`)."""
+    shields: Shields = {}
+    for hazard in hazards(expr, analysis):
+        if hazard.raises is not None:
+            raise Refused(hazard.raises)
+        if scalar and shieldable(hazard, analysis):
+            add_shield(shields, hazard, ctx.segment, analysis)
+        elif hazard.words() not in reasons:
+            reasons.append(hazard.words())
+    return shields
+
+
+def _operand_text(
+    expr: ast.expr, ctx: FixContext, shields: Shields | None = None, predicate: str = "", torch_name: str = ""
+) -> str:
     text = ctx.segment(expr)
+    if shields:  # the operand's hazardous operations see a safe value where `predicate` is false
+        text = code(shielded(cst.parse_expression(text), shields, predicate, torch_name))
     return f"({text})" if isinstance(expr, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text

@@ -1,0 +1,176 @@
+"""What an operation may do when it runs on values its guard used to exclude.
+
+A predicated rewrite runs every branch on every call, so each operation of a branch now also sees
+the values for which the original never ran it: `num / den` where the guard was `den != 0`,
+`torch.log(p)` where it was `p > 0`, `torch.exp(x)` where it was `x.max() < 80`. The selected
+output stays exact, but the operation may give inf or NaN on the discarded side, and
+`torch.where`'s backward multiplies its zero gradient by that operation's derivative there:
+0 × inf is NaN, and the NaN reaches the weights. Some operations raise instead (a bool tensor
+negated, a singular matrix inverted).
+
+`hazards(expr)` lists them. Where the operand is a tensor and the branch's predicate is one
+element, the rewrite *shields* it: `torch.where(predicate, operand, 1)` feeds a value inside the
+operation's domain on the discarded side, so forward and backward are
+both exact (the selection passes the operand's own gradient where the branch runs, and none where
+it does not). Otherwise the fix names the hazard, or is refused when the operation raises.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
+from ..semantics import walk
+
+# Operations defined (finite, with a finite derivative) at 1 but not everywhere: division, roots,
+# logarithms, inverses, and the gamma family's poles.
+_AT_ONE = frozenset(
+    "log log2 log10 sqrt rsqrt reciprocal digamma lgamma polygamma div divide true_divide floor_divide fmod remainder".split()
+)
+# Finite at 0 but not everywhere: domains bounded on both sides, and what overflows for large inputs.
+_AT_ZERO = frozenset("log1p acos asin atanh erfinv exp expm1 exp2 sinh cosh tan".split())
+# Operations whose divisor is the second operand.
+_DIVISORS = frozenset("div divide true_divide floor_divide fmod remainder".split())
+# Binary operations that take two tensors: a Python number as either operand raises TypeError.
+_TENSOR_PAIR = frozenset("maximum minimum fmax fmin".split())
+# Operations that raise on values a guard may exclude (a singular or non-positive-definite matrix).
+_RAISING = frozenset(
+    "inv cholesky cholesky_ex solve solve_triangular lu_factor matrix_power tensorinv tensorsolve".split()
+)
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """One operation that misbehaves on some values: the operand to shield and the value that is
+    safe for it ("1" or "0"), or None where nothing can be shielded."""
+
+    node: ast.expr  # the operation
+    operation: str  # as written: `/`, `torch.log`, `.sqrt()`
+    operand: ast.expr | None
+    safe: str | None
+    raises: str | None = None  # why it raises, when it may: the fix is refused
+
+    def words(self) -> str:
+        """The hazard as a fix title names it."""
+        if self.raises is not None:
+            return self.raises
+        return (
+            f"{self.operation} now also runs on values the condition excluded, where it may give inf or NaN: "
+            "torch.where's backward then multiplies a zero gradient by it (NaN gradients)"
+        )
+
+
+def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
+    """The operations in `expr` that may give inf/NaN or raise on values outside their guard."""
+    found: list[Hazard] = []
+    for node in walk(expr):
+        hazard = _hazard(node, analysis)
+        if hazard is not None:
+            found.append(hazard)
+    return found
+
+
+def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
+    """Whether the operand can be replaced on the discarded side: a tensor (a Python number has no
+    `ones_like`, and an unknown value might be one)."""
+    return hazard.operand is not None and hazard.safe is not None and analysis.kind(hazard.operand).is_tensor
+
+
+def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not _nonzero_literal(node.right):
+            symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
+            return Hazard(node, f"`{symbol}`", node.right, "1")
+        if isinstance(node.op, ast.Pow) and not _polynomial_exponent(node.right):
+            return Hazard(node, "`**`", node.left, "1")
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        if analysis.kind(node.operand).present is Kind.BOOL_TENSOR:
+            return Hazard(node, "`-`", None, None, raises="a branch negates a bool tensor (`-`), which raises")
+        return None
+    if not isinstance(node, ast.Call):
+        return None
+    qualname = analysis.qualified_name(node.func)
+    if qualname is not None and qualname.startswith("torch."):
+        name = qualname.rsplit(".", 1)[-1]
+        if (name in _RAISING and qualname.startswith("torch.linalg.")) or qualname in (
+            "torch.inverse",
+            "torch.cholesky",
+        ):
+            return Hazard(
+                node,
+                f"`{qualname}`",
+                None,
+                None,
+                raises=f"a branch calls `{qualname}`, which raises on values the condition may exclude (a singular matrix)",
+            )
+        operands = [*node.args, *(k.value for k in node.keywords if k.arg in ("input", "other", "exponent"))]
+        return _number_for_tensor(node, f"`{qualname}`", name, operands, analysis) or _function_hazard(
+            node, f"`{qualname}`", name, operands
+        )
+    if isinstance(node.func, ast.Attribute) and analysis.kind(node.func.value).is_tensor:
+        name = node.func.attr
+        operands = [node.func.value, *node.args]
+        return _number_for_tensor(node, f"`.{name}()`", name, operands, analysis) or _function_hazard(
+            node, f"`.{name}()`", name, operands
+        )
+    return None
+
+
+def _number_for_tensor(
+    node: ast.Call, operation: str, name: str, operands: list[ast.expr], analysis: FunctionAnalysis
+) -> Hazard | None:
+    """`torch.maximum(t, 0.0)`: a Python number where only a tensor is taken raises TypeError, so a
+    branch that did it only where its guard held would now raise on every call."""
+    if name not in _TENSOR_PAIR or not any(analysis.kind(o) is Kind.PYTHON for o in operands):
+        return None
+    return Hazard(
+        node, operation, None, None, raises=f"a branch calls {operation} with a Python number, which raises TypeError"
+    )
+
+
+def _function_hazard(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:
+    """`torch.log(x)` / `x.log()`: the input; `torch.div(a, b)` / `a.div(b)`: the divisor;
+    `torch.pow(a, b)`: the base unless the exponent is a whole non-negative number."""
+    if not operands:
+        return None
+    if name in _DIVISORS:
+        return (
+            Hazard(node, operation, operands[1], "1")
+            if len(operands) > 1 and not _nonzero_literal(operands[1])
+            else None
+        )
+    if name == "pow":
+        return (
+            Hazard(node, operation, operands[0], "1")
+            if len(operands) > 1 and not _polynomial_exponent(operands[1])
+            else None
+        )
+    if name in _AT_ONE:
+        return Hazard(node, operation, operands[0], "1")
+    if name in _AT_ZERO:
+        return Hazard(node, operation, operands[0], "0")
+    return None
+
+
+def _nonzero_literal(expr: ast.expr) -> bool:
+    """A number written in the code that is not zero: `x / 2` is finite wherever `x` is."""
+    value = _literal(expr)
+    return value is not None and value != 0
+
+
+def _polynomial_exponent(expr: ast.expr) -> bool:
+    """`x ** 2`: a whole, non-negative power is finite (with a finite derivative) wherever `x` is."""
+    value = _literal(expr)
+    return value is not None and value >= 0 and float(value).is_integer()
+
+
+def _literal(expr: ast.expr) -> float | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return float(expr.value)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        inner = _literal(expr.operand)
+        return None if inner is None else (-inner if isinstance(expr.op, ast.USub) else inner)
+    return None
