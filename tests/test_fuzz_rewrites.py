@@ -1,8 +1,9 @@
 """Rewrite fuzzing: generated compiled functions with data-dependent ifs, elifs, returns, ternaries,
 conditions mixing a Python flag with tensor tests, masked writes under `if m.any():`, skipped loop
 iterations (`continue` and flags), prints and logger calls. `fix --unsafe-fixes` must give code that parses, is idempotent, keeps every
-comment, and — run with torch on inputs that take every branch — returns the same values and
-prints/logs the same text in the same order.
+comment, and — run with torch on inputs that take every branch, boundary values among them (0,
+-1, tiny and large magnitudes) — returns the same values, prints/logs the same text in the same order,
+and gives the same gradients after backward (NaN only where the original has NaN).
 
 CI runs a seed-fixed sample; the documented longer run is
 `GRAPHMEND_FUZZ_PARSE=10000 GRAPHMEND_FUZZ_EXECUTE=500 pytest tests/test_fuzz_rewrites.py`.
@@ -23,6 +24,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from torch.overrides import TorchFunctionMode  # noqa: E402
 
 from graphmend.api import check_source, fix_source  # noqa: E402
 
@@ -71,7 +73,7 @@ class _Program:
     def value(self) -> str:
         a = self.draw(st.sampled_from(self.names))
         b = self.draw(st.sampled_from(self.names))
-        form = self.draw(st.integers(0, 8))
+        form = self.draw(st.integers(0, 12))
         constant = self.draw(st.integers(1, 3))
         return [
             f"{a} * {constant}",
@@ -83,6 +85,11 @@ class _Program:
             f"torch.tanh({a})",
             f"_scaled({a}, {constant})",
             f"_shifted({b})",
+            # operations that give inf/NaN (or an infinite derivative) outside their domain
+            f"{a} / {b}",
+            f"torch.sqrt({a})",
+            f"torch.log({a})",
+            f"torch.exp({a} * 40)",
         ][form]
 
     def tensor_condition(self) -> str:
@@ -143,15 +150,18 @@ class _Program:
         return lines
 
     def masked_write(self, indent: str) -> list[str]:
-        """`if m.any(): <write through m>`: a no-op when the mask has no true element."""
+        """`if m.any(): <write through m>`: a no-op when the mask has no true element. The write goes
+        to a new local (`w = x * 1`), whose write the fix makes out of place: an in-place write to
+        a parameter stays in place, unsafe, and backward may then raise (the fix's title says so)."""
         a = self.draw(st.sampled_from(["x", "y"]))
+        local = f"w{len(self.names)}"
         threshold = self.draw(st.integers(-2, 2))
-        mask = f"({a} > {threshold})"
-        write = self.draw(st.sampled_from([f"{a}[{mask}] = 0.5", f"{a}.masked_fill_({mask}, -1.0)"]))
-        lines = [f"{indent}if {mask}.any():{self.comment()}", f"{indent}    {write}"]
+        mask = f"({local} > {threshold})"
+        write = self.draw(st.sampled_from([f"{local}[{mask}] = 0.5", f"{local}.masked_fill_({mask}, -1.0)"]))
+        lines = [f"{indent}{local} = {a} * 1", f"{indent}if {mask}.any():{self.comment()}", f"{indent}    {write}"]
         if self.draw(st.booleans()):
             lines.append(f"{indent}    {self.effect()}")
-        return lines
+        return [*lines, f"{indent}{a} = {local}"]
 
     def loop_gate(self, indent: str) -> list[str]:
         """A skipped iteration: `continue`, or a flag set under the test and tested later."""
@@ -253,9 +263,62 @@ def _run(text: str, inputs: list[tuple[object, object, object]]) -> tuple[list[o
     return outputs, events
 
 
+class _Finite(TorchFunctionMode):
+    """Whether every floating-point value an eager run computes is finite."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finite = True
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        result = func(*args, **(kwargs or {}))
+        for value in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(value.isfinite().all()):
+                self.finite = False
+        return result
+
+
+def _gradients(text: str, inputs: list[tuple[object, object, object]]) -> list[object]:
+    """Per input, the gradients of `x` and `y` after backward from the output's sum (zero where
+    none flowed), or the error the call raised; None where the program itself computes inf or NaN
+    (then any use of a value, selected away or not, may carry NaN back through its backward: the
+    original's finite values are what a rewrite must keep finite) or cannot run backward (a value
+    saved for it changed in place). Messages are not looked at here."""
+    module = types.ModuleType("fuzzed_program")
+    found: list[object] = []
+    logger = logging.getLogger("fuzzed")
+    logger.disabled = True
+    try:
+        exec(compile(text, "<fuzzed>", "exec"), module.__dict__)  # noqa: S102 - our own generated program
+        with contextlib.redirect_stdout(io.StringIO()):
+            for x, y, flag in inputs:
+                leaves = [t.detach().clone().requires_grad_(True) for t in (x, y)]
+                watch = _Finite()
+                try:
+                    with watch:
+                        output = module.f(leaves[0].clone(), leaves[1].clone(), flag)
+                except Exception as error:  # noqa: BLE001 - the same error must happen in both
+                    found.append(f"{type(error).__name__}: {error}")
+                    continue
+                try:
+                    if isinstance(output, torch.Tensor) and output.requires_grad:
+                        output.sum().backward()
+                except RuntimeError:  # a value saved for backward changed in place: nothing to keep
+                    found.append(None)
+                    continue
+                grads = [t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves]
+                found.append(grads if watch.finite else None)
+    finally:
+        logger.disabled = False
+    return found
+
+
 def _same(a: object, b: object) -> bool:
+    """Equal; tensors in shape, dtype and value, NaN only where the other has NaN."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.shape == b.shape and a.dtype == b.dtype and bool(torch.allclose(a, b, equal_nan=True))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
 
 
@@ -266,6 +329,10 @@ INPUTS = [
         (torch.full((3,), -2.0), torch.full((3,), 1.0)),
         (torch.tensor([3.0, -1.0, 0.5]), torch.tensor([-0.5, 2.0, 0.0])),
         (torch.zeros(3), torch.ones(3)),
+        # boundary values: zero, -1, tiny and large magnitudes (not inf, nor products past the float
+        # range: a discarded branch's `x * x` then has an infinite derivative, see benchmarks/README.md)
+        (torch.tensor([0.0, -1.0, 1e3]), torch.tensor([1e-3, -2.0, 0.0])),
+        (torch.full((3,), -1.0), torch.zeros(3)),
     ]
     for flag in (True, False)
 ]
@@ -281,3 +348,6 @@ def test_fixed_code_behaves_the_same(generated: tuple[str, int]) -> None:
     after_outputs, after_events = _run(fixed, INPUTS)
     assert all(_same(a, b) for a, b in zip(before_outputs, after_outputs)), (text, fixed)
     assert after_events == before_events, (text, fixed)
+    before, after = _gradients(text, INPUTS), _gradients(fixed, INPUTS)
+    kept = [(a, b) for a, b in zip(before, after) if a is not None]  # inputs the original computes finitely
+    assert all(_same(a, b) for a, b in kept), ("gradients", text, fixed)

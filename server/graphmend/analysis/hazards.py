@@ -51,14 +51,18 @@ class Hazard:
     operand: ast.expr | None
     safe: str | None
     raises: str | None = None  # why it raises, when it may: the fix is refused
+    # the operation is torch's (a torch function, a tensor method, or an operator with a tensor
+    # operand), so an operand of unknown kind is a tensor or a number torch takes as a 0-d one
+    on_tensors: bool = False
 
     def words(self) -> str:
-        """The hazard as a fix title names it."""
+        """Why no exact rewrite runs it on every call: a refusal's reason."""
         if self.raises is not None:
             return self.raises
         return (
-            f"{self.operation} now also runs on values the condition excluded, where it may give inf or NaN: "
-            "torch.where's backward then multiplies a zero gradient by it (NaN gradients)"
+            f"{self.operation} would also run on values the condition excluded, where it may give inf or NaN, and "
+            "torch.where's backward would multiply a zero gradient by it (NaN gradients); it can be kept off "
+            "those values only for a condition of one element and a tensor operand"
         )
 
 
@@ -73,18 +77,24 @@ def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
 
 
 def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
-    """Whether the operand can be replaced on the discarded side: a tensor (a Python number has no
-    `ones_like`, and an unknown value might be one)."""
-    return hazard.operand is not None and hazard.safe is not None and analysis.kind(hazard.operand).is_tensor
+    """Whether the operand can be selected on the discarded side: a tensor, or a value of unknown
+    kind that torch's operation takes (a number becomes a 0-d tensor of its own category, which
+    changes neither the result's type nor its dtype); not a Python number in Python arithmetic."""
+    if hazard.operand is None or hazard.safe is None:
+        return False
+    kind = analysis.kind(hazard.operand)
+    return kind.is_tensor or (kind is Kind.UNKNOWN and hazard.on_tensors)
 
 
 def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     if isinstance(node, ast.BinOp):
+        if not (analysis.kind(node.left).is_tensor or analysis.kind(node.right).is_tensor):
+            return None  # Python arithmetic (a number at trace time), or values not known to be tensors
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not _nonzero_literal(node.right):
             symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
-            return Hazard(node, f"`{symbol}`", node.right, "1")
+            return Hazard(node, f"`{symbol}`", node.right, "1", on_tensors=True)
         if isinstance(node.op, ast.Pow) and not _polynomial_exponent(node.right):
-            return Hazard(node, "`**`", node.left, "1")
+            return Hazard(node, "`**`", node.left, "1", on_tensors=True)
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         if analysis.kind(node.operand).present is Kind.BOOL_TENSOR:
@@ -138,20 +148,20 @@ def _function_hazard(node: ast.Call, operation: str, name: str, operands: list[a
         return None
     if name in _DIVISORS:
         return (
-            Hazard(node, operation, operands[1], "1")
+            Hazard(node, operation, operands[1], "1", on_tensors=True)
             if len(operands) > 1 and not _nonzero_literal(operands[1])
             else None
         )
     if name == "pow":
         return (
-            Hazard(node, operation, operands[0], "1")
+            Hazard(node, operation, operands[0], "1", on_tensors=True)
             if len(operands) > 1 and not _polynomial_exponent(operands[1])
             else None
         )
     if name in _AT_ONE:
-        return Hazard(node, operation, operands[0], "1")
+        return Hazard(node, operation, operands[0], "1", on_tensors=True)
     if name in _AT_ZERO:
-        return Hazard(node, operation, operands[0], "0")
+        return Hazard(node, operation, operands[0], "0", on_tensors=True)
     return None
 
 

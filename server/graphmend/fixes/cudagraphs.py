@@ -160,6 +160,22 @@ def register_buffer(
     return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,))
 
 
+def rebinding_refusal(name: str, stmt: ast.stmt, analysis: FunctionAnalysis) -> str | None:
+    """Why an in-place write to the local `name` at `stmt` cannot become a new tensor bound to the
+    name (the caller, a view, another name or a loop target would have seen the write); None: it can."""
+    function = analysis.function
+    if function is None or name in _parameter_names(function.node):
+        return f"`{name}` is a parameter: the caller sees the write, a new tensor would not reach it"
+    if not _fresh_local(function.node, name, analysis):
+        return (
+            f"`{name}` is not only ever bound to a new tensor here (a view, another name's tensor, a global "
+            "or a loop target would see the write, a new tensor would not)"
+        )
+    if _aliased(function.node, name, stmt, analysis):
+        return f"`{name}` is also held elsewhere (assigned to another name or stored), which sees the write"
+    return None
+
+
 def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
     """`x[m] = y[m]` → `x = torch.where(m, y, x)` (a mask over the leading dimensions of `x` is
     given trailing ones first), for a local `x` that nothing else holds."""
@@ -171,16 +187,9 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     if not isinstance(target.value, ast.Name):
         return Refusal("the written tensor is not a local name that can be rebound")
     name = target.value.id
-    function = analysis.function
-    if function is None or name in _parameter_names(function.node):
-        return Refusal(f"`{name}` is a parameter: the caller sees the write, a new tensor would not reach it")
-    if not _fresh_local(function.node, name, analysis):
-        return Refusal(
-            f"`{name}` is not only ever bound to a new tensor here (a view, another name's tensor, a global "
-            "or a loop target would see the write, a new tensor would not)"
-        )
-    if _aliased(function.node, name, assign, analysis):
-        return Refusal(f"`{name}` is also held elsewhere (assigned to another name or stored), which sees the write")
+    refused = rebinding_refusal(name, assign, analysis)
+    if refused is not None:
+        return Refusal(refused)
     torch_name = ctx.torch_name
     if torch_name is None:
         return Refusal("`torch` names something else in this file")

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from ..analysis import conditions, liveness
+from ..analysis.hazards import hazards
 from ..analysis.purity import call_impurity, dotted, draws_random
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
@@ -218,6 +219,12 @@ class _Selection:
         self._note(f"`{name}` gets an entry for a skipped layer too{when}")
 
     def _check_expression(self, expr: ast.expr) -> None:
+        for hazard in hazards(expr, self.analysis):  # it runs for a skipped layer too, unshielded
+            raise Refused(
+                hazard.raises
+                or f"the layer's branch has {hazard.operation}, which would run for a skipped layer too and may "
+                "give inf or NaN there (NaN gradients through torch.where)"
+            )
         for node in walk(expr):
             if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
                 raise Refused(f"the layer's branch has `{type(node).__name__.lower()}`")

@@ -15,10 +15,13 @@ Recognised tests: `m.any()`, `torch.any(m)`, `m.sum() > 0`, `m.sum() != 0`, `m.s
 too (SpecAugment's `if idxs.max() > n - 1: idxs[idxs > n - 1] = n - 1`): dropping the test adds no
 torch call. A message in the branch is replayed only when the test holds (torch values only).
 
-Unsafe: the write now also runs when the mask is all false. Its values are the same, but it still
-counts as an in-place change for autograd, so a tensor saved for backward makes backward raise
-where the original did not reach the write (it would whenever the mask had a true element). A bound
-on an extreme differs where `t` holds a NaN: `t.max()` is NaN, so the original skipped every write.
+A torch write to a local `x` nothing else holds is made out of place, `x = x.masked_fill(m, v)`
+(`masked_scatter` likewise), exact for autograd too. Written in place on every call, as other
+writes stay (the caller's tensor, a view), it counts as a change for autograd even when the mask is
+all false, and backward raises where a tensor autograd saved is changed (measured: `x =
+torch.sqrt(x)` then `x[x > 0] = 0.5`), which the original never reached: the title says so. Also
+unsafe: a bound on an extreme differs where `t` holds a NaN (`t.max()` is NaN, so the original
+skipped every write).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_message
 from .base import FixContext, Refusal, Refused
+from .cudagraphs import rebinding_refusal
 from .deferral import message_in_branch
 from .text import Unmovable, block_text, comments_outside, indent_of, reindented
 
@@ -51,10 +55,7 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
     writes = [s for s in node.body if _masked_write(s, mask, indexing)]
     if not writes:
         return None
-    reasons = [
-        "the write now runs even when the mask is all false: the same values, but an in-place change "
-        "for autograd (a tensor saved for backward would make backward raise)"
-    ]
+    reasons: list[str] = []
     if extreme is not None:
         reasons.append(
             f"where `{ast.unparse(extreme.left)}` holds a NaN the original skipped the write (its extreme is NaN)"
@@ -80,6 +81,18 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
                 reason = impurity(value, analysis, set())
                 if reason is not None:
                     return Refusal(reason)
+            if analysis.kind(_written_values(stmt)[1]) is Kind.NUMPY:  # no autograd: in place as written
+                try:
+                    lines.extend(reindented(block_text([stmt], ctx), [stmt], ctx, indent))
+                except Unmovable as error:
+                    return Refusal(str(error))
+                continue
+            rebound = _out_of_place(stmt, analysis, ctx)
+            if rebound is not None:
+                lines.append(indent + rebound)
+                continue
+            if IN_PLACE not in reasons:
+                reasons.insert(0, IN_PLACE)
             try:
                 lines.extend(reindented(block_text([stmt], ctx), [stmt], ctx, indent))
             except Unmovable as error:
@@ -97,7 +110,33 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
             continue
         return None  # something else runs under the check: not this shape (predication may apply)
     edits.append(TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)))
+    if not reasons:
+        return Fix(TITLE, Applicability.SAFE, tuple(edits))
     return Fix(f"{TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(edits))
+
+
+IN_PLACE = (
+    "the write now runs in place even when the mask is all false: the same values, but a change for "
+    "autograd, so backward raises where it saved the written tensor"
+)
+
+
+def _out_of_place(stmt: ast.stmt, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
+    """`x[m] = v` / `x.masked_fill_(m, v)` → `x = x.masked_fill(m, v)`, `x.masked_scatter_(m, s)` →
+    `x = x.masked_scatter(m, s)`: the same values, and no in-place change for autograd to trip on;
+    None where `x` is not a local that can be rebound (it is written in place then)."""
+    target = _written_values(stmt)[1]
+    if not isinstance(target, ast.Name) or rebinding_refusal(target.id, stmt, analysis) is not None:
+        return None
+    if isinstance(stmt, ast.Assign):
+        value = stmt.value
+        if analysis.kind(value) is not Kind.PYTHON:
+            return None  # a tensor written through the mask: `masked_fill` takes a number or a 0-d tensor
+        method, mask, written = "masked_fill", stmt.targets[0].slice, value  # type: ignore[attr-defined]
+    else:
+        call = stmt.value  # type: ignore[attr-defined]
+        method, mask, written = call.func.attr.removesuffix("_"), call.args[0], call.args[1]
+    return f"{target.id} = {target.id}.{method}({ctx.segment(mask)}, {ctx.segment(written)})"
 
 
 def _tested_mask(test: ast.expr, analysis: FunctionAnalysis) -> ast.expr | None:

@@ -200,16 +200,15 @@ class _Statements:
 
     def _shield(self, expr: ast.expr) -> None:
         """Each operation of `expr` that may give inf/NaN or raise on the values the condition
-        excluded: shielded where it can be (`analysis.hazards`), named in the title where not,
-        refused where it raises."""
+        excluded: shielded where it can be (`analysis.hazards`), refused where not: no rewrite may
+        write NaN into the gradients."""
         analysis, segment = self.site.analysis, self.site.ctx.segment
         for hazard in hazards(expr, analysis):
             if hazard.raises is not None:
                 raise Refused(hazard.raises)
-            if self.site.scalar_conditions and shieldable(hazard, analysis):
-                add_shield(self.arm.shields, hazard, segment, analysis)
-            else:
-                self.site.unsafe(hazard.words())
+            if not (self.site.scalar_conditions and shieldable(hazard, analysis)):
+                raise Refused(hazard.words())
+            add_shield(self.arm.shields, hazard, segment, analysis)
 
 
 def _is_idempotent_refresh(stmt: ast.Assign | ast.AnnAssign) -> bool:

@@ -75,10 +75,9 @@ def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixC
     for hazard in hazards(expr, analysis):
         if hazard.raises is not None:
             raise Refused(hazard.raises)
-        if scalar and shieldable(hazard, analysis):
-            add_shield(shields, hazard, ctx.segment, analysis)
-        elif hazard.words() not in reasons:
-            reasons.append(hazard.words())
+        if not (scalar and shieldable(hazard, analysis)):
+            raise Refused(hazard.words())
+        add_shield(shields, hazard, ctx.segment, analysis)
     return shields
 
 
