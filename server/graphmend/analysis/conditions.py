@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
+from .hazards import hazards
+from .purity import impurity
 
 Segment = Callable[[ast.AST], str]  # the source text of a node
 
@@ -111,9 +113,6 @@ def split(test: ast.expr, analysis: FunctionAnalysis) -> Split:
 def _reorderable(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     """Evaluating `expr` earlier, later or not at all changes nothing: no call that is not a known
     pure one, no assignment expression, no operation that may raise."""
-    from .hazards import hazards  # below conditions: hazards reads kinds only
-    from .purity import impurity
-
     if any(isinstance(node, ast.NamedExpr) for node in walk(expr)):
         return False
     if impurity(expr, analysis, set(), condition=True) is not None:

@@ -24,11 +24,9 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
 
-# Operations defined (finite, with a finite derivative) at 1 but not everywhere: division, roots,
-# logarithms, inverses, and the gamma family's poles.
-_AT_ONE = frozenset(
-    "log log2 log10 sqrt rsqrt reciprocal digamma lgamma polygamma div divide true_divide floor_divide fmod remainder".split()
-)
+# Operations defined (finite, with a finite derivative) at 1 but not everywhere: roots, logarithms,
+# inverses, and the gamma family's poles (division: `_DIVISORS`).
+_AT_ONE = frozenset("log log2 log10 sqrt rsqrt reciprocal digamma lgamma polygamma".split())
 # Finite at 0 but not everywhere: domains bounded on both sides, and what overflows for large inputs.
 _AT_ZERO = frozenset("log1p acos asin atanh erfinv exp expm1 exp2 sinh cosh tan".split())
 # Operations whose divisor is the second operand.
@@ -116,17 +114,17 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
                 None,
                 raises=f"a branch calls `{qualname}`, which raises on values the condition may exclude (a singular matrix)",
             )
+        operation = f"`{qualname}`"
         operands = [*node.args, *(k.value for k in node.keywords if k.arg in ("input", "other", "exponent"))]
-        return _number_for_tensor(node, f"`{qualname}`", name, operands, analysis) or _function_hazard(
-            node, f"`{qualname}`", name, operands
-        )
-    if isinstance(node.func, ast.Attribute) and analysis.kind(node.func.value).is_tensor:
+    elif isinstance(node.func, ast.Attribute) and analysis.kind(node.func.value).is_tensor:
         name = node.func.attr
+        operation = f"`.{name}()`"
         operands = [node.func.value, *node.args]
-        return _number_for_tensor(node, f"`.{name}()`", name, operands, analysis) or _function_hazard(
-            node, f"`.{name}()`", name, operands
-        )
-    return None
+    else:
+        return None
+    return _number_for_tensor(node, operation, name, operands, analysis) or _function_hazard(
+        node, operation, name, operands
+    )
 
 
 def _number_for_tensor(

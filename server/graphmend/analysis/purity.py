@@ -315,12 +315,7 @@ def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     code where the original did not gives those parameters a zero gradient instead of none."""
     if not isinstance(node, ast.Attribute) or not analysis.is_self(node.value) or not isinstance(node.ctx, ast.Load):
         return None
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
-    if owner is None or owner.find_method(node.attr) is not None:
-        return None
-    constructors = analysis.module.constructors(owner).get(node.attr, frozenset())
-    for constructor in constructors:
+    for constructor in _attribute_constructors(node.attr, analysis) or ():
         if constructor in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return f"self.{node.attr}"
         layer = constructor.rsplit(".", 1)[-1]
@@ -334,13 +329,19 @@ def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     return None
 
 
-def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[bool, str | None]:
-    """`self.<attribute>(...)` judged by what `__init__` built: (known, why not pure)."""
+def _attribute_constructors(attribute: str, analysis: FunctionAnalysis) -> frozenset[str] | None:
+    """What `__init__` built for `self.<attribute>` in this method's class (`constructors`); None
+    outside a method, or for a method of the class (judged as a same-file function)."""
     method = analysis.function.method if analysis.function else None
     owner = method.owner if method is not None else None
     if owner is None or owner.find_method(attribute) is not None:
-        return False, None  # a method of the class: judged as a same-file function
-    constructors = analysis.module.constructors(owner).get(attribute, frozenset())
+        return None
+    return analysis.module.constructors(owner).get(attribute, frozenset())
+
+
+def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[bool, str | None]:
+    """`self.<attribute>(...)` judged by what `__init__` built: (known, why not pure)."""
+    constructors = _attribute_constructors(attribute, analysis)
     if not constructors or "?" in constructors:
         return False, None
     for constructor in sorted(constructors):

@@ -59,6 +59,8 @@ def loop_gate(stmt: ast.stmt, analysis: FunctionAnalysis, ctx: FixContext) -> Fi
 def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
     """The form `layer-skip` asks for where it applies, else the `torch.where` form with why not."""
     selected = where_form(gate, analysis, ctx)  # its refusals and notes hold for the `torch.cond` form too
+    layers = ", ".join(f"`{n}`" for n in selected.layer_calls)
+    zeros = zero_gradients(f"the parameters of a skipped layer ({layers})") if selected.layer_calls else None
     choice = WHERE_CHOICE
     recorded = ctx.cuda_graph_scope(analysis.entry)
     if ctx.layer_skip == "cond" and recorded is not None:
@@ -67,21 +69,19 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
         skipped = cond_form(gate, analysis, ctx)
         if isinstance(skipped, CondForm):
             reasons = [*skipped.notes, *(n for n in selected.notes if n != BROADCAST_NOTE)]
-            if selected.layer_calls:  # torch.cond's backward gives the untaken branch's parameters zeros
-                layers = ", ".join(f"`{n}`" for n in selected.layer_calls)
-                reasons.append(zero_gradients(f"the parameters of a skipped layer ({layers})"))
+            if zeros is not None:  # torch.cond's backward gives the untaken branch's parameters zeros too
+                reasons.append(zeros)
             return Fix(
                 f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *skipped.edits)
             )
         choice = f"not `torch.cond`: {skipped}"
     reasons = []
-    if selected.layer_calls:
-        layers = ", ".join(f"`{n}`" for n in selected.layer_calls)
+    if zeros is not None:
         reasons.append(
             f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) "
             "shift later ones"
         )
-        reasons.append(zero_gradients(f"the parameters of a skipped layer ({layers})"))
+        reasons.append(zeros)
     reasons.extend(selected.notes)
     return Fix(
         f"{TITLE}, {choice} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *selected.edits)

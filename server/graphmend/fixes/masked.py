@@ -81,17 +81,12 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
                 reason = impurity(value, analysis, set())
                 if reason is not None:
                     return Refusal(reason)
-            if analysis.kind(_written_values(stmt)[1]) is Kind.NUMPY:  # no autograd: in place as written
-                try:
-                    lines.extend(reindented(block_text([stmt], ctx), [stmt], ctx, indent))
-                except Unmovable as error:
-                    return Refusal(str(error))
-                continue
-            rebound = _out_of_place(stmt, analysis, ctx)
+            numpy = analysis.kind(_written_values(stmt)[1]) is Kind.NUMPY  # no autograd: in place as written
+            rebound = None if numpy else _out_of_place(stmt, analysis, ctx)
             if rebound is not None:
                 lines.append(indent + rebound)
                 continue
-            if IN_PLACE not in reasons:
+            if not numpy and IN_PLACE not in reasons:
                 reasons.insert(0, IN_PLACE)
             try:
                 lines.extend(reindented(block_text([stmt], ctx), [stmt], ctx, indent))

@@ -12,7 +12,6 @@ import ast
 
 import libcst as cst
 
-from ...analysis.hazards import hazards, shieldable
 from ...analysis.purity import call_caveat, dotted, impurity, trained_state
 from ...inference import FunctionAnalysis
 from ...messages import is_message, is_replayed
@@ -20,7 +19,7 @@ from ...semantics import walk
 from ..base import Refused, zero_gradients
 from ..deferral import message_in_branch, predicated_helper
 from .arms import Arm, ArmWriter, buffer_registration, code, is_name_target, only_small, self_attribute
-from .shield import add_shield
+from .shield import add_shields
 from .site import Site
 
 
@@ -200,15 +199,9 @@ class _Statements:
 
     def _shield(self, expr: ast.expr) -> None:
         """Each operation of `expr` that may give inf/NaN or raise on the values the condition
-        excluded: shielded where it can be (`analysis.hazards`), refused where not: no rewrite may
-        write NaN into the gradients."""
-        analysis, segment = self.site.analysis, self.site.ctx.segment
-        for hazard in hazards(expr, analysis):
-            if hazard.raises is not None:
-                raise Refused(hazard.raises)
-            if not (self.site.scalar_conditions and shieldable(hazard, analysis)):
-                raise Refused(hazard.words())
-            add_shield(self.arm.shields, hazard, segment, analysis)
+        excluded: shielded where it can be, refused where not (`shield.add_shields`)."""
+        site = self.site
+        add_shields(self.arm.shields, expr, site.scalar_conditions, site.analysis, site.ctx.segment)
 
 
 def _is_idempotent_refresh(stmt: ast.Assign | ast.AnnAssign) -> bool:

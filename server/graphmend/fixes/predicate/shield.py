@@ -11,27 +11,36 @@ which it would promote, gets `torch.ones_like(den)` instead.
 
 from __future__ import annotations
 
+import ast
 from typing import cast
 
 import libcst as cst
 
 from ...analysis.conditions import Segment
-from ...analysis.hazards import Hazard
+from ...analysis.hazards import hazards, shieldable
 from ...inference import FunctionAnalysis
 from ...kinds import Kind
+from ..base import Refused
 
 # the text of a hazardous operation → the text of its operand to shield, and the safe value (a
 # number, or "ones_like"/"zeros_like" for a bool operand)
 Shields = dict[str, tuple[str, str]]
 
 
-def add_shield(shields: Shields, hazard: Hazard, segment: Segment, analysis: FunctionAnalysis) -> None:
-    """Record `hazard` (a shieldable one) by the source text of its operation and operand."""
-    assert hazard.operand is not None and hazard.safe is not None
-    safe = hazard.safe
-    if analysis.kind(hazard.operand).present is Kind.BOOL_TENSOR:
-        safe = "ones_like" if safe == "1" else "zeros_like"
-    shields[segment(hazard.node)] = (segment(hazard.operand), safe)
+def add_shields(shields: Shields, expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, segment: Segment) -> None:
+    """Record each hazardous operation of `expr` (now run whatever the condition) by the source
+    text of the operation and its operand; raise `Refused` for one that raises, or that cannot be
+    shielded (`scalar`: the condition is one element): no rewrite may write NaN into gradients."""
+    for hazard in hazards(expr, analysis):
+        if hazard.raises is not None:
+            raise Refused(hazard.raises)
+        if not (scalar and shieldable(hazard, analysis)):
+            raise Refused(hazard.words())
+        assert hazard.operand is not None and hazard.safe is not None
+        safe = hazard.safe
+        if analysis.kind(hazard.operand).present is Kind.BOOL_TENSOR:
+            safe = "ones_like" if safe == "1" else "zeros_like"
+        shields[segment(hazard.node)] = (segment(hazard.operand), safe)
 
 
 def shielded(node: cst.CSTNode, shields: Shields, predicate: str, torch_name: str) -> cst.CSTNode:

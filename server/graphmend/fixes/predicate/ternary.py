@@ -7,7 +7,6 @@ import ast
 import libcst as cst
 
 from ...analysis import conditions
-from ...analysis.hazards import hazards, shieldable
 from ...analysis.purity import impurity, names_in
 from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
@@ -18,7 +17,7 @@ from .condition import static_text
 from .effects import assumptions
 from .merge import require_mergeable
 from .render import offer
-from .shield import Shields, add_shield, shielded
+from .shield import Shields, add_shields, shielded
 
 
 def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -46,11 +45,9 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         return Refusal(refusal.reason)
     scalar = is_scalar_condition(split.rest, analysis)
     try:
-        body = _operand_text(node.body, ctx, _shields(node.body, scalar, analysis, ctx, reasons), condition, torch_name)
+        body = _operand_text(node.body, ctx, _shields(node.body, scalar, analysis, ctx), condition, torch_name)
         negation = f"~({condition})" if " " in condition else f"~{condition}"
-        orelse = _operand_text(
-            node.orelse, ctx, _shields(node.orelse, scalar, analysis, ctx, reasons), negation, torch_name
-        )
+        orelse = _operand_text(node.orelse, ctx, _shields(node.orelse, scalar, analysis, ctx), negation, torch_name)
     except Refused as refusal:
         return Refusal(refusal.reason)
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
@@ -69,15 +66,10 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     return offer((edit,), reasons)
 
 
-def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext, reasons: list[str]) -> Shields:
+def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext) -> Shields:
     """The hazardous operations of one operand, now evaluated whatever the condition (`shield`)."""
     shields: Shields = {}
-    for hazard in hazards(expr, analysis):
-        if hazard.raises is not None:
-            raise Refused(hazard.raises)
-        if not (scalar and shieldable(hazard, analysis)):
-            raise Refused(hazard.words())
-        add_shield(shields, hazard, ctx.segment, analysis)
+    add_shields(shields, expr, scalar, analysis, ctx.segment)
     return shields
 
 
