@@ -151,6 +151,51 @@ def same(
     return len(first) == len(second) and all(agree(a, b) for a, b in zip(first, second))
 
 
+Gradients = dict[str, "torch.Tensor | None"]  # parameter name → its gradient after one backward
+
+
+def parameter_gradients(model: torch.nn.Module, output: torch.Tensor) -> Gradients:
+    """Every parameter's gradient after `output.sum().backward()` (None where none flows), the
+    model's gradients cleared first, so a training forward is compared backward included."""
+    parameters = dict(model.named_parameters())
+    for parameter in parameters.values():
+        parameter.grad = None
+    output.float().sum().backward()
+    return {name: None if p.grad is None else p.grad.detach().clone() for name, p in parameters.items()}
+
+
+def gradient_difference(first: list[Gradients], second: list[Gradients]) -> tuple[str | None, int]:
+    """The first way two runs' gradients differ, in words (None when they agree: the same
+    parameters, a gradient for each where the other has one, equal values, NaN only where the other
+    has NaN), and how many parameter gradients are zero after where there was none before — what a
+    fix that runs a skipped layer's parameters names in its title, kept apart."""
+    if len(first) != len(second):
+        return f"{len(first)} backward passes before, {len(second)} after", 0
+    zero_for_none = 0
+    for call, (old, new) in enumerate(zip(first, second)):
+        if old.keys() != new.keys():
+            return f"call {call}: the parameters differ", zero_for_none
+        for name, a in old.items():
+            b = new[name]
+            if a is None and b is not None and bool((b == 0).all()):
+                zero_for_none += 1
+            elif (a is None) != (b is None):
+                return f"call {call}: `{name}` has {'no' if a is None else 'a'} gradient before, " + (
+                    "none after" if b is None else "a non-zero one after"
+                ), zero_for_none
+            elif a is not None and b is not None and not close(a, b):
+                nan = bool(b.isnan().any() and not a.isnan().any())
+                return f"call {call}: `{name}`'s gradient differs" + (
+                    " (NaN after, none before)" if nan else ""
+                ), zero_for_none
+    return None, zero_for_none
+
+
+def close(first: torch.Tensor, second: torch.Tensor) -> bool:
+    """torch.allclose (atol 1e-6), NaN equal to NaN in the same place; tensors of different shapes never are."""
+    return first.shape == second.shape and torch.allclose(first, second, atol=1e-6, equal_nan=True)
+
+
 # ---------------------------------------------------------------- Dynamo's and inductor's logs
 
 

@@ -42,11 +42,15 @@ import torch._dynamo
 import torch._dynamo.testing
 import transformers
 from harness import (
+    Gradients,
+    close,
     collect_break_sites,
     exit_unless_imported_from,
     fixed_copy,
     flagged_lines,
+    gradient_difference,
     identical,
+    parameter_gradients,
     run_worker,
     same,
     worker_env,
@@ -923,19 +927,20 @@ def _assert_only_layerdrop_is_random(model: nn.Module) -> None:
         raise SystemExit(f"training case has live dropout: {', '.join(live)}")
 
 
-def _forward(model: Callable[..., Any], calls: list[Inputs], seeds: tuple[int, ...]) -> list[torch.Tensor]:
-    """The first output (logits) of every call under every seed, reseeding just before each forward."""
-    outputs = []
+def _forward(
+    model: nn.Module, calls: list[Inputs], seeds: tuple[int, ...], backward: bool = False
+) -> tuple[list[torch.Tensor], list[Gradients]]:
+    """The first output (logits) of every call under every seed, reseeding just before each forward;
+    with `backward`, every parameter's gradient after the backward of that output's sum."""
+    outputs, gradients = [], []
     for inputs in calls:
         for seed in seeds:
             torch.manual_seed(seed)
-            outputs.append(model(**inputs)[0].detach())
-    return outputs
-
-
-def _close(first: torch.Tensor, second: torch.Tensor) -> bool:
-    """torch.allclose (atol 1e-6), NaN equal to NaN in the same place; tensors of different shapes never are."""
-    return first.shape == second.shape and torch.allclose(first, second, atol=1e-6, equal_nan=True)
+            output = model(**inputs)[0]
+            outputs.append(output.detach())
+            if backward:
+                gradients.append(parameter_gradients(model, output))
+    return outputs, gradients
 
 
 def _trace_models(executed: dict[str, set[int]], frame: Any, event: str, arg: Any) -> Any:
@@ -986,12 +991,13 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
         if os.environ.get(TRACE_LINES) == "1":  # benchmarks/agreement.py: which lines of models/ run
             sys.settrace(partial(_trace_models, executed))
         try:
-            eager = _forward(model, calls, seeds)
+            eager, _ = _forward(model, calls, seeds)
         finally:
             sys.settrace(None)
         torch._dynamo.reset()
-        output = _forward(compiled, calls, seeds)
+        output, gradients = _forward(compiled, calls, seeds, backward=case.train)
     torch.save(output, f"{out}.pt")
+    torch.save(gradients, f"{out}.grads.pt")
     out.write_text(
         json.dumps(
             {
@@ -1000,7 +1006,7 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
                 "reasons": sites,
                 "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
                 "compiled_equal_eager": same(output, eager, identical),
-                "compiled_close_eager": same(output, eager, _close),
+                "compiledclose_eager": same(output, eager, close),
                 "nan_in_outputs": any(bool(tensor.isnan().any()) for tensor in output),
                 "transformers": transformers.__file__,
             }
@@ -1048,22 +1054,38 @@ def compare(case: Case, before: dict[str, Any], after: dict[str, Any], work: Pat
         "reasons_after": after.get("reasons", {}),
         "compiled_equal_eager_before": before.get("compiled_equal_eager"),
         "compiled_equal_eager_after": after.get("compiled_equal_eager"),
-        "compiled_close_eager_before": before.get("compiled_close_eager"),
-        "compiled_close_eager_after": after.get("compiled_close_eager"),
+        "compiledclose_eager_before": before.get("compiledclose_eager"),
+        "compiledclose_eager_after": after.get("compiledclose_eager"),
         "nan_in_outputs": bool(before.get("nan_in_outputs") or after.get("nan_in_outputs")),
         "error_before": before.get("error"),
         "error_after": after.get("error"),
         "logits_equal": None,
         "logits_allclose": None,
+        "gradients_differ": None,  # training cases: the first difference in words, "" when none
+        "gradients_zero_for_none": None,  # training cases: parameter gradients zero after, none before
     }
     if "error" not in before and "error" not in after:
         first, second = (torch.load(work / f"{case.name}.{variant}.json.pt") for variant in ("before", "after"))
-        row["logits_equal"], row["logits_allclose"] = same(first, second, identical), same(first, second, _close)
+        row["logits_equal"], row["logits_allclose"] = same(first, second, identical), same(first, second, close)
+        if case.train:
+            old, new = (torch.load(work / f"{case.name}.{variant}.json.grads.pt") for variant in ("before", "after"))
+            differ, row["gradients_zero_for_none"] = gradient_difference(old, new)
+            row["gradients_differ"] = differ or ""
     return row
 
 
 def _yes(value: bool | None) -> str:
     return "—" if value is None else ("yes" if value else "NO")
+
+
+def _gradients(row: dict[str, Any]) -> str:
+    """Training cases: whether every parameter's gradient agrees before/after, or the first difference."""
+    differ, zeros = row.get("gradients_differ"), row.get("gradients_zero_for_none")
+    if differ is None:
+        return "—"
+    if differ:
+        return "NO: " + differ.replace("|", "\\|")
+    return f"yes ({zeros} zero for none ‡)" if zeros else "yes"
 
 
 def _cell(row: dict[str, Any], variant: str) -> str:
@@ -1077,9 +1099,9 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     """The markdown table, then the break sites graphmend does not flag."""
     print(
         "| case | graphs before | graphs after | break sites before | break sites left | fixed % "
-        "| before = after (equal / allclose) | compiled = eager (before / after) |"
+        "| before = after (equal / allclose) | gradients before = after | compiled = eager (before / after) |"
     )
-    print("|---|---:|---:|---|---|---:|---|---|")
+    print("|---|---:|---:|---|---|---:|---|---|---|")
     for row in rows:
         before, after = row["sites_before"], row["sites_after"]
         failed = row["error_before"] or row["error_after"]
@@ -1089,10 +1111,16 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"| {name} | {graphs[0]} | {graphs[1]} | {_cell(row, 'before')} | {_cell(row, 'after')} | {fixed} "
             f"| {_yes(row['logits_equal'])} / {_yes(row['logits_allclose'])} "
+            f"| {_gradients(row)} "
             f"| {_yes(row['compiled_equal_eager_before'])} / {_yes(row['compiled_equal_eager_after'])} |"
         )
     if any(row["nan_in_outputs"] for row in rows):
         print("\n† the outputs contain NaN (in eager too); compared NaN-aware")
+    if any(row.get("gradients_zero_for_none") for row in rows):
+        print(
+            "\n‡ parameter gradients (summed over the calls) that are zero after the fix where there were none before: "
+            "a skipped layer's, which the fix runs and discards; every other gradient equal"
+        )
     unflagged = {site: row["reasons_before"].get(site, "") for row in rows for site in row["unflagged_before"]}
     print("\nBreak sites that `graphmend check` does not flag (installed files):")
     for site, reason in sorted(unflagged.items()):

@@ -20,7 +20,7 @@ def gate(x):
         y = x * 2
     else:
         y = x - 1
-    logger.info("gated")
+    print("gated")
     return y"""
 RUN = "%time out = gate(torch.ones(3))"
 
@@ -166,7 +166,7 @@ async def test_cells_are_one_module_with_diagnostics_per_cell(client: LanguageCl
     found = await notebook.diagnostics()
     assert found[0] == [] and found[3] == []  # magics masked, the `%time` call of a compiled function fine
     codes = [(d.code, d.range.start.line, d.range.start.character) for d in found[2]]
-    assert codes == [("GM101", 2, 7), ("GM202", 6, 4)]  # `torch` and `logger` come from cell 1
+    assert codes == [("GM101", 2, 7), ("GM201", 6, 4)]  # `torch` comes from cell 1
 
 
 async def test_quick_fixes_edit_the_right_cells(client: LanguageClient, tmp_path: Path) -> None:
@@ -179,15 +179,12 @@ async def test_quick_fixes_edit_the_right_cells(client: LanguageClient, tmp_path
     assert notebook.apply((await resolved(client, fix)).edit) == [2]  # only the model's cell
     assert "y = torch.where(cond, y_if, y_else)" in notebook.texts[2]
     found = await notebook.diagnostics()
-    assert [d.code for d in found[2]] == ["GM202"]
-    # The deferred logger's helper goes after the imports in cell 1; the call changes in cell 3.
+    assert [d.code for d in found[2]] == ["GM201"]
+    # The deferred print's helper goes after the imports in cell 1; the call changes in cell 3.
     logging_fix = next(a for a in await code_actions(client, notebook.cell_uris[2], found[2][0]) if "Defer" in a.title)
     assert notebook.apply((await resolved(client, logging_fix)).edit) == [0, 2]
-    assert (
-        notebook.texts[0].startswith("%matplotlib inline\nimport logging")
-        and "_deferred_logger_info" in notebook.texts[0]
-    )
-    assert '_deferred_logger_info("gated")' in notebook.texts[2]
+    assert notebook.texts[0].startswith("%matplotlib inline\nimport logging") and "_deferred_print" in notebook.texts[0]
+    assert '_deferred_print("gated", "\\n")' in notebook.texts[2]
     assert all(cells == [] for cells in (await notebook.diagnostics()).values())
 
 

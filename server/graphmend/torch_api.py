@@ -92,6 +92,14 @@ TENSOR_BOOL_METHODS = frozenset(
     isnan isneginf isposinf isreal logical_and logical_not logical_or logical_xor signbit
     """.split()
 )
+# Tensor methods and attributes whose result shares the tensor's storage (a view).
+VIEW_METHODS = frozenset(
+    """
+    view view_as reshape reshape_as transpose permute expand expand_as squeeze unsqueeze flatten unflatten narrow select
+    t T mT H mH diagonal detach split chunk unbind as_strided movedim swapaxes real imag
+    """.split()
+)
+
 # Tensor methods whose result has the receiver's dtype (a mask moved, copied or reshaped is still a
 # mask); `to` and `view` only when no argument may name a dtype.
 DTYPE_KEEPING_METHODS = frozenset(

@@ -245,3 +245,63 @@ def python_text(expr: ast.expr, segment: Segment) -> str:
             parts.append(f"({text})" if wrap else text)
         return joiner.join(parts)
     return segment(expr)
+
+
+def annotation_claims(test: ast.expr, analysis: FunctionAnalysis) -> dict[str, str]:
+    """The names of `test` that are tensors only because a parameter's annotation says so (nothing
+    in the function uses the parameter as a tensor), when every tensor name of `test` is one: at
+    run time the condition may be a Python value, and `torch.where` would raise on it (kornia 0.9.0
+    `augmentation/utils/helpers.py:198`: `B = reference_shape[-4]`, a `torch.Size` passed where the
+    annotation says `torch.Tensor`). Name → the parameter and its annotation, in words."""
+    tensor_names = _tensor_names(test, analysis)
+    if tensor_names is None:
+        return {}
+    claims = {name: _annotation_claim(name, analysis, set()) for name in tensor_names}
+    if not claims or None in claims.values():
+        return {}
+    return {name: why for name, why in claims.items() if why is not None}
+
+
+def _tensor_names(expr: ast.expr, analysis: FunctionAnalysis) -> set[str] | None:
+    """The names whose tensors make `expr` a tensor (`B` in `B == x.shape[0]`), or None when a call
+    in it makes one."""
+    kind = analysis.kind(expr)
+    if isinstance(expr, ast.Name):
+        return {expr.id} if kind.is_tensor else set()
+    if isinstance(expr, ast.Call) and kind.is_tensor:
+        return None
+    if not kind.is_tensor and not isinstance(expr, (ast.BoolOp, ast.Compare, ast.UnaryOp, ast.BinOp)):
+        return set()  # `x.shape[-3]`: a Python value
+    names: set[str] = set()
+    for child in ast.iter_child_nodes(expr):
+        if isinstance(child, ast.expr):
+            found = _tensor_names(child, analysis)
+            if found is None:
+                return None
+            names |= found
+    return names
+
+
+def _annotation_claim(name: str, analysis: FunctionAnalysis, seen: set[str]) -> str | None:
+    """Why `name` is a tensor only by an annotation (the parameter it comes from), else None."""
+    if name in analysis.annotation_typed:
+        return f"`{name}` is a tensor only by its annotation `{analysis.annotation_typed[name]}`"
+    if analysis.function is None or name in seen or name in analysis.function.parameter_names:
+        return None
+    seen.add(name)
+    values = [
+        node.value
+        for node in walk(analysis.function.node)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    ]
+    reasons: list[str] = []
+    for value in values:
+        sources = _tensor_names(value, analysis)
+        if sources is None:
+            return None
+        for source in sources:
+            why = _annotation_claim(source, analysis, seen)
+            if why is None:
+                return None
+            reasons.append(why)
+    return reasons[0] if reasons else None

@@ -57,6 +57,9 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
 _ELEMENTWISE = frozenset(
     "relu sigmoid tanh exp expm1 log1p abs neg negative sin cos clamp clamp_min clamp_max clip square silu gelu".split()
 )
+# Those of them whose result is floating for an integer or bool input (`torch.sigmoid` of an int64
+# tensor is float32): like a float literal, they may change the dtype.
+_FLOATING = frozenset("sigmoid tanh exp expm1 log1p sin cos silu gelu".split())
 
 
 # Keyword arguments of elementwise functions that are operands like the positional ones.
@@ -68,9 +71,10 @@ Signature = tuple[frozenset[str], frozenset[str]]
 def elementwise_bases(
     expr: ast.expr, analysis: FunctionAnalysis, resolve: Callable[[str], Signature | None] | None = None
 ) -> Signature | None:
-    """The tensors `expr` is computed from elementwise, and whether it mixes in float literals
-    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` → ({x}, {float}): a float literal promotes integer
-    tensors, an int literal never changes a tensor's dtype); None when it is not plainly
+    """The tensors `expr` is computed from elementwise, and what may change their dtype
+    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` and `torch.sigmoid(x)` → ({x}, {float}): a float
+    literal or a floating function makes integer tensors float; `mask * 2` → ({mask}, {int}): a
+    number makes a bool tensor int64, and changes no other dtype); None when it is not plainly
     elementwise. Two values with equal signatures have the same shape and dtype, so `torch.where`
     neither broadcasts nor promotes either of them. `resolve` gives the signature a local name
     holds at this point; by default a name assigned once in the function is followed to its value.
@@ -110,6 +114,11 @@ def elementwise_bases(
         return None
     bases: set[str] = set()
     literals: set[str] = set()
+    if isinstance(expr, ast.Call) and name in _FLOATING:
+        literals.add("float")
+    if isinstance(expr, ast.BinOp) and any(analysis.kind(p) is Kind.BOOL_TENSOR for p in parts):
+        if any(not analysis.kind(p).is_tensor for p in parts):
+            literals.add("int")  # bool tensor and a number
     for part in parts:
         found = elementwise_bases(part, analysis, resolve)
         if found is None:

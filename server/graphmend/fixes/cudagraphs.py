@@ -19,6 +19,7 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import ClassInfo, FunctionInfo, walk
 from ..source import Position, Range
+from ..torch_api import VIEW_METHODS
 from .base import FixContext, Refusal
 from .text import first_line, indent_of
 
@@ -345,24 +346,15 @@ def _aliased(function: ast.AST, name: str, change: ast.stmt, analysis: FunctionA
 def _copies_arguments(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A torch function that is not a view: it keeps no reference to its arguments."""
     qualname = analysis.qualified_name(call.func)
-    return qualname is not None and qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] not in _VIEWS
+    return qualname is not None and qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] not in VIEW_METHODS
 
 
-# Tensor methods and attributes whose result shares the tensor's storage (a view).
-_VIEWS = frozenset(
-    """
-    view view_as reshape reshape_as transpose permute expand expand_as squeeze unsqueeze flatten unflatten narrow select
-    t T mT H mH diagonal detach split chunk unbind as_strided movedim swapaxes real imag
-    """.split()
-)
-
-
-# Those of _VIEWS that always return a view of the whole tensor (`reshape` and `flatten` may copy;
+# Those of VIEW_METHODS that always return a view of the whole tensor (`reshape` and `flatten` may copy;
 # `split`, `chunk` and `unbind` return several).
-_ALWAYS_VIEWS = _VIEWS - {"reshape", "reshape_as", "flatten", "split", "chunk", "unbind"}
+_ALWAYS_VIEWS = VIEW_METHODS - {"reshape", "reshape_as", "flatten", "split", "chunk", "unbind"}
 
 
-def _holds(expr: ast.expr, name: str, views: frozenset[str] = _VIEWS, subscripts: bool = True) -> bool:
+def _holds(expr: ast.expr, name: str, views: frozenset[str] = VIEW_METHODS, subscripts: bool = True) -> bool:
     """`expr` is `name` itself or a view of it (`name[0]`, `name.view(-1)`, `name.T`)."""
     while True:
         if isinstance(expr, ast.Name):

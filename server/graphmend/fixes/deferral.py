@@ -22,10 +22,12 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..analysis.aliases import loop_nodes, written_after
+from ..analysis.purity import names_in
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, is_logger_factory
 from ..kinds import Kind
-from ..messages import is_logging, is_print, is_warning
+from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print, is_warning
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
@@ -34,6 +36,10 @@ from .base import FixContext, Refusal, Refused
 MARKER = "graphmend: replayed by torch.compile after the graph runs"
 _LEVEL = "\t"  # leading a line of a helper's body: one more level, written in the file's own indentation
 IN_GRAPH_PRINT = "_higher_order_ops.print"
+# The in-graph print takes positional values from torch 2.11 on (2.10.0 has keywords only, 2.9.1 no
+# print at all: read from the released wheels).
+IN_GRAPH_PRINT_SINCE = "2.11"
+LOST_IF_RAISES = "the message is lost if later code in the graph raises (Dynamo replays it after the graph)"
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,8 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
             f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
             "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost"
         )
+    if plan.helper is not None and _may_raise_after(call, analysis):
+        plan.reasons.append(LOST_IF_RAISES)
     if plan.helper is not None and frame == MAYBE_INLINED:
         plan.reasons.append(
             "if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
@@ -196,8 +204,11 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     )
     stream = _print_stream(call, analysis)
     mutated = _mutated_later(call, analysis)
-    in_graph = all(_in_graph_printable(a, analysis) for a in _printed_values(call))
-    if (mutated or frame != ROOT) and in_graph and not in_branch and stream is None and end == "\n":
+    in_graph = not in_branch and _printable_in_graph(call, analysis) and stream is None and end == "\n"
+    if mutated and not in_graph:
+        raise Refused(_mutated_reason(mutated))
+    earlier = _deferred_before(call, analysis, frame)
+    if in_graph and (mutated or (frame != ROOT and not earlier)):
         torch_name = ctx.torch_name
         why = (
             f"`{mutated}` is changed in place afterwards, so a deferred print would show its later value"
@@ -206,17 +217,161 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
             if frame == INLINED
             else "this forward may run as a submodule's, where Dynamo drops deferred calls"
         )
-        title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` ({why})"
+        title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (torch >= {IN_GRAPH_PRINT_SINCE}; {why})"
         reasons = [
             "under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"
         ]
+        if earlier:
+            lines = ", ".join(str(line) for line in earlier)
+            reasons.append(f"it prints before the deferred message(s) issued earlier (line {lines})")
         return Plan(None, [literal(template), *values], title, reasons)
     name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
     target = "" if stream is None else f", file={_stream_text(call, ctx)}"
     helper = _Helper(name, "message, end", f"print(message, end=end{target})")
-    reasons = [] if not mutated else [_mutated_reason(mutated)]
     return Plan(
-        helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", reasons
+        helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", []
+    )
+
+
+def _printable_in_graph(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    return all(_in_graph_printable(a, analysis) for a in _printed_values(call))
+
+
+def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, frame: str, deferred_before: bool) -> bool:
+    """Whether `_plan_print` prints this message inside the graph (given whether a deferred message
+    comes before it), without formatting it: what the order of a function's messages depends on."""
+    if not is_print(call, analysis) or not _printable_in_graph(call, analysis):
+        return False
+    if any(
+        k.arg == "file" and not (isinstance(k.value, ast.Constant) and k.value.value is None) for k in call.keywords
+    ):
+        return False
+    end = next((k.value for k in call.keywords if k.arg == "end"), None)
+    if end is not None and not (isinstance(end, ast.Constant) and end.value in ("\n", None)):
+        return False
+    return _mutated_later(call, analysis) is not None or (frame != ROOT and not deferred_before)
+
+
+def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, frame: str) -> list[int]:
+    """Lines of the function's messages that are deferred and run before `call` (earlier, or in a
+    loop around it). Dynamo replays deferred messages after the graph, so a print inside the graph
+    would come out before them. A message inside an `if` counts as deferred: predicated, it is."""
+    if analysis.function is None or frame == INLINED:  # there a message is printed in the graph or not fixed
+        return []
+    function = analysis.function.node
+    messages = sorted(
+        (n for n in walk(function) if isinstance(n, ast.Call) and n is not call and is_message(n, analysis)),
+        key=lambda n: (n.lineno, n.col_offset),
+    )
+    in_loops = loop_nodes(function, call)
+    deferred: list[int] = []
+    for message in messages:
+        if message.lineno > call.lineno and id(message) not in in_loops:
+            continue
+        in_branch = _inside_if(function, message)
+        if in_branch or not _goes_in_graph(message, analysis, frame, bool(deferred)):
+            deferred.append(message.lineno)
+    return deferred
+
+
+def _inside_if(function: ast.AST, node: ast.AST) -> bool:
+    return any(
+        isinstance(branch, ast.If) and any(n is node for s in [*branch.body, *branch.orelse] for n in walk(s))
+        for branch in walk(function)
+    )
+
+
+# Expressions and statements that cannot raise once traced: names, constants and their
+# containers, attribute reads, `is` tests, `not`, `and`/`or`, plain assignments and returns.
+_INERT = (
+    ast.Name,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Dict,
+    ast.Set,
+    ast.Attribute,
+    ast.expr_context,
+    ast.BoolOp,
+    ast.boolop,
+    ast.unaryop,
+    ast.cmpop,
+    ast.operator,
+    ast.IfExp,
+    ast.keyword,
+    ast.Starred,
+    ast.Return,
+    ast.Pass,
+    ast.Expr,
+    ast.Assign,
+    ast.AnnAssign,
+    ast.If,
+)
+
+
+def _may_raise_after(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """Whether code of the function that runs after `call` may raise (a tensor operation, a call,
+    an index): a deferred message would then never be replayed. Other messages do not count."""
+    if analysis.function is None:
+        return True
+    function = analysis.function.node
+    again = loop_nodes(function, call)
+    end_line = call.end_lineno or call.lineno
+    later = [n for n in walk(function) if isinstance(n, ast.stmt) and (n.lineno > end_line or id(n) in again)]
+    quiet: set[int] = set()
+    for statement in later:
+        for node in walk(statement):
+            if id(node) in quiet or isinstance(node, ast.stmt) and node is not statement:
+                continue  # statements are visited on their own: a loop's body may hold the call itself
+            if isinstance(node, ast.Call) and (node is call or is_message(node, analysis)):
+                quiet |= {id(n) for n in walk(node)}
+            elif not _inert(node, analysis):
+                return True
+    return False
+
+
+def _inert(node: ast.AST, analysis: FunctionAnalysis) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not) or (
+            isinstance(node.op, ast.USub) and analysis.kind(node.operand) is Kind.TENSOR
+        )
+    if isinstance(node, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
+    if isinstance(node, ast.BinOp):  # a number tensor and a number: elementwise, no shapes to disagree
+        operands = (node.left, node.right)
+        return any(analysis.kind(o) is Kind.TENSOR for o in operands) and any(
+            isinstance(o, ast.Constant) and type(o.value) in (int, float) for o in operands
+        )
+    if isinstance(node, ast.Call):
+        return _elementwise_on_a_tensor(node, analysis)
+    return isinstance(node, _INERT)
+
+
+# Elementwise functions of one number tensor that give inf or NaN rather than raise; and copies.
+_UNARY = frozenset(
+    """
+    sin cos tan tanh sigmoid relu gelu silu exp expm1 log log1p log2 log10 sqrt rsqrt abs neg negative floor ceil
+    round trunc sign square reciprocal erf erfc float double half bfloat16 detach clone contiguous
+    """.split()
+)
+
+
+def _elementwise_on_a_tensor(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """`torch.sin(x)` or `x.float()` on a number tensor (not a bool one: `-mask` raises)."""
+    if call.keywords:
+        return False
+    qualname = analysis.qualified_name(call.func)
+    if qualname is not None:
+        module, _, name = qualname.rpartition(".")
+        return (
+            module == "torch" and name in _UNARY and len(call.args) == 1 and analysis.kind(call.args[0]) is Kind.TENSOR
+        )
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in _UNARY
+        and not call.args
+        and analysis.kind(func.value) is Kind.TENSOR
     )
 
 
@@ -271,14 +426,23 @@ def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     if not isinstance(func, ast.Attribute):
         raise Refused("the logging function is imported by name; call it through its module or logger")
     method = func.attr
-    owner, base = _logger_owner(func.value, analysis, ctx)
+    owner, base, standard = _logger_owner(func.value, analysis, ctx)
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         raise Refused("the call passes keywords or `*args` (e.g. exc_info, extra)")
     if not call.args:
         raise Refused("the call has no message")
-    helper = _Helper(f"_deferred_{base}_{method}", "*args", f"{owner}.{method}(*args)")
+    _refuse_mutated(call, analysis)
+    reasons = []
+    if standard and method in STDLIB_LEVEL_FUNCTIONS:
+        # The record names the user's line: `stacklevel` counts the frames up to it.
+        body = _LOG_AT_CALLER.format(call=f"{owner}.{method}")
+        reasons.append(_RECORD_LINE_UNDER_COMPILE)
+    else:
+        body = f"{owner}.{method}(*args)"
+        if method in STDLIB_LEVEL_FUNCTIONS:
+            reasons.append("the log record names the helper (`funcName`, `lineno`) instead of this line")
+    helper = _Helper(f"_deferred_{base}_{method}", "*args", body)
     title = f"Defer `{ctx.segment(func)}` until the compiled graph has run"
-    reasons = _mutated_reasons(call, analysis)
     message, rest = call.args[0], call.args[1:]
     if isinstance(message, ast.JoinedStr) and not rest:
         values: list[str] = []
@@ -293,29 +457,64 @@ def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     return Plan(helper, None, title, reasons)  # the arguments keep their text and layout
 
 
-def _logger_owner(receiver: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, str]:
+# A logging call replayed from a helper names the first frame of this module outside the helpers:
+# the call's line in eager code. `stacklevel` counts the frames up to it (torch's disable wrapper too).
+_LOG_AT_CALLER = f"""import sys
+frame, level = sys._getframe(1), 2
+while frame is not None and (frame.f_globals is not globals() or frame.f_code.co_name.startswith("_deferred_")):
+{_LEVEL}frame, level = frame.f_back, level + 1
+{{call}}(*args, stacklevel=level if frame is not None else 1)"""
+_RECORD_LINE_UNDER_COMPILE = "under torch.compile the log record's `lineno` is the `def` line"
+# Loggers whose level methods are `logging.Logger`'s own, so `stacklevel` counts as in the stdlib.
+_STANDARD_LOGGER_FACTORIES = frozenset(
+    {
+        "logging.getLogger",
+        "transformers.utils.logging.get_logger",
+        "transformers.logging.get_logger",
+        "diffusers.utils.logging.get_logger",
+        "diffusers.logging.get_logger",
+    }
+)
+
+
+def _logger_owner(receiver: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, str, bool]:
     """How a module-level helper reaches the same logger: its module-level name, the `logging`
     module, or (`self.log = logging.getLogger("m")` in `__init__`) the same factory call, which
-    returns the same logger object every time."""
+    returns the same logger object every time; and whether it is a `logging.Logger` (or the
+    `logging` module), whose methods take `stacklevel` as the stdlib counts it."""
     if isinstance(receiver, ast.Name):
         if receiver.id in analysis.shadowed_names:
             raise Refused(
                 "the logger is a local variable; only module-level loggers and `self` loggers made in `__init__` can be deferred"
             )
-        if analysis.module.module_env.get(receiver.id) is Kind.LOGGER or analysis.qualified_name(receiver) == "logging":
-            return receiver.id, receiver.id
+        if analysis.qualified_name(receiver) == "logging":
+            return receiver.id, receiver.id, True
+        if analysis.module.module_env.get(receiver.id) is Kind.LOGGER:
+            return (
+                receiver.id,
+                receiver.id,
+                _made_by_standard_factory(ctx.top_level_bindings.get(receiver.id), analysis),
+            )
         raise Refused("only module-level loggers and the logging module can be deferred")
     if isinstance(receiver, ast.Attribute) and analysis.is_self(receiver.value):
         factory = _logger_factory_text(receiver.attr, analysis, ctx)
         if factory is not None:
-            return factory, f"{receiver.attr.lstrip('_')}"
+            text, qualname = factory
+            return text, f"{receiver.attr.lstrip('_')}", qualname in _STANDARD_LOGGER_FACTORIES
     raise Refused("the logger is an attribute or expression whose logger graphmend cannot name from module level")
 
 
-def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
-    """The text of `logging.getLogger("m")` when `__init__` sets `self.<attribute>` to exactly that
-    (a factory with constant or `__name__` arguments, reachable by the same name at module level),
-    else None."""
+def _made_by_standard_factory(binding: ast.stmt | None, analysis: FunctionAnalysis) -> bool:
+    """`logger = logging.getLogger(...)` (or transformers' `get_logger`) at module level."""
+    if not isinstance(binding, ast.Assign) or not isinstance(binding.value, ast.Call):
+        return False
+    return analysis.index.qualified_name(binding.value.func) in _STANDARD_LOGGER_FACTORIES
+
+
+def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, str] | None:
+    """The text of `logging.getLogger("m")` and the factory's qualified name when `__init__` sets
+    `self.<attribute>` to exactly that (a factory with constant or `__name__` arguments, reachable
+    by the same name at module level), else None."""
     method = analysis.function.method if analysis.function else None
     owner = method.owner if method is not None else None
     if owner is None:
@@ -335,9 +534,10 @@ def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixCon
         or not is_logger_factory(analysis.index.qualified_name(value.func, init.local_names))
     ):
         return None
-    if analysis.index.qualified_name(value.func) is None:
+    qualname = analysis.index.qualified_name(value.func)
+    if qualname is None:
         return None  # the factory is not reachable under that name at module level
-    return ctx.segment(value)
+    return ctx.segment(value), qualname
 
 
 # The deferred warning keeps the user's file, module and warning registry: it is issued for the
@@ -376,17 +576,18 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         "under torch.compile the warning is attributed to the compiled function's `def` line (Dynamo replays "
         "it from the frame's start), so Python's once-per-location filter sees one location per function"
     ]
-    reasons.extend(_mutated_reasons(call, analysis))
+    _refuse_mutated(call, analysis)
     return Plan(helper, [_message(template, values)], "Defer the warning until the compiled graph has run", reasons)
 
 
-def _mutated_reasons(call: ast.Call, analysis: FunctionAnalysis) -> list[str]:
+def _refuse_mutated(call: ast.Call, analysis: FunctionAnalysis) -> None:
     mutated = _mutated_later(call, analysis)
-    return [_mutated_reason(mutated)] if mutated else []
+    if mutated:
+        raise Refused(_mutated_reason(mutated))
 
 
 def _mutated_reason(name: str) -> str:
-    return f"`{name}` is changed in place later, so the deferred message would show its new value"
+    return f"`{name}` is changed in place later, so a deferred message would show its later value"
 
 
 # ---------------------------------------------------------------------- fixes
@@ -523,25 +724,9 @@ def _end(ctx: FixContext, stmt: ast.stmt) -> Position:
 
 
 def _mutated_later(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
-    """A tensor passed to the call that the function changes in place after it."""
+    """A tensor the call formats, or one sharing its memory, that the function changes in place
+    after the call (or in a loop around it): a deferred message would show the later value."""
     if analysis.function is None:
         return None
-    passed = {n.id for n in walk(call) if isinstance(n, ast.Name)}
-    for node in walk(analysis.function.node):
-        if getattr(node, "lineno", 0) <= (call.end_lineno or call.lineno):
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
-            receiver = node.func.value
-            if isinstance(receiver, ast.Name) and receiver.id in passed:
-                return receiver.id
-        if isinstance(node, (ast.Assign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                base = (
-                    target.value
-                    if isinstance(target, ast.Subscript)
-                    else (target if isinstance(node, ast.AugAssign) else None)
-                )
-                if isinstance(base, ast.Name) and base.id in passed:
-                    return base.id
-    return None
+    passed = set().union(*(names_in(a) for a in [*call.args, *(k.value for k in call.keywords)]))
+    return written_after(analysis.function.node, call, passed, analysis)

@@ -29,6 +29,9 @@ class ParameterKinds(CompileTimeFacts):
     # tensor (others may pass numbers) → their annotation ("" for none): a rewrite of a test
     # of one must keep working for a Python value too.
     caller_typed: dict[str, str]
+    # Parameters that are tensors only by their annotation: nothing in the body uses them as one
+    # (kornia passes a `torch.Size` where the annotation says `torch.Tensor`) → their annotation.
+    annotation_typed: dict[str, str]
 
     def _parameter_kinds(self) -> Env:
         assert self.function is not None
@@ -60,6 +63,8 @@ class ParameterKinds(CompileTimeFacts):
     def _parameter_kind(self, arg: ast.arg, default: ast.expr | None, evidence: dict[str, Kind]) -> Kind:
         if arg.annotation is not None:
             kind = self.annotation_kind(arg.annotation)
+            if kind.is_tensor and evidence.get(arg.arg) is not Kind.TENSOR:
+                self.annotation_typed[arg.arg] = ast.unparse(arg.annotation)
             if kind is not Kind.UNKNOWN:
                 if isinstance(default, ast.Constant) and default.value is None and kind.is_tensor:
                     return join(kind, Kind.NONE)

@@ -39,6 +39,7 @@ class FunctionAnalysis(ParameterKinds):
         self.self_name = function.self_name if function else None
         self._kinds: dict[int, Kind] = {}
         self.caller_typed: dict[str, str] = {}
+        self.annotation_typed: dict[str, str] = {}
         self._env: Env = self._parameter_kinds() if (function and with_parameters) else {}
         self.compile_constants: dict[str, bool] = {}
         self._depth = 0  # how many branches deep the walk is

@@ -33,6 +33,12 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
                 f"its annotation says `{analysis.caller_typed[typed[0]] or 'nothing'}`): "
                 "a rewrite must keep working for a Python value"
             )
+        claims = conditions.annotation_claims(arm.test, analysis)
+        if claims:
+            raise Refused(
+                f"{next(iter(claims.values()))}, and nothing here uses it as one: a caller may pass a Python value, "
+                "on which `torch.where` raises"
+            )
         for assumption in assumptions([arm.test], analysis):
             site.unsafe(assumption)
         if not is_scalar_condition(arm.test, analysis):

@@ -12,7 +12,8 @@ import libcst as cst
 
 from ...analysis import liveness
 from ...kinds import Kind
-from ..base import Refused
+from ...torch_api import FACTORY_FUNCTIONS
+from ..base import Refused, zero_gradients
 from .arms import Arm, Store, code, is_number
 from .signatures import old_signature, require_same_shape, signature
 from .site import Site
@@ -57,6 +58,7 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
         require_same_shape(
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
+        _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
         selected = _select(site, values, conditions_)
         if store is None:
             lines.append(f"{name} = {selected}")
@@ -93,6 +95,29 @@ def require_mergeable(
         reason = f"{' and '.join(dict.fromkeys(labels))} may become a 0-d tensor"
         if reason not in reasons:
             reasons.append(reason)
+
+
+def _require_same_gradient_flow(site: Site, values: list[ast.expr | None]) -> None:
+    """A path whose value is a constant (`return torch.tensor(0.0)`, `y = 0`) gives no gradient;
+    selected by `torch.where` beside a computed value, it passes a zero one to what that value was
+    computed from (a distillation loss on a batch whose labels are all ignored)."""
+    constant = [value is not None and _gradient_free(value, site) for value in values]
+    if any(constant) and not all(constant):
+        site.unsafe(zero_gradients("where a path gives a constant, the tensors the other paths use"))
+
+
+def _gradient_free(value: ast.expr, site: Site) -> bool:
+    """A number, a tensor made from sizes or data (`torch.zeros(...)`, `torch.tensor(0.0)`,
+    `torch.zeros_like(x)`) or a detached one: no gradient flows from it."""
+    if is_number(value):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
+        return True
+    qualname = site.analysis.qualified_name(value.func) or ""
+    last = qualname.rsplit(".", 1)[-1]
+    return qualname.startswith("torch.") and (last in FACTORY_FUNCTIONS or last.endswith("_like"))
 
 
 def _select(site: Site, values: list[str], conditions_: list[str]) -> str:
@@ -203,4 +228,5 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
         if not kind.is_tensor:
             raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
     require_same_shape(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
+    _require_same_gradient_flow(site, [arm.returned for arm in arms])
     return f"return {_select(site, [a.returned_text or '' for a in arms], conditions_)}"

@@ -54,7 +54,8 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     if split.static:
         text = f"{text} if {static_text(split.static, ctx)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
     typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
-    if typed:  # tensors from some callers, numbers from others: the original stays for numbers
+    typed += conditions.annotation_claims(split.rest, analysis)
+    if typed:  # tensors from some callers (or by annotation only), numbers from others: the original stays for numbers
         tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
         text = f"({text}) if {tests} else ({ctx.segment(node)})"
     edit = TextEdit(ctx.source.node_range(node), text)

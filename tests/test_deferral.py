@@ -1,0 +1,188 @@
+"""Deferred messages keep what a user sees (issue 30): the value when the message was issued, the
+order of every message in a forward, the log record's file, function and line, and a title that
+names what the rewrite cannot keep (a message lost when later code in the graph raises)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import logging
+import types
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphmend.api import check_source, fix_source  # noqa: E402
+from graphmend.fixes.deferral import IN_GRAPH_PRINT_SINCE  # noqa: E402
+
+
+def _load(path: Path, text: str) -> types.ModuleType:
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _printed(module: types.ModuleType, *inputs: object, compiled: bool) -> str:
+    torch._dynamo.reset()
+    model = module.Net()
+    run = torch.compile(model, backend="eager") if compiled else model
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run(*inputs)
+    return out.getvalue()
+
+
+def _fixes(text: str, path: Path) -> dict[int, tuple[str, str]]:
+    """Line → (applicability, title) of each fix offered."""
+    return {d.range.start.line + 1: (d.fix.applicability.value, d.fix.title) for d in check_source(text, path) if d.fix}
+
+
+# transformers 4.49.0 models/deprecated/nezha/modeling_nezha.py:1486-1492, the shapes, and the number
+# of choices that the in-graph print could show: all three deferred, in order.
+NEZHA = """import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dropout = torch.nn.Dropout(0.0)
+        self.classifier = torch.nn.Linear(4, 1)
+
+    def forward(self, outputs, num_choices):
+        pooled_output = outputs[1]
+        print(pooled_output.shape)
+        pooled_output = self.dropout(pooled_output)
+        logits = self.classifier(pooled_output)
+        print(logits.shape)
+        print(num_choices)
+        reshaped_logits = logits.view(-1, num_choices)
+        return reshaped_logits
+"""
+
+
+def test_nezha_prints_keep_their_order(tmp_path: Path) -> None:
+    inputs = (torch.randn(2, 6, 4), 2)
+    original = _printed(_load(tmp_path / "nezha_before.py", NEZHA), *inputs, compiled=True)
+    fixed_text = fix_source(NEZHA, tmp_path / "nezha_after.py", unsafe=True).fixed
+    assert "_higher_order_ops.print" not in fixed_text  # one mechanism for the forward's messages
+    fixed = _load(tmp_path / "nezha_after.py", fixed_text)
+    assert _printed(fixed, *inputs, compiled=True) == original == "torch.Size([6, 4])\ntorch.Size([6, 1])\n2\n"
+    assert _printed(fixed, *inputs, compiled=False) == original
+
+
+VIEW_CHANGED = """import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        x = x * 1
+        flat = x.view(-1)
+        print(x)
+        flat.add_(1)
+        return x
+"""
+
+
+def test_a_print_of_a_tensor_changed_through_a_view_shows_the_value_it_had(tmp_path: Path) -> None:
+    fixes = _fixes(VIEW_CHANGED, tmp_path / "v.py")
+    assert "`flat` is changed in place afterwards" in fixes[8][1]
+    assert f"torch >= {IN_GRAPH_PRINT_SINCE}" in fixes[8][1]
+    before = _printed(_load(tmp_path / "view_before.py", VIEW_CHANGED), torch.zeros(2), compiled=True)
+    fixed = _load(tmp_path / "view_after.py", fix_source(VIEW_CHANGED, tmp_path / "v.py", unsafe=True).fixed)
+    assert _printed(fixed, torch.zeros(2), compiled=True) == before == "tensor([0., 0.])\n"
+
+
+LOGGED_VIEW = """import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        rows = x.unbind(0)
+        logger.info("first row %s", x[0])
+        for row in rows:
+            row.mul_(2)
+        return x
+"""
+
+
+def test_a_logged_tensor_changed_through_an_alias_is_refused(tmp_path: Path) -> None:
+    (diagnostic,) = [d for d in check_source(LOGGED_VIEW, tmp_path / "l.py") if d.code == "GM202"]
+    assert diagnostic.fix is None
+    assert "`row` is changed in place later" in diagnostic.message
+
+
+RECORDED = """import logging
+
+import torch
+
+logger = logging.getLogger("graphmend_record_test")
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        logger.warning("sum %s", x.sum())
+        return x
+"""
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, str, int]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append((record.pathname, record.funcName, record.lineno))
+
+
+def test_a_deferred_log_record_names_the_users_line(tmp_path: Path) -> None:
+    target = tmp_path / "recorded.py"
+    fixed_text = fix_source(RECORDED, target, unsafe=True).fixed
+    applicability, title = _fixes(RECORDED, target)[10]
+    assert applicability == "unsafe" and "`lineno` is the `def` line" in title
+    module = _load(target, fixed_text)
+    lines = fixed_text.splitlines()
+    call_line = next(n for n, line in enumerate(lines, 1) if '"sum %s"' in line)
+    def_line = next(n for n, line in enumerate(lines, 1) if "def forward" in line)
+    handler = _Records()
+    logger = logging.getLogger("graphmend_record_test")
+    logger.addHandler(handler)
+    try:
+        _printed(module, torch.ones(2), compiled=False)
+        _printed(module, torch.ones(2), compiled=True)
+    finally:
+        logger.removeHandler(handler)
+    assert handler.seen == [(str(target), "forward", call_line), (str(target), "forward", def_line)]
+
+
+RAISES_LATER = """import torch
+
+
+@torch.compile
+def f(x: torch.Tensor):
+    print("total", x.sum())
+    y = x @ x
+    return y
+
+
+@torch.compile
+def g(x: torch.Tensor):
+    y = x @ x
+    print("total", y.sum())
+    return y
+"""
+
+
+def test_a_message_before_code_that_may_raise_names_the_loss(tmp_path: Path) -> None:
+    fixes = _fixes(RAISES_LATER, tmp_path / "r.py")
+    assert fixes[6][0] == "unsafe" and "the message is lost if later code in the graph raises" in fixes[6][1]
+    assert fixes[14] == ("safe", "Defer the print until the compiled graph has run")

@@ -1,0 +1,212 @@
+"""The real sites of issue 30, copied from the libraries they were found in: after `graphmend fix
+--unsafe-fixes` each behaves the same under torch.compile (outputs, gradients, exceptions, printed
+text) on inputs that take every branch, or its fix is refused with the true reason, or (GM304) the
+one difference is the one its title names."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import types
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graphmend.api import check_source, fix_source  # noqa: E402
+from graphmend.cli import main as cli_main  # noqa: E402
+
+SITES = """import torch
+
+
+# A knowledge-distillation loss of a fine-tuning library: a batch whose labels are all ignored
+# returns zero, and `num / sum_masks` must not write NaN into the gradients.
+@torch.compile(backend="eager")
+def kd_loss(student, teacher, labels):
+    mask = labels != -100
+    sum_masks = mask.sum()
+    if sum_masks == 0:
+        return torch.tensor(0.0)
+    num = ((student - teacher) ** 2 * mask).sum()
+    return num / sum_masks
+
+
+# transformers 5.4.0 timesfm/modeling_timesfm.py:777: `torch.maximum` with a Python number raises.
+@torch.compile(backend="eager")
+def timesfm(mean_outputs, inputs, truncate_negative: bool = False):
+    inp_min = torch.min(inputs)
+    if inp_min >= 0 and truncate_negative:
+        mean_outputs = torch.maximum(mean_outputs, 0.0)
+    return mean_outputs * 2
+
+
+@torch.compile(backend="eager")
+def inverse(a):
+    if torch.linalg.det(a).abs() > 1e-6:
+        a = torch.linalg.inv(a)
+    return a * 2
+
+
+@torch.compile(backend="eager")
+def negated_mask(x):
+    m = x > 0
+    if x.sum() > 100:
+        y = -m
+    else:
+        y = m
+    return y
+
+
+@torch.compile(backend="eager")
+def out_argument(x, buf):
+    if x.sum() > 0:
+        torch.add(x, 1, out=buf)
+    return x * 2
+
+
+# kornia 0.9.0 augmentation/utils/helpers.py:198: `reference_shape` is a `torch.Size` at run time.
+@torch.compile(backend="eager")
+def kornia_shape(input: torch.Tensor, reference_shape: torch.Tensor) -> torch.Tensor:
+    B = reference_shape[-4] if len(reference_shape) >= 4 else None
+    if len(input.shape) == 3:
+        input = input.unsqueeze(1) if B == input.shape[-3] else input.unsqueeze(0)
+    return input * 2
+
+
+# transformers 4.49.0 vits/modeling_vits.py:313
+@torch.compile(backend="eager")
+def vits(a, b, c):
+    discriminant = b.pow(2) - 4 * a * c
+    if not (discriminant >= 0).all():
+        raise RuntimeError(f"invalid discriminant {discriminant}")
+    return torch.sqrt(discriminant)
+
+
+# transformers 4.49.0 deta/modeling_deta.py:2489
+@torch.compile(backend="eager")
+def deta(boxes1):
+    if not (boxes1[:, 2:] >= boxes1[:, :2]).all():
+        raise ValueError(f"boxes1 must be in [x0, y0, x1, y1] (corner) format, but got {boxes1}")
+    return boxes1 * 2
+"""
+
+# Inputs per function that take every branch (and the excluded values of every guard).
+INPUTS = {
+    "kd_loss": [
+        (torch.randn(4), torch.randn(4), torch.tensor([-100, -100, -100, -100])),
+        (torch.randn(4), torch.randn(4), torch.tensor([1, -100, 2, -100])),
+    ],
+    "timesfm": [(torch.randn(3), torch.rand(3), False), (torch.randn(3), -torch.rand(3), False)],
+    "inverse": [(torch.eye(2) * 2,), (torch.zeros(2, 2),)],
+    "negated_mask": [(torch.ones(3),), (torch.full((3,), 50.0),)],
+    "out_argument": [(torch.ones(2), torch.zeros(2)), (-torch.ones(2), torch.zeros(2))],
+    "kornia_shape": [
+        (torch.ones(2, 4, 4), torch.Size([2, 1, 4, 4])),
+        (torch.ones(2, 4, 4), torch.Size([3, 1, 4, 4])),
+        (torch.ones(2, 4, 4), torch.Size([1, 4, 4])),
+    ],
+    "vits": [(torch.ones(3), torch.full((3,), 3.0), torch.ones(3))],
+    "deta": [(torch.tensor([[0.0, 0.0, 1.0, 1.0]]),)],
+}
+# The fix is refused, with these words.
+REFUSED = {
+    "timesfm": "`torch.maximum` with a Python number, which raises TypeError",
+    "inverse": "`torch.linalg.inv`, which raises on values the condition may exclude",
+    "negated_mask": "negates a bool tensor",
+    "out_argument": "calls a function for its side effect",
+}
+
+
+def _load(path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _observe(function: object, inputs: tuple) -> tuple:
+    """(output, exception type, gradients of the float inputs, printed text) of one call."""
+    torch._dynamo.reset()
+    arguments = [
+        a.clone().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in inputs
+    ]
+    printed = io.StringIO()
+    output, error, gradients = None, None, None
+    with contextlib.redirect_stdout(printed):
+        try:
+            output = function(*arguments)
+        except Exception as exception:  # noqa: BLE001 - the exception is the behaviour compared
+            error = type(exception)
+    if isinstance(output, torch.Tensor) and output.requires_grad:
+        output.float().sum().backward()
+        gradients = [a.grad for a in arguments if isinstance(a, torch.Tensor) and a.requires_grad]
+    value = output.detach() if isinstance(output, torch.Tensor) else output
+    return value, error, gradients, printed.getvalue()
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[types.ModuleType, types.ModuleType, dict]:
+    folder = tmp_path_factory.mktemp("sites")
+    before = folder / "sites_before.py"
+    after = folder / "sites_after.py"
+    before.write_text(SITES, encoding="utf-8")
+    after.write_text(SITES, encoding="utf-8")
+    assert cli_main(["fix", str(after), "--unsafe-fixes"]) in (0, 1)
+    diagnostics = {d.range.start.line + 1: d for d in check_source(SITES, before)}
+    return _load(before), _load(after), diagnostics
+
+
+def _diagnostic_in(name: str, diagnostics: dict) -> object:
+    start = SITES.splitlines().index(next(line for line in SITES.splitlines() if line.startswith(f"def {name}(")))
+    return next(d for line, d in sorted(diagnostics.items()) if line > start + 1)
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_real_site(name: str, fixed: tuple[types.ModuleType, types.ModuleType, dict]) -> None:
+    before, after, diagnostics = fixed
+    diagnostic = _diagnostic_in(name, diagnostics)
+    if name in REFUSED:
+        assert diagnostic.fix is None and REFUSED[name] in diagnostic.message
+    else:
+        assert diagnostic.fix is not None
+    for inputs in INPUTS[name]:
+        old = _observe(getattr(before, name), inputs)
+        new = _observe(getattr(after, name), inputs)
+        assert _same(old[0], new[0]) and old[1] == new[1], f"{name}{inputs}: outputs or exceptions differ"
+        assert (old[2] is None) == (new[2] is None) or "zero gradient" in diagnostic.fix.title
+        if old[2] is not None and new[2] is not None:
+            assert _same(old[2], new[2]), f"{name}{inputs}: gradients differ"
+        assert old[3] == new[3]
+
+
+@pytest.mark.parametrize(
+    ("name", "bad_input", "original_error"),
+    [
+        ("vits", (torch.ones(3), torch.zeros(3), torch.ones(3)), RuntimeError),
+        ("deta", (torch.tensor([[1.0, 1.0, 0.0, 0.0]]),), ValueError),
+    ],
+)
+def test_gm304_differs_only_as_its_title_says(
+    name: str, bad_input: tuple, original_error: type, fixed: tuple[types.ModuleType, types.ModuleType, dict]
+) -> None:
+    before, after, diagnostics = fixed
+    title = _diagnostic_in(name, diagnostics).fix.title
+    assert "raises RuntimeError, possibly later, instead of the original exception" in title
+    assert _observe(getattr(before, name), bad_input)[1] is original_error
+    assert _observe(getattr(after, name), bad_input)[1] is RuntimeError
+
+
+def test_the_annotation_claim_is_kept_for_python_values() -> None:
+    text = fix_source(SITES, Path("sites.py"), unsafe=True).fixed
+    assert "if isinstance(B, torch.Tensor) else (input.unsqueeze(1) if B == input.shape[-3]" in text
