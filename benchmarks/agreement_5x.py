@@ -18,8 +18,9 @@ still be a fair sample).
 
 `--mend DIR` then copies the installed package to DIR, runs `graphmend fix --unsafe-fixes` on the
 model folders where a case broke, and runs every breaking case again before (installed) and after
-(the copy first on PYTHONPATH), same seed and inputs: graphs, break sites, and whether the eager and
-the compiled outputs of before and after are `torch.equal`.
+(the copy first on PYTHONPATH), same seed and inputs: graphs, break sites, whether the eager and
+the compiled outputs of before and after are `torch.equal`, and in training every parameter's
+gradient after the backward of the first output's sum, before against after.
 """
 
 from __future__ import annotations
@@ -101,6 +102,10 @@ def flagged_types(types: list[str]) -> list[str]:
 
 
 EXPECT_PACKAGE = "GRAPHMEND_EXPECT_PACKAGE"  # the transformers folder a worker must import (--mend's copy)
+# "1": Dynamo draws NumPy's random numbers from NumPy's own stream, as eager code does. --mend sets it
+# for both variants, so that a speech model's SpecAugment masks are the same before and after the
+# fix (by default Dynamo draws them from torch's generator, whose order the fix changes).
+NUMPY_STREAM = "GRAPHMEND_NUMPY_RANDOM_STREAM"
 
 
 def _seed() -> None:
@@ -110,18 +115,27 @@ def _seed() -> None:
     random.seed(0)
 
 
-def _first_tensor(output: Any) -> torch.Tensor | None:
-    """The first tensor of a model's output (`last_hidden_state`, `logits`...), detached."""
+def _first_tensor(output: Any, detach: bool = True) -> torch.Tensor | None:
+    """The first tensor of a model's output (`last_hidden_state`, `logits`...), detached unless asked."""
     values = (
         output.to_tuple() if hasattr(output, "to_tuple") else output if isinstance(output, (tuple, list)) else (output,)
     )
     for value in values:
         if torch.is_tensor(value):
-            return value.detach()
-        found = _first_tensor(value) if isinstance(value, (tuple, list)) else None
+            return value.detach() if detach else value
+        found = _first_tensor(value, detach) if isinstance(value, (tuple, list)) else None
         if found is not None:
             return found
     return None
+
+
+def _gradients(model: torch.nn.Module, output: Any) -> harness.Gradients | None:
+    """Every parameter's gradient after the backward of the first output tensor's sum (None when
+    that tensor does not require grad)."""
+    first = _first_tensor(output, detach=False)
+    if first is None or not first.requires_grad:
+        return None
+    return harness.parameter_gradients(model, first)
 
 
 _CODE_POSITIONS: dict[Any, list[tuple[int, ...]]] = {}
@@ -159,6 +173,8 @@ def worker(model_type: str, mode: str, out: Path) -> None:
         resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT)
     )  # a config that did not shrink fails, not the machine
     torch.set_num_threads(1)
+    if os.environ.get(NUMPY_STREAM) == "1":
+        torch._dynamo.config.use_numpy_random_stream = True
     transformers.logging.set_verbosity_error()
     sites = harness.collect_break_sites()
     _seed()
@@ -189,9 +205,11 @@ def worker(model_type: str, mode: str, out: Path) -> None:
             sys.settrace(None)
         _seed()
         compiled_output = compiled(**inputs)
-    torch.save(
-        {"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}, out.with_suffix(".pt")
-    )
+    saved: dict[str, Any] = {"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}
+    if train:  # the fixes are judged backward included
+        saved["eager_gradients"] = _gradients(model, eager_output)
+        saved["compiled_gradients"] = _gradients(twin, compiled_output)
+    torch.save(saved, out.with_suffix(".pt"))
     out.write_text(
         json.dumps(
             {
@@ -216,11 +234,10 @@ def run_case(
         return json.loads(out.read_text())
     if existing_only:
         return None
-    env = (
-        harness.worker_env()
-        if package is None
-        else harness.worker_env(package.parent, **{EXPECT_PACKAGE: str(package)})
-    )
+    variables = {NUMPY_STREAM: "1"} if variant else {}
+    if package is not None:
+        variables[EXPECT_PACKAGE] = str(package)
+    env = harness.worker_env(package.parent if package is not None else None, **variables)
     record = harness.run_worker(__file__, [model_type, mode, str(out)], env, out, timeout)
     if "error" in record:
         out.write_text(json.dumps(record))  # a failure is recorded too: a later run with --work reports it
@@ -232,8 +249,8 @@ def _model_sites(record: dict[str, Any]) -> list[str]:
 
 
 def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, timeout: float) -> list[dict[str, Any]]:
-    """Every case that broke in `models/`, before and after `graphmend fix --unsafe-fixes` on a copy.
-    Before is the case's record in `work` where it kept its outputs, else a run of its own."""
+    """Every case that broke in `models/`, before and after `graphmend fix --unsafe-fixes` on a copy,
+    each variant in a run of its own with NumPy's own random stream under Dynamo."""
     breaking = [name for name, record in built.items() if _model_sites(record)]
     installed = Path(transformers.__file__).resolve().parent
     copy = folder / "site" / "transformers"
@@ -255,13 +272,10 @@ def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, 
 
     def outputs_of(name: str, variant: str) -> Path:
         model_type, mode = name.rsplit("/", 1)
-        kept = work / f"{model_type}.{mode}.pt"
-        return kept if variant == ".before" and kept.is_file() else folder / f"{model_type}.{mode}{variant}.pt"
+        return folder / f"{model_type}.{mode}{variant}.pt"
 
     def run(job: tuple[str, str]) -> dict[str, Any] | None:
-        name, variant = job
-        if variant == ".before" and outputs_of(name, variant).parent == work:
-            return built[name]
+        name, variant = job  # both variants run here, with NumPy's own random stream (NUMPY_STREAM)
         return run_case(name, folder, timeout, variant=variant, package=copy if variant == ".after" else None)
 
     jobs_list = [(name, variant) for name in breaking for variant in (".before", ".after")]
@@ -286,23 +300,38 @@ def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, 
                 _equal(outputs[0]["compiled"], outputs[1]["compiled"]),
                 _equal(outputs[0]["eager"], outputs[0]["compiled"]),
             )
+            if name.endswith("/train"):
+                row["gradients"] = _gradient_verdict(outputs[0], outputs[1])
         rows.append(row)
     print(
         "\n| case | every break in models/ rewritable | graphs before → after | break sites left in models/ | "
-        "eager equal | compiled equal | before: compiled = eager |"
+        "eager equal | compiled equal | before: compiled = eager | gradients before = after (eager / compiled) |"
     )
-    print("|---|---|---:|---|---|---|---|")
+    print("|---|---|---:|---|---|---|---|---|")
     yes = {True: "yes", False: "NO"}
     for row in rows:
         if row["error"]:
-            print(f"| {row['case']} | | error: {row['error'][:120]} | | | | |")
+            print(f"| {row['case']} | | error: {row['error'][:120]} | | | | | |")
             continue
         print(
             f"| {row['case']} | {yes[row['rewritable']]} | {row['before']} → {row['after']} | "
             f"{len(row['sites_after']) or '—'} | {yes[row['eager_equal']]} | "
-            f"{yes[row['compiled_equal']]} | {yes[row['compiled_as_eager_before']]} |"
+            f"{yes[row['compiled_equal']]} | {yes[row['compiled_as_eager_before']]} | {row.get('gradients', '—')} |"
         )
     return rows
+
+
+def _gradient_verdict(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """ "yes", "yes (N zero for none)" or "NO: <the first difference>", for eager and compiled."""
+    verdicts = []
+    for key in ("eager_gradients", "compiled_gradients"):
+        old, new = before.get(key), after.get(key)
+        if old is None or new is None:
+            verdicts.append("—" if old is None and new is None else "NO: a gradient on one side only")
+            continue
+        differ, zeros = harness.gradient_difference([old], [new])
+        verdicts.append(f"NO: {differ}" if differ else f"yes ({zeros} zero for none)" if zeros else "yes")
+    return " / ".join(verdicts)
 
 
 def _equal(first: torch.Tensor | None, second: torch.Tensor | None) -> bool:

@@ -7,9 +7,11 @@ The population is every GM101/GM102 diagnostic with a fix in the installed trans
 tree (what `graphmend check` reports there). A fix counts as executed by a Table 2 case when the
 case's original model breaks the graph at that site: Dynamo reached the data-dependent test, so the
 rewritten code runs in its place in the fixed model. The case then compares the fixed model's
-outputs with the original's (`torch.equal`, NaN in the same places counted equal). The sample is
-drawn, seeded, from the executed fixes; the report lists each with its shape (the fix title), the
-cases that run it, and whether every one of them kept its outputs.
+outputs with the original's (`torch.equal`, NaN in the same places counted equal) and, in training
+cases, every parameter's gradient after backward (a zero gradient where there was none counts as
+unchanged only when the fix's title names it). The sample is drawn, seeded, from the executed
+fixes; the report lists each with its shape (the fix title), the cases that run it, and whether
+every one of them kept its outputs and gradients.
 """
 
 from __future__ import annotations
@@ -58,6 +60,16 @@ def shape(title: str) -> str:
     return title.split(" (unsafe")[0]
 
 
+def _gradients_unchanged(title: str, cases: list[dict[str, Any]]) -> bool | None:
+    """Whether the training cases that run the fix kept every gradient (None: no training case runs
+    it); zero gradients where there were none are what the fix's title must announce."""
+    training = [row for row in cases if row.get("gradients_differ") is not None]
+    if not training:
+        return None
+    announced = "zero gradient instead of none" in title
+    return all(not row["gradients_differ"] and (announced or not row["gradients_zero_for_none"]) for row in training)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("table2", type=Path, help="the JSON written by paper_table2.py --json")
@@ -75,17 +87,21 @@ def main() -> int:
         f"population: {len(fixes)} control-flow fixes in {models}; executed by the {len(rows)} Table 2 cases: {len(executed)}; "
         f"sampled: {len(chosen)} (seed {args.seed})\n"
     )
-    print("| # | site | shape | cases that run it | outputs unchanged |")
-    print("|---:|---|---|---|---|")
+    print("| # | site | shape | cases that run it | outputs unchanged | gradients unchanged |")
+    print("|---:|---|---|---|---|---|")
     changed = 0
     for number, index in enumerate(chosen, 1):
         fix = fixes[index]
         cases = executed[index]
         unchanged = all(row["logits_equal"] for row in cases)
-        changed += not unchanged
+        gradients = _gradients_unchanged(fix["fix"]["title"], cases)
+        changed += not unchanged or gradients is False
         site = f"{Path(fix['path']).relative_to(models)}:{fix['line']}"
         names = ", ".join(sorted(row["case"] for row in cases))
-        print(f"| {number} | {site} | {shape(fix['fix']['title'])} | {names} | {'yes' if unchanged else '**no**'} |")
+        print(
+            f"| {number} | {site} | {shape(fix['fix']['title'])} | {names} | {'yes' if unchanged else '**no**'} "
+            f"| {'—' if gradients is None else 'yes' if gradients else '**no**'} |"
+        )
     shapes = Counter(shape(fixes[i]["fix"]["title"]) for i in chosen)
     print(
         f"\nbehaviour changes: {changed} of {len(chosen)}; shapes: "

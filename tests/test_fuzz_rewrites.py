@@ -2,7 +2,7 @@
 conditions mixing a Python flag with tensor tests, masked writes under `if m.any():`, skipped loop
 iterations (`continue` and flags), prints and logger calls. `fix --unsafe-fixes` must give code that parses, is idempotent, keeps every
 comment, and — run with torch on inputs that take every branch, boundary values among them (0,
--1, tiny and large magnitudes) — returns the same values, prints/logs the same text in the same order,
+-1, tiny and large magnitudes, empty tensors) — returns the same values, prints/logs the same text in the same order,
 and gives the same gradients after backward (NaN only where the original has NaN).
 
 CI runs a seed-fixed sample; the documented longer run is
@@ -278,12 +278,13 @@ class _Finite(TorchFunctionMode):
         return result
 
 
-def _gradients(text: str, inputs: list[tuple[object, object, object]]) -> list[object]:
+def _gradients(text: str, inputs: list[tuple[object, object, object]], original: bool = True) -> list[object]:
     """Per input, the gradients of `x` and `y` after backward from the output's sum (zero where
-    none flowed), or the error the call raised; None where the program itself computes inf or NaN
-    (then any use of a value, selected away or not, may carry NaN back through its backward: the
-    original's finite values are what a rewrite must keep finite) or cannot run backward (a value
-    saved for it changed in place). Messages are not looked at here."""
+    none flowed), or the error the call raised; None where the `original` program itself computes
+    inf or NaN (then any use of a value, selected away or not, may carry NaN back through its
+    backward: the original's finite values are what a rewrite must keep finite; a rewrite may compute
+    a NaN that reaches no gradient, like the mean of an empty tensor in a condition) or cannot run
+    backward (a value saved for it changed in place). Messages are not looked at here."""
     module = types.ModuleType("fuzzed_program")
     found: list[object] = []
     logger = logging.getLogger("fuzzed")
@@ -307,7 +308,7 @@ def _gradients(text: str, inputs: list[tuple[object, object, object]]) -> list[o
                     found.append(None)
                     continue
                 grads = [t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves]
-                found.append(grads if watch.finite else None)
+                found.append(grads if watch.finite or not original else None)
     finally:
         logger.disabled = False
     return found
@@ -333,6 +334,8 @@ INPUTS = [
         # range: a discarded branch's `x * x` then has an infinite derivative, see benchmarks/README.md)
         (torch.tensor([0.0, -1.0, 1e3]), torch.tensor([1e-3, -2.0, 0.0])),
         (torch.full((3,), -1.0), torch.zeros(3)),
+        # empty: every mask all false, every reduction of nothing (a sum is 0, a max raises)
+        (torch.zeros(0), torch.zeros(0)),
     ]
     for flag in (True, False)
 ]
@@ -348,6 +351,6 @@ def test_fixed_code_behaves_the_same(generated: tuple[str, int]) -> None:
     after_outputs, after_events = _run(fixed, INPUTS)
     assert all(_same(a, b) for a, b in zip(before_outputs, after_outputs)), (text, fixed)
     assert after_events == before_events, (text, fixed)
-    before, after = _gradients(text, INPUTS), _gradients(fixed, INPUTS)
+    before, after = _gradients(text, INPUTS), _gradients(fixed, INPUTS, original=False)
     kept = [(a, b) for a, b in zip(before, after) if a is not None]  # inputs the original computes finitely
     assert all(_same(a, b) for a, b in kept), ("gradients", text, fixed)

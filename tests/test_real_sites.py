@@ -115,7 +115,7 @@ REFUSED = {
     "timesfm": "`torch.maximum` with a Python number, which raises TypeError",
     "inverse": "`torch.linalg.inv`, which raises on values the condition may exclude",
     "negated_mask": "negates a bool tensor",
-    "out_argument": "calls a function for its side effect",
+    "out_argument": "writes into `buf` (`out=`)",
 }
 
 

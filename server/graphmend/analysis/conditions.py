@@ -23,7 +23,7 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
 from .hazards import hazards
-from .purity import impurity
+from .purity import evaluated_always, impurity
 
 Segment = Callable[[ast.AST], str]  # the source text of a node
 
@@ -77,6 +77,12 @@ def condition_refusal(test: ast.expr, analysis: FunctionAnalysis, flags: bool = 
                 "the condition tests a tensor's membership in a Python sequence, a Python bool: compare with "
                 "`torch.isin(x, torch.tensor([...]))` to keep it a tensor"
             )
+    always = evaluated_always(test)
+    for hazard in hazards(test, analysis):
+        if hazard.raises is not None and id(hazard.node) not in always:
+            # tensor logic evaluates every operand: `x.sum() > 0 or x.max() > 1` would take the max of an empty x
+            why = hazard.raises.split(", which ", 1)[-1]
+            return f"the condition would evaluate {hazard.operation} where `and`/`or` skipped it, which {why}"
     return None
 
 

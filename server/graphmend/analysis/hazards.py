@@ -33,6 +33,9 @@ _AT_ZERO = frozenset("log1p acos asin atanh erfinv exp expm1 exp2 sinh cosh tan"
 _DIVISORS = frozenset("div divide true_divide floor_divide fmod remainder".split())
 # Binary operations that take two tensors: a Python number as either operand raises TypeError.
 _TENSOR_PAIR = frozenset("maximum minimum fmax fmin".split())
+# Reductions with no value for nothing: they raise on an empty tensor (`x.max()` where the guard
+# was `x.sum() > 0`, which an empty `x` fails); `torch.max(a, b)` is elementwise and does not.
+_NO_EMPTY = frozenset("max min amax amin argmax argmin kthvalue median nanmedian mode".split())
 # Operations that raise on values a guard may exclude (a singular or non-positive-definite matrix).
 _RAISING = frozenset(
     "inv cholesky cholesky_ex solve solve_triangular lu_factor matrix_power tensorinv tensorsolve".split()
@@ -86,8 +89,13 @@ def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
 
 def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     if isinstance(node, ast.BinOp):
-        if not (analysis.kind(node.left).is_tensor or analysis.kind(node.right).is_tensor):
-            return None  # Python arithmetic (a number at trace time), or values not known to be tensors
+        kinds = (analysis.kind(node.left), analysis.kind(node.right))
+        if not any(k.is_tensor for k in kinds):
+            if isinstance(node.op, ast.Div) and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
+                # `y / y` of values not known to be tensors nor numbers: a tensor's NaN, or a number's
+                # ZeroDivisionError, on the values a guard excluded
+                return Hazard(node, "`/`", None, None)
+            return None  # Python arithmetic (a number at trace time)
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not _nonzero_literal(node.right):
             symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
             return Hazard(node, f"`{symbol}`", node.right, "1", on_tensors=True)
@@ -116,15 +124,32 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
             )
         operation = f"`{qualname}`"
         operands = [*node.args, *(k.value for k in node.keywords if k.arg in ("input", "other", "exponent"))]
-    elif isinstance(node.func, ast.Attribute) and analysis.kind(node.func.value).is_tensor:
+    elif isinstance(node.func, ast.Attribute) and (
+        analysis.kind(node.func.value).is_tensor
+        or (node.func.attr in _NO_EMPTY and analysis.kind(node.func.value) is Kind.UNKNOWN)
+    ):
         name = node.func.attr
         operation = f"`.{name}()`"
         operands = [node.func.value, *node.args]
     else:
         return None
-    return _number_for_tensor(node, operation, name, operands, analysis) or _function_hazard(
-        node, operation, name, operands
+    return (
+        _number_for_tensor(node, operation, name, operands, analysis)
+        or _empty_reduction(node, operation, name, operands)
+        or _function_hazard(node, operation, name, operands)
     )
+
+
+def _empty_reduction(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:
+    """`x.max()`, `torch.amax(x, -1)`: raises on an empty tensor, which the condition may have excluded."""
+    if name not in _NO_EMPTY or (name in ("max", "min") and len(operands) > 1 and not _is_dim(operands[1])):
+        return None
+    return Hazard(node, operation, None, None, raises=f"a branch takes {operation}, which raises on an empty tensor")
+
+
+def _is_dim(expr: ast.expr) -> bool:
+    """A dimension argument (`x.max(-1)`), not a second tensor (`torch.max(a, b)`)."""
+    return _literal(expr) is not None
 
 
 def _number_for_tensor(

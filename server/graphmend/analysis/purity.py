@@ -57,7 +57,7 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
     """Why `expr` cannot be evaluated unconditionally, or None when it can. A `condition` may use
     `and`/`or`/`not` on tensors (the rewrite turns them into tensor logic), and it is evaluated
     where the `if` was, so only its lazy operands (after `and`/`or`) must not draw random numbers."""
-    always = _evaluated_always(expr) if condition else set()
+    always = evaluated_always(expr) if condition else set()
     for node in walk(expr):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return "a branch has a lambda or comprehension"
@@ -122,7 +122,7 @@ def draws_random(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     return any(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _RANDOM_NN_LAYERS for c in constructors)
 
 
-def _evaluated_always(expr: ast.AST) -> set[int]:
+def evaluated_always(expr: ast.AST) -> set[int]:
     """Nodes of a condition that Python evaluates every time (not in a lazy operand)."""
     found: set[int] = set()
     stack = [expr]
@@ -219,11 +219,24 @@ _SUMMARIES: weakref.WeakKeyDictionary[ModuleFacts, dict[int, tuple[str | None, s
 _IN_PROGRESS = "calls itself (recursion)"
 
 
+def out_argument(call: ast.Call) -> ast.expr | None:
+    """The tensor a call writes its result into (`torch.add(a, b, out=buf)`), if it names one."""
+    written = next((k.value for k in call.keywords if k.arg == "out"), None)
+    return None if written is None or (isinstance(written, ast.Constant) and written.value is None) else written
+
+
+def out_write(written: ast.expr) -> str:
+    return f"a branch writes into `{ast.unparse(written)}` (`out=`), which would then be written on every call"
+
+
 def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     """Why this call cannot run where the original would not have run it, by the purity table."""
     func = call.func
     if any(k.arg == "inplace" for k in call.keywords):
         return "a branch calls an operation with `inplace=`"
+    written = out_argument(call)
+    if written is not None:
+        return out_write(written)
     qualname = analysis.qualified_name(func)
     if qualname is not None:
         return _qualified_impurity(qualname, analysis)

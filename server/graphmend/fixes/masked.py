@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis import conditions
+from ..analysis.hazards import hazards
 from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
@@ -76,6 +77,12 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
             f"{indent}{condition} = {conditions.tensor_logic(node.test, analysis, ctx.segment, ctx.torch_name)}"
         )
     for stmt in node.body:
+        # Everything under the check now runs with any mask, all false (or empty) included.
+        for hazard in hazards(stmt, analysis):
+            if hazard.raises is not None:
+                return Refusal(hazard.raises)
+            if stmt in writes and hazard.words() not in reasons:
+                reasons.append(hazard.words())
         if stmt in writes:
             for value in _written_values(stmt):
                 reason = impurity(value, analysis, set())

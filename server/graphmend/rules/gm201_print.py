@@ -28,7 +28,9 @@ class PrintCall(Rule):
             "function registered in `torch._dynamo.config.reorderable_logging_functions`, or printing after "
             "the compiled call). Same text, same order, printed after the graph runs. Dynamo replays a "
             "deferred call only in the frame it compiles, so in a function it inlines (a callee, a "
-            "submodule's `forward`) the print goes into the graph with `torch._higher_order_ops.print` instead."
+            "submodule's `forward`) the print goes into the graph with `torch._higher_order_ops.print` "
+            "(torch >= 2.11) instead, as does a print of a tensor changed in place afterwards (its value then). "
+            "Unsafe where later code in the graph may raise: the deferred message would be lost."
         ),
     )
 

@@ -31,7 +31,9 @@ class LoggingCall(Rule):
             "and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message. "
             "Dynamo replays a deferred call only in the frame it compiles: in a function reached through a "
             "call the fix is refused (the record would be lost), in a `forward` that may be a submodule's it is "
-            "unsafe."
+            "unsafe. The record names the user's line through `stacklevel` in eager code; under torch.compile its "
+            "`lineno` is the function's `def` line, and a later error in the graph loses it: the fix stays unsafe "
+            "and says so. A logged tensor changed in place afterwards (under any name sharing its memory) is refused."
         ),
     )
 

@@ -12,7 +12,7 @@ import ast
 
 import libcst as cst
 
-from ...analysis.purity import call_caveat, dotted, impurity, trained_state
+from ...analysis.purity import call_caveat, dotted, impurity, out_argument, out_write, trained_state
 from ...inference import FunctionAnalysis
 from ...messages import is_message, is_replayed
 from ...semantics import walk
@@ -168,6 +168,9 @@ class _Statements:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
             raise Refused(f"a branch changes a tensor in place (`.{func.attr}`)")
+        written = out_argument(call)
+        if written is not None:
+            raise Refused(out_write(written))
         if last or self._next_is_return(stmt):
             self._check_arguments(call)
             small = only_small(cst_stmt)

@@ -58,7 +58,55 @@ def require_same_shape(site: Site, signatures_per_path: list[Signature | None]) 
 
 
 def _without_promotion(site: Site, signature: Signature | None) -> Signature | None:
-    """A Python float cannot change the dtype of a tensor known to be floating point."""
-    if signature is not None and signature[0] and signature[0] <= site.floating:
-        return signature[0], frozenset()
+    """A Python float cannot change the dtype of a tensor known to be floating point: one of the
+    names the condition proves floating, or anything elementwise in all the tensors such a name is
+    elementwise in (`h = residual + h` is floating, so one of its operands is, and so is every
+    elementwise combination of both: `torch.clamp(residual + h, min=-c)` keeps the dtype)."""
+    if signature is None or not signature[0]:
+        return signature
+    if (
+        signature[0] <= site.floating
+        or any(bases <= signature[0] for bases in _floating_bases(site))
+        or any(_made_floating(site, name) for name in signature[0])
+    ):
+        return signature[0], signature[1] - {"float"}
     return signature
+
+
+# torch.nn layers whose output is floating point whatever their input (their weights are).
+_FLOATING_LAYERS = frozenset(
+    """
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LayerNorm
+    RMSNorm GroupNorm BatchNorm1d BatchNorm2d BatchNorm3d Embedding
+    """.split()
+)
+
+
+def _made_floating(site: Site, name: str) -> bool:
+    """`name` holds, before the `if`, the output of a submodule built in `__init__` as a layer with
+    floating weights (`h = self.final_layer_norm(h)` after `self.final_layer_norm = nn.LayerNorm(d)`)."""
+    owner = site.owner
+    if owner is None or "." in name:
+        return False
+    definition = _reaching_definition(site, name)
+    if not (
+        isinstance(definition, ast.Call)
+        and isinstance(definition.func, ast.Attribute)
+        and isinstance(definition.func.value, ast.Name)
+        and definition.func.value.id == site.self_name
+        and owner.find_method(definition.func.attr) is None
+    ):
+        return False
+    built = site.analysis.module.constructors(owner).get(definition.func.attr, frozenset())
+    return bool(built) and all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _FLOATING_LAYERS for c in built)
+
+
+def _floating_bases(site: Site) -> list[frozenset[str]]:
+    """The tensors each proven-floating name is elementwise in, before the `if` (a value mixed with
+    a float literal proves nothing about its tensors)."""
+    found = []
+    for name in site.floating:
+        before = old_signature(site, name)
+        if before is not None and before[0] and not before[1]:
+            found.append(before[0])
+    return found
