@@ -190,7 +190,8 @@ TENSOR_EVIDENCE = REDUCTION_METHODS | frozenset(
     contiguous masked_fill masked_fill_ float half bfloat16 softmax log_softmax matmul bmm clamp clamp_
     sigmoid relu tanh exp expand expand_as repeat flatten unflatten numel item tolist detach cpu cuda
     abs sqrt pow nonzero unique gather scatter index_select chunk narrow type_as new_zeros
-    new_ones new_full new_empty new_tensor masked_select topk argsort cumsum cumprod
+    new_ones new_full new_empty new_tensor masked_select topk argsort cumsum cumprod clone
+    add_ sub_ mul_ div_ copy_ zero_ fill_ clamp_min_ clamp_max_ masked_scatter_ index_put_ scatter_ index_fill_
     """.split()
 )
 # torch functions whose first argument is a size, a Python value or data, not a tensor: using a
@@ -204,9 +205,16 @@ FACTORY_FUNCTIONS = frozenset(
 
 # Functions and methods whose output shape depends on data (GM302).
 DYNAMIC_SHAPE_FUNCTIONS = frozenset(
-    {"torch.nonzero", "torch.argwhere", "torch.unique", "torch.unique_consecutive", "torch.masked_select"}
+    {
+        "torch.nonzero",
+        "torch.argwhere",
+        "torch.unique",
+        "torch.unique_consecutive",
+        "torch.masked_select",
+        "torch.bincount",  # length: the largest value plus one (measured: tests/dynamo_corpus/pos_bincount.py)
+    }
 )
-DYNAMIC_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select"})
+DYNAMIC_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "unique", "unique_consecutive", "masked_select", "bincount"})
 
 # Calls that are constant True while Dynamo traces: their guarded code is never traced.
 IS_COMPILING_FUNCTIONS = frozenset(

@@ -165,7 +165,9 @@ def rebinding_refusal(name: str, stmt: ast.stmt, analysis: FunctionAnalysis) -> 
     """Why an in-place write to the local `name` at `stmt` cannot become a new tensor bound to the
     name (the caller, a view, another name or a loop target would have seen the write); None: it can."""
     function = analysis.function
-    if function is None or name in _parameter_names(function.node):
+    if function is None or (
+        name in _parameter_names(function.node) and not _rebound_first(function.node, name, stmt, analysis)
+    ):
         return f"`{name}` is a parameter: the caller sees the write, a new tensor would not reach it"
     if not _fresh_local(function.node, name, analysis):
         return (
@@ -290,6 +292,23 @@ def _fresh_local(function: ast.AST, name: str, analysis: FunctionAnalysis) -> bo
         return False
     values = assigned_values(name, analysis)
     return bool(values) and all(_new_tensor(value, analysis) for value in values)
+
+
+def _rebound_first(function: ast.AST, name: str, stmt: ast.stmt, analysis: FunctionAnalysis) -> bool:
+    """The parameter `name` is bound to a new tensor by a statement of the function's body that
+    runs before the one holding `stmt` (`x = x.clone()` first): the write then reaches that copy."""
+    for top in function.body:  # type: ignore[attr-defined]
+        if any(node is stmt for node in walk(top)):
+            return False
+        if (
+            isinstance(top, ast.Assign)
+            and len(top.targets) == 1
+            and isinstance(top.targets[0], ast.Name)
+            and top.targets[0].id == name
+            and _new_tensor(top.value, analysis)
+        ):
+            return True
+    return False
 
 
 def _new_tensor(value: ast.expr, analysis: FunctionAnalysis) -> bool:

@@ -55,6 +55,7 @@ def split_arms(
         if not site.analysis.is_data_dependent(test):
             raise Refused("an `elif` tests a Python value, not a tensor")
         suffix = "if" if number == 0 else ("elif" if number == 1 else f"elif{number}")
+        comments.extend(_test_comments(current))
         comments.extend(_block_comments(current.body))
         if number == 0:
             head_comments = len(comments)
@@ -150,6 +151,19 @@ def _all_arms_return(node: ast.If) -> bool:
         nxt = current.orelse
         current = nxt[0] if len(nxt) == 1 and isinstance(nxt[0], ast.If) else None
     return True
+
+
+def _test_comments(branch: cst.If) -> list[str]:
+    """The comments inside a condition written over several lines (`if (\n a  # why\n and b\n):`)."""
+    found: list[str] = []
+
+    class _Comments(cst.CSTVisitor):
+        def visit_Comment(self, node: cst.Comment) -> None:
+            found.append(node.value)
+
+    branch.test.visit(_Comments())
+    branch.whitespace_after_test.visit(_Comments())
+    return found
 
 
 def _block_comments(block: cst.BaseSuite) -> list[str]:
