@@ -292,3 +292,32 @@ def test_findings_in_a_forward_a_class_decorator_swaps_say_so(tmp_path: Path, ca
     found = json.loads(run(capsys, "check", "--output-format", "json", str(tmp_path))[1])
     assert [(d["line"], d["only_when"]) for d in found] == [(9, ["@swap_forward keeps Experts.forward"]), (17, [])]
     assert "(breaks only when `@swap_forward keeps Experts.forward`)" in found[0]["message"]
+
+
+SUBMODULE_PRINT = """import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        print(x)
+        return x
+"""
+
+
+def test_torch_version_setting_and_flag(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`torch-version` (pyproject) and `--torch-version` (flag, wins): a torch without the in-graph
+    print gets a deferred print; a malformed version is a settings error (exit 2), said in one line."""
+    (tmp_path / "net.py").write_text(SUBMODULE_PRINT)
+
+    def title(*flags: str) -> str:
+        out = run(capsys, "check", "--output-format", "json", *flags, str(tmp_path))[1]
+        (finding,) = json.loads(out)
+        return finding["fix"]["title"]
+
+    assert "_higher_order_ops.print" in title()  # the torch installed here: 2.13
+    (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\ntorch-version = "2.10"\n')
+    assert title().startswith("Defer the print")
+    assert "_higher_order_ops.print" in title("--torch-version", "2.13")
+    (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\ntorch-version = "latest"\n')
+    code, _, err = run(capsys, "check", str(tmp_path))
+    assert code == 2 and 'must be a torch release, e.g. "2.10"' in err

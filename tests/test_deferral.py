@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graphmend.api import check_source, fix_source  # noqa: E402
+from graphmend.api import Settings, check_source, fix_source  # noqa: E402
 from graphmend.fixes.deferral import IN_GRAPH_PRINT_SINCE  # noqa: E402
 
 
@@ -186,3 +186,18 @@ def test_a_message_before_code_that_may_raise_names_the_loss(tmp_path: Path) -> 
     fixes = _fixes(RAISES_LATER, tmp_path / "r.py")
     assert fixes[6][0] == "unsafe" and "the message is lost if later code in the graph raises" in fixes[6][1]
     assert fixes[14] == ("safe", "Defer the print until the compiled graph has run")
+
+
+def test_no_in_graph_print_for_a_torch_that_lacks_it(tmp_path: Path) -> None:
+    """torch 2.10 has no positional in-graph print: a changed tensor's print is refused, saying why,
+    and a print in a forward that may be a submodule's is deferred instead (`torch-version`)."""
+    older = Settings(torch_version=(2, 10))
+    (refused,) = [d for d in check_source(VIEW_CHANGED, tmp_path / "v.py", settings=older) if d.code == "GM201"]
+    assert refused.fix is None and "needs torch >= 2.11 (this code runs torch 2.10)" in refused.message
+    submodule = (
+        "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
+    )
+    (deferred,) = [d for d in check_source(submodule, tmp_path / "s.py", settings=older) if d.fix]
+    assert deferred.fix.title.startswith("Defer the print")
+    (in_graph,) = [d for d in check_source(submodule, tmp_path / "s.py") if d.fix]
+    assert "_higher_order_ops.print" in in_graph.fix.title

@@ -63,6 +63,7 @@ class Cache:
                     settings.assume_dtypes,
                     settings.layer_skip,
                     settings.cuda_graphs,
+                    settings.target_torch,
                     sorted(settings.module_bases),
                 )
             ).encode(),

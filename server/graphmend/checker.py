@@ -136,6 +136,7 @@ def _analyse(
             tuple(rule.code for rule in rules),
             settings.layer_skip,
             settings.cuda_graphs,
+            settings.target_torch,
             regions.context.base_attributes,
             regions.context.replaced_forwards,
             reach_key(layout, reaches, source),
@@ -150,6 +151,7 @@ def _analyse(
             layout.name_text(unit) if unit is not None else None,
             settings.layer_skip,
             settings.cuda_graphs,
+            settings.target_torch,
         )
         collector = _Collector(source, rules, context, settings)
         for reach in reaches:

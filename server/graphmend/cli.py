@@ -135,6 +135,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help='where the CUDA-graph rules (GM401-GM404) run: auto (code compiled with mode="reduce-overhead", '
         '"max-autotune" or triton.cudagraphs; the default), always, never',
     )
+    parser.add_argument(
+        "--torch-version",
+        metavar="X.Y",
+        help="the torch release the code runs on; no fix uses an API it lacks (default: the installed torch)",
+    )
 
 
 def _codes(value: str) -> list[str]:
@@ -151,6 +156,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["module-forward-is-compiled"] = args.module_forward
     if args.cuda_graphs is not None:
         overrides["cuda-graphs"] = args.cuda_graphs
+    if args.torch_version is not None:
+        overrides["torch-version"] = args.torch_version
     return overrides
 
 

@@ -13,6 +13,8 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,8 @@ _KNOWN_KEYS = {
     "module_bases": "module_bases",
     "cuda-graphs": "cuda_graphs",
     "cuda_graphs": "cuda_graphs",
+    "torch-version": "torch_version",
+    "torch_version": "torch_version",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # Where the CUDA-graph rules (GM4xx) run: "auto" in code compiled by a site that asks for CUDA
@@ -70,6 +74,24 @@ DTYPES = {
 DEFAULT_MAX_FILE_SIZE_KB = 4096  # the largest model files of transformers are about 250 KB
 
 
+def parse_torch_version(text: str) -> tuple[int, int] | None:
+    """`"2.10.1+cu128"` → (2, 10); None for anything that is not a release number."""
+    parts = text.strip().split("+")[0].split(".")
+    if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+@cache
+def installed_torch_version() -> tuple[int, int] | None:
+    """The torch installed in the environment graphmend runs in, read from its metadata (torch is
+    never imported: the analysis must start and run without it); None when there is none."""
+    try:
+        return parse_torch_version(metadata.version("torch"))
+    except metadata.PackageNotFoundError:
+        return None
+
+
 class SettingsError(ValueError):
     """A settings file or value that graphmend cannot use; the message says where and why."""
 
@@ -91,6 +113,15 @@ class Settings:
     # import outside any package (`from ..layers import Block`) matches by its dotted tail.
     module_bases: frozenset[str] = frozenset()
     cuda_graphs: str = "auto"  # where the GM4xx rules run: one of CUDA_GRAPH_SCOPES
+    # The torch release the code runs on, (major, minor): no rewrite emits an API it lacks. None: the
+    # `torch` installed beside graphmend (`installed_torch_version`), else the newest graphmend knows.
+    torch_version: tuple[int, int] | None = None
+
+    @property
+    def target_torch(self) -> tuple[int, int] | None:
+        """The torch release rewrites must run on: the setting, else the one installed here."""
+        return self.torch_version if self.torch_version is not None else installed_torch_version()
+
     source: Path | None = field(default=None, compare=False)  # the pyproject.toml they came from
 
     def is_enabled(self, code: str) -> bool:
@@ -195,6 +226,11 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             if value not in CUDA_GRAPH_SCOPES:
                 raise SettingsError(f"{origin}: `{key}` must be one of {', '.join(repr(f) for f in CUDA_GRAPH_SCOPES)}")
             values[attribute] = value
+        elif attribute == "torch_version":
+            version = parse_torch_version(value) if isinstance(value, str) else None
+            if version is None:
+                raise SettingsError(f'{origin}: `{key}` must be a torch release, e.g. "2.10" or "2.13.0"')
+            values[attribute] = version
         elif attribute == "max_file_size_kb":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise SettingsError(f"{origin}: `{key}` must be a whole number of kilobytes (0: no limit)")

@@ -26,6 +26,7 @@ function settings(): GraphmendSettings {
     assumeDtypes: config.get<string[]>("assumeDtypes", []),
     layerSkip: config.get<"where" | "cond" | null>("layerSkip", null),
     cudaGraphs: config.get<"auto" | "always" | "never" | null>("cudaGraphs", null),
+    torchVersion: config.get<string | null>("torchVersion", null),
     moduleBases: config.get<string[]>("moduleBases", []),
     index: config.get<boolean>("index", true),
     closedFiles: config.get<boolean>("closedFiles", false),

@@ -10,6 +10,7 @@ export interface GraphmendSettings {
   assumeDtypes: string[];
   layerSkip: "where" | "cond" | null;
   cudaGraphs: "auto" | "always" | "never" | null;
+  torchVersion: string | null;
   moduleBases: string[];
   index: boolean;
   closedFiles: boolean;
@@ -26,6 +27,7 @@ export function serverOptions(settings: GraphmendSettings): { graphmend: Record<
   if (settings.assumeDtypes.length > 0) graphmend.assumeDtypes = settings.assumeDtypes;
   if (settings.layerSkip !== null) graphmend.layerSkip = settings.layerSkip;
   if (settings.cudaGraphs !== null) graphmend.cudaGraphs = settings.cudaGraphs;
+  if (settings.torchVersion !== null) graphmend.torchVersion = settings.torchVersion;
   if (settings.moduleBases.length > 0) graphmend.moduleBases = settings.moduleBases;
   return { graphmend };
 }

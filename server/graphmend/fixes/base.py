@@ -51,6 +51,7 @@ class FixContext:
     name_text: str | None = None  # None: the whole file
     layer_skip: str = "where"  # the `layer-skip` setting: the form a loop gate's fix writes
     cuda_graphs: str = "auto"  # the `cuda-graphs` setting (see `cuda_graph_scope`)
+    torch_version: tuple[int, int] | None = None  # the torch the code runs on (None: unknown, the newest)
     taken_names: set[str] = field(default_factory=set)
     torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting

@@ -39,6 +39,7 @@ IN_GRAPH_PRINT = "_higher_order_ops.print"
 # The in-graph print takes positional values from torch 2.11 on (2.10.0 has keywords only, 2.9.1 no
 # print at all: read from the released wheels).
 IN_GRAPH_PRINT_SINCE = "2.11"
+IN_GRAPH_PRINT_RELEASE = (2, 11)
 LOST_IF_RAISES = "the message is lost if later code in the graph raises (Dynamo replays it after the graph)"
 
 
@@ -207,8 +208,11 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     in_graph = not in_branch and _printable_in_graph(call, analysis) and stream is None and end == "\n"
     if mutated and not in_graph:
         raise Refused(_mutated_reason(mutated))
+    lacking = _lacks_in_graph_print(ctx)
+    if mutated and lacking:
+        raise Refused(f"{_mutated_reason(mutated)}, and the in-graph print that would keep it {lacking}")
     earlier = _deferred_before(call, analysis, frame)
-    if in_graph and (mutated or (frame != ROOT and not earlier)):
+    if in_graph and not lacking and (mutated or (frame != ROOT and not earlier)):
         torch_name = ctx.torch_name
         why = (
             f"`{mutated}` is changed in place afterwards, so a deferred print would show its later value"
@@ -231,6 +235,14 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     return Plan(
         helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", []
     )
+
+
+def _lacks_in_graph_print(ctx: FixContext) -> str | None:
+    """Why the code's torch has no in-graph print (`torch-version`, or the torch installed here)."""
+    version = ctx.torch_version
+    if version is None or version >= IN_GRAPH_PRINT_RELEASE:
+        return None
+    return f"needs torch >= {IN_GRAPH_PRINT_SINCE} (this code runs torch {version[0]}.{version[1]})"
 
 
 def _printable_in_graph(call: ast.Call, analysis: FunctionAnalysis) -> bool:

@@ -53,15 +53,15 @@ class CompileTimeFacts(ExpressionKinds):
             and last.value.args[0].value is False
         )
 
-    def constant_under_compile(self, test: ast.expr) -> bool | None:
+    def constant_under_compile(self, test: ast.expr, seen: frozenset[str] = frozenset()) -> bool | None:
         """The truth of `test` while Dynamo traces, when it is fixed: `torch.compiler.is_compiling()`
         is True, `not ...` of it False, `a or <True>` True and `a and <False>` False whatever `a` is,
         and a name bound to such a value at the top of the function keeps it."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.constant_under_compile(test.operand)
+            inner = self.constant_under_compile(test.operand, seen)
             return None if inner is None else not inner
         if isinstance(test, ast.BoolOp):
-            values = [self.constant_under_compile(v) for v in test.values]
+            values = [self.constant_under_compile(v, seen) for v in test.values]
             decisive = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
             if decisive in values:
                 return decisive
@@ -74,7 +74,24 @@ class CompileTimeFacts(ExpressionKinds):
                 return True
             if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
                 return False
+            return self._guard_function(test, seen)
         return None
+
+    def _guard_function(self, call: ast.Call, seen: frozenset[str]) -> bool | None:
+        """A module-level function of this file whose body returns a value fixed under compile (a
+        user's own `def is_compiling(): return torch.compiler.is_compiling()`): its call is too."""
+        func = call.func
+        if call.args or call.keywords or not isinstance(func, ast.Name) or func.id in seen:
+            return None
+        if func.id in self.local_names:
+            return None  # a local name, not the module-level function
+        function = self.index.functions.get(func.id)
+        if function is None or function.owner is not None or function.parent is not None:
+            return None
+        body = [s for s in function.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return None
+        return self.constant_under_compile(body[0].value, seen | {func.id})
 
     def _evaluated_under_compile(self, node: ast.BoolOp) -> list[ast.expr]:
         """The operands Python evaluates while Dynamo traces: none after one that decides the

@@ -29,6 +29,8 @@ _SETTING_KEYS = {
     "module-bases": "module-bases",
     "cudaGraphs": "cuda-graphs",
     "cuda-graphs": "cuda-graphs",
+    "torchVersion": "torch-version",
+    "torch-version": "torch-version",
 }
 _SERVER_KEYS = {
     "run",
