@@ -22,6 +22,7 @@ from functools import partial
 from pathlib import Path
 
 from .analysis.call_facts import KindFacts
+from .inference.compile_time import returned_compile_constant
 from .regions import (
     FORWARD_IS_COMPILED,
     CompiledRegions,
@@ -60,6 +61,8 @@ class FunctionSummary:
     # A module-level function that sets `forward` on an object it is given (a class decorator that
     # swaps the method at run time: transformers 5.x's `use_experts_implementation`).
     replaces_forward: bool = False
+    # A module-level function whose body returns a value fixed under compile: that value, else None.
+    compile_constant: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,9 @@ def summarize_module(
                 purity,
                 caveat,
                 function.owner is None and function.parent is None and _replaces_forward(function.node),
+                returned_compile_constant(function, index.qualified_name)
+                if function.owner is None and function.parent is None
+                else None,
             )
         )
     classes = tuple(
@@ -516,11 +522,15 @@ class Project:
             if bound:
                 attributes.append((base, bound))
         verdicts = []  # for the functions (and tables) of other files this file calls: what a rewrite may run
+        guards = []  # ... and those that return a value fixed under compile
         called = {ref.target for f in summary.functions for ref in f.external if ref.kind in ("call", "table")}
         for qualname in sorted(called):
             verdict = self._verdict(qualname, summary)
             if verdict is not None:
                 verdicts.append((qualname, *verdict))
+            guard = self._compile_constant(qualname, summary)
+            if guard is not None:
+                guards.append((qualname, guard))
         replaced = tuple(
             (cls.name, decorator)
             for cls in summary.classes
@@ -537,8 +547,20 @@ class Project:
             )
         )
         return ProjectContext(
-            tuple(entries), frozenset(bases), tuple(attributes), tuple(verdicts), tensors, frozenset(plain), replaced
+            tuple(entries),
+            frozenset(bases),
+            tuple(attributes),
+            tuple(verdicts),
+            tensors,
+            frozenset(plain),
+            replaced,
+            tuple(guards),
         )
+
+    def _compile_constant(self, qualname: str, importer: ModuleSummary) -> bool | None:
+        found = self.resolve(qualname, importer)
+        function = found[1].function(found[2]) if found is not None and found[0] == "function" else None
+        return function.compile_constant if function is not None else None
 
     def _replaces_forward(self, decorator: str, importer: ModuleSummary) -> bool:
         found = self.resolve(decorator, importer)
@@ -615,6 +637,7 @@ def context_key(context: ProjectContext) -> str:
             [(base, sorted(names)) for base, names in context.base_attributes],
             context.foreign_functions,
             [(name, sorted(names)) for name, names in context.tensor_parameters],
+            context.compile_guards,
         )
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -643,6 +666,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
                 f.purity,
                 f.caveat,
                 f.replaces_forward,
+                f.compile_constant,
             ]
             for f in summary.functions
         ],
@@ -687,8 +711,9 @@ def summary_from_json(raw: dict) -> ModuleSummary:
                 purity,
                 caveat,
                 replaces,
+                constant,
             )
-            for q, line, start, end, calls, external, parameters, positional, purity, caveat, replaces in raw[
+            for q, line, start, end, calls, external, parameters, positional, purity, caveat, replaces, constant in raw[
                 "functions"
             ]
         ),

@@ -4,10 +4,46 @@ which operands of an `and`/`or` run then, and whether a test reads a tensor's va
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from .. import torch_api
 from ..kinds import TENSORISH, Kind
+from ..semantics import FunctionInfo
 from .expressions import ExpressionKinds
+
+
+def only_return(function: FunctionInfo) -> ast.expr | None:
+    """The value of a function whose body (its docstring aside) is one `return`."""
+    body = [s for s in function.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        return None
+    return body[0].value
+
+
+def returned_compile_constant(function: FunctionInfo, qualified: Callable[[ast.expr], str | None]) -> bool | None:
+    """What a function returns under compile when its body is one `return` of a value fixed then
+    (`return torch.compiler.is_compiling()`, `not ...`, `and`/`or` of such): for other files' calls."""
+    value = only_return(function)
+    return None if value is None else _fixed_under_compile(value, qualified)
+
+
+def _fixed_under_compile(expr: ast.expr, qualified: Callable[[ast.expr], str | None]) -> bool | None:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = _fixed_under_compile(expr.operand, qualified)
+        return None if inner is None else not inner
+    if isinstance(expr, ast.BoolOp):
+        values = [_fixed_under_compile(v, qualified) for v in expr.values]
+        decisive = isinstance(expr.op, ast.Or)
+        if decisive in values:
+            return decisive
+        return (not decisive) if all(v is (not decisive) for v in values) else None
+    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+        qualname = qualified(expr.func)
+        if qualname in torch_api.IS_COMPILING_FUNCTIONS:
+            return True
+        if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
+            return False
+    return None
 
 
 class CompileTimeFacts(ExpressionKinds):
@@ -74,6 +110,10 @@ class CompileTimeFacts(ExpressionKinds):
                 return True
             if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
                 return False
+            if qualname is not None and not test.args and not test.keywords:
+                guard = self.module.regions.context.compile_guard(qualname)  # a wrapper in another file
+                if guard is not None:
+                    return guard
             return self._guard_function(test, seen)
         return None
 
@@ -88,10 +128,8 @@ class CompileTimeFacts(ExpressionKinds):
         function = self.index.functions.get(func.id)
         if function is None or function.owner is not None or function.parent is not None:
             return None
-        body = [s for s in function.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-            return None
-        return self.constant_under_compile(body[0].value, seen | {func.id})
+        value = only_return(function)
+        return None if value is None else self.constant_under_compile(value, seen | {func.id})
 
     def _evaluated_under_compile(self, node: ast.BoolOp) -> list[ast.expr]:
         """The operands Python evaluates while Dynamo traces: none after one that decides the

@@ -69,6 +69,12 @@ class ProjectContext:
     plain_bases: frozenset[str] = frozenset()
     # (class, decorator): a class decorator of another file sets the class's `forward` at run time.
     replaced_forwards: tuple[tuple[str, str], ...] = ()
+    # Functions of other files that return a value fixed under compile (a user's own
+    # `def is_compiling(): return torch.compiler.is_compiling()`), as this file imports them → that value.
+    compile_guards: tuple[tuple[str, bool], ...] = ()
+
+    def compile_guard(self, qualname: str) -> bool | None:
+        return next((value for name, value in self.compile_guards if name == qualname), None)
 
     def forward_replaced_by(self, class_name: str) -> str | None:
         """The decorator that may swap `class_name.forward` at run time, as this file names it."""
