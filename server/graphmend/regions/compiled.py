@@ -84,8 +84,25 @@ class CompiledRegions(EntryFinder):
         or the functions `self.fn(...)` is bound to (with the imported table or function, if so)."""
         callee = self.resolve_call(call, scope) or self.module_call_target(call, scope)
         if callee is not None:
-            return (callee,), None
+            return (callee, *self._overrides(call, scope, callee)), None
         return self.attribute_functions(call, scope)
+
+    def _overrides(self, call: ast.Call, scope: FunctionInfo, callee: FunctionInfo) -> tuple[FunctionInfo, ...]:
+        """`self.mine(...)` in a method of `Base` runs the `mine` of the instance's class: for an
+        instance of a subclass of this file that overrides it, that override (a base's `forward`
+        calling a hook each model defines)."""
+        func = call.func
+        owner = scope.method.owner if scope.method else None
+        if owner is None or not isinstance(func, ast.Attribute) or not scope.is_self(func.value):
+            return ()
+        found = []
+        for cls in self.index.classes.values():
+            if cls is owner or not any(base is owner for base in cls.mro()):
+                continue
+            override = cls.find_method(func.attr)
+            if override is not None and override is not callee and override not in found:
+                found.append(override)
+        return tuple(found)
 
     def call_edges(
         self,
