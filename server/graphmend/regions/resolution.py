@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from ..semantics import ClassInfo, FunctionInfo, attribute_chain
+from ..semantics import ClassInfo, FunctionInfo, attribute_chain, walk
 from .records import ExternalRef, ProjectContext
 from .scope_facts import ScopeFacts
 
@@ -203,6 +203,9 @@ class CallResolution(ScopeFacts):
     def resolve_call(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
         """The same-file function or method a call runs, if it can be known statically."""
         func = call.func
+        picked = self._picked_method(func, scope)
+        if picked is not None:
+            return picked
         if isinstance(func, ast.Name):
             function = self.resolve_function_name(func.id, scope)
             if function is not None:
@@ -233,6 +236,34 @@ class CallResolution(ScopeFacts):
         if cls is not None:
             return cls.find_method(func.attr)
         return None
+
+    def _picked_method(self, func: ast.expr, scope: FunctionInfo) -> FunctionInfo | None:
+        """`getattr(self, "name")(...)`, or a local bound once to `getattr(self, "name")`: the method
+        of that constant name."""
+        owner = scope.method.owner if scope.method else None
+        if owner is None:
+            return None
+        if isinstance(func, ast.Name) and func.id in scope.local_names:
+            values = [
+                node.value
+                for node in walk(scope.node)
+                if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == func.id for t in node.targets)
+            ]
+            func = values[0] if len(values) == 1 else func
+        if not (
+            isinstance(func, ast.Call)
+            and isinstance(func.func, ast.Name)
+            and func.func.id == "getattr"
+            and self.index.is_builtin("getattr", scope.local_names)
+            and len(func.args) == 2
+            and not func.keywords
+            and scope.is_self(func.args[0])
+            and isinstance(func.args[1], ast.Constant)
+            and isinstance(func.args[1].value, str)
+        ):
+            return None
+        return owner.find_method(func.args[1].value)
 
     def module_call_target(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
         """`self.block(x)` where `self.block = Block(...)`: calling a module runs its forward."""
