@@ -321,3 +321,22 @@ def test_torch_version_setting_and_flag(tmp_path: Path, capsys) -> None:  # noqa
     (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\ntorch-version = "latest"\n')
     code, _, err = run(capsys, "check", str(tmp_path))
     assert code == 2 and 'must be a torch release, e.g. "2.10"' in err
+
+
+def test_module_level_dynamo_settings_of_the_compiling_file_hold_for_what_it_compiles(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`torch._dynamo.config.capture_scalar_outputs = True` in train.py holds process-wide: the
+    `.item()` of model.py's `forward`, which train.py compiles, no longer breaks."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "model.py").write_text(
+        "import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        scale = x.max().item()\n        return x / scale\n"
+    )
+    train = "import torch\n\nfrom .model import Model\n\n{setting}model = torch.compile(Model())\n"
+    (package / "train.py").write_text(train.format(setting=""))
+    out = run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1]
+    assert [d["code"] for d in json.loads(out)] == ["GM301"]
+    (package / "train.py").write_text(train.format(setting="torch._dynamo.config.capture_scalar_outputs = True\n\n"))
+    out = run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1]
+    assert json.loads(out) == []

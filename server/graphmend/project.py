@@ -97,6 +97,9 @@ class ModuleSummary:
     entries: tuple[EntrySummary, ...] = ()
     replayed: tuple[str, ...] = ()  # registered as reorderable logging functions: never traced
     tables: tuple[tuple[str, tuple[str, ...]], ...] = ()  # module-level dicts of its functions
+    # Dynamo capture settings set at module level (`torch._dynamo.config.capture_scalar_outputs = True`):
+    # they hold for the whole process, so for what this file's compile sites compile in other files too.
+    captures: tuple[str, ...] = ()
     _by_qualname: dict[str, FunctionSummary] = field(default_factory=dict, compare=False, repr=False)
 
     def function(self, qualname: str) -> FunctionSummary | None:
@@ -215,6 +218,7 @@ def summarize_module(
         tuple(entries),
         replayed,
         tuple(index.function_tables.items()),
+        tuple(sorted(regions.module_level_captures())),
     )
 
 
@@ -402,9 +406,7 @@ class Project:
             cost[key], reached[key] = distance, step
             (queue.appendleft if front else queue.append)((distance, key))
 
-        for entry_key, step, distance in sorted(
-            self._entries(), key=lambda e: (e[2], self._cuda_graph_request(e[1]) is None)
-        ):
+        for entry_key, step, distance in sorted(self._entries(), key=lambda e: (e[2], not self._says_how(e[1]))):
             relax(entry_key, distance, step, front=False)
         while queue:
             distance, key = queue.popleft()
@@ -468,20 +470,27 @@ class Project:
             caveat = caveat or function.caveat or None
         return None, caveat
 
+    def _says_how(self, step: _Step) -> bool:
+        """The compile site of `step` says how it compiles: CUDA graphs, or capture settings."""
+        return self._cuda_graph_request(step) is not None or (
+            step.site is not None and bool(self.summaries[step.site[0]].captures)
+        )
+
     def _cuda_graph_request(self, step: _Step) -> str | None:
         """How the compile site of `step` asks for CUDA graphs (None: it does not, or it is a `def`)."""
         return self.summaries[step.site[0]].entries[step.site[1]].cuda_graphs if step.site is not None else None
 
     def _entries(self) -> Iterator[tuple[_Key, _Step, int]]:
         """Compiled entries, each with its cost: 0 in its own file, 1 for a compile site aimed at
-        another file, except that one asking for CUDA graphs costs 0 too (and comes first among
-        equals): the mode it compiles in decides what the GM4xx rules say there."""
+        another file, except that one asking for CUDA graphs, or in a file that sets Dynamo capture
+        settings at module level, costs 0 too (and comes first among equals): the mode it compiles
+        in decides what the GM4xx rules say there, the settings which values break."""
         for summary in self.summaries.values():
             for number, entry in enumerate(summary.entries):
                 why = entry.why if entry.target.kind == "local" else f"{entry.why} of {summary.file_name}"
                 for target in self.targets(entry.target, summary):
                     if self.summaries[target[0]].function(target[1]) is not None:
-                        cost = int(target[0] != summary.path and entry.cuda_graphs is None)
+                        cost = int(target[0] != summary.path and entry.cuda_graphs is None and not summary.captures)
                         yield target, _Step(target, why, (summary.path, number), None), cost
             if summary.forward_is_compiled:  # modules through bases of other files
                 for cls in summary.classes:
@@ -571,8 +580,10 @@ class Project:
         """The function at `key` as an entry of its file: why it is compiled, and the functions of
         other files on the way from the compiled entry."""
         cuda_graphs = self._cuda_graph_request(step)
+        # the capture settings of the file that compiles it (module-level ones hold process-wide)
+        captures = frozenset(self.summaries[step.site[0] if step.site is not None else step.entry[0]].captures)
         if step.previous is None:  # compiled by a compile site in another file
-            return ExternalEntry(key[1], step.why, self._origin(step), cuda_graphs=cuda_graphs)
+            return ExternalEntry(key[1], step.why, self._origin(step), cuda_graphs=cuda_graphs, captures=captures)
         entry_file = self.summaries[step.entry[0]].file_name
         why = f"reached from compiled `{self._dotted(step.entry)}` in {entry_file} ({step.why})"
         chain = []
@@ -582,7 +593,13 @@ class Project:
             chain.append(self._dotted(current))
             current = reached[current].previous
         return ExternalEntry(
-            key[1], why, self._origin(step), tuple(reversed(chain)), called=True, cuda_graphs=cuda_graphs
+            key[1],
+            why,
+            self._origin(step),
+            tuple(reversed(chain)),
+            called=True,
+            cuda_graphs=cuda_graphs,
+            captures=captures,
         )
 
     def _origin(self, step: _Step) -> Origin:
@@ -619,10 +636,12 @@ def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
         summary.classes,
         summary.replayed,
         tuple(
-            (f.qualname, f.calls, f.external, f.parameters, f.positional, f.purity, f.caveat) for f in summary.functions
+            (f.qualname, f.calls, f.external, f.parameters, f.positional, f.purity, f.caveat, f.compile_constant)
+            for f in summary.functions
         ),
         tuple((e.target, e.why) for e in summary.entries),
         summary.tables,
+        summary.captures,
     )
 
 
@@ -689,6 +708,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
         ],
         "replayed": list(summary.replayed),
         "tables": [[name, list(members)] for name, members in summary.tables],
+        "captures": list(summary.captures),
     }
 
 
@@ -727,4 +747,5 @@ def summary_from_json(raw: dict) -> ModuleSummary:
         ),
         tuple(raw["replayed"]),
         tuple((name, tuple(members)) for name, members in raw["tables"]),
+        tuple(raw["captures"]),
     )

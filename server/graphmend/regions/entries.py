@@ -56,7 +56,7 @@ class EntryFinder(CallResolution):
     def _find_entries(self) -> list[Entry]:
         entries: list[Entry] = []
         seen: set[int] = set()
-        everywhere = self._module_level_captures()
+        everywhere = self.module_level_captures()
 
         def add(function: FunctionInfo | None, why: str, site: ast.AST, captures: frozenset[str] = frozenset()) -> None:
             if function is not None and id(function.node) not in seen:
@@ -111,7 +111,7 @@ class EntryFinder(CallResolution):
                 reached,
                 external.why,
                 reached.node,
-                everywhere,
+                everywhere | external.captures,
                 external.origin,
                 external.via,
                 external.called,
@@ -120,7 +120,8 @@ class EntryFinder(CallResolution):
             if id(reached.node) not in seen:
                 seen.add(id(reached.node))
                 entries.append(entry)
-            elif external.cuda_graphs is not None:  # a real compile site asking for CUDA graphs beats the assumption
+            elif external.cuda_graphs is not None or external.captures:
+                # a real compile site asking for CUDA graphs, or under capture settings, beats the assumption
                 assumed = next(i for i, e in enumerate(entries) if e.function is reached)
                 if entries[assumed].why.startswith(FORWARD_IS_COMPILED):
                     entries[assumed] = entry
@@ -139,7 +140,7 @@ class EntryFinder(CallResolution):
             if k.arg in CAPTURE_SETTINGS and isinstance(k.value, ast.Constant) and k.value.value is True
         )
 
-    def _module_level_captures(self) -> frozenset[str]:
+    def module_level_captures(self) -> frozenset[str]:
         """`torch._dynamo.config.capture_scalar_outputs = True` at module level: for every entry."""
         found = set()
         for stmt in self.index.tree.body:

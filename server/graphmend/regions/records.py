@@ -48,6 +48,7 @@ class ExternalEntry:
     via: tuple[str, ...] = ()  # the functions of other files between the entry and this one
     called: bool = False  # reached through a call (not itself compiled by a compile site)
     cuda_graphs: str | None = None  # the compile site's request for CUDA graphs, in its file's words
+    captures: frozenset[str] = frozenset()  # Dynamo capture settings the compiling file sets at module level
 
 
 @dataclass(frozen=True)
