@@ -340,3 +340,17 @@ def test_module_level_dynamo_settings_of_the_compiling_file_hold_for_what_it_com
     (package / "train.py").write_text(train.format(setting="torch._dynamo.config.capture_scalar_outputs = True\n\n"))
     out = run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1]
     assert json.loads(out) == []
+
+
+def test_a_call_a_later_torch_traces_is_not_reported_for_it(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`random.seed` breaks on torch 2.13 and not on 2.14.1 (the corpus under 2.14.1)."""
+    (tmp_path / "seeded.py").write_text(
+        "import random\n\nimport torch\n\n\n@torch.compile\ndef f(x):\n    random.seed(0)\n    return x * 2\n"
+    )
+
+    def codes(*flags: str) -> list[str]:
+        out = run(capsys, "check", "--output-format", "json", "--no-cache", *flags, str(tmp_path))[1]
+        return [d["code"] for d in json.loads(out)]
+
+    assert codes("--torch-version", "2.13") == ["GM307"]
+    assert codes("--torch-version", "2.14") == []

@@ -120,7 +120,7 @@ def _analyse(
     text and dependencies are unchanged since `cache` saw it is not analysed again."""
     if not regions.reached:
         return []
-    module = ModuleAnalysis(index, regions)
+    module = ModuleAnalysis(index, regions, settings.target_torch)
     rules = [rule() for rule in RULES if settings.is_enabled(rule.code)]
     groups: dict[str, list[Reach]] = {}
     for reach in regions.reached.values():

@@ -286,6 +286,10 @@ UNTRACEABLE_CALLS: dict[str, str] = {
     "builtins.open": "gb0059",
 }
 
+# Calls of UNTRACEABLE_CALLS that a later torch traces, and the release that does (measured: the Dynamo
+# corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
+TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14)}
+
 # torch functions whose result is not a tensor and that Dynamo does not model: "torch.* op returned
 # non-Tensor" (gb0208), each measured on torch 2.13.0. `torch.backends.cudnn.flags(...)` (a
 # context manager, wav2vec2's CTC loss) also sends the rest of the frame to eager (gb0142).

@@ -16,9 +16,12 @@ from .walk import FunctionAnalysis
 class ModuleAnalysis:
     """Shared, cached facts for all functions of one module."""
 
-    def __init__(self, index: ModuleIndex, regions: CompiledRegions) -> None:
+    def __init__(
+        self, index: ModuleIndex, regions: CompiledRegions, torch_version: tuple[int, int] | None = None
+    ) -> None:
         self.index = index
         self.regions = regions
+        self.torch_version = torch_version  # the torch the code runs on (None: unknown, taken as 2.13)
         self._return_kinds: dict[int, Kind] = {}
         self._in_progress: set[int] = set()
         self._class_attributes: dict[int, dict[str, Kind]] = {}

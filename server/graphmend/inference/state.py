@@ -20,6 +20,7 @@ class ModuleFacts(Protocol):
     regions: CompiledRegions
     module_env: Env
     imports_numpy: bool
+    torch_version: tuple[int, int] | None  # the torch the code runs on (None: unknown)
 
     def return_kind(self, function: FunctionInfo) -> Kind: ...
     def final_env(self, function: FunctionInfo) -> Env: ...

@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
-from ..torch_api import UNTRACEABLE_CALLS
+from ..torch_api import TRACEABLE_SINCE, UNTRACEABLE_CALLS
 from .base import Rule, RuleDocs
 
 
@@ -15,7 +15,11 @@ def untraceable_callee(call: ast.Call, analysis: FunctionAnalysis) -> str | None
     if isinstance(func, ast.Name) and func.id == "open":
         return "builtins.open" if analysis.is_builtin("open") else None
     qualname = analysis.qualified_name(func)
-    return qualname if qualname in UNTRACEABLE_CALLS else None
+    if qualname not in UNTRACEABLE_CALLS:
+        return None
+    since = TRACEABLE_SINCE.get(qualname)
+    version = analysis.module.torch_version
+    return None if since is not None and version is not None and version >= since else qualname
 
 
 class UntraceableCall(Rule):
@@ -26,7 +30,8 @@ class UntraceableCall(Rule):
             "flags calls in compiled code of standard-library functions that Dynamo cannot "
             "trace: clocks (`time.time()`, `time.perf_counter()`...), Python's `random` module (`random.random()`, "
             "`random.choice(...)`, `random.shuffle(...)`...), `datetime.datetime.now()`, `open(...)` and writes to "
-            "`sys.stdout`/`sys.stderr`. The table, each entry measured on torch 2.13.0, is `UNTRACEABLE_CALLS`."
+            "`sys.stdout`/`sys.stderr`. The table, each entry measured on torch 2.13.0, is `UNTRACEABLE_CALLS`; "
+            "`random.seed` traces from torch 2.14 (`torch-version`, `TRACEABLE_SINCE`)."
         ),
         why=(
             'they are C builtins or methods Dynamo has no rule for: "Attempted to call '
