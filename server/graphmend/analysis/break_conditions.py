@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ..inference import FunctionAnalysis
+from ..inference.compile_time import three_valued
 from ..settings import DTYPES, Settings
 from .conditions import split
 
@@ -53,6 +54,11 @@ def ruled_out(conditions: list[Condition], settings: Settings) -> bool:
 
 def _value(test: ast.expr, settings: Settings) -> bool | None:
     """The test's truth under the settings' assumptions; None when they do not decide it."""
+    return three_valued(test, lambda leaf: _assumed(leaf, settings))
+
+
+def _assumed(test: ast.expr, settings: Settings) -> bool | None:
+    """`self.training` and a dtype comparison, as the settings say the code runs."""
     if (
         isinstance(test, ast.Attribute)
         and test.attr == "training"
@@ -60,15 +66,6 @@ def _value(test: ast.expr, settings: Settings) -> bool | None:
         and test.value.id == "self"
     ):
         return settings.assume_training
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _value(test.operand, settings)
-        return None if inner is None else not inner
-    if isinstance(test, ast.BoolOp):
-        values = [_value(v, settings) for v in test.values]
-        decisive = isinstance(test.op, ast.Or)
-        if decisive in values:
-            return decisive
-        return (not decisive) if all(v is not None for v in values) else None
     if (
         isinstance(test, ast.Compare)
         and len(test.ops) == 1

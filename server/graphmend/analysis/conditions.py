@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
+from ..regions import UNKNOWN_VALUE
 from ..semantics import walk
 from .hazards import hazards
 from .purity import evaluated_always, impurity
@@ -295,13 +296,10 @@ def _annotation_claim(name: str, analysis: FunctionAnalysis, seen: set[str]) -> 
     if analysis.function is None or name in seen or name in analysis.function.parameter_names:
         return None
     seen.add(name)
-    values = [
-        node.value
-        for node in walk(analysis.function.node)
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-    ]
     reasons: list[str] = []
-    for value in values:
+    for value in analysis.module.regions.assigned_values(analysis.function).get(name, []):
+        if value is UNKNOWN_VALUE:
+            continue  # bound by unpacking, `for` or `with`: says nothing of a tensor
         sources = _tensor_names(value, analysis)
         if sources is None:
             return None

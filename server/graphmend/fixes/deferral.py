@@ -205,13 +205,13 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     )
     stream = _print_stream(call, analysis)
     mutated = _mutated_later(call, analysis)
-    in_graph = not in_branch and _printable_in_graph(call, analysis) and stream is None and end == "\n"
+    in_graph = not in_branch and _in_graph_form(call, analysis)
     if mutated and not in_graph:
         raise Refused(_mutated_reason(mutated))
     lacking = _lacks_in_graph_print(ctx)
     if mutated and lacking:
         raise Refused(f"{_mutated_reason(mutated)}, and the in-graph print that would keep it {lacking}")
-    earlier = _deferred_before(call, analysis, frame)
+    earlier = _deferred_before(call, analysis, frame) if in_graph and not lacking else []
     if in_graph and not lacking and (mutated or (frame != ROOT and not earlier)):
         torch_name = ctx.torch_name
         why = (
@@ -245,23 +245,26 @@ def _lacks_in_graph_print(ctx: FixContext) -> str | None:
     return f"needs torch >= {IN_GRAPH_PRINT_SINCE} (this code runs torch {version[0]}.{version[1]})"
 
 
-def _printable_in_graph(call: ast.Call, analysis: FunctionAnalysis) -> bool:
-    return all(_in_graph_printable(a, analysis) for a in _printed_values(call))
+def _in_graph_form(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A print the in-graph print can write as it is: values it formats on every backend, to
+    stdout (no `file=`), ending in a newline."""
+    if not all(_in_graph_printable(a, analysis) for a in _printed_values(call)):
+        return False
+    keywords = {k.arg: k.value for k in call.keywords}
+    stream, end = keywords.get("file"), keywords.get("end")
+    return (stream is None or (isinstance(stream, ast.Constant) and stream.value is None)) and (
+        end is None or (isinstance(end, ast.Constant) and end.value in ("\n", None))
+    )
 
 
 def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, frame: str, deferred_before: bool) -> bool:
     """Whether `_plan_print` prints this message inside the graph (given whether a deferred message
     comes before it), without formatting it: what the order of a function's messages depends on."""
-    if not is_print(call, analysis) or not _printable_in_graph(call, analysis):
-        return False
-    if any(
-        k.arg == "file" and not (isinstance(k.value, ast.Constant) and k.value.value is None) for k in call.keywords
-    ):
-        return False
-    end = next((k.value for k in call.keywords if k.arg == "end"), None)
-    if end is not None and not (isinstance(end, ast.Constant) and end.value in ("\n", None)):
-        return False
-    return _mutated_later(call, analysis) is not None or (frame != ROOT and not deferred_before)
+    return (
+        is_print(call, analysis)
+        and _in_graph_form(call, analysis)
+        and ((frame != ROOT and not deferred_before) or _mutated_later(call, analysis) is not None)
+    )
 
 
 def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, frame: str) -> list[int]:
@@ -276,21 +279,20 @@ def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, frame: str) -> 
         key=lambda n: (n.lineno, n.col_offset),
     )
     in_loops = loop_nodes(function, call)
+    in_branches = {
+        id(node)
+        for branch in walk(function)
+        if isinstance(branch, ast.If)
+        for statement in [*branch.body, *branch.orelse]
+        for node in walk(statement)
+    }
     deferred: list[int] = []
     for message in messages:
         if message.lineno > call.lineno and id(message) not in in_loops:
             continue
-        in_branch = _inside_if(function, message)
-        if in_branch or not _goes_in_graph(message, analysis, frame, bool(deferred)):
+        if id(message) in in_branches or not _goes_in_graph(message, analysis, frame, bool(deferred)):
             deferred.append(message.lineno)
     return deferred
-
-
-def _inside_if(function: ast.AST, node: ast.AST) -> bool:
-    return any(
-        isinstance(branch, ast.If) and any(n is node for s in [*branch.body, *branch.orelse] for n in walk(s))
-        for branch in walk(function)
-    )
 
 
 # Expressions and statements that cannot raise once traced: names, constants and their
@@ -668,10 +670,14 @@ def _needed(helper: _Helper, torch_name: str) -> set[str]:
 
 @lru_cache(maxsize=256)
 def _names_in(helper_body: str) -> frozenset[str]:
-    body = "\n".join(
-        "    " * (len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper_body.split("\n")
+    return frozenset(n.id for n in walk(ast.parse(_indented(helper_body, "    ", 0))) if isinstance(n, ast.Name))
+
+
+def _indented(helper_body: str, unit: str, depth: int) -> str:
+    """A helper's body with each `_LEVEL` mark written as one `unit` of indentation, `depth` units in."""
+    return "\n".join(
+        unit * (depth + len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper_body.split("\n")
     )
-    return frozenset(n.id for n in walk(ast.parse(body)) if isinstance(n, ast.Name))
 
 
 def _helper_edit(
@@ -693,9 +699,7 @@ def _helper_edit(
     # Disabled for Dynamo: when the call is replayed after the graph, Dynamo must not try to
     # compile the helper's own frame (that would log a break on the print inside it).
     unit = ctx.indent_unit
-    body = "\n".join(
-        unit * (1 + len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper.body.split("\n")
-    )
+    body = _indented(helper.body, unit, 1)
     code = (
         f"\n\n\n@{torch_name}.compiler.disable\n"
         f"def {name}({helper.parameters}):\n"

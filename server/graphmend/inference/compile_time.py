@@ -24,25 +24,36 @@ def returned_compile_constant(function: FunctionInfo, qualified: Callable[[ast.e
     """What a function returns under compile when its body is one `return` of a value fixed then
     (`return torch.compiler.is_compiling()`, `not ...`, `and`/`or` of such): for other files' calls."""
     value = only_return(function)
-    return None if value is None else _fixed_under_compile(value, qualified)
+
+    def library_guard(leaf: ast.expr) -> bool | None:
+        if isinstance(leaf, ast.Call) and not leaf.args and not leaf.keywords:
+            return _library_guard(qualified(leaf.func))
+        return None
+
+    return None if value is None else three_valued(value, library_guard)
 
 
-def _fixed_under_compile(expr: ast.expr, qualified: Callable[[ast.expr], str | None]) -> bool | None:
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        inner = _fixed_under_compile(expr.operand, qualified)
+def three_valued(test: ast.expr, leaf: Callable[[ast.expr], bool | None]) -> bool | None:
+    """The truth of `test` where `leaf` decides its operands (True, False, or None: unknown):
+    `not` flips it, a True decides an `or` and a False an `and` whatever the others are."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = three_valued(test.operand, leaf)
         return None if inner is None else not inner
-    if isinstance(expr, ast.BoolOp):
-        values = [_fixed_under_compile(v, qualified) for v in expr.values]
-        decisive = isinstance(expr.op, ast.Or)
+    if isinstance(test, ast.BoolOp):
+        values = [three_valued(v, leaf) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)
         if decisive in values:
             return decisive
         return (not decisive) if all(v is (not decisive) for v in values) else None
-    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
-        qualname = qualified(expr.func)
-        if qualname in torch_api.IS_COMPILING_FUNCTIONS:
-            return True
-        if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
-            return False
+    return leaf(test)
+
+
+def _library_guard(qualname: str | None) -> bool | None:
+    """`torch.compiler.is_compiling()` and its kin are True under compile, `torch.jit.is_scripting()` False."""
+    if qualname in torch_api.IS_COMPILING_FUNCTIONS:
+        return True
+    if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
+        return False
     return None
 
 
@@ -93,23 +104,16 @@ class CompileTimeFacts(ExpressionKinds):
         """The truth of `test` while Dynamo traces, when it is fixed: `torch.compiler.is_compiling()`
         is True, `not ...` of it False, `a or <True>` True and `a and <False>` False whatever `a` is,
         and a name bound to such a value at the top of the function keeps it."""
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.constant_under_compile(test.operand, seen)
-            return None if inner is None else not inner
-        if isinstance(test, ast.BoolOp):
-            values = [self.constant_under_compile(v, seen) for v in test.values]
-            decisive = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
-            if decisive in values:
-                return decisive
-            return (not decisive) if all(v is (not decisive) for v in values) else None
+        return three_valued(test, lambda leaf: self._fixed_leaf(leaf, seen))
+
+    def _fixed_leaf(self, test: ast.expr, seen: frozenset[str]) -> bool | None:
         if isinstance(test, ast.Name):
             return self.compile_constants.get(test.id)
         if isinstance(test, ast.Call):
             qualname = self.qualified_name(test.func)
-            if qualname in torch_api.IS_COMPILING_FUNCTIONS:
-                return True
-            if qualname in torch_api.IS_SCRIPTING_FUNCTIONS:
-                return False
+            known = _library_guard(qualname)
+            if known is not None:
+                return known
             if qualname is not None and not test.args and not test.keywords:
                 guard = self.module.regions.context.compile_guard(qualname)  # a wrapper in another file
                 if guard is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import sys
 
-from ..semantics import ClassInfo, FunctionInfo, attribute_chain, walk
+from ..semantics import ClassInfo, FunctionInfo, attribute_chain
 from .records import ExternalRef, ProjectContext
 from .scope_facts import ScopeFacts
 
@@ -244,12 +244,7 @@ class CallResolution(ScopeFacts):
         if owner is None:
             return None
         if isinstance(func, ast.Name) and func.id in scope.local_names:
-            values = [
-                node.value
-                for node in walk(scope.node)
-                if isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == func.id for t in node.targets)
-            ]
+            values = self.assigned_values(scope).get(func.id, [])
             func = values[0] if len(values) == 1 else func
         if not (
             isinstance(func, ast.Call)
