@@ -3,10 +3,10 @@
     python benchmarks/cudagraph_proof.py [--cases A,B] [--pairs 3] [--calls 200] [--work DIR] [--json OUT]
 
 Cases: a GM4xx rewrite fixture per rule (`tests/fixtures/GM40x/fix_*.in.py` against its `.out.py`, the
-user-style programs; GM401's 0-d scale, since a CPU tensor of more elements fails in eager mode on a
-GPU, and GM405's step counter, which cannot overflow in the timed calls) and real model code of the installed transformers with GM4xx findings
+user-style programs; GM401's 0-d scale and a table of several values moved by hand with `.to(x.device)`
+(one not moved fails in eager mode on a GPU), and GM405's step counter, which cannot overflow in the timed calls) and real model code of the installed transformers with GM4xx findings
 (Splinter's question answering with labels: GM403 after a squeeze; VITS's spline flow: GM402; TVP's
-down-pad frame prompter: GM403; Phi-MoE's router in training: GM403 in transformers 5.x, none in 4.49.0), plus a control
+down-pad frame prompter: GM403; Phi-MoE's block in training: GM403 on its input jitter, run only when `input_jitter_noise > 0`), plus a control
 with no finding (BioGPT). The model
 files are fixed in a copy of the package (`graphmend fix --unsafe-fixes --select GM4 --cuda-graphs
 always`), imported through PYTHONPATH.
@@ -92,6 +92,10 @@ def _fixture(
 
 def _scaled(module: Any, device: torch.device) -> Program:
     return module.Scaled(64).to(device), (torch.randn(32, 64, device=device),)
+
+
+def _shifted(module: Any, device: torch.device) -> Program:
+    return module.Shifted(64).to(device), (torch.randn(32, 64, device=device),)
 
 
 def _keep_positive(module: Any, device: torch.device) -> Program:
@@ -224,6 +228,7 @@ CASES = {
     case.name: case
     for case in [
         Case("GM401-scalar-buffer", _fixture("GM401", "fix_scalar_buffer", _scaled)),
+        Case("GM401-moved-table", _fixture("GM401", "fix_moved_table", _shifted)),
         Case("GM402-masked-where", _fixture("GM402", "fix_masked_where", _keep_positive)),
         Case("GM403-out-of-place", _fixture("GM403", "fix_out_of_place", _normalise)),
         Case("GM404-cond-select", _fixture("GM404", "fix_cond_select", _layer)),
@@ -270,12 +275,14 @@ def worker(name: str, variant: str, calls: int, out: Path, package: Path) -> Non
     with grad, timing_lock():
         for _ in range(WARMUP - 1):
             output = call()
+        # read now: a later replay of the same CUDA graphs overwrites the tensors it returned
+        compiled_output = _tensors(output)
         times = []
         for _ in range(calls if cuda else 0):
             start = time.perf_counter()
             call()
             times.append(time.perf_counter() - start)
-    torch.save({"eager": _tensors(eager), "compiled": _tensors(output)}, f"{out}.pt")
+    torch.save({"eager": _tensors(eager), "compiled": compiled_output}, f"{out}.pt")
     out.write_text(
         json.dumps(
             {

@@ -239,7 +239,10 @@ def collect_cudagraph_skips() -> list[str]:
     class Collect(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             message = record.getMessage()
-            if "cudagraph" in message.lower() and ("skip" in message.lower() or "not compatible" in message):
+            skipped = "cudagraph" in message.lower() and ("skip" in message.lower() or "not compatible" in message)
+            # graph partitioning (inductor config `graph_partition`) splits a graph around what it cannot record
+            partitioned = "non-cudagraphable" in message and " 0 non-cudagraphable" not in message
+            if skipped or partitioned:
                 reasons.append(message.splitlines()[0][:300])
 
     torch._logging.set_logs(cudagraphs=True, perf_hints=True)

@@ -53,20 +53,29 @@ def test_a_changing_number_recompiles_and_its_buffer_does_not(case: str) -> None
     assert all(torch.equal(a, b) for a, b in zip(results["before"][1], results["after"][1]))
 
 
-@pytest.mark.parametrize("case", ["fix_register_buffer", "fix_scalar_buffer"])
-def test_a_registered_buffer_moves_with_the_module_and_keeps_the_state_dict(case: str) -> None:
+@pytest.mark.parametrize(
+    ("case", "cls", "attribute"),
+    [
+        ("fix_register_buffer", "Scaled", "scale"),
+        ("fix_scalar_buffer", "Scaled", "scale"),
+        ("fix_moved_table", "Shifted", "offsets"),
+    ],
+)
+def test_a_registered_buffer_moves_with_the_module_and_keeps_the_state_dict(
+    case: str, cls: str, attribute: str
+) -> None:
     before, after = _pair("GM401", case)
     torch.manual_seed(0)
-    original = before.Scaled(4)
-    fixed = after.Scaled(4)
+    original = getattr(before, cls)(4)
+    fixed = getattr(after, cls)(4)
     fixed.load_state_dict(original.state_dict())  # the same keys: the buffer is not persistent
-    assert "scale" not in dict(original.named_buffers()) and "scale" in dict(fixed.named_buffers())
+    assert attribute not in dict(original.named_buffers()) and attribute in dict(fixed.named_buffers())
     assert set(original.state_dict()) == set(fixed.state_dict())
     x = torch.randn(2, 4)
     compiled, counter = _compiled(fixed)
     assert torch.equal(compiled(x), original(x)) and counter.frame_count == 1
-    assert fixed.to(torch.float64).scale.dtype == torch.float64  # moved (and, the unsafe part, converted)
-    assert original.to(torch.float64).scale.dtype == torch.float32
+    assert getattr(fixed.to(torch.float64), attribute).dtype == torch.float64  # moved (and, the unsafe part, converted)
+    assert getattr(original.to(torch.float64), attribute).dtype == torch.float32
 
 
 def test_a_masked_copy_becomes_a_select_with_equal_results_in_one_graph() -> None:

@@ -49,7 +49,7 @@ def test_rule_prints_name_code_message_and_docs(capsys) -> None:
 def test_rule_takes_a_lowercase_code_and_names_a_cuda_graph_rules_heading(capsys) -> None:
     code, out, _ = run(capsys, "rule", "gm401")
     assert code == 0
-    assert "## Why it keeps the graph out of CUDA graphs\n" in out and "Dynamo's pages" not in out
+    assert "## Why it keeps work out of CUDA graphs\n" in out and "Dynamo's pages" not in out
 
 
 def test_rule_all_prints_every_rule(capsys) -> None:

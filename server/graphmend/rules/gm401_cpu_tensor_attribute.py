@@ -24,12 +24,14 @@ class CpuTensorAttribute(Rule):
         why=(
             "`model.cuda()`/`model.to(device)` move parameters "
             "and buffers only, so the attribute stays on the CPU and enters the compiled graph as a CPU "
-            'input. Inductor then records no CUDA graph for it ("skipping cudagraphs due to cpu device", '
-            "`check_multiple_devices_or_any_cpu_nodes` in `torch/_inductor/cudagraph_utils.py`; a CPU input "
-            "with users counts, `GraphLowering.placeholder`), and the graph runs kernel by kernel. A 0-d "
-            "CPU tensor even mixes silently with CUDA tensors in eager mode, so nothing else tells you."
+            'input. Up to torch 2.8 inductor then records no CUDA graph at all ("skipping cudagraphs due to '
+            'cpu device", `check_multiple_devices_or_any_cpu_nodes` in `torch/_inductor/cudagraph_utils.py`). '
+            "From torch 2.9 inductor splits the graph instead (`graph_partition`, on by default): the CPU "
+            "work runs outside CUDA graphs, as a partition of its own between replays (measured on an H100, "
+            "torch 2.11: 2 partitions, one not recorded; with the buffer, 1). A 0-d CPU tensor even mixes "
+            "silently with CUDA tensors in eager mode, so nothing else tells you."
         ),
-        why_title="Why it keeps the graph out of CUDA graphs",
+        why_title="Why it keeps work out of CUDA graphs",
         example=(
             "def __init__(self):\n"
             "    super().__init__()\n"
@@ -51,7 +53,7 @@ class CpuTensorAttribute(Rule):
     name = "cpu-tensor-attribute"
     message = (
         "Register this tensor as a buffer: a plain tensor attribute stays on the CPU after `.cuda()`/`.to()`, "
-        "and a CPU input keeps the graph out of CUDA graphs"
+        "and CPU work runs outside CUDA graphs"
     )
     reason = "skipping cudagraphs due to cpu device"
     reason_id = None

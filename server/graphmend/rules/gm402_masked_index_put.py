@@ -22,13 +22,15 @@ class MaskedIndexPut(Rule):
         ),
         why=(
             "inductor lowers such an `index_put_` to a fallback "
-            "kernel that calls `.nonzero()` while the graph is captured, and marks the graph unsafe "
-            '("index_put_ fallback with boolean indexing is not compatible with CUDA graphs", '
-            "`index_put_fallback` in `torch/_inductor/lowering.py`). One value is different: "
+            "kernel that calls `.nonzero()`, which cannot run while a CUDA graph is captured. Up to torch 2.8 "
+            'inductor then records no CUDA graph at all ("index_put_ fallback with boolean indexing is not '
+            'compatible with CUDA graphs", `index_put_fallback` in `torch/_inductor/lowering.py`); from torch '
+            "2.9 it splits the graph around the kernel (`graph_partition`, on by default), which runs outside "
+            "CUDA graphs between replays. One value is different: "
             "`x[mask] = 0.0` (or `torch.tensor(-1e9)`, `t.max()`, a factory of shape `()`) is lowered to a masked fill (`index_put_impl_` dispatches a "
             "single boolean index with a single value to `index_put_as_masked_fill`), so it is not flagged."
         ),
-        why_title="Why it keeps the graph out of CUDA graphs",
+        why_title="Why it keeps work out of CUDA graphs",
         example=("keep = scores > threshold\nout = torch.zeros_like(scores)\nout[keep] = scores[keep]"),
         fix=(
             "`out = torch.where(keep, scores, out)` (the mask gets trailing dimensions "
@@ -45,7 +47,7 @@ class MaskedIndexPut(Rule):
     name = "masked-index-put"
     message = (
         "Select with `torch.where` instead: a write of many values through a boolean mask falls back to a "
-        "kernel that calls `.nonzero()`, which keeps the graph out of CUDA graphs"
+        "kernel that calls `.nonzero()`, which runs outside CUDA graphs"
     )
     reason = "index_put_ fallback with boolean indexing is not compatible with CUDA graphs"
     reason_id = None
