@@ -19,6 +19,8 @@ from .cache import Cache
 from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
+from .libraries import LibraryFinder, default_search_paths
+from .library_calls import called_findings, hidden_files
 from .project import ModuleSummary, Project, summarize
 from .regions import ProjectContext
 from .rule_docs import rule_page, rule_pages
@@ -520,7 +522,10 @@ def check_paths(
     first = _map(_first_pass, [(path, settings, cache) for path, settings in checked], jobs, advance)
     summaries = [summary for _, summary in first if summary is not None]
     summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in others], jobs, advance) if s is not None]
-    project = Project(summaries)
+    main = checked[0][1] if checked else Settings().merged(overrides or {})
+    project = Project(summaries, library_loader(main, cache))
+    if main.follow_libraries:
+        attach_called_findings(project, (os.path.realpath(path) for path, _ in checked), main, cache, jobs)
     # Files that other files compile or call into are analysed again, with what the project says.
     again = [
         (index, (path, settings, cache, context))
@@ -532,6 +537,46 @@ def check_paths(
     for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
         results[index] = result
     return results
+
+
+def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:
+    """How the project summarises an installed package's module (None when `follow-libraries` is off)."""
+    if not settings.follow_libraries:
+        return None
+    roots = (*(Path(os.path.realpath(p)) for p in settings.library_paths), *default_search_paths())
+    finder = LibraryFinder(roots)
+    hidden = _hidden_settings(settings)
+
+    def load(name: str) -> ModuleSummary | None:
+        path = finder.find(name)
+        return summarize_file(path, hidden, cache) if path is not None else None
+
+    return load
+
+
+def _hidden_settings(settings: Settings) -> Settings:
+    """Settings for a file whose findings are reported at the user's calls: only what the user's
+    compiled code reaches counts there, not its own `forward`s."""
+    return replace(settings, module_forward_is_compiled=False, per_file_ignores=())
+
+
+def attach_called_findings(
+    project: Project, reported: Iterable[str], settings: Settings, cache: Cache | None = None, jobs: int | None = 1
+) -> None:
+    """Check the files compiled code reaches that are not `reported` (libraries; for the CLI also
+    project files outside the checked paths) and give each reported file, in its context, the
+    findings its calls lead to (`library_calls.py`)."""
+    hidden = hidden_files(project, reported)
+    contexts = {path: project.context_for(path) for path in hidden}
+    work = [
+        (Path(path), _hidden_settings(settings), cache, context)
+        for path, context in contexts.items()
+        if context.entries
+    ]
+    found: dict[str, tuple[Diagnostic, ...]] = dict.fromkeys(hidden, ())
+    for result in _map(_check_file_job, work, jobs) if work else ():
+        found[str(result.path)] = result.diagnostics
+    project.called_findings = called_findings(project, found, contexts)
 
 
 MAX_FIX_ROUNDS = 10

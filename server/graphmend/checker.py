@@ -12,6 +12,7 @@ from .analysis.break_conditions import conditions_of, ruled_out
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
+from .library_calls import call_site_diagnostics
 from .project import ModuleSummary, summarize_module
 from .provenance import value_chain
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
@@ -94,7 +95,11 @@ def _check(
             summary = summarize_module(
                 index, regions, source, Path(os.path.realpath(path)), settings.module_forward_is_compiled
             )
-        return _analyse(index, regions, source, settings, layout, cache), summary
+        diagnostics = _analyse(index, regions, source, settings, layout, cache)
+        if context.called_findings:  # breaks in libraries (and files not checked) that its calls lead to
+            diagnostics += call_site_diagnostics(regions, source, context.called_findings, settings)
+            diagnostics.sort(key=lambda d: (d.range.start, d.code))
+        return diagnostics, summary
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"
         return ([_file_error(message)] if settings.is_enabled(SYNTAX_ERROR_CODE) else []), None

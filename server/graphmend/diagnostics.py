@@ -47,7 +47,8 @@ class RelatedLocation:
     message: str
     path: str | None = None
     # "compiled": why the code is compiled; "value": a step of why a value is a tensor; "resume":
-    # where the same break makes Dynamo break again
+    # where the same break makes Dynamo break again; "library": the break a call leads to, in code
+    # outside the checked files
     kind: str = "compiled"
 
 

@@ -16,15 +16,17 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from .analysis.call_facts import KindFacts
 from .inference.compile_time import returned_compile_constant
+from .libraries import MAX_LIBRARY_MODULES
 from .regions import (
     FORWARD_IS_COMPILED,
+    CalledFinding,
     CompiledRegions,
     ExternalEntry,
     ExternalRef,
@@ -179,7 +181,7 @@ def summarize_module(
                 purity,
                 caveat,
                 function.owner is None and function.parent is None and _replaces_forward(function.node),
-                returned_compile_constant(function, index.qualified_name)
+                returned_compile_constant(function, partial(_qualified_or_own, index))
                 if function.owner is None and function.parent is None
                 else None,
             )
@@ -222,6 +224,15 @@ def summarize_module(
     )
 
 
+def _qualified_or_own(index: ModuleIndex, node: ast.expr) -> str | None:
+    """A name's qualified name, a module-level function of this file's included
+    (`transformers.utils.import_utils.is_torchdynamo_compiling` inside that module)."""
+    found = index.qualified_name(node)
+    if found is None and isinstance(node, ast.Name) and node.id in index.functions and index.module_name:
+        return f"{index.module_name}.{node.id}"
+    return found
+
+
 def _name_position(function: FunctionInfo, source: SourceText) -> tuple[int, int, int]:
     """Where the function's name is in its `def` line: 0-based line, columns in code points."""
     node = function.node
@@ -258,29 +269,60 @@ class _Step:
 class Project:
     """The summaries of a set of files, joined: name resolution, module classes, reach."""
 
-    def __init__(self, summaries: Iterable[ModuleSummary]) -> None:
+    def __init__(
+        self, summaries: Iterable[ModuleSummary], load_library: Callable[[str], ModuleSummary | None] | None = None
+    ) -> None:
+        """`load_library` summarises an installed package's module by its dotted name (None: not
+        installed, or not followed); the project calls it for a name no file of its own defines,
+        so that reach goes on into the libraries compiled code calls (`libraries.py`)."""
         self.summaries: dict[str, ModuleSummary] = {}
         self._by_name: dict[str, list[ModuleSummary]] = {}
+        self._classes: dict[str, dict[str, ClassSummary]] = {}
+        self._tables: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._imports: dict[str, dict[str, str]] = {}
         for summary in sorted(summaries, key=lambda s: s.path):
-            self.summaries[summary.path] = summary
-            if summary.name:
-                self._by_name.setdefault(summary.name, []).append(summary)
-        self._classes = {s.path: {c.name: c for c in s.classes} for s in self.summaries.values()}
-        self._tables = {s.path: dict(s.tables) for s in self.summaries.values()}
+            self._add(summary, summary.name)
+        self._load_library = load_library
+        self.libraries: dict[str, ModuleSummary] = {}  # the library modules loaded, by dotted name
+        self.library_paths: set[str] = set()
+        self._not_installed: set[str] = set()
+        # Per reported file: findings of files not reported themselves that its calls lead to
+        # (`library_calls.called_findings`, set by the front that decides which files are reported).
+        self.called_findings: dict[str, tuple[CalledFinding, ...]] = {}
         self._tensor_parameters: dict[_Key, set[str]] | None = None
-        self._imports = {s.path: dict(s.imports) for s in self.summaries.values()}
         self._is_module: dict[tuple[str, str], bool] = {}
         self._reached: dict[_Key, _Step] | None = None
+        self._callers: dict[_Key, set[_Key]] | None = None
+
+    def _add(self, summary: ModuleSummary, name: str) -> None:
+        self.summaries[summary.path] = summary
+        if name:
+            self._by_name.setdefault(name, []).append(summary)
+        self._classes[summary.path] = {c.name: c for c in summary.classes}
+        self._tables[summary.path] = dict(summary.tables)
+        self._imports[summary.path] = dict(summary.imports)
 
     # ------------------------------------------------------------------ names
     def _module(self, name: str, importer: ModuleSummary | None) -> ModuleSummary | None:
         candidates = self._by_name.get(name)
         if not candidates:
-            return None
+            return self._library(name)
         if importer is not None and len(candidates) > 1:  # two files with one name: the importer's neighbour
             folder = Path(importer.path).parent
             return next((c for c in candidates if Path(c.path).parent == folder), candidates[0])
         return candidates[0]
+
+    def _library(self, name: str) -> ModuleSummary | None:
+        if self._load_library is None or name in self._not_installed or len(self.libraries) >= MAX_LIBRARY_MODULES:
+            return None
+        summary = self._load_library(name)
+        if summary is None or summary.path in self.summaries:
+            self._not_installed.add(name)
+            return None
+        self.libraries[name] = summary
+        self.library_paths.add(summary.path)
+        self._add(summary, name)
+        return summary
 
     def resolve(
         self, qualname: str, importer: ModuleSummary | None = None, depth: int = 0
@@ -427,6 +469,24 @@ class Project:
         self._reached = reached
         return reached
 
+    def callers(self) -> dict[_Key, set[_Key]]:
+        """Every reached function → the reached functions that call it (all of them: `reached`
+        keeps one way in for each)."""
+        if self._callers is None:
+            found: dict[_Key, set[_Key]] = {}
+            for key in self.reached():
+                summary = self.summaries[key[0]]
+                function = summary.function(key[1])
+                if function is None:
+                    continue
+                for callee in function.calls:
+                    found.setdefault((summary.path, callee), set()).add(key)
+                for ref in function.external:
+                    for callee_key in self.targets(ref, summary):
+                        found.setdefault(callee_key, set()).add(key)
+            self._callers = found
+        return self._callers
+
     def tensor_parameters(self) -> dict[_Key, set[str]]:
         """Parameters that compiled code passes tensors, over every reached call of a function of
         another file (`ExternalRef.tensors`), whatever the callee's annotation says."""
@@ -485,7 +545,9 @@ class Project:
         another file, except that one asking for CUDA graphs, or in a file that sets Dynamo capture
         settings at module level, costs 0 too (and comes first among equals): the mode it compiles
         in decides what the GM4xx rules say there, the settings which values break."""
-        for summary in self.summaries.values():
+        for summary in list(self.summaries.values()):  # resolving a target may load a library module
+            if summary.path in self.library_paths:
+                continue  # what a library compiles itself is not the user's code
             for number, entry in enumerate(summary.entries):
                 why = entry.why if entry.target.kind == "local" else f"{entry.why} of {summary.file_name}"
                 for target in self.targets(entry.target, summary):
@@ -564,6 +626,7 @@ class Project:
             frozenset(plain),
             replaced,
             tuple(guards),
+            self.called_findings.get(path, ()),
         )
 
     def _compile_constant(self, qualname: str, importer: ModuleSummary) -> bool | None:
@@ -585,12 +648,12 @@ class Project:
         if step.previous is None:  # compiled by a compile site in another file
             return ExternalEntry(key[1], step.why, self._origin(step), cuda_graphs=cuda_graphs, captures=captures)
         entry_file = self.summaries[step.entry[0]].file_name
-        why = f"reached from compiled `{self._dotted(step.entry)}` in {entry_file} ({step.why})"
+        why = f"reached from compiled `{self.dotted(step.entry)}` in {entry_file} ({step.why})"
         chain = []
         current: _Key | None = step.previous
         reached = self.reached()
         while current is not None and current != step.entry:
-            chain.append(self._dotted(current))
+            chain.append(self.dotted(current))
             current = reached[current].previous
         return ExternalEntry(
             key[1],
@@ -622,7 +685,8 @@ class Project:
         self.summaries[summary.path] = summary
         return True
 
-    def _dotted(self, key: _Key) -> str:
+    def dotted(self, key: _Key) -> str:
+        """A function as its module names it: `pkg.mod.Class.method`."""
         name = self.summaries[key[0]].name
         return f"{name}.{key[1]}" if name else key[1]
 
@@ -657,6 +721,7 @@ def context_key(context: ProjectContext) -> str:
             context.foreign_functions,
             [(name, sorted(names)) for name, names in context.tensor_parameters],
             context.compile_guards,
+            context.called_findings,
         )
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

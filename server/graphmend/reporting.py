@@ -80,6 +80,18 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
         # GM401-GM404: why the code is recorded as CUDA graphs (the compile site, or the setting)
         **({"cuda_graphs": diagnostic.data["cuda_graphs"]} if "cuda_graphs" in diagnostic.data else {}),
+        # a finding in code outside the checked files, reported at the call that leads there (1-based line)
+        **({"library": _library(diagnostic.data["library"])} if "library" in diagnostic.data else {}),
+    }
+
+
+def _library(found: dict[str, Any]) -> dict[str, Any]:
+    """`data["library"]` for JSON: where the break is (its file and 1-based line) and the calls to it."""
+    return {
+        "path": display_path(found["path"]),
+        "line": found["line"] + 1,
+        "callee": found["callee"],
+        "via": found["via"],
     }
 
 

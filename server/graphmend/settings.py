@@ -47,6 +47,10 @@ _KNOWN_KEYS = {
     "cuda_graphs": "cuda_graphs",
     "torch-version": "torch_version",
     "torch_version": "torch_version",
+    "follow-libraries": "follow_libraries",
+    "follow_libraries": "follow_libraries",
+    "library-paths": "library_paths",
+    "library_paths": "library_paths",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # Where the CUDA-graph rules (GM4xx) run: "auto" in code compiled by a site that asks for CUDA
@@ -116,6 +120,12 @@ class Settings:
     # The torch release the code runs on, (major, minor): no rewrite emits an API it lacks. None: the
     # `torch` installed beside graphmend (`installed_torch_version`), else the newest graphmend knows.
     torch_version: tuple[int, int] | None = None
+    # Follow compiled code's calls into installed packages and files outside the checked paths, and
+    # report their breaks at the call (`libraries.py`, `library_calls.py`); packages are looked for in
+    # `library_paths`, then in the active virtual environment and graphmend's own. Off until its
+    # precision is measured (benchmarks/README.md, "Into the libraries compiled code calls").
+    follow_libraries: bool = False
+    library_paths: tuple[str, ...] = ()
 
     @property
     def target_torch(self) -> tuple[int, int] | None:
@@ -208,6 +218,13 @@ def _validate(table: Mapping[str, Any], origin: str) -> dict[str, Any]:
             if not isinstance(globs, (list, tuple)) or not all(isinstance(g, str) and g.strip() for g in globs):
                 raise SettingsError(f'{origin}: `{key}` must be a list of globs, e.g. ["notebooks/scratch"]')
             values[attribute] = tuple(g.strip() for g in globs)
+        elif attribute == "library_paths":
+            folders = [value] if isinstance(value, str) else value
+            if not isinstance(folders, (list, tuple)) or not all(isinstance(f, str) and f.strip() for f in folders):
+                raise SettingsError(
+                    f'{origin}: `{key}` must be a list of folders, e.g. [".venv/lib/python3.11/site-packages"]'
+                )
+            values[attribute] = tuple(f.strip() for f in folders)
         elif attribute == "module_bases":
             names = [value] if isinstance(value, str) else value
             if not isinstance(names, (list, tuple)) or not all(

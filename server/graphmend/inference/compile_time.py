@@ -22,15 +22,48 @@ def only_return(function: FunctionInfo) -> ast.expr | None:
 
 def returned_compile_constant(function: FunctionInfo, qualified: Callable[[ast.expr], str | None]) -> bool | None:
     """What a function returns under compile when its body is one `return` of a value fixed then
-    (`return torch.compiler.is_compiling()`, `not ...`, `and`/`or` of such): for other files' calls."""
-    value = only_return(function)
+    (`return torch.compiler.is_compiling()`, `not ...`, `and`/`or` of such), or a flag set to True
+    then and only ever `|=`-ed before it is returned (transformers 5.x's `is_tracing`): for other
+    files' calls."""
 
     def library_guard(leaf: ast.expr) -> bool | None:
         if isinstance(leaf, ast.Call) and not leaf.args and not leaf.keywords:
             return _library_guard(qualified(leaf.func))
         return None
 
-    return None if value is None else three_valued(value, library_guard)
+    value = only_return(function)
+    if value is not None:
+        return three_valued(value, library_guard)
+    flag = _accumulated_flag(function)
+    return True if flag is not None and three_valued(flag, library_guard) is True else None
+
+
+def _accumulated_flag(function: FunctionInfo) -> ast.expr | None:
+    """`flag = <value>`, then only `flag |= ...` (alone or in `if` blocks), then `return flag`:
+    the first value, which decides the result when it is True."""
+    body = [s for s in function.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) < 2 or not isinstance(body[-1], ast.Return) or not isinstance(body[-1].value, ast.Name):
+        return None
+    name = body[-1].value.id
+    first = body[0]
+    if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+        return None
+    if first.targets[0].id != name:
+        return None
+
+    def only_ors(statements: list[ast.stmt]) -> bool:
+        return all(
+            (
+                isinstance(s, ast.AugAssign)
+                and isinstance(s.op, ast.BitOr)
+                and isinstance(s.target, ast.Name)
+                and s.target.id == name
+            )
+            or (isinstance(s, ast.If) and only_ors(s.body) and only_ors(s.orelse))
+            for s in statements
+        )
+
+    return first.value if only_ors(body[1:-1]) else None
 
 
 def three_valued(test: ast.expr, leaf: Callable[[ast.expr], bool | None]) -> bool | None:
@@ -114,8 +147,13 @@ class CompileTimeFacts(ExpressionKinds):
             known = _library_guard(qualname)
             if known is not None:
                 return known
-            if qualname is not None and not test.args and not test.keywords:
-                guard = self.module.regions.context.compile_guard(qualname)  # a wrapper in another file
+            # A wrapper in another file; its value does not depend on arguments, so names and constants
+            # (whose evaluation does nothing) may be passed (`is_tracing(mask)`).
+            plain = all(
+                isinstance(a, (ast.Name, ast.Constant)) for a in (*test.args, *(k.value for k in test.keywords))
+            )
+            if qualname is not None and plain:
+                guard = self.module.regions.context.compile_guard(qualname)
                 if guard is not None:
                     return guard
             return self._guard_function(test, seen)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import api
 from ..project import ModuleSummary, Project
 from ..regions import ProjectContext
 
@@ -24,6 +25,8 @@ class WorkspaceIndex:
         self.built = False  # the background build has finished
         self.generation = 0  # bumped whenever the project must be rebuilt
         self._project: Project | None = None
+        # The workspace's settings: which libraries are followed and how their files are checked.
+        self.settings = api.Settings()
 
     @staticmethod
     def key(path: Path) -> str:
@@ -44,7 +47,7 @@ class WorkspaceIndex:
     @property
     def project(self) -> Project:
         if self._project is None:
-            self._project = build_project(self.summaries())
+            self._project = build_project(self.summaries(), self.settings)
         return self._project
 
     def set_project(self, project: Project, generation: int) -> None:
@@ -52,6 +55,12 @@ class WorkspaceIndex:
         index changed since."""
         if generation == self.generation:
             self._project = project
+
+    def use_settings(self, settings: api.Settings) -> None:
+        """The workspace's settings now; the project is rebuilt when they changed."""
+        if settings != self.settings:
+            self.settings = settings
+            self._invalidate()
 
     def context_for(self, path: Path | None) -> ProjectContext:
         if path is None or not (self.disk or self.open):
@@ -91,8 +100,13 @@ class WorkspaceIndex:
         return True
 
 
-def build_project(summaries: list[ModuleSummary]) -> Project:
-    """A project with its reach computed (the costly part: run it off the event loop)."""
-    project = Project(summaries)
-    project.reached()
+def build_project(summaries: list[ModuleSummary], settings: api.Settings) -> Project:
+    """A project with its reach computed, into the installed libraries compiled code calls, and
+    their findings given to the workspace files whose calls lead there (the costly part: run it
+    off the event loop)."""
+    project = Project(summaries, api.library_loader(settings))
+    if settings.follow_libraries:
+        api.attach_called_findings(project, [summary.path for summary in summaries], settings)
+    else:
+        project.reached()
     return project

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .entries import EntryFinder
@@ -113,17 +113,23 @@ class CompiledRegions(EntryFinder):
         arguments `tensor_arguments` says are tensors, for a call of a function)."""
         local: list[FunctionInfo] = []
         external: list[ExternalRef] = []
-        for node in self._calls(function):
-            targets = self._same_file_targets(node, function)
-            if targets is not None:
-                local.extend(targets[0])
-                if targets[1] is not None:
-                    external.append(_with_tensors(targets[1], node, tensor_arguments))
-                continue
-            ref = self.external_call(node, function)
+        for node, same_file, ref in self.call_targets(function):
+            local.extend(same_file)
             if ref is not None:
                 external.append(_with_tensors(ref, node, tensor_arguments))
         return local, external
+
+    def call_targets(
+        self, function: FunctionInfo
+    ) -> Iterator[tuple[ast.Call, Sequence[FunctionInfo], ExternalRef | None]]:
+        """Each call in `function`'s own body with what it runs: same-file functions, and the call
+        that leaves the file (None when it does not)."""
+        for node in self._calls(function):
+            targets = self._same_file_targets(node, function)
+            if targets is not None:
+                yield node, targets[0], targets[1]
+            else:
+                yield node, (), self.external_call(node, function)
 
 
 def _with_tensors(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..diagnostics import Diagnostic
 from ..semantics import FunctionInfo
 
 CONFIG_PATCH = "torch._dynamo.config.patch"
@@ -52,6 +53,16 @@ class ExternalEntry:
 
 
 @dataclass(frozen=True)
+class CalledFinding:
+    """A finding of a file that is not reported itself (an installed library's, or a project file
+    outside the checked paths), which a call of this file's compiled code leads to."""
+
+    caller: str  # this file's function (qualname)
+    call: ExternalRef  # the call in it that leads there (without tensor arguments)
+    diagnostic: Diagnostic  # as the call reports it: its range is set at the call
+
+
+@dataclass(frozen=True)
 class ProjectContext:
     """What the rest of the project says about one file: which of its functions run compiled
     because of other files, which imported base classes are nn.Module subclasses, and what
@@ -73,6 +84,8 @@ class ProjectContext:
     # Functions of other files that return a value fixed under compile (a user's own
     # `def is_compiling(): return torch.compiler.is_compiling()`), as this file imports them → that value.
     compile_guards: tuple[tuple[str, bool], ...] = ()
+    # Findings in files not reported themselves that this file's calls lead to (`library_calls.py`).
+    called_findings: tuple[CalledFinding, ...] = ()
 
     def compile_guard(self, qualname: str) -> bool | None:
         return next((value for name, value in self.compile_guards if name == qualname), None)

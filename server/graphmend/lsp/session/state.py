@@ -185,9 +185,12 @@ class GraphmendServer(LanguageServer):
         """Rebuild the project off the event loop when the call graph changed (0.3 s for all of
         transformers); what changes meanwhile starts another round."""
         loop = asyncio.get_running_loop()
+        self.index.use_settings(self.settings_for(self.index.roots[0] if self.index.roots else None))
         while self.index.stale:
             generation = self.index.generation
-            project = await loop.run_in_executor(self.executor, build_project, self.index.summaries())
+            project = await loop.run_in_executor(
+                self.executor, build_project, self.index.summaries(), self.index.settings
+            )
             self.index.set_project(project, generation)
 
     def shutdown(self) -> None:

@@ -1,0 +1,166 @@
+"""Breaks inside installed libraries are reported at the user's call, and agree with real Dynamo.
+
+A package is written into a temporary site folder (never installed, never imported by graphmend),
+the user's project calls it from compiled code, and `library-paths` points graphmend there. Dynamo's
+own break reports (`torch._dynamo.explain`, on inputs that take every branch) give, for each break,
+the innermost frame (the library line) and the user's frame (the call).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmend import api
+
+LIBRARY = {
+    "fakelib/__init__.py": "from .metrics import accuracy\nfrom .losses import Contrastive\n",
+    "fakelib/metrics.py": (
+        "def _check(preds):\n"
+        "    if preds.sum() > 0:\n"  # line 2
+        '        print("positive predictions")\n'  # line 3
+        "    return preds\n"
+        "\n"
+        "\n"
+        "def accuracy(preds, target):\n"
+        "    preds = _check(preds)\n"
+        "    return (preds == target).float().mean()\n"
+    ),
+    "fakelib/losses.py": (
+        "from torch import nn\n"
+        "\n"
+        "\n"
+        "class Contrastive(nn.Module):\n"
+        "    def forward(self, a, b):\n"
+        "        d = (a - b).pow(2).sum(-1)\n"
+        "        return d[d > 0.5].mean()\n"  # line 7
+    ),
+    "fakelib/unused.py": (
+        "from torch import nn\n\n\nclass Loud(nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
+    ),
+}
+USER = (
+    "import torch\n"
+    "from torch import nn\n"
+    "\n"
+    "from fakelib import Contrastive, accuracy\n"
+    "\n"
+    "\n"
+    "class Model(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.loss = Contrastive()\n"
+    "\n"
+    "    def forward(self, x, y):\n"
+    "        score = accuracy(x, y)\n"  # line 13
+    "        return self.loss(x, y) + score\n"  # line 14
+    "\n"
+    "\n"
+    "model = torch.compile(Model())\n"
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, Path]:
+    site = tmp_path / "site"
+    for name, text in LIBRARY.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(USER)
+    (project / "pyproject.toml").write_text(f'[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["{site}"]\n')
+    return site, project / "train.py"
+
+
+def _library_findings(path: Path, overrides: dict | None = None) -> set[tuple[int, str, str, int]]:
+    """(call line, code, library file, library line), 1-based, of the findings reported at calls."""
+    [result] = api.check_paths([path], overrides=overrides, jobs=1)
+    return {
+        (d.range.start.line + 1, d.code, Path(d.data["library"]["path"]).name, d.data["library"]["line"] + 1)
+        for d in result.diagnostics
+        if "library" in d.data
+    }
+
+
+def test_a_break_in_a_library_is_reported_at_the_users_call(workspace: tuple[Path, Path]) -> None:
+    _, user = workspace
+    assert _library_findings(user) == {
+        (13, "GM101", "metrics.py", 2),
+        (13, "GM201", "metrics.py", 3),
+        (14, "GM302", "losses.py", 7),
+    }
+    assert "fakelib" not in sys.modules  # found on disk, never imported
+
+
+def test_the_finding_names_the_library_line_and_the_chain(workspace: tuple[Path, Path]) -> None:
+    site, user = workspace
+    [result] = api.check_paths([user], jobs=1)
+    [printed] = [d for d in result.diagnostics if d.code == "GM201"]
+    assert printed.message.startswith("`fakelib.metrics.accuracy` breaks the graph in fakelib/metrics.py:3: ")
+    assert "no automatic fix" not in printed.message and printed.fix is None
+    library = str((site / "fakelib" / "metrics.py").resolve())
+    assert printed.related[0].path == library and printed.related[0].range.start.line == 2
+    assert any("via `accuracy`" in r.message for r in printed.related[1:])  # its chain inside the library
+
+
+def test_the_library_findings_agree_with_dynamo(workspace: tuple[Path, Path]) -> None:
+    torch = pytest.importorskip("torch")
+    site, user = workspace
+    sys.path.insert(0, str(site))
+    try:
+        namespace: dict[str, object] = {}
+        exec(compile(USER.replace("model = torch.compile(Model())\n", ""), str(user), "exec"), namespace)
+        torch._dynamo.reset()
+        model = namespace["Model"]()  # type: ignore[operator]
+        x = torch.ones(3, 4)  # sum > 0: the print runs; some distances over 0.5
+        y = torch.zeros(3, 4)
+        explained = torch._dynamo.explain(model)(x, y)
+    finally:
+        sys.path.remove(str(site))
+        for name in [m for m in sys.modules if m == "fakelib" or m.startswith("fakelib.")]:
+            del sys.modules[name]
+    dynamo = {(Path(r.user_stack[-1].filename).name, r.user_stack[-1].lineno) for r in explained.break_reasons}
+    ours = {(file, library_line) for _, _, file, library_line in _library_findings(user)}
+    assert dynamo == {("metrics.py", 2), ("losses.py", 7)}
+    # The print runs in the frame Dynamo resumes after the `if`, which it reports no break for here;
+    # graphmend names its line all the same (a print breaks the graph: tests/dynamo_corpus).
+    assert ours == dynamo | {("metrics.py", 3)}
+
+
+def test_libraries_are_not_followed_when_the_setting_is_off(workspace: tuple[Path, Path]) -> None:
+    _, user = workspace
+    assert _library_findings(user, {"follow_libraries": False}) == set()
+    (user.parent / "pyproject.toml").write_text("[tool.graphmend]\n")  # the default: off
+    assert _library_findings(user, {"library_paths": (str(workspace[0]),)}) == set()
+
+
+def test_a_library_that_is_not_installed_costs_nothing(workspace: tuple[Path, Path]) -> None:
+    site, user = workspace
+    (user.parent / "pyproject.toml").write_text(
+        '[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["/nonexistent/site"]\n'
+    )
+    [result] = api.check_paths([user], jobs=1)
+    assert result.error is None and not [d for d in result.diagnostics if "library" in d.data]
+
+
+def test_the_cli_reports_library_findings_in_json(workspace: tuple[Path, Path]) -> None:
+    _, user = workspace
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmend", "check", str(user), "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    library = [r for r in json.loads(done.stdout) if "library" in r]
+    assert {(r["code"], r["line"], Path(r["library"]["path"]).name, r["library"]["line"]) for r in library} == {
+        ("GM101", 13, "metrics.py", 2),
+        ("GM201", 13, "metrics.py", 3),
+        ("GM302", 14, "losses.py", 7),
+    }
+    assert all(r["fix"] is None and r["related"][0]["kind"] == "library" for r in library)
