@@ -196,6 +196,27 @@ def close(first: torch.Tensor, second: torch.Tensor) -> bool:
     return first.shape == second.shape and torch.allclose(first, second, atol=1e-6, equal_nan=True)
 
 
+# ---------------------------------------------------------------- lines run
+
+
+def trace_lines(
+    name_of: Callable[[str], str | None], executed: dict[str, set[int]], frame: Any, event: str, arg: Any
+) -> Any:
+    """A `sys.settrace` function recording the lines run in the files `name_of` names (None: not traced)."""
+    name = name_of(frame.f_code.co_filename)
+    if name is None:
+        return None
+    lines = executed.setdefault(name, set())
+    lines.add(frame.f_lineno)
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return local
+
+    return local
+
+
 # ---------------------------------------------------------------- Dynamo's and inductor's logs
 
 

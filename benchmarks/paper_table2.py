@@ -53,6 +53,7 @@ from harness import (
     parameter_gradients,
     run_worker,
     same,
+    trace_lines,
     worker_env,
 )
 from torch import nn
@@ -943,20 +944,9 @@ def _forward(
     return outputs, gradients
 
 
-def _trace_models(executed: dict[str, set[int]], frame: Any, event: str, arg: Any) -> Any:
-    """A `sys.settrace` function that records the lines run in `transformers/models/` files."""
-    path = frame.f_code.co_filename
-    if "/transformers/models/" not in path:
-        return None
-    lines = executed.setdefault(path.split("/transformers/")[-1], set())
-    lines.add(frame.f_lineno)
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "line":
-            lines.add(frame.f_lineno)
-        return local
-
-    return local
+def _models_file(path: str) -> str | None:
+    """A file of `transformers/models/` by its path inside the package (the others are not traced)."""
+    return path.split("/transformers/")[-1] if "/transformers/models/" in path else None
 
 
 def worker(name: str, out: Path, expected_package: Path) -> None:
@@ -989,7 +979,7 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
     executed: dict[str, set[int]] = {}
     with torch.set_grad_enabled(case.train):
         if os.environ.get(TRACE_LINES) == "1":  # benchmarks/agreement.py: which lines of models/ run
-            sys.settrace(partial(_trace_models, executed))
+            sys.settrace(partial(trace_lines, _models_file, executed))
         try:
             eager, _ = _forward(model, calls, seeds)
         finally:

@@ -36,6 +36,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from harness import trace_lines
+
 PROGRAMS = Path(__file__).resolve().parent / "user_projects"
 Site = tuple[str, int]  # (real path, 1-based line)
 
@@ -43,20 +45,9 @@ Site = tuple[str, int]  # (real path, 1-based line)
 # ---------------------------------------------------------------- the worker (one program, one process)
 
 
-def _trace(roots: tuple[str, ...], executed: dict[str, set[int]], frame: Any, event: str, arg: Any) -> Any:
-    """A `sys.settrace` function recording the lines run in files under `roots`."""
-    path = os.path.realpath(frame.f_code.co_filename)
-    if not path.startswith(roots):
-        return None
-    lines = executed.setdefault(path, set())
-    lines.add(frame.f_lineno)
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if event == "line":
-            lines.add(frame.f_lineno)
-        return local
-
-    return local
+def _under(roots: tuple[str, ...], path: str) -> str | None:
+    real = os.path.realpath(path)
+    return real if real.startswith(roots) else None
 
 
 def _run(model: Any, batches: list[tuple[Any, ...]]) -> None:
@@ -94,7 +85,7 @@ def worker(program: Path, site: Path, out: Path) -> None:
         os.path.realpath(Path(transformers.__file__).parent),
     )
     executed: dict[str, set[int]] = {}
-    sys.settrace(partial(_trace, roots, executed))
+    sys.settrace(partial(trace_lines, partial(_under, roots), executed))
     try:
         _run(eager, batches)
     finally:

@@ -64,8 +64,8 @@ USER = (
 )
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> tuple[Path, Path]:
+def write_workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """The library in `tmp_path/site`, the user's project in `tmp_path/project` following it: (site, train.py)."""
     site = tmp_path / "site"
     for name, text in LIBRARY.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +75,11 @@ def workspace(tmp_path: Path) -> tuple[Path, Path]:
     (project / "train.py").write_text(USER)
     (project / "pyproject.toml").write_text(f'[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["{site}"]\n')
     return site, project / "train.py"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> tuple[Path, Path]:
+    return write_workspace(tmp_path)
 
 
 def _library_findings(path: Path, overrides: dict | None = None) -> set[tuple[int, str, str, int]]:
@@ -149,9 +154,10 @@ def test_a_library_that_is_not_installed_costs_nothing(workspace: tuple[Path, Pa
 
 
 def test_the_cli_reports_library_findings_in_json(workspace: tuple[Path, Path]) -> None:
-    _, user = workspace
+    site, user = workspace
+    (user.parent / "pyproject.toml").write_text("[tool.graphmend]\n")  # off: the flag turns it on
     done = subprocess.run(
-        [sys.executable, "-m", "graphmend", "check", str(user), "--output-format", "json"],
+        [sys.executable, "-m", "graphmend", "check", str(user), "--output-format", "json", "--library-path", str(site)],
         capture_output=True,
         text=True,
         check=False,
@@ -164,3 +170,41 @@ def test_the_cli_reports_library_findings_in_json(workspace: tuple[Path, Path]) 
         ("GM302", 14, "losses.py", 7),
     }
     assert all(r["fix"] is None and r["related"][0]["kind"] == "library" for r in library)
+
+
+def test_a_base_class_method_runs_the_override_of_the_instance_called(tmp_path: Path) -> None:
+    """A library's base `forward` calling `self.compute(...)` runs the subclass's `compute` (the class
+    the user made an instance of), in another module of the library."""
+    torch = pytest.importorskip("torch")
+    site = tmp_path / "site"
+    (site / "losslib").mkdir(parents=True)
+    (site / "losslib" / "__init__.py").write_text("from .hinge import Hinge\n")
+    (site / "losslib" / "base.py").write_text(
+        "from torch import nn\n\n\nclass BaseLoss(nn.Module):\n    def forward(self, a, b):\n"
+        "        return self.compute(a, b)\n\n    def compute(self, a, b):\n        raise NotImplementedError\n"
+    )
+    (site / "losslib" / "hinge.py").write_text(
+        "import torch\n\nfrom .base import BaseLoss\n\n\nclass Hinge(BaseLoss):\n    def compute(self, a, b):\n"
+        "        d = torch.relu(a - b)\n        return d[d > 0].sum()\n"  # line 9: a dynamic shape
+    )
+    user = tmp_path / "train.py"
+    user.write_text(
+        "import torch\nfrom torch import nn\n\nfrom losslib import Hinge\n\n\nclass Model(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.loss = Hinge()\n\n"
+        "    def forward(self, a, b):\n        return self.loss(a, b)\n\n\nmodel = torch.compile(Model())\n"
+    )
+    overrides = {"follow_libraries": True, "library_paths": (str(site),)}
+    assert _library_findings(user, overrides) == {(13, "GM302", "hinge.py", 9)}
+    sys.path.insert(0, str(site))
+    try:
+        namespace: dict[str, object] = {}
+        exec(compile(user.read_text().replace("model = torch.compile(Model())\n", ""), str(user), "exec"), namespace)
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(namespace["Model"]())(torch.ones(4), torch.zeros(4))  # type: ignore[operator]
+    finally:
+        sys.path.remove(str(site))
+        for name in [m for m in sys.modules if m == "losslib" or m.startswith("losslib.")]:
+            del sys.modules[name]
+    assert {(Path(r.user_stack[-1].filename).name, r.user_stack[-1].lineno) for r in explained.break_reasons} == {
+        ("hinge.py", 9)
+    }

@@ -218,6 +218,7 @@ class _Collector:
             diagnostic_range = self._range(target)
             if self.source.is_suppressed(diagnostic_range.start.line, rule.code):
                 continue
+            subject = target.test if isinstance(target, ast.If) else target  # an `if (` reported at its line
             conditions = conditions_of(node, analysis)
             if ruled_out(conditions, self.settings):
                 continue  # cannot happen the way the code is run (`assume-training`, `assume-dtypes`)
@@ -248,8 +249,8 @@ class _Collector:
                 reason_id=rule.reason_id_for(target, analysis),
                 related=(
                     self._related(self.reach),
-                    *(value_chain(target, analysis, self.source) if rule.code.startswith(_EXPLAINED) else ()),
-                    *resumed_call_breaks(target, analysis, self.source),
+                    *(value_chain(subject, analysis, self.source) if rule.code.startswith(_EXPLAINED) else ()),
+                    *resumed_call_breaks(subject, analysis, self.source),
                 ),
                 fix=outcome if isinstance(outcome, Fix) else None,
                 data=data,
@@ -257,8 +258,11 @@ class _Collector:
 
     def _range(self, target: ast.AST) -> Range:
         """Where a diagnostic goes: the node, except that a method call spanning lines starts at
-        the method's name, the line CPython (and so Dynamo's break report) gives the call."""
+        the method's name, the line CPython (and so Dynamo's break report) gives the call, and an
+        `if` reported for its test covers its header."""
         found = self.source.node_range(target)
+        if isinstance(target, ast.If):  # the header, from `if` to the end of its test
+            return Range(found.start, self.source.node_range(target.test).end)
         func = target.func if isinstance(target, ast.Call) else None
         if isinstance(func, ast.Attribute) and func.end_lineno is not None and func.end_lineno > target.lineno:  # type: ignore[attr-defined]
             start = self.source.position(func.end_lineno, (func.end_col_offset or 0) - len(func.attr.encode("utf-8")))

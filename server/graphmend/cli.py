@@ -140,6 +140,18 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         metavar="X.Y",
         help="the torch release the code runs on; no fix uses an API it lacks (default: the installed torch)",
     )
+    parser.add_argument(
+        "--follow-libraries",
+        action="store_true",
+        default=None,
+        help="follow compiled code into installed packages and report their breaks at your calls",
+    )
+    parser.add_argument(
+        "--library-path",
+        action="append",
+        metavar="DIR",
+        help="a folder to look for packages in first (repeatable; implies --follow-libraries)",
+    )
 
 
 def _codes(value: str) -> list[str]:
@@ -158,6 +170,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["cuda-graphs"] = args.cuda_graphs
     if args.torch_version is not None:
         overrides["torch-version"] = args.torch_version
+    if args.follow_libraries or args.library_path:
+        overrides["follow-libraries"] = True
+    if args.library_path:
+        overrides["library-paths"] = args.library_path
     return overrides
 
 

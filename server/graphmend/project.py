@@ -8,7 +8,10 @@ and its compile sites. A `Project` joins the summaries: it resolves qualified na
 (re-exports through `__init__.py` included), decides which classes are nn.Module subclasses through
 bases defined in other files, follows calls from every compiled entry across files, and gives each
 file a `ProjectContext`: its functions that compiled code of other files reaches (with the chain
-that reaches them), and the imported bases that make its classes modules.
+that reaches them), and the imported bases that make its classes modules. With a library loader,
+names no project file defines are looked up in installed packages (`libraries.py`), and reach goes
+on there; a method reached on a base class also reaches the override of each class compiled code
+calls instances of.
 """
 
 from __future__ import annotations
@@ -214,7 +217,7 @@ def summarize_module(
         str(path),
         name,
         forward_is_compiled,
-        tuple(index.imports.items()),
+        (*index.imports.items(), *_star_imports(index)),
         tuple(functions),
         classes,
         tuple(entries),
@@ -222,6 +225,18 @@ def summarize_module(
         tuple(index.function_tables.items()),
         tuple(sorted(regions.module_level_captures())),
     )
+
+
+def _star_imports(index: ModuleIndex) -> list[tuple[str, str]]:
+    """`from pkg.sub import *` at module level, as imports named `*1`, `*2`... (names no code can
+    bind): the project looks a name up in those modules when the file defines no such name."""
+    found: list[tuple[str, str]] = []
+    for stmt in index.tree.body:
+        if isinstance(stmt, ast.ImportFrom) and any(alias.name == "*" for alias in stmt.names):
+            module = index.resolve_relative(stmt.module, stmt.level)
+            if module and not module.startswith("."):
+                found.append((f"*{len(found) + 1}", module))
+    return found
 
 
 def _qualified_or_own(index: ModuleIndex, node: ast.expr) -> str | None:
@@ -293,6 +308,7 @@ class Project:
         self._is_module: dict[tuple[str, str], bool] = {}
         self._reached: dict[_Key, _Step] | None = None
         self._callers: dict[_Key, set[_Key]] | None = None
+        self._overrides: dict[_Key, set[_Key]] = {}  # a base method → the overrides `reached` dispatched to
 
     def _add(self, summary: ModuleSummary, name: str) -> None:
         self.summaries[summary.path] = summary
@@ -352,9 +368,13 @@ class Project:
             return "function", summary, head
         if not rest and head in self._tables[summary.path]:
             return "table", summary, head
-        imported = self._imports[summary.path].get(head)
+        imports = self._imports[summary.path]
+        imported = imports.get(head)
         if imported is not None:  # a re-export: `from .layers import Block` in a package's __init__
             return self.resolve(".".join([imported, *rest]), summary, depth + 1)
+        for name, module in imports.items():  # `from .geometric import *`
+            if name.startswith("*") and (found := self.resolve(".".join([module, *attrs]), summary, depth + 1)):
+                return found
         return None
 
     def _class(self, qualname: str, importer: ModuleSummary) -> tuple[ModuleSummary, str] | None:
@@ -435,12 +455,16 @@ class Project:
     def reached(self) -> dict[_Key, _Step]:
         """Every function compiled code reaches, over all files. Crossing into another file costs
         one and a call within a file nothing (a 0-1 breadth-first search), so a function its own
-        file's entries reach keeps that local chain, and another file is named only when needed."""
+        file's entries reach keeps that local chain, and another file is named only when needed.
+        A method reached on a base class also reaches its overrides in the classes compiled code
+        calls instances of (`self.compute_loss(...)` in a library's base `forward` runs the
+        subclass's `compute_loss`): the search goes on until no new override is reached."""
         if self._reached is not None:
             return self._reached
         cost: dict[_Key, int] = {}
         reached: dict[_Key, _Step] = {}
         queue: deque[tuple[int, _Key]] = deque()
+        instantiated: set[tuple[str, str]] = set()  # (path, class name) of the instances compiled code calls
 
         def relax(key: _Key, distance: int, step: _Step, front: bool) -> None:
             if key[1] in self.summaries[key[0]].replayed or cost.get(key, distance + 1) <= distance:
@@ -451,23 +475,49 @@ class Project:
         for entry_key, step, distance in sorted(self._entries(), key=lambda e: (e[2], not self._says_how(e[1]))):
             relax(entry_key, distance, step, front=False)
         while queue:
-            distance, key = queue.popleft()
-            if distance > cost[key]:
-                continue
-            summary = self.summaries[key[0]]
-            function = summary.function(key[1])
-            if function is None:
-                continue
-            step = reached[key]
-            following = _Step(step.entry, step.why, step.site, key)
-            for callee in function.calls:
-                relax((summary.path, callee), distance, following, front=True)
-            for ref in function.external:
-                for callee_key in self.targets(ref, summary):
-                    crosses = callee_key[0] != summary.path
-                    relax(callee_key, distance + crosses, following, front=not crosses)
+            while queue:
+                distance, key = queue.popleft()
+                if distance > cost[key]:
+                    continue
+                summary = self.summaries[key[0]]
+                function = summary.function(key[1])
+                if function is None:
+                    continue
+                step = reached[key]
+                following = _Step(step.entry, step.why, step.site, key)
+                for callee in function.calls:
+                    relax((summary.path, callee), distance, following, front=True)
+                for ref in function.external:
+                    if ref.kind in ("instance", "method"):
+                        cls = self._class(ref.target, summary)
+                        if cls is not None:
+                            instantiated.add((cls[0].path, cls[1]))
+                    for callee_key in self.targets(ref, summary):
+                        crosses = callee_key[0] != summary.path
+                        relax(callee_key, distance + crosses, following, front=not crosses)
+            for base_key, override_key in self._dispatched(instantiated, reached):
+                self._overrides.setdefault(base_key, set()).add(override_key)
+                relax(override_key, cost[base_key] + (override_key[0] != base_key[0]), reached[base_key], front=False)
         self._reached = reached
         return reached
+
+    def _dispatched(self, instantiated: set[tuple[str, str]], reached: dict[_Key, _Step]) -> list[tuple[_Key, _Key]]:
+        """(reached method of a base class, the override an instantiated subclass runs instead) not reached yet."""
+        found = []
+        for path, class_name in sorted(instantiated):
+            summary = self.summaries[path]
+            for module, cls in list(self.mro(summary, class_name))[1:]:
+                for method in cls.methods:
+                    base_key = (module.path, f"{cls.name}.{method}")
+                    if base_key not in reached:
+                        continue
+                    implementation = self.find_method(summary, class_name, method)
+                    if implementation is None:
+                        continue
+                    override_key = (implementation[0].path, implementation[1])
+                    if override_key != base_key and override_key not in reached:
+                        found.append((base_key, override_key))
+        return found
 
     def callers(self) -> dict[_Key, set[_Key]]:
         """Every reached function → the reached functions that call it (all of them: `reached`
@@ -484,6 +534,9 @@ class Project:
                 for ref in function.external:
                     for callee_key in self.targets(ref, summary):
                         found.setdefault(callee_key, set()).add(key)
+            for base_key, overrides in self._overrides.items():  # an override runs where its base is called
+                for override_key in overrides:
+                    found.setdefault(override_key, set()).update(found.get(base_key, ()))
             self._callers = found
         return self._callers
 

@@ -335,7 +335,7 @@ class ModuleIndex:
                     top = alias.name.split(".", 1)[0]
                     bound[top] = top
             return bound
-        base = self._resolve_relative(stmt.module, stmt.level)
+        base = self.resolve_relative(stmt.module, stmt.level)
         for alias in stmt.names:
             if alias.name == "*":
                 continue
@@ -343,7 +343,7 @@ class ModuleIndex:
             bound[alias.asname or alias.name] = library_name_for(name) if name.startswith(".") else name
         return bound
 
-    def _resolve_relative(self, module: str | None, level: int) -> str:
+    def resolve_relative(self, module: str | None, level: int) -> str:
         if level == 0:
             return module or ""
         if self.module_name:

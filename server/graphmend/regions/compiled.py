@@ -130,6 +130,11 @@ class CompiledRegions(EntryFinder):
                 yield node, targets[0], targets[1]
             else:
                 yield node, (), self.external_call(node, function)
+            for member in self.sequence_members(node, function):  # each module a Sequential runs
+                if isinstance(member, str):
+                    yield node, (), ExternalRef("instance", member)
+                elif member.is_module and (forward := member.find_method("forward")) is not None:
+                    yield node, (forward,), None
 
 
 def _with_tensors(

@@ -31,6 +31,7 @@ _RETURNS_SELF = frozenset(
         "ipu",
     }
 )
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 
 
 class CallResolution(ScopeFacts):
@@ -142,6 +143,25 @@ class CallResolution(ScopeFacts):
                         ):
                             found[target.attr] = constructed
         return self._attribute_instances[id(cls.node)]
+
+    def sequence_members(self, call: ast.Call, scope: FunctionInfo) -> list[ClassInfo | str]:
+        """`self.layers(x)` where `self.layers = nn.Sequential(A(...), B(...))`: the classes of the
+        modules it runs, in order (calling a Sequential calls each of them)."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and scope.owner is not None and scope.is_self(func.value)):
+            return []
+        for method in scope.owner.methods.values():
+            for node in self._assignments(method):
+                value = node.value
+                if not isinstance(value, ast.Call) or self._qualified(value.func, method) not in _SEQUENTIAL:
+                    continue
+                if any(
+                    isinstance(t, ast.Attribute) and t.attr == func.attr and method.is_self(t.value)
+                    for t in node.targets
+                ):
+                    members = (self._constructed(a.func, method) for a in value.args if isinstance(a, ast.Call))
+                    return [member for member in members if member is not None]
+        return []
 
     def _class_attribute_functions(
         self, cls: ClassInfo

@@ -68,7 +68,7 @@ class DataDependentIf(Rule):
         assert isinstance(node, ast.If)
         if is_raise_guard(node, analysis) or not analysis.is_data_dependent(node.test):
             return None
-        return _breaking_operand(node.test, analysis)
+        return _breaking_operand(node, analysis)
 
     def fix(
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
@@ -89,12 +89,15 @@ class DataDependentIf(Rule):
         return predicate_if(_chain_head(node, analysis, ctx), analysis, ctx)
 
 
-def _breaking_operand(test: ast.expr, analysis: FunctionAnalysis) -> ast.expr:
+def _breaking_operand(node: ast.If, analysis: FunctionAnalysis) -> ast.AST:
     """Where Dynamo reports the break of a condition written over several lines. CPython gives the
     jump after a comparison the comparison's line, and the jump after any other truth test the
     `if`'s: so a tensor comparison on a line of its own (`m is not None` on one line, `and x.sum() > 0`
-    on the next) is reported there, and the whole test otherwise (measured on torch 2.13 and Python
-    3.11, `tests/dynamo_corpus/pos_multiline_condition.py`, `pos_fp16_clamp_guard.py`)."""
+    on the next) is reported there, and otherwise the `if` itself, which is not the test's first line
+    in `if (` followed by the test on the next (measured on torch 2.13 and Python 3.11,
+    `tests/dynamo_corpus/pos_multiline_condition.py`, `pos_multiline_call_condition.py`,
+    `pos_fp16_clamp_guard.py`)."""
+    test = node.test
     operand = test
     while True:
         if isinstance(operand, ast.BoolOp):
@@ -103,7 +106,9 @@ def _breaking_operand(test: ast.expr, analysis: FunctionAnalysis) -> ast.expr:
             operand = operand.operand
         else:
             break
-    return operand if isinstance(operand, ast.Compare) and operand.lineno != test.lineno else test
+    if isinstance(operand, ast.Compare) and operand.lineno != test.lineno:
+        return operand
+    return node if test.lineno != node.lineno else test
 
 
 def _chain_head(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> ast.If:
