@@ -121,7 +121,7 @@ def test_the_library_findings_agree_with_dynamo(workspace: tuple[Path, Path]) ->
         namespace: dict[str, object] = {}
         exec(compile(USER.replace("model = torch.compile(Model())\n", ""), str(user), "exec"), namespace)
         torch._dynamo.reset()
-        model = namespace["Model"]()  # type: ignore[operator]
+        model = namespace["Model"]()
         x = torch.ones(3, 4)  # sum > 0: the print runs; some distances over 0.5
         y = torch.zeros(3, 4)
         explained = torch._dynamo.explain(model)(x, y)
@@ -200,7 +200,7 @@ def test_a_base_class_method_runs_the_override_of_the_instance_called(tmp_path: 
         namespace: dict[str, object] = {}
         exec(compile(user.read_text().replace("model = torch.compile(Model())\n", ""), str(user), "exec"), namespace)
         torch._dynamo.reset()
-        explained = torch._dynamo.explain(namespace["Model"]())(torch.ones(4), torch.zeros(4))  # type: ignore[operator]
+        explained = torch._dynamo.explain(namespace["Model"]())(torch.ones(4), torch.zeros(4))
     finally:
         sys.path.remove(str(site))
         for name in [m for m in sys.modules if m == "losslib" or m.startswith("losslib.")]:

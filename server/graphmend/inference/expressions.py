@@ -68,6 +68,8 @@ class ExpressionKinds(NameScope):
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Call) and _as_tuple(expr.value) and self._nonzero(expr.value):
                 return Kind.TENSOR  # one of the index tensors of `nonzero(..., as_tuple=True)`
+            if isinstance(expr.value, ast.Name) and self.maps_to_tensors(expr.value.id):
+                return Kind.TENSOR  # `params["brightness_factor"]` of `params: Dict[str, Tensor]`
             value = self.kind(expr.value)
             if value.present is Kind.BOOL_TENSOR:
                 return Kind.BOOL_TENSOR  # indexing keeps the dtype: `router_mask[:, idx]` is a mask too
@@ -81,6 +83,10 @@ class ExpressionKinds(NameScope):
         if isinstance(expr, ast.JoinedStr):
             return Kind.PYTHON
         return Kind.UNKNOWN
+
+    def maps_to_tensors(self, name: str) -> bool:
+        """A parameter annotated as a mapping to tensors, never rebound (see `ParameterKinds`)."""
+        return False
 
     def _attribute_kind(self, expr: ast.Attribute) -> Kind:
         qualname = self.qualified_name(expr)

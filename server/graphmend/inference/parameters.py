@@ -20,6 +20,9 @@ _TENSOR_ANNOTATIONS = frozenset(
     "torch.ByteTensor torch.nn.Parameter torch.nn.parameter.Parameter".split()
 )
 _PYTHON_ANNOTATIONS = frozenset("bool int float str complex bytes".split())
+_MAPPING_ANNOTATIONS = frozenset(
+    "typing.Dict typing.Mapping typing.MutableMapping collections.abc.Mapping collections.abc.MutableMapping".split()
+)
 
 
 class ParameterKinds(CompileTimeFacts):
@@ -74,6 +77,37 @@ class ParameterKinds(CompileTimeFacts):
                 return Kind.OPTIONAL_TENSOR if arg.arg in evidence else Kind.NONE
             return Kind.PYTHON
         return evidence.get(arg.arg, Kind.UNKNOWN)
+
+    def maps_to_tensors(self, name: str) -> bool:
+        return name in self._tensor_mappings
+
+    @cached_property
+    def _tensor_mappings(self) -> frozenset[str]:
+        """Parameters annotated `Dict[str, Tensor]` (`dict`, `Mapping`...) that the function never
+        rebinds: a value looked up in one is a tensor (kornia's augmentation `params`)."""
+        if self.function is None:
+            return frozenset()
+        args = self.function.node.args
+        found = {
+            arg.arg
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs)
+            if isinstance(arg.annotation, ast.Subscript)
+            and self._is_mapping(arg.annotation.value)
+            and isinstance(arg.annotation.slice, ast.Tuple)
+            and len(arg.annotation.slice.elts) == 2
+            and self.annotation_kind(arg.annotation.slice.elts[1]) is Kind.TENSOR
+        }
+        rebound = {
+            node.id
+            for node in walk(self.function.node)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        }
+        return frozenset(found - rebound)
+
+    def _is_mapping(self, origin: ast.expr) -> bool:
+        if isinstance(origin, ast.Name) and origin.id == "dict" and self.index.is_builtin("dict"):
+            return True
+        return self.qualified_name(origin) in _MAPPING_ANNOTATIONS
 
     def annotation_kind(self, annotation: ast.expr) -> Kind:
         if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
