@@ -208,3 +208,16 @@ def test_a_base_class_method_runs_the_override_of_the_instance_called(tmp_path: 
     assert {(Path(r.user_stack[-1].filename).name, r.user_stack[-1].lineno) for r in explained.break_reasons} == {
         ("hinge.py", 9)
     }
+
+
+def test_an_option_also_reports_inside_the_library_files(workspace: tuple[Path, Path]) -> None:
+    site, user = workspace
+    results = api.check_paths([user], overrides={"report_library_files": True}, jobs=1)
+    inside = {
+        (result.path.name, d.range.start.line + 1, d.code)
+        for result in results
+        if result.path != user
+        for d in result.diagnostics
+    }
+    assert inside == {("metrics.py", 2, "GM101"), ("metrics.py", 3, "GM201"), ("losses.py", 7, "GM302")}
+    assert not any(result.path.name == "unused.py" for result in results)  # nothing compiled reaches it

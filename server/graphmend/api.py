@@ -524,8 +524,9 @@ def check_paths(
     summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in others], jobs, advance) if s is not None]
     main = checked[0][1] if checked else Settings().merged(overrides or {})
     project = Project(summaries, library_loader(main, cache))
+    in_libraries = []
     if main.follow_libraries:
-        attach_called_findings(project, (os.path.realpath(path) for path, _ in checked), main, cache, jobs)
+        in_libraries = attach_called_findings(project, (os.path.realpath(p) for p, _ in checked), main, cache, jobs)
     # Files that other files compile or call into are analysed again, with what the project says.
     again = [
         (index, (path, settings, cache, context))
@@ -536,7 +537,7 @@ def check_paths(
     total += len(again)
     for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
         results[index] = result
-    return results
+    return results + in_libraries if main.report_library_files else results
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:
@@ -562,10 +563,11 @@ def _hidden_settings(settings: Settings) -> Settings:
 
 def attach_called_findings(
     project: Project, reported: Iterable[str], settings: Settings, cache: Cache | None = None, jobs: int | None = 1
-) -> None:
+) -> list[FileResult]:
     """Check the files compiled code reaches that are not `reported` (libraries; for the CLI also
     project files outside the checked paths) and give each reported file, in its context, the
-    findings its calls lead to (`library_calls.py`)."""
+    findings its calls lead to (`library_calls.py`). Returns those files' own findings that the
+    reported files' compiled code reaches (for `report-library-files`)."""
     hidden = hidden_files(project, reported)
     contexts = {path: project.context_for(path) for path in hidden}
     work = [
@@ -577,6 +579,13 @@ def attach_called_findings(
     for result in _map(_check_file_job, work, jobs) if work else ():
         found[str(result.path)] = result.diagnostics
     project.called_findings = called_findings(project, found, contexts)
+    reached = []
+    for path, diagnostics in found.items():
+        entered = {entry.qualname for entry in contexts[path].entries}
+        own = tuple(d for d in diagnostics if d.data.get("entry") in entered)
+        if own:
+            reached.append(FileResult(Path(path), own))
+    return reached
 
 
 MAX_FIX_ROUNDS = 10

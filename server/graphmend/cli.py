@@ -147,6 +147,12 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="follow compiled code into installed packages and report their breaks at your calls",
     )
     parser.add_argument(
+        "--report-library-files",
+        action="store_true",
+        default=None,
+        help="with --follow-libraries, also report the findings inside those files (implies it)",
+    )
+    parser.add_argument(
         "--library-path",
         action="append",
         metavar="DIR",
@@ -170,8 +176,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["cuda-graphs"] = args.cuda_graphs
     if args.torch_version is not None:
         overrides["torch-version"] = args.torch_version
-    if args.follow_libraries or args.library_path:
+    if args.follow_libraries or args.library_path or args.report_library_files:
         overrides["follow-libraries"] = True
+    if args.report_library_files:
+        overrides["report-library-files"] = True
     if args.library_path:
         overrides["library-paths"] = args.library_path
     return overrides

@@ -51,6 +51,8 @@ _KNOWN_KEYS = {
     "follow_libraries": "follow_libraries",
     "library-paths": "library_paths",
     "library_paths": "library_paths",
+    "report-library-files": "report_library_files",
+    "report_library_files": "report_library_files",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # Where the CUDA-graph rules (GM4xx) run: "auto" in code compiled by a site that asks for CUDA
@@ -126,6 +128,8 @@ class Settings:
     # precision is measured (benchmarks/README.md, "Into the libraries compiled code calls").
     follow_libraries: bool = False
     library_paths: tuple[str, ...] = ()
+    # With `follow_libraries`: also list those files' own findings that compiled code reaches.
+    report_library_files: bool = False
 
     @property
     def target_torch(self) -> tuple[int, int] | None:
