@@ -20,7 +20,7 @@ from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_si
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
 from .libraries import LibraryFinder, default_search_paths
-from .library_calls import called_findings, hidden_files
+from .library_calls import called_findings, hidden_files, reached_from_elsewhere
 from .project import ModuleSummary, Project, summarize
 from .regions import ProjectContext
 from .rule_docs import rule_page, rule_pages
@@ -570,22 +570,14 @@ def attach_called_findings(
     reported files' compiled code reaches (for `report-library-files`)."""
     hidden = hidden_files(project, reported)
     contexts = {path: project.context_for(path) for path in hidden}
-    work = [
-        (Path(path), _hidden_settings(settings), cache, context)
-        for path, context in contexts.items()
-        if context.entries
-    ]
+    hidden_settings = _hidden_settings(settings)
+    work = [(Path(path), hidden_settings, cache, context) for path, context in contexts.items() if context.entries]
     found: dict[str, tuple[Diagnostic, ...]] = dict.fromkeys(hidden, ())
     for result in _map(_check_file_job, work, jobs) if work else ():
         found[str(result.path)] = result.diagnostics
     project.called_findings = called_findings(project, found, contexts)
-    reached = []
-    for path, diagnostics in found.items():
-        entered = {entry.qualname for entry in contexts[path].entries}
-        own = tuple(d for d in diagnostics if d.data.get("entry") in entered)
-        if own:
-            reached.append(FileResult(Path(path), own))
-    return reached
+    own = {path: reached_from_elsewhere(diagnostics, contexts[path]) for path, diagnostics in found.items()}
+    return [FileResult(Path(path), diagnostics) for path, diagnostics in own.items() if diagnostics]
 
 
 MAX_FIX_ROUNDS = 10

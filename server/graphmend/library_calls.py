@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .diagnostics import Diagnostic, RelatedLocation
 from .project import Project
-from .regions import CalledFinding, CompiledRegions, ExternalRef, ProjectContext
+from .regions import CalledFinding, CompiledRegions, ProjectContext
 from .settings import Settings
 from .source import Position, Range, SourceText
 
@@ -54,7 +54,7 @@ def called_findings(
         for ref in function.external if function is not None else ():
             if reached.callee not in project.targets(ref, summary):
                 continue
-            call = ExternalRef(ref.kind, ref.target, ref.member)
+            call = replace(ref, tensors=())
             finding = CalledFinding(reached.caller[1], call, _at_call(project, reached))
             key = (call, reached.path, reached.diagnostic.range.start, reached.diagnostic.code)
             found.setdefault(reached.caller[0], {}).setdefault(key, finding)
@@ -68,12 +68,8 @@ def _reached(
     walking back over all callers through hidden files."""
     callers = project.callers()
     for path, diagnostics in hidden.items():
-        entered = {entry.qualname for entry in contexts[path].entries}
-        for diagnostic in diagnostics:
-            entry = diagnostic.data.get("entry")
-            if entry not in entered:
-                continue
-            start: _Key = (path, entry)
+        for diagnostic in reached_from_elsewhere(diagnostics, contexts[path]):
+            start: _Key = (path, diagnostic.data["entry"])
             queue: deque[tuple[_Key, tuple[str, ...]]] = deque([(start, ())])
             seen = {start}
             while queue:
@@ -84,6 +80,13 @@ def _reached(
                     elif caller not in seen:
                         seen.add(caller)
                         queue.append((caller, (project.dotted(key), *via)))
+
+
+def reached_from_elsewhere(diagnostics: Iterable[Diagnostic], context: ProjectContext) -> tuple[Diagnostic, ...]:
+    """The findings of a hidden file in functions other files' compiled code enters (not under a
+    compile site or `forward` of its own)."""
+    entered = {entry.qualname for entry in context.entries}
+    return tuple(d for d in diagnostics if d.data.get("entry") in entered)
 
 
 def _at_call(project: Project, found: _Reached) -> Diagnostic:
@@ -131,11 +134,7 @@ def call_site_diagnostics(
         if function is None or not settings.is_enabled(finding.diagnostic.code):
             continue
         for call, _, ref in regions.call_targets(function):
-            if ref is None or (ref.kind, ref.target, ref.member) != (
-                finding.call.kind,
-                finding.call.target,
-                finding.call.member,
-            ):
+            if ref is None or replace(ref, tensors=()) != finding.call:
                 continue
             place = source.node_range(call.func)
             if place.end.line != place.start.line or source.is_suppressed(place.start.line, finding.diagnostic.code):

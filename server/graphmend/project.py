@@ -298,8 +298,7 @@ class Project:
         for summary in sorted(summaries, key=lambda s: s.path):
             self._add(summary, summary.name)
         self._load_library = load_library
-        self.libraries: dict[str, ModuleSummary] = {}  # the library modules loaded, by dotted name
-        self.library_paths: set[str] = set()
+        self.library_paths: set[str] = set()  # the library modules loaded
         self._not_installed: set[str] = set()
         # Per reported file: findings of files not reported themselves that its calls lead to
         # (`library_calls.called_findings`, set by the front that decides which files are reported).
@@ -329,13 +328,12 @@ class Project:
         return candidates[0]
 
     def _library(self, name: str) -> ModuleSummary | None:
-        if self._load_library is None or name in self._not_installed or len(self.libraries) >= MAX_LIBRARY_MODULES:
+        if self._load_library is None or name in self._not_installed or len(self.library_paths) >= MAX_LIBRARY_MODULES:
             return None
         summary = self._load_library(name)
         if summary is None or summary.path in self.summaries:
             self._not_installed.add(name)
             return None
-        self.libraries[name] = summary
         self.library_paths.add(summary.path)
         self._add(summary, name)
         return summary
@@ -485,21 +483,26 @@ class Project:
                     continue
                 step = reached[key]
                 following = _Step(step.entry, step.why, step.site, key)
-                for callee in function.calls:
-                    relax((summary.path, callee), distance, following, front=True)
                 for ref in function.external:
                     if ref.kind in ("instance", "method"):
                         cls = self._class(ref.target, summary)
                         if cls is not None:
                             instantiated.add((cls[0].path, cls[1]))
-                    for callee_key in self.targets(ref, summary):
-                        crosses = callee_key[0] != summary.path
-                        relax(callee_key, distance + crosses, following, front=not crosses)
+                for callee_key in self._callees(summary, function):
+                    crosses = callee_key[0] != summary.path
+                    relax(callee_key, distance + crosses, following, front=not crosses)
             for base_key, override_key in self._dispatched(instantiated, reached):
                 self._overrides.setdefault(base_key, set()).add(override_key)
                 relax(override_key, cost[base_key] + (override_key[0] != base_key[0]), reached[base_key], front=False)
         self._reached = reached
         return reached
+
+    def _callees(self, summary: ModuleSummary, function: FunctionSummary) -> Iterator[_Key]:
+        """What a function calls: its own file's functions, then those its calls leaving the file run."""
+        for callee in function.calls:
+            yield summary.path, callee
+        for ref in function.external:
+            yield from self.targets(ref, summary)
 
     def _dispatched(self, instantiated: set[tuple[str, str]], reached: dict[_Key, _Step]) -> list[tuple[_Key, _Key]]:
         """(reached method of a base class, the override an instantiated subclass runs instead) not reached yet."""
@@ -527,13 +530,8 @@ class Project:
             for key in self.reached():
                 summary = self.summaries[key[0]]
                 function = summary.function(key[1])
-                if function is None:
-                    continue
-                for callee in function.calls:
-                    found.setdefault((summary.path, callee), set()).add(key)
-                for ref in function.external:
-                    for callee_key in self.targets(ref, summary):
-                        found.setdefault(callee_key, set()).add(key)
+                for callee_key in self._callees(summary, function) if function is not None else ():
+                    found.setdefault(callee_key, set()).add(key)
             for base_key, overrides in self._overrides.items():  # an override runs where its base is called
                 for override_key in overrides:
                     found.setdefault(override_key, set()).update(found.get(base_key, ()))

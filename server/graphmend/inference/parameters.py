@@ -8,6 +8,7 @@ from functools import cached_property
 
 from .. import torch_api
 from ..kinds import TENSORISH, Env, Kind, join
+from ..regions import bound_names
 from ..semantics import walk
 from .compile_time import CompileTimeFacts
 
@@ -97,11 +98,7 @@ class ParameterKinds(CompileTimeFacts):
             and len(arg.annotation.slice.elts) == 2
             and self.annotation_kind(arg.annotation.slice.elts[1]) is Kind.TENSOR
         }
-        rebound = {
-            node.id
-            for node in walk(self.function.node)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-        }
+        rebound = set(bound_names(self.function.node))
         return frozenset(found - rebound)
 
     def _is_mapping(self, origin: ast.expr) -> bool:

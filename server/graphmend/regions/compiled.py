@@ -32,6 +32,7 @@ class CompiledRegions(EntryFinder):
         self._callees = callees or (lambda regions, function: list(regions.own_callees(function)))
         self._instances: dict[int, dict[str, ClassInfo | str]] = {}
         self._attribute_instances: dict[int, dict[str, ClassInfo | str]] = {}
+        self._sequence_attributes: dict[int, dict[str, list[ClassInfo | str]]] = {}
         self._attribute_functions: dict[int, dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]] = {}
         self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
         self._binding_cache: dict[int, list[ast.stmt | ast.expr]] = {}

@@ -40,6 +40,7 @@ class CallResolution(ScopeFacts):
     context: ProjectContext
     _instances: dict[int, dict[str, ClassInfo | str]]
     _attribute_instances: dict[int, dict[str, ClassInfo | str]]
+    _sequence_attributes: dict[int, dict[str, list[ClassInfo | str]]]
     _attribute_functions: dict[int, dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]]
 
     def resolve_function_name(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
@@ -150,18 +151,25 @@ class CallResolution(ScopeFacts):
         func = call.func
         if not (isinstance(func, ast.Attribute) and scope.owner is not None and scope.is_self(func.value)):
             return []
-        for method in scope.owner.methods.values():
-            for node in self._assignments(method):
-                value = node.value
-                if not isinstance(value, ast.Call) or self._qualified(value.func, method) not in _SEQUENTIAL:
-                    continue
-                if any(
-                    isinstance(t, ast.Attribute) and t.attr == func.attr and method.is_self(t.value)
-                    for t in node.targets
-                ):
+        return self._sequences(scope.owner).get(func.attr, [])
+
+    def _sequences(self, cls: ClassInfo) -> dict[str, list[ClassInfo | str]]:
+        """`self.layers = nn.Sequential(...)` in any method → {"layers": its members' classes} (the
+        first such assignment of each attribute), once per class."""
+        if id(cls.node) not in self._sequence_attributes:
+            found: dict[str, list[ClassInfo | str]] = {}
+            for method in cls.methods.values():
+                for node in self._assignments(method):
+                    value = node.value
+                    if not isinstance(value, ast.Call) or self._qualified(value.func, method) not in _SEQUENTIAL:
+                        continue
                     members = (self._constructed(a.func, method) for a in value.args if isinstance(a, ast.Call))
-                    return [member for member in members if member is not None]
-        return []
+                    classes = [member for member in members if member is not None]
+                    for target in node.targets:
+                        if isinstance(target, ast.Attribute) and method.is_self(target.value):
+                            found.setdefault(target.attr, classes)
+            self._sequence_attributes[id(cls.node)] = found
+        return self._sequence_attributes[id(cls.node)]
 
     def _class_attribute_functions(
         self, cls: ClassInfo
