@@ -14,7 +14,7 @@ installed 4.49.0). In a fresh process per program, with SITE first on `sys.path`
    which records the lines run in the program and in SITE's and transformers' files;
 2. the compiled model runs the same way and Dynamo's graph_breaks log gives the break sites (the
    innermost user frame of each break: a line of the program or of a library).
-graphmend checks the program with `follow-libraries` on and `library-paths = [SITE]`: a finding in the
+graphmend checks the program (alone, as its own project) with `follow-libraries` on and `library-paths = [SITE]`: a finding in the
 program counts at its lines, a finding reported at a call counts at its library line. Recall: of
 Dynamo's break sites in the program and the libraries, those graphmend names; precision: of
 graphmend's findings whose line ran, those where Dynamo broke. Then `graphmend fix --unsafe-fixes` on a
@@ -142,11 +142,16 @@ def measure(program: Path, site: Path, out: Path, timeout: float) -> dict[str, A
 
 def graphmend_sites(program: Path, site: Path) -> list[tuple[Site, Site, str, str]]:
     """Each finding as (where it counts, where it is reported, code, message): a finding reported at a
-    call counts at its library line."""
+    call counts at its library line. The program is checked alone, as the project it stands for (in
+    place, the other programs beside it would be its project too, and their calls would count)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
     from graphmend import api
 
-    [result] = api.check_paths([program], overrides={"follow_libraries": True, "library_paths": (str(site),)}, jobs=1)
+    with tempfile.TemporaryDirectory(prefix="graphmend-user-project-") as alone:
+        copy = Path(alone) / program.name
+        shutil.copy(program, copy)
+        overrides = {"follow_libraries": True, "library_paths": (str(site),)}
+        [result] = api.check_paths([copy], overrides=overrides, jobs=1)
     found = []
     for diagnostic in result.diagnostics:
         reported = (os.path.realpath(program), diagnostic.range.start.line + 1)

@@ -354,3 +354,22 @@ def test_a_call_a_later_torch_traces_is_not_reported_for_it(tmp_path: Path, caps
 
     assert codes("--torch-version", "2.13") == ["GM307"]
     assert codes("--torch-version", "2.14") == []
+
+
+def test_what_torch_2_9_traces_is_not_reported_for_it(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`.tolist()` and a tensor slice bound break on torch 2.13 and not on 2.9.1 (the corpus under
+    2.9.1, `benchmarks/torch_versions.py`)."""
+    (tmp_path / "split.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef f(x, lengths: torch.Tensor):\n"
+        "    sizes = lengths.tolist()\n    head = x[: lengths.sum()]\n    return torch.split(x, sizes), head\n"
+    )
+
+    def lines(*flags: str) -> list[tuple[str, int]]:
+        out = run(capsys, "check", "--output-format", "json", "--no-cache", *flags, str(tmp_path))[1]
+        return [(d["code"], d["line"]) for d in json.loads(out)]
+
+    assert lines("--torch-version", "2.13") == [("GM301", 6), ("GM309", 7)]
+    assert lines("--torch-version", "2.9") == []
+    (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.9.1+cpu\n")  # the project's pin decides
+    assert lines() == []
+    assert lines("--torch-version", "2.13") == [("GM301", 6), ("GM309", 7)]  # the flag wins

@@ -221,3 +221,93 @@ def test_an_option_also_reports_inside_the_library_files(workspace: tuple[Path, 
     }
     assert inside == {("metrics.py", 2, "GM101"), ("metrics.py", 3, "GM201"), ("losses.py", 7, "GM302")}
     assert not any(result.path.name == "unused.py" for result in results)  # nothing compiled reaches it
+
+
+def write_auglib(site: Path) -> Path:
+    """A package binding `Tensor = torch.Tensor` in `auglib.core._backend`, re-exported by
+    `auglib.core`, and a `Crop` whose `crop` reads `int(params["n"])` of `params: Dict[str, Tensor]`
+    (line 13 of crop.py), as kornia does."""
+    (site / "auglib" / "core").mkdir(parents=True)
+    (site / "auglib" / "__init__.py").write_text("from .crop import Crop\n")
+    (site / "auglib" / "core" / "__init__.py").write_text("from ._backend import Tensor\n")
+    (site / "auglib" / "core" / "_backend.py").write_text("import torch\n\nTensor = torch.Tensor\n")
+    (site / "auglib" / "crop.py").write_text(
+        "from typing import Dict\n\nfrom torch import nn\n\nfrom auglib.core import Tensor\n\n\n"
+        "class Crop(nn.Module):\n"
+        "    def forward(self, x):\n"
+        '        return self.crop(x, {"n": x.new_tensor(2)})\n\n'
+        "    def crop(self, x: Tensor, params: Dict[str, Tensor]) -> Tensor:\n"
+        '        n = int(params["n"])\n'
+        "        return x[..., :n]\n"
+    )
+    return site
+
+
+def write_divlib(site: Path) -> Path:
+    """A package whose `safe_divide(num, denom, zero_division=0.0)` tests `zero_division == "warn"
+    and torch.any(denom == 0)` (line 5 of compute.py), as torchmetrics' `_safe_divide` does."""
+    (site / "divlib").mkdir(parents=True)
+    (site / "divlib" / "__init__.py").write_text("from .compute import safe_divide\n")
+    (site / "divlib" / "compute.py").write_text(
+        "import torch\n\n\ndef safe_divide(num, denom, zero_division=0.0):\n"
+        '    if zero_division == "warn" and torch.any(denom == 0):\n'
+        "        zero_division = 0.0\n"
+        "    return num / denom.clamp(min=1e-6)\n"
+    )
+    return site
+
+
+def _explained_sites(site: Path, user: Path, package: str, *inputs: object) -> set[tuple[str, int]]:
+    """Dynamo's break sites (file name, line) for the user's `Model` run on `inputs`, the library on `sys.path`."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(site))
+    try:
+        namespace: dict[str, object] = {}
+        exec(compile(user.read_text().replace("model = torch.compile(Model())\n", ""), str(user), "exec"), namespace)
+        torch._dynamo.reset()
+        explained = torch._dynamo.explain(namespace["Model"]())(*inputs)
+    finally:
+        sys.path.remove(str(site))
+        for name in [m for m in sys.modules if m == package or m.startswith(f"{package}.")]:
+            del sys.modules[name]
+    return {(Path(r.user_stack[-1].filename).name, r.user_stack[-1].lineno) for r in explained.break_reasons}
+
+
+def _user_model(tmp_path: Path, imports: str, forward: str, layer: str = "nn.Identity()") -> Path:
+    """A user's model whose `__init__` makes `self.layer = <layer>` and whose `forward` (line 13) is `forward`."""
+    user = tmp_path / "train.py"
+    user.write_text(
+        f"import torch\nfrom torch import nn\n\n{imports}\n\n\nclass Model(nn.Module):\n"
+        f"    def __init__(self):\n        super().__init__()\n        self.layer = {layer}\n\n"
+        f"    def forward(self, x):\n        {forward}\n\n\nmodel = torch.compile(Model())\n"
+    )
+    return user
+
+
+def test_a_torch_alias_the_library_re_exports_types_its_annotations(tmp_path: Path) -> None:
+    """kornia binds `Tensor = torch.Tensor` in `kornia.core._backend` and its modules import it from
+    `kornia.core`: a `Dict[str, Tensor]` parameter annotated with it maps to tensors."""
+    torch = pytest.importorskip("torch")
+    site = write_auglib(tmp_path / "site")
+    user = _user_model(tmp_path, "from auglib import Crop", "return self.layer(x)", "Crop()")
+    overrides = {"follow_libraries": True, "library_paths": (str(site),)}
+    assert _library_findings(user, overrides) == {(13, "GM301", "crop.py", 13)}
+    assert _explained_sites(site, user, "auglib", torch.ones(2, 4)) == {("crop.py", 13)}
+
+
+def test_a_parameter_no_call_passes_keeps_its_default(tmp_path: Path) -> None:
+    """torchmetrics' `_safe_divide(num, denom, zero_division=0.0)` tests `zero_division == "warn"
+    and torch.any(denom == 0)`: when no call in the project passes `zero_division`, the tensor
+    operand never runs and nothing breaks; when one passes it, the break is reported."""
+    torch = pytest.importorskip("torch")
+    site = write_divlib(tmp_path / "site")
+    overrides = {"follow_libraries": True, "library_paths": (str(site),)}
+    inputs = (torch.zeros(3),)
+    default = _user_model(tmp_path, "from divlib import safe_divide", "return safe_divide(x + 1, x)")
+    assert _library_findings(default, overrides) == set()
+    assert _explained_sites(site, default, "divlib", *inputs) == set()
+    warned = _user_model(
+        tmp_path, "from divlib import safe_divide", 'return safe_divide(x + 1, x, zero_division="warn")'
+    )
+    assert _library_findings(warned, overrides) == {(13, "GM101", "compute.py", 5)}
+    assert _explained_sites(site, warned, "divlib", *inputs) == {("compute.py", 5)}

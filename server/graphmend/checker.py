@@ -80,6 +80,7 @@ def _check(
             module_bases,
             may_have_walrus=":=" in text,
             plain_bases=context.plain_bases,
+            foreign_aliases=dict(context.torch_aliases),
         )
         layout = Layout(tree, source)
         callees = cache.callees(layout, index) if cache is not None else None
@@ -259,9 +260,9 @@ class _Collector:
     def _range(self, target: ast.AST) -> Range:
         """Where a diagnostic goes: the node, except that a method call spanning lines starts at
         the method's name, the line CPython (and so Dynamo's break report) gives the call, and an
-        `if` reported for its test covers its header."""
+        `if` (or a conditional expression) reported for its test covers it up to the test's end."""
         found = self.source.node_range(target)
-        if isinstance(target, ast.If):  # the header, from `if` to the end of its test
+        if isinstance(target, (ast.If, ast.IfExp)):  # the header, from `if` to the end of its test
             return Range(found.start, self.source.node_range(target.test).end)
         func = target.func if isinstance(target, ast.Call) else None
         if isinstance(func, ast.Attribute) and func.end_lineno is not None and func.end_lineno > target.lineno:  # type: ignore[attr-defined]

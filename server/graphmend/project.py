@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from . import torch_api
 from .analysis.call_facts import KindFacts
 from .inference.compile_time import returned_compile_constant
 from .libraries import MAX_LIBRARY_MODULES
@@ -48,6 +49,13 @@ from .semantics import (
 from .source import SourceText
 
 _MAX_RE_EXPORTS = 8  # `from .a import X` chains followed when resolving a name
+_TORCH_ROOTS = frozenset({"torch", "numpy"})  # packages whose names imported aliases may stand for
+# The names such an alias is looked for under (kornia's `Tensor`, `zeros`, `Module`...): only these
+# imports are followed, so that checking a file loads no module just to learn it defines a function.
+_TORCH_NAMES = frozenset(
+    {"Tensor", "BoolTensor", "LongTensor", "FloatTensor", "Parameter", "Module", "Size", "dtype", "device"}
+    | {name.rsplit(".", 1)[-1] for name in torch_api.TENSOR_FUNCTIONS | torch_api.BOOL_TENSOR_FUNCTIONS}
+)
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,12 @@ class ModuleSummary:
     # Dynamo capture settings set at module level (`torch._dynamo.config.capture_scalar_outputs = True`):
     # they hold for the whole process, so for what this file's compile sites compile in other files too.
     captures: tuple[str, ...] = ()
+    # Per name its calls use (`f(...)`, `mod.f(...)`): the most positional arguments one passes and
+    # every keyword any passes (`*args` counts as unbounded, `**kw` as the keyword "**").
+    arguments: tuple[tuple[str, int, tuple[str, ...]], ...] = ()
+    # Imported names and functions of this file used other than by calling them (`partial(f, ...)`,
+    # `table = {"a": f}`): what they are called with cannot be seen.
+    escaped: tuple[str, ...] = ()
     _by_qualname: dict[str, FunctionSummary] = field(default_factory=dict, compare=False, repr=False)
 
     def function(self, qualname: str) -> FunctionSummary | None:
@@ -224,7 +238,43 @@ def summarize_module(
         replayed,
         tuple(index.function_tables.items()),
         tuple(sorted(regions.module_level_captures())),
+        *_call_arguments(index),
     )
+
+
+_UNBOUNDED = 1 << 16  # `f(*args)`: any number of positional arguments
+
+
+def _call_arguments(index: ModuleIndex) -> tuple[tuple[tuple[str, int, tuple[str, ...]], ...], tuple[str, ...]]:
+    """The module's `arguments` and `escaped` (see `ModuleSummary`): which parameters of a
+    library function some call passes, so that the project knows those no call does."""
+    positional: dict[str, int] = {}
+    keywords: dict[str, set[str]] = {}
+    callees: set[int] = set()
+    loaded: list[ast.Name | ast.Attribute] = []
+    for node in ast.walk(index.tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            callees.add(id(func))
+            if name is None:
+                continue
+            count = _UNBOUNDED if any(isinstance(a, ast.Starred) for a in node.args) else len(node.args)
+            positional[name] = max(positional.get(name, 0), count)
+            keywords.setdefault(name, set()).update(k.arg or "**" for k in node.keywords)
+        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            loaded.append(node)
+    escaped = {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in loaded
+        if id(node) not in callees
+        and (
+            (isinstance(node, ast.Name) and (node.id in index.imports or node.id in index.functions))
+            or (isinstance(node, ast.Attribute) and index.qualified_name(node) is not None)
+        )
+    }
+    arguments = tuple((name, positional[name], tuple(sorted(keywords[name]))) for name in sorted(positional))
+    return arguments, tuple(sorted(escaped))
 
 
 def _star_imports(index: ModuleIndex) -> list[tuple[str, str]]:
@@ -308,6 +358,7 @@ class Project:
         self._reached: dict[_Key, _Step] | None = None
         self._callers: dict[_Key, set[_Key]] | None = None
         self._overrides: dict[_Key, set[_Key]] = {}  # a base method → the overrides `reached` dispatched to
+        self._passed: tuple[dict[str, tuple[int, set[str]]], set[str]] | None = None
 
     def _add(self, summary: ModuleSummary, name: str) -> None:
         self.summaries[summary.path] = summary
@@ -316,6 +367,7 @@ class Project:
         self._classes[summary.path] = {c.name: c for c in summary.classes}
         self._tables[summary.path] = dict(summary.tables)
         self._imports[summary.path] = dict(summary.imports)
+        self._passed = None
 
     # ------------------------------------------------------------------ names
     def _module(self, name: str, importer: ModuleSummary | None) -> ModuleSummary | None:
@@ -678,7 +730,72 @@ class Project:
             replaced,
             tuple(guards),
             self.called_findings.get(path, ()),
+            self._torch_aliases(summary),
+            self._unpassed_parameters(summary) if path in self.library_paths else (),
         )
+
+    def _unpassed_parameters(self, summary: ModuleSummary) -> tuple[tuple[str, frozenset[str]], ...]:
+        """For the module-level functions of a library module: the parameters no call in the
+        project passes (`_safe_divide(num, denom)` never given `zero_division`). Reach into a
+        library goes only through the project's calls, so there they keep their defaults."""
+        if self._passed is None:  # over the project's files and the library modules compiled code reaches
+            passed: dict[str, tuple[int, set[str]]] = {}
+            escaped: set[str] = set()
+            reached = {path for path, _ in self.reached()}
+            for other in self.summaries.values():
+                if other.path in self.library_paths and other.path not in reached:
+                    continue  # loaded only to resolve a name: none of its code runs compiled
+                for name, count, given in other.arguments:
+                    most, names = passed.get(name, (0, set()))
+                    passed[name] = (max(most, count), names | set(given))
+                escaped.update(other.escaped)
+            self._passed = passed, escaped
+        passed, escaped = self._passed
+        found = []
+        for function in summary.functions:
+            name = function.qualname
+            if "." in name or name in escaped or (summary.path, name) not in self.reached():
+                continue
+            most, keywords = passed.get(name, (0, set()))
+            if "**" in keywords:
+                continue
+            unpassed = frozenset(
+                parameter
+                for position, parameter in enumerate(function.parameters)
+                if (position >= function.positional or position >= most) and parameter not in keywords
+            )
+            if unpassed:
+                found.append((name, unpassed))
+        return tuple(found)
+
+    def _torch_aliases(self, summary: ModuleSummary) -> tuple[tuple[str, str], ...]:
+        """The file's imports of names torch calls by that name that another module binds to a
+        torch name (`from kornia.core import Tensor`)."""
+        found = []
+        for name, qualname in summary.imports:
+            if name.startswith("*") or qualname.split(".", 1)[0] in _TORCH_ROOTS or name not in _TORCH_NAMES:
+                continue
+            target = self.external_name(qualname, summary)
+            if target is not None and target.split(".", 1)[0] in _TORCH_ROOTS:
+                found.append((qualname, target))
+        return tuple(sorted(set(found)))
+
+    def external_name(self, qualname: str, importer: ModuleSummary | None = None, depth: int = 0) -> str | None:
+        """The name outside the project that a qualified name comes to through re-exports and
+        module-level aliases (`kornia.core.Tensor` → `torch.Tensor`); None when it is defined in the
+        project or cannot be followed."""
+        if qualname.startswith(".") or depth > _MAX_RE_EXPORTS:
+            return None
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            summary = self._module(".".join(parts[:cut]), importer)
+            if summary is None:
+                continue
+            imported = self._imports[summary.path].get(parts[cut])
+            if imported is None:
+                return None
+            return self.external_name(".".join([imported, *parts[cut + 1 :]]), summary, depth + 1)
+        return qualname if depth else None
 
     def _compile_constant(self, qualname: str, importer: ModuleSummary) -> bool | None:
         found = self.resolve(qualname, importer)
@@ -757,6 +874,8 @@ def graph_of(summary: ModuleSummary) -> tuple[object, ...]:
         tuple((e.target, e.why) for e in summary.entries),
         summary.tables,
         summary.captures,
+        summary.arguments,
+        summary.escaped,
     )
 
 
@@ -773,6 +892,8 @@ def context_key(context: ProjectContext) -> str:
             [(name, sorted(names)) for name, names in context.tensor_parameters],
             context.compile_guards,
             context.called_findings,
+            context.torch_aliases,
+            [(name, sorted(names)) for name, names in context.unpassed_parameters],
         )
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -825,6 +946,8 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
         "replayed": list(summary.replayed),
         "tables": [[name, list(members)] for name, members in summary.tables],
         "captures": list(summary.captures),
+        "arguments": [[name, count, list(names)] for name, count, names in summary.arguments],
+        "escaped": list(summary.escaped),
     }
 
 
@@ -864,4 +987,6 @@ def summary_from_json(raw: dict) -> ModuleSummary:
         tuple(raw["replayed"]),
         tuple((name, tuple(members)) for name, members in raw["tables"]),
         tuple(raw["captures"]),
+        tuple((name, count, tuple(names)) for name, count, names in raw["arguments"]),
+        tuple(raw["escaped"]),
     )

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections import deque
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -192,12 +192,16 @@ class ModuleIndex:
         module_bases: frozenset[str] = frozenset(),
         may_have_walrus: bool = True,
         plain_bases: frozenset[str] = frozenset(),
+        foreign_aliases: Mapping[str, str] | None = None,
     ) -> None:
         self.tree = tree
         self.may_have_walrus = may_have_walrus  # the checker passes `":=" in text`
         # Imported bases known to be nn.Module subclasses: by the project, or named in `module-bases`.
         self.module_bases = module_bases
         self.plain_bases = plain_bases  # imported bases the project found and knows are not modules
+        # Imported names the project found to be another module's alias of a torch name
+        # (`from kornia.core import Tensor`, where kornia binds `Tensor = torch.Tensor`) → that name.
+        self.foreign_aliases: Mapping[str, str] = foreign_aliases or {}
         self.module_name = module_name
         self.is_package = is_package
         self.imports: dict[str, str] = {}
@@ -221,6 +225,7 @@ class ModuleIndex:
             elif isinstance(stmt, ast.ClassDef):
                 self.classes[stmt.name] = self._add_class(stmt, stmt.name)
         self.module_names = set(_local_names(self.tree, self.may_have_walrus))
+        self.imports.update(self._module_aliases())
         for cls in self.classes.values():
             cls.bases = [self.classes[n] for n in cls.base_names if n is not None and n in self.classes]
         for cls in self.classes.values():
@@ -230,6 +235,36 @@ class ModuleIndex:
                 cls.guessed_from = self._unseen_base(cls)
                 cls.is_module = cls.guessed_from is not None
         self.function_tables = self._function_tables()
+
+    def _module_aliases(self) -> dict[str, str]:
+        """Module-level names bound once, at the top level, to an imported name (`Tensor =
+        torch.Tensor`, `F = torch.nn.functional`): they mean what an import would, here and in the
+        modules that import them (the summary exports them with the imports)."""
+        candidates: dict[str, str] = {}
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                qualname = self.qualified_name(stmt.value) if name not in self.imports else None
+                if qualname is not None:
+                    candidates[name] = qualname
+        if not candidates:
+            return {}
+        bindings = Counter(
+            n.id
+            for stmt in _scope_statements(self.tree.body)
+            for target in _binding_targets(stmt)
+            for n in walk(target)
+            if isinstance(n, ast.Name)
+        )
+        declared_global = {name for n in ast.walk(self.tree) if isinstance(n, ast.Global) for name in n.names}
+        return {
+            name: qualname
+            for name, qualname in candidates.items()
+            if bindings[name] == 1
+            and name not in declared_global
+            and name not in self.functions
+            and name not in self.classes
+        }
 
     def _function_tables(self) -> dict[str, tuple[str, ...]]:
         """Module-level dicts of this file's functions, bound once (`ROPE_INIT_FUNCTIONS = {"default":
@@ -392,6 +427,7 @@ class ModuleIndex:
             root = self.imports.get(name)
         if root is None:
             return None
+        root = self.foreign_aliases.get(root, root)
         return ".".join([root, *attrs])
 
     def is_builtin(self, name: str, shadowed: frozenset[str] | set[str] = frozenset()) -> bool:

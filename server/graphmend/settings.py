@@ -9,7 +9,9 @@ settings override them. Code selection works like Ruff's: the most specific pref
 from __future__ import annotations
 
 import fnmatch
+import glob
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -90,12 +92,76 @@ def parse_torch_version(text: str) -> tuple[int, int] | None:
 
 @cache
 def installed_torch_version() -> tuple[int, int] | None:
-    """The torch installed in the environment graphmend runs in, read from its metadata (torch is
-    never imported: the analysis must start and run without it); None when there is none."""
+    """The torch of the user's environment, read from its metadata (torch is never imported: the
+    analysis must start and run without it): the active virtual environment's (`VIRTUAL_ENV`, the
+    one a shell or editor activated for the project), else the one graphmend runs in; None when
+    there is none."""
+    virtual_env = os.environ.get("VIRTUAL_ENV")
+    if virtual_env:
+        pattern = os.path.join(glob.escape(virtual_env), "[Ll]ib", "*", "site-packages", "torch-*.dist-info")
+        for found in sorted(glob.glob(pattern)) + sorted(
+            glob.glob(os.path.join(glob.escape(virtual_env), "Lib", "site-packages", "torch-*.dist-info"))
+        ):
+            version = parse_torch_version(Path(found).name[len("torch-") : -len(".dist-info")])
+            if version is not None:
+                return version
     try:
         return parse_torch_version(metadata.version("torch"))
     except metadata.PackageNotFoundError:
         return None
+
+
+_PIN = re.compile(r"^\s*torch\s*(?:\[[^\]]*\])?\s*(?:===?|~=)\s*v?(\d+)\.(\d+)", re.IGNORECASE)
+_PIN_FILES = ("pyproject.toml", "requirements.txt")
+
+
+def pinned_torch_version(start: Path) -> tuple[int, int] | None:
+    """The torch release the project at or above `start` pins (`torch==2.9.1`, `torch~=2.9.0`) in its
+    pyproject.toml (`[project]` dependencies and optional dependencies, Poetry's table) or
+    requirements.txt: the nearest folder holding either decides. A range is no pin: None."""
+    directory = start if start.is_dir() else start.parent
+    for folder in [directory, *directory.parents]:
+        present = [folder / name for name in _PIN_FILES if (folder / name).is_file()]
+        if present:
+            for path in present:
+                try:
+                    stamp = path.stat().st_mtime_ns
+                except OSError:
+                    continue
+                version = _pin_in(str(path), stamp)
+                if version is not None:
+                    return version
+            return None
+    return None
+
+
+@cache
+def _pin_in(path: str, stamp: int) -> tuple[int, int] | None:  # `stamp`: an edited file is read again
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if not path.endswith(".toml"):
+        requirements = text.splitlines()
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+        project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
+        requirements = [r for r in project.get("dependencies", []) if isinstance(r, str)]
+        for extra in (project.get("optional-dependencies") or {}).values():
+            requirements += [r for r in extra if isinstance(r, str)] if isinstance(extra, list) else []
+        poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+        spec = poetry.get("torch") if isinstance(poetry, dict) else None
+        spec = spec.get("version") if isinstance(spec, dict) else spec
+        if isinstance(spec, str):
+            requirements.append("torch" + (spec if spec[:1] in "=~" else f"=={spec}"))
+    for requirement in requirements:
+        match = _PIN.match(requirement)
+        if match is not None:
+            return int(match.group(1)), int(match.group(2))
+    return None
 
 
 class SettingsError(ValueError):
@@ -119,8 +185,9 @@ class Settings:
     # import outside any package (`from ..layers import Block`) matches by its dotted tail.
     module_bases: frozenset[str] = frozenset()
     cuda_graphs: str = "auto"  # where the GM4xx rules run: one of CUDA_GRAPH_SCOPES
-    # The torch release the code runs on, (major, minor): no rewrite emits an API it lacks. None: the
-    # `torch` installed beside graphmend (`installed_torch_version`), else the newest graphmend knows.
+    # The torch release the code runs on, (major, minor): it decides findings (`torch_api.BREAKS_SINCE`)
+    # and no rewrite emits an API it lacks. Unset: the project's pin (`pinned_torch_version`), else the
+    # `torch` of the user's environment (`installed_torch_version`), else the newest graphmend knows.
     torch_version: tuple[int, int] | None = None
     # Follow compiled code's calls into installed packages and files outside the checked paths, and
     # report their breaks at the call (`libraries.py`, `library_calls.py`); packages are looked for in
@@ -291,6 +358,13 @@ def load_pyproject(path: Path) -> Settings:
 
 
 def settings_for(path: Path) -> Settings:
-    """Settings that apply to a file or directory: its nearest pyproject.toml, else defaults."""
-    pyproject = find_pyproject(path.resolve())
-    return load_pyproject(pyproject) if pyproject is not None else Settings()
+    """Settings that apply to a file or directory: its nearest pyproject.toml, else defaults; the
+    torch release, when none is set, from the project's pins (`pinned_torch_version`)."""
+    resolved = path.resolve()
+    pyproject = find_pyproject(resolved)
+    settings = load_pyproject(pyproject) if pyproject is not None else Settings()
+    if settings.torch_version is None:
+        pinned = pinned_torch_version(resolved)
+        if pinned is not None:
+            settings = replace(settings, torch_version=pinned)
+    return settings

@@ -290,6 +290,18 @@ UNTRACEABLE_CALLS: dict[str, str] = {
 # corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
 TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14)}
 
+# Breaks an older torch does not have, and the first release graphmend takes to have them. Measured
+# on the Dynamo corpus under torch 2.9.1 (`benchmarks/torch_versions.py`): there `.tolist()` and a
+# tensor used as a slice bound trace (Dynamo makes unbacked ints of them); 2.13.0 breaks on both.
+# 2.10 to 2.12 were not measured: they are taken to behave as the newest.
+BREAKS_SINCE: dict[str, tuple[int, int]] = {"tolist": (2, 10), "tensor slice bound": (2, 10)}
+
+
+def breaks_on(construct: str, torch_version: tuple[int, int] | None) -> bool:
+    """Whether `construct` (a key of BREAKS_SINCE) breaks the graph on `torch_version` (None: the newest)."""
+    return torch_version is None or torch_version >= BREAKS_SINCE[construct]
+
+
 # torch functions whose result is not a tensor and that Dynamo does not model: "torch.* op returned
 # non-Tensor" (gb0208), each measured on torch 2.13.0. `torch.backends.cudnn.flags(...)` (a
 # context manager, wav2vec2's CTC loss) also sends the rest of the frame to eager (gb0142).

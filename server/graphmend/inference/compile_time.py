@@ -94,6 +94,7 @@ class CompileTimeFacts(ExpressionKinds):
     """Truths decided under compile, and whether deciding a test needs data."""
 
     compile_constants: dict[str, bool]  # names bound at the top to a value fixed under compile
+    parameter_values: dict[str, object]  # parameters that hold their literal default (until rebound)
 
     @property
     def runs_inlined(self) -> bool:
@@ -141,7 +142,11 @@ class CompileTimeFacts(ExpressionKinds):
 
     def _fixed_leaf(self, test: ast.expr, seen: frozenset[str]) -> bool | None:
         if isinstance(test, ast.Name):
+            if test.id in self.parameter_values:
+                return bool(self.parameter_values[test.id])
             return self.compile_constants.get(test.id)
+        if isinstance(test, ast.Compare):
+            return self._compared_default(test)
         if isinstance(test, ast.Call):
             qualname = self.qualified_name(test.func)
             known = _library_guard(qualname)
@@ -158,6 +163,19 @@ class CompileTimeFacts(ExpressionKinds):
                     return guard
             return self._guard_function(test, seen)
         return None
+
+    def _compared_default(self, test: ast.Compare) -> bool | None:
+        """`zero_division == "warn"` where `zero_division` holds its default 0.0: False."""
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return None
+        left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Name) and isinstance(left, ast.Constant):
+            left, right = right, left
+        if not (isinstance(left, ast.Name) and left.id in self.parameter_values and isinstance(right, ast.Constant)):
+            return None
+        value, other = self.parameter_values[left.id], right.value
+        same = value is other if isinstance(test.ops[0], (ast.Is, ast.IsNot)) else value == other
+        return same if isinstance(test.ops[0], (ast.Eq, ast.Is)) else not same
 
     def _guard_function(self, call: ast.Call, seen: frozenset[str]) -> bool | None:
         """A module-level function of this file whose body returns a value fixed under compile (a

@@ -56,6 +56,11 @@ class ModuleAnalysis:
             analysis = FunctionAnalysis(self, function)
             analysis.run()
             kinds = analysis.return_kinds
+            if not kinds and analysis.ends_in_error(function.node.body):
+                # An abstract method (`raise NotImplementedError`): what the subclass's override
+                # returns, known only by the annotation (kornia's `transform_tensor(...) -> Tensor`).
+                returns = function.node.returns
+                kinds = [analysis.annotation_kind(returns) if returns is not None else Kind.UNKNOWN]
             result = kinds[0] if kinds else Kind.NONE
             for kind in kinds[1:]:
                 result = join(result, kind)

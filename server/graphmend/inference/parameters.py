@@ -8,8 +8,7 @@ from functools import cached_property
 
 from .. import torch_api
 from ..kinds import TENSORISH, Env, Kind, join
-from ..regions import bound_names
-from ..semantics import walk
+from ..semantics import FunctionInfo, walk
 from .compile_time import CompileTimeFacts
 
 _CONTAINER_ANNOTATIONS = frozenset(
@@ -84,22 +83,70 @@ class ParameterKinds(CompileTimeFacts):
 
     @cached_property
     def _tensor_mappings(self) -> frozenset[str]:
-        """Parameters annotated `Dict[str, Tensor]` (`dict`, `Mapping`...) that the function never
-        rebinds: a value looked up in one is a tensor (kornia's augmentation `params`)."""
+        """Parameters annotated `Dict[str, Tensor]` (`dict`, `Mapping`...) that the function rebinds
+        only to what a method of its class annotated so returns (kornia's augmentation `params`, and
+        `params, flags = self._process_kwargs_to_params_and_flags(params, flags)`): a value looked
+        up in one is a tensor."""
         if self.function is None:
             return frozenset()
         args = self.function.node.args
         found = {
             arg.arg
             for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs)
-            if isinstance(arg.annotation, ast.Subscript)
-            and self._is_mapping(arg.annotation.value)
-            and isinstance(arg.annotation.slice, ast.Tuple)
-            and len(arg.annotation.slice.elts) == 2
-            and self.annotation_kind(arg.annotation.slice.elts[1]) is Kind.TENSOR
+            if arg.annotation is not None and self._maps_to_tensors(arg.annotation)
         }
-        rebound = set(bound_names(self.function.node))
+        if not found:
+            return frozenset()
+        kept: set[int] = set()  # the targets a method's annotated return rebinds to tensor mappings
+        for node in walk(self.function.node):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                kept.update(self._returned_tensor_mappings(node.targets[0], node.value))
+        rebound = {
+            n.id
+            for n in walk(self.function.node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and id(n) not in kept
+        }
         return frozenset(found - rebound)
+
+    def _returned_tensor_mappings(self, target: ast.expr, value: ast.expr) -> list[int]:
+        """The name nodes of `target` that `value`, a call of a method of this class, binds to a
+        mapping to tensors by its return annotation (`-> Tuple[Dict[str, Tensor], Dict[str, Any]]`)."""
+        method = self._own_method(value.func) if isinstance(value, ast.Call) else None
+        returns = method.node.returns if method is not None else None
+        if returns is None:
+            return []
+        if isinstance(target, ast.Name):
+            return [id(target)] if self._maps_to_tensors(returns) else []
+        if not (isinstance(target, ast.Tuple) and isinstance(returns, ast.Subscript)):
+            return []
+        origin = returns.value
+        is_tuple = self.qualified_name(origin) == "typing.Tuple" or (
+            isinstance(origin, ast.Name) and origin.id == "tuple" and self.index.is_builtin("tuple")
+        )
+        elements = returns.slice.elts if isinstance(returns.slice, ast.Tuple) else []
+        if not is_tuple or len(elements) != len(target.elts):
+            return []
+        return [
+            id(name)
+            for name, annotation in zip(target.elts, elements)
+            if isinstance(name, ast.Name) and self._maps_to_tensors(annotation)
+        ]
+
+    def _own_method(self, func: ast.expr) -> FunctionInfo | None:
+        """`self.name` → the method of this function's class (or a same-file base) it calls."""
+        owner = self.function.owner if self.function is not None else None
+        if owner is None or not isinstance(func, ast.Attribute) or not self.is_self(func.value):
+            return None
+        return owner.find_method(func.attr)
+
+    def _maps_to_tensors(self, annotation: ast.expr) -> bool:
+        return (
+            isinstance(annotation, ast.Subscript)
+            and self._is_mapping(annotation.value)
+            and isinstance(annotation.slice, ast.Tuple)
+            and len(annotation.slice.elts) == 2
+            and self.annotation_kind(annotation.slice.elts[1]) is Kind.TENSOR
+        )
 
     def _is_mapping(self, origin: ast.expr) -> bool:
         if isinstance(origin, ast.Name) and origin.id == "dict" and self.index.is_builtin("dict"):

@@ -5,11 +5,12 @@ Branches are walked on copies and joined; loop bodies twice, so loop-carried val
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 from typing import Protocol
 
 from ..kinds import Env, Kind, join
-from ..regions import Entry
-from ..semantics import FunctionInfo, child_nodes
+from ..regions import Entry, bound_names
+from ..semantics import FunctionInfo, child_nodes, walk
 from .parameters import ParameterKinds
 from .state import ModuleFacts
 
@@ -42,10 +43,41 @@ class FunctionAnalysis(ParameterKinds):
         self.annotation_typed: dict[str, str] = {}
         self._env: Env = self._parameter_kinds() if (function and with_parameters) else {}
         self.compile_constants: dict[str, bool] = {}
+        self.parameter_values: dict[str, object] = self._kept_defaults() if (function and with_parameters) else {}
         self._depth = 0  # how many branches deep the walk is
         self.guards: list[tuple[ast.expr, bool]] = []  # enclosing Python-decided `if` tests, and the side taken
         if function is not None and not with_parameters and self.self_name:
             self.env[self.self_name] = Kind.SELF
+
+    def _kept_defaults(self) -> dict[str, object]:
+        """Parameters no call in the project passes (a library function reached only through the
+        project's calls, `ProjectContext.unpassed_parameters`) → their literal defaults. A
+        parameter rebound in a loop is left out: the walk sees a loop body before its rebinding."""
+        assert self.function is not None
+        unpassed = self.module.regions.context.parameters_unpassed(self.function.qualname)
+        if not unpassed:
+            return {}
+        args = self.function.node.args
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [
+            *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
+            *zip(args.kwonlyargs, args.kw_defaults),
+        ]
+        in_loops = {
+            name
+            for loop in walk(self.function.node)
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+            for stmt in loop.body
+            for name in bound_names(stmt)
+        }
+        return {
+            arg.arg: default.value
+            for arg, default in pairs
+            if arg.arg in unpassed
+            and arg.arg not in in_loops
+            and isinstance(default, ast.Constant)
+            and isinstance(default.value, (str, int, float, bool, type(None)))
+        }
 
     def run(self) -> None:
         if self.function is not None:
@@ -58,6 +90,8 @@ class FunctionAnalysis(ParameterKinds):
         while stack:
             node, condition = stack.pop()
             if isinstance(node, ast.Lambda):
+                if id(node) in self._called_lambdas:
+                    self._visit_lambda(node)
                 continue
             self.visitor(node, self, condition)
             if isinstance(node, ast.IfExp):
@@ -85,6 +119,22 @@ class FunctionAnalysis(ParameterKinds):
                 stack.extend((value, condition) for value in reversed(self._evaluated_under_compile(node)))
             else:
                 stack.extend((child, condition) for child in reversed(list(child_nodes(node))))
+
+    def _visit_lambda(self, node: ast.Lambda) -> None:
+        """A lambda's body, with the kinds in force where it is made (its closure) and its own
+        parameters unknown: Dynamo inlines the call, so what breaks in the body breaks there."""
+        saved = self.env
+        self.env = {**saved, **dict.fromkeys(lambda_parameters(node), Kind.UNKNOWN)}
+        self._kinds.clear()
+        try:
+            self._visit(node.body)
+        finally:
+            self.env = saved
+            self._kinds.clear()
+
+    @cached_property
+    def _called_lambdas(self) -> frozenset[int]:
+        return called_lambdas(self.function.node) if self.function is not None else frozenset()
 
     def _visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, condition: bool
@@ -136,6 +186,7 @@ class FunctionAnalysis(ParameterKinds):
             self.env[target.id] = kind
             self._kinds.clear()
             self.compile_constants.pop(target.id, None)
+            self.parameter_values.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
                 for element, element_value in zip(target.elts, value.elts):
@@ -335,3 +386,49 @@ class FunctionAnalysis(ParameterKinds):
             for child in child_nodes(stmt):
                 if isinstance(child, ast.expr):
                     visit(child)
+
+
+_CALLING_BUILTINS = frozenset({"map", "filter", "sorted", "min", "max"})  # they call a function they are given
+
+
+def lambda_parameters(node: ast.Lambda) -> list[str]:
+    args = node.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None]
+
+
+def called_lambdas(function: ast.AST) -> frozenset[int]:
+    """The lambdas a function makes and calls itself (ids): called where made, bound to a local
+    name that is called, or kept in a list, tuple or dict literal bound to a local name that is
+    indexed or iterated (kornia's ColorJitter: `t = transforms[idx]; t(img)`), or given to a builtin
+    that calls them (`sorted(key=...)`). A lambda handed elsewhere (a hook, a stored callback) may
+    never run under compile: it is not taken."""
+    held: dict[str, list[ast.Lambda]] = {}
+    called: set[int] = set()
+    used: set[str] = set()
+    for node in walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            elements = (
+                value.values
+                if isinstance(value, ast.Dict)
+                else value.elts
+                if isinstance(value, (ast.List, ast.Tuple))
+                else [value]
+            )
+            lambdas = [e for e in elements if isinstance(e, ast.Lambda)]
+            if lambdas:
+                held.setdefault(node.targets[0].id, []).extend(lambdas)
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Lambda):
+                called.add(id(node.func))
+            elif isinstance(node.func, ast.Name):
+                used.add(node.func.id)
+                if node.func.id in _CALLING_BUILTINS:
+                    for given in [*node.args, *(k.value for k in node.keywords)]:
+                        if isinstance(given, ast.Lambda):
+                            called.add(id(given))
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            used.add(node.value.id)
+        elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name):
+            used.add(node.iter.id)
+    return frozenset(called | {id(lam) for name in used & held.keys() for lam in held[name]})

@@ -86,6 +86,12 @@ class ProjectContext:
     compile_guards: tuple[tuple[str, bool], ...] = ()
     # Findings in files not reported themselves that this file's calls lead to (`library_calls.py`).
     called_findings: tuple[CalledFinding, ...] = ()
+    # Names this file imports that other files of the project bind to a torch name (kornia's
+    # `Tensor = torch.Tensor`, re-exported by `kornia.core`), as imported → that torch name.
+    torch_aliases: tuple[tuple[str, str], ...] = ()
+    # Module-level functions of a library module → the parameters no call in the project passes:
+    # they hold their defaults wherever compiled code runs them (`Project._unpassed_parameters`).
+    unpassed_parameters: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def compile_guard(self, qualname: str) -> bool | None:
         return next((value for name, value in self.compile_guards if name == qualname), None)
@@ -97,6 +103,9 @@ class ProjectContext:
     def foreign_verdict(self, qualname: str) -> tuple[str | None, str | None] | None:
         """Purity of an imported function (or table): see `foreign_functions`; None when unknown."""
         return next(((reason, caveat) for name, reason, caveat in self.foreign_functions if name == qualname), None)
+
+    def parameters_unpassed(self, qualname: str) -> frozenset[str]:
+        return next((names for name, names in self.unpassed_parameters if name == qualname), frozenset())
 
     def parameters_given_tensors(self, qualname: str) -> frozenset[str]:
         return next((names for name, names in self.tensor_parameters if name == qualname), frozenset())

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.break_lines import breaking_operand
 from ..analysis.conditions import condition_refusal
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
@@ -68,7 +69,7 @@ class DataDependentIf(Rule):
         assert isinstance(node, ast.If)
         if is_raise_guard(node, analysis) or not analysis.is_data_dependent(node.test):
             return None
-        return _breaking_operand(node, analysis)
+        return breaking_operand(node, analysis)
 
     def fix(
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
@@ -87,28 +88,6 @@ class DataDependentIf(Rule):
         if refused is not None:
             return Refusal(refused)
         return predicate_if(_chain_head(node, analysis, ctx), analysis, ctx)
-
-
-def _breaking_operand(node: ast.If, analysis: FunctionAnalysis) -> ast.AST:
-    """Where Dynamo reports the break of a condition written over several lines. CPython gives the
-    jump after a comparison the comparison's line, and the jump after any other truth test the
-    `if`'s: so a tensor comparison on a line of its own (`m is not None` on one line, `and x.sum() > 0`
-    on the next) is reported there, and otherwise the `if` itself, which is not the test's first line
-    in `if (` followed by the test on the next (measured on torch 2.13 and Python 3.11,
-    `tests/dynamo_corpus/pos_multiline_condition.py`, `pos_multiline_call_condition.py`,
-    `pos_fp16_clamp_guard.py`)."""
-    test = node.test
-    operand = test
-    while True:
-        if isinstance(operand, ast.BoolOp):
-            operand = next((v for v in operand.values if analysis.is_data_dependent(v)), operand.values[0])
-        elif isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
-            operand = operand.operand
-        else:
-            break
-    if isinstance(operand, ast.Compare) and operand.lineno != test.lineno:
-        return operand
-    return node if test.lineno != node.lineno else test
 
 
 def _chain_head(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> ast.If:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.break_lines import breaking_operand
 from ..analysis.conditions import condition_refusal
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
@@ -18,7 +19,8 @@ class DataDependentTernary(Rule):
     docs = RuleDocs(
         what=(
             "flags a conditional expression `a if cond else b` whose `cond` is a tensor "
-            "value in compiled code, e.g. `h if h.std() > 1 else h * 2`."
+            "value in compiled code, e.g. `h if h.std() > 1 else h * 2`, also in the body of a lambda the "
+            "compiled function calls (kept in a list and picked by index, bound to a name, given to `sorted`)."
         ),
         why=(
             "the same as an `if` statement: Dynamo cannot know the value of the "
@@ -40,7 +42,7 @@ class DataDependentTernary(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.IfExp)
-        return node.test if analysis.is_data_dependent(node.test) else None
+        return breaking_operand(node, analysis) if analysis.is_data_dependent(node.test) else None
 
     def fix(
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext

@@ -8,7 +8,7 @@ from ..fixes.capture import scope_capture
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
-from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS
+from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS, breaks_on
 from .base import Rule, RuleDocs
 
 CAPTURE = "capture_scalar_outputs"
@@ -73,6 +73,29 @@ def _numpy_reason(node: ast.Call) -> str:
     return "gb0208" if sliced else "gb0033"
 
 
+def _indexes_sequence_by_tensor(node: ast.Subscript, analysis: FunctionAnalysis) -> bool:
+    """`fns[idx]` where `fns` is a list or tuple the function builds and `idx` a tensor: indexing a
+    Python sequence calls the tensor's `__index__`, which reads its value (measured on torch 2.13:
+    "Unsupported Tensor.item() call"; with `capture_scalar_outputs` a data-dependent guard error)."""
+    sequence = node.value
+    if (
+        not isinstance(sequence, ast.Name)
+        or analysis.function is None
+        or isinstance(node.slice, (ast.Slice, ast.Tuple))
+    ):
+        return False
+    values = analysis.module.regions.assigned_values(analysis.function).get(sequence.id, [])
+    return (
+        bool(values)
+        and all(isinstance(v, (ast.List, ast.Tuple, ast.ListComp)) for v in values)
+        and analysis.kind(node.slice).is_tensor
+    )
+
+
+def _is_tolist(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "tolist"
+
+
 def _capturable(node: ast.Call) -> bool:
     """What `capture_scalar_outputs` traces: `.item()`, `int(t)`, `float(t)` (measured: `.tolist()`
     of a float tensor still breaks; `bool(t)` is a branch on the value)."""
@@ -88,12 +111,14 @@ class ScalarConversion(Rule):
     docs = RuleDocs(
         what=(
             "flags `.item()`, `.tolist()`, and `int(t)`/`float(t)`/`bool(t)` on tensors in "
-            "compiled code, and `int(...)`/`float(...)` of NumPy values (traced as tensors)."
+            "compiled code, `int(...)`/`float(...)` of NumPy values (traced as tensors), and a list or tuple "
+            "the function builds indexed by a tensor (`transforms[idx]`, which calls the tensor's `__index__`)."
         ),
         why=(
             "these turn tensor data into Python values, which a traced graph cannot "
             "produce with `capture_scalar_outputs=False` (the default). Dynamo's hint: \"Unsupported "
-            'Tensor.item() call with capture_scalar_outputs=False".'
+            'Tensor.item() call with capture_scalar_outputs=False". torch 2.9 traces `.tolist()` '
+            "(`torch-version`, `BREAKS_SINCE`)."
         ),
         example=("if x[0].item() > 0:\n    ..."),
         fix=(
@@ -113,14 +138,18 @@ class ScalarConversion(Rule):
     reason_id = "gb0124"
     also_reported_as = ("gb0033", "gb0208")
     fixable = False
-    node_types = (ast.Call,)
+    node_types = (ast.Call, ast.Subscript)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        if isinstance(node, ast.Subscript):
+            return node if _indexes_sequence_by_tensor(node, analysis) else None
         assert isinstance(node, ast.Call)
         if _converts_numpy(node, analysis):
             return node
         if not _converts_tensor(node, analysis):
             return None
+        if _is_tolist(node) and not breaks_on("tolist", analysis.module.torch_version):
+            return None  # torch 2.9 traces it (unbacked ints)
         if _capturable(node) and CAPTURE in analysis.captures:
             return None  # traced as a symbolic value
         return node
@@ -128,6 +157,11 @@ class ScalarConversion(Rule):
     def fix(
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
     ) -> Fix | Refusal | None:
+        if isinstance(node, ast.Subscript):
+            return Refusal(
+                "a Python sequence indexed by a tensor: keep the index a Python int, or stack the items "
+                "into a tensor and index that"
+            )
         assert isinstance(node, ast.Call)
         if _converts_numpy(node, analysis):
             return Refusal("a NumPy value: capturing scalar outputs does not trace NumPy; compute it with torch")
@@ -151,11 +185,7 @@ class ScalarConversion(Rule):
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: `.tolist()` is reported as "Data dependent operator" (gb0033).
-        if (
-            isinstance(reported, ast.Call)
-            and isinstance(reported.func, ast.Attribute)
-            and reported.func.attr == "tolist"
-        ):
+        if isinstance(reported, ast.Call) and _is_tolist(reported):
             return "gb0033"
         if isinstance(reported, ast.Call) and _converts_numpy(reported, analysis):
             return _numpy_reason(reported)

@@ -8,7 +8,7 @@ from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..regions import bound_names
 from ..semantics import walk
-from ..torch_api import SIZE_FUNCTIONS, SIZE_METHODS
+from ..torch_api import SIZE_FUNCTIONS, SIZE_METHODS, breaks_on
 from .base import Rule, RuleDocs
 
 
@@ -28,7 +28,7 @@ class TensorAsSize(Rule):
             "Dynamo must know the value to trace a shape, so it reads the tensor "
             'with an implicit `.item()` ("Data dependent operator", gb0033; `range(t)` fails as "Failed to '
             'trace builtin operator", gb0059; a slice bound as "Unsupported Tensor.item() call", gb0124), '
-            "measured on torch 2.13."
+            "measured on torch 2.13. torch 2.9 traces a tensor slice bound (`torch-version`, `BREAKS_SINCE`)."
         ),
         example=(
             "target_length = cache_position[-1] + 1          # a tensor\n"
@@ -57,6 +57,8 @@ class TensorAsSize(Rule):
         if isinstance(node, ast.Subscript):
             if not isinstance(node.ctx, ast.Load):
                 return None  # a slice of anything (a tensor, a list) needs its bounds as ints
+            if not breaks_on("tensor slice bound", analysis.module.torch_version):
+                return None  # torch 2.9 traces it (an unbacked int)
             slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             bounds = [
                 b for s in slices if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step) if b is not None
