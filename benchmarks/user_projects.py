@@ -1,15 +1,16 @@
 """graphmend against real Dynamo on user programs that call library code from compiled code (issue 31, item 5).
 
     pip download --no-deps torchmetrics==1.7.4 lightning-utilities==0.14.3 pytorch-metric-learning==2.8.1 \\
-        kornia==0.8.1 kornia_rs==0.1.9 torch_geometric==2.6.1 psutil fsspec jinja2 markupsafe pyparsing -d WHEELS
+        kornia==0.8.1 kornia_rs==0.1.9 torch_geometric==2.6.1 nnAudio==0.3.3 psutil fsspec jinja2 markupsafe \\
+        pyparsing scipy -d WHEELS
     for w in WHEELS/*.whl; do unzip -q -o $w -d SITE; done       # unzipped, never installed
     python benchmarks/user_projects.py --site SITE [--programs A,B] [--json OUT]
 
 Each program in `benchmarks/user_projects/` is written the way users write models (an unannotated
 `forward`, `torch.compile(model)` at module level, `inputs()` giving the batches) and calls a library
 from compiled code: metrics (torchmetrics), metric-learning losses and miners, vision augmentation and
-filters (kornia), graph layers and utilities (torch_geometric), transformers' layers and helpers (the
-installed 4.49.0). In a fresh process per program, with SITE first on `sys.path`:
+filters (kornia), graph layers and utilities (torch_geometric), audio front ends (nnAudio),
+transformers' layers and helpers (the installed 4.49.0). In a fresh process per program, with SITE first on `sys.path`:
 1. the eager model runs in eval (no_grad) and in training (forward and backward) under `sys.settrace`,
    which records the lines run in the program and in SITE's and transformers' files;
 2. the compiled model runs the same way and Dynamo's graph_breaks log gives the break sites (the

@@ -24,10 +24,13 @@ STATUSES = {"gap", "runtime", "internal"}
 CELL = re.compile(r"(?<!\\)\|")
 
 
-def classified() -> dict[str, tuple[str, str, str]]:
-    """gb id → (type, graphmend column, note), from the table's rows."""
+LATER = "<!-- torch 2.14.1 -->"  # the rows that change for torch 2.14.1 follow this mark
+GONE_IN_2_14 = {"GB0060"}
+
+
+def _rows(text: str) -> dict[str, tuple[str, str, str]]:
     rows: dict[str, tuple[str, str, str]] = {}
-    for line in COVERAGE.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if not line.startswith("| GB"):
             continue
         cells = [c.strip().replace("\\|", "|") for c in CELL.split(line)[1:-1]]
@@ -35,6 +38,29 @@ def classified() -> dict[str, tuple[str, str, str]]:
         assert cells[0] not in rows, f"{cells[0]} is classified twice"
         rows[cells[0]] = (cells[1], cells[2], cells[3])
     return rows
+
+
+def classified(release: tuple[int, int] | None = None) -> dict[str, tuple[str, str, str]]:
+    """gb id → (type, graphmend column, note) for a torch release (default: the installed one):
+    torch 2.13.0's table, with 2.14.1's rows added and its removed types dropped from 2.14 on."""
+    text = COVERAGE.read_text(encoding="utf-8")
+    older, _, later = text.partition(LATER)
+    rows = _rows(older)
+    release = release or tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    if release >= (2, 14):
+        rows = {gb: row for gb, row in rows.items() if gb not in GONE_IN_2_14} | _rows(later)
+    return rows
+
+
+def test_the_2_14_rows_are_new_or_renamed_types() -> None:
+    """Under 2.13.0 the 2.14.1 section can only be checked for form: new ids, or ids it renames."""
+    older, later = classified((2, 13)), classified((2, 14))
+    added = set(later) - set(older)
+    assert len(added) == 45 and set(older) - set(later) == GONE_IN_2_14
+    renamed = {gb for gb in set(later) & set(older) if later[gb] != older[gb]}
+    assert renamed == {"GB2483", "GB6053", "GB9648"}
+    for gb in added | renamed:
+        assert later[gb][1] in STATUSES and later[gb][2], gb
 
 
 def registry() -> dict[str, str]:
@@ -61,7 +87,7 @@ def test_every_registry_type_is_classified() -> None:
 
 
 def test_rules_named_are_the_rules_that_link_the_page() -> None:
-    named = {(code, gb.lower()) for gb, (_, column, _) in classified().items() for code in rule_codes(column)}
+    named = {(code, gb.lower()) for gb, (_, column, _) in classified((2, 13)).items() for code in rule_codes(column)}
     linked = {(rule.code, gb) for rule in RULES for gb in rule.reason_ids()}
     assert named == linked
 
