@@ -373,3 +373,42 @@ def test_what_torch_2_9_traces_is_not_reported_for_it(tmp_path: Path, capsys) ->
     (tmp_path / "requirements.txt").write_text("numpy\ntorch==2.9.1+cpu\n")  # the project's pin decides
     assert lines() == []
     assert lines("--torch-version", "2.13") == [("GM301", 6), ("GM309", 7)]  # the flag wins
+
+
+def test_a_force_eager_stance_compiles_nothing(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`torch.compiler.set_stance("force_eager")` at module level: nothing compiles, nothing breaks
+    (measured on torch 2.13: no graph, no break), in the file and in what its compile sites compile
+    elsewhere; the default stance changes nothing."""
+    (tmp_path / "model.py").write_text("import torch\n\n\ndef step(x):\n    print(x)\n    return x * 2\n")
+    train = "import torch\n\nfrom model import step\n\ntorch.compiler.set_stance({stance!r})\ncompiled = torch.compile(step)\n"
+
+    def codes() -> list[str]:
+        out = run(capsys, "check", "--output-format", "json", "--no-cache", "--select", "GM2", str(tmp_path))[1]
+        return [d["code"] for d in json.loads(out)]
+
+    (tmp_path / "train.py").write_text(train.format(stance="default"))
+    assert codes() == ["GM201"]
+    (tmp_path / "train.py").write_text(train.format(stance="force_eager"))
+    assert codes() == []
+
+
+def test_check_counts_files_with_findings_and_what_fix_would_take(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """Ruff's summary: findings in how many of the files checked, and `[*] N fixable with --fix`."""
+    (tmp_path / "model.py").write_text(FIGURE1.read_text())
+    (tmp_path / "clean.py").write_text("import torch\n")
+    (tmp_path / "other.py").write_text("x = 1\n")
+    code, out, _ = run(capsys, "check", "--no-cache", str(tmp_path))
+    assert code == 1
+    assert out.splitlines()[-2:] == ["Found 1 graph break in 1 file (3 checked).", "[*] 1 fixable with `--fix`."]
+
+
+def test_check_fix_applies_fixes_and_reports_what_remains(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    target = tmp_path / "model.py"
+    target.write_text(FIGURE1.read_text())
+    code, out, _ = run(capsys, "check", "--no-cache", "--diff", str(target))
+    assert (
+        code == 1 and "model.py" in out.splitlines()[1] and target.read_text() == FIGURE1.read_text()
+    )  # writes nothing
+    code, out, _ = run(capsys, "check", "--no-cache", "--fix", str(target))
+    assert code == 0 and out.splitlines()[-1] == "No graph breaks left in 1 file (1 fixed)."
+    assert "torch.where" in target.read_text()

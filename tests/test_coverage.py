@@ -46,8 +46,8 @@ def classified(release: tuple[int, int] | None = None) -> dict[str, tuple[str, s
     text = COVERAGE.read_text(encoding="utf-8")
     older, _, later = text.partition(LATER)
     rows = _rows(older)
-    release = release or tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
-    if release >= (2, 14):
+    major, minor = (int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    if (release or (major, minor)) >= (2, 14):
         rows = {gb: row for gb, row in rows.items() if gb not in GONE_IN_2_14} | _rows(later)
     return rows
 

@@ -360,3 +360,48 @@ async def test_a_cuda_graph_blocker_is_fixed_where_the_attribute_is_made(
         types.DidChangeConfigurationParams(settings={"graphmend": {"cudaGraphs": "never", "debounce": 20}})
     )
     assert await diagnostics(client, uri) == []
+
+
+ONLY_UNSAFE = """import torch
+
+
+@torch.compile
+def scale(x: torch.Tensor):
+    n = x.sum().item()
+    return x * n
+"""
+
+
+async def test_fix_all_says_what_it_did_and_what_it_left(client: LanguageClient, tmp_path: Path) -> None:
+    """Fix All on a file whose fixes are all unsafe applies nothing and says so (it used to answer
+    `{"applied": 0}` silently); with `unsafe`, it applies them, after a client showed `hazards`."""
+    uri = write(tmp_path, "scale.py", ONLY_UNSAFE)
+    open_document(client, uri, ONLY_UNSAFE)
+    assert [d.code for d in await diagnostics(client, uri)] == ["GM301"]
+    edits: list[types.WorkspaceEdit] = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        edits.append(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="graphmend.applyAllFixes", arguments=[uri])
+    )
+    assert answer["applied"] == 0 and answer["unsafeAvailable"] == 1 and not edits
+    assert answer["message"] == "graphmend: applied 0 safe fixes; 1 unsafe fix available (Fix All, Including Unsafe)"
+    [hazard] = answer["hazards"]
+    assert (
+        hazard.startswith("line 6: Trace the scalar in the graph")
+        and "(unsafe: values and sizes become symbolic" in hazard
+    )
+    assert [m.message for m in client.messages] == [answer["message"]]
+    preview = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="graphmend.unsafeFixes", arguments=[uri])
+    )
+    assert preview["hazards"] == answer["hazards"] and not edits and len(client.messages) == 1
+    answer = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="graphmend.applyAllFixes", arguments=[uri, True, False])
+    )
+    assert answer["applied"] == 1 and answer["message"] == "graphmend: applied 1 fix" and len(edits) == 1
+    assert len(client.messages) == 1  # notify=False: the client shows its own

@@ -3,8 +3,8 @@ reported in the log, never fatal, and change no file."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
-import time
 from pathlib import Path
 
 import pytest_lsp
@@ -38,15 +38,13 @@ async def test_requests_are_answered_while_a_huge_file_is_analysed(client: Langu
     huge = tmp_path / "huge.py"
     huge.write_text(huge_text)
     open_document(client, huge.as_uri(), huge_text)
-    started = time.perf_counter()
+    analysed = asyncio.ensure_future(diagnostics(client, huge.as_uri()))
     hover = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=small.as_uri()), position=types.Position(5, 6))
     )
-    answered = time.perf_counter() - started
     assert hover is not None and "GM201" in hover.contents.value
-    assert answered < 1.0, f"hover took {answered:.2f} s while the huge file was analysed"
-    published = await diagnostics(client, huge.as_uri())
-    assert len(published) == 4000
+    assert not analysed.done(), "the hover waited for the huge file's analysis"
+    assert len(await analysed) == 4000
 
 
 async def test_broken_pyproject_is_reported_and_defaults_apply(client: LanguageClient, tmp_path: Path) -> None:

@@ -42,9 +42,19 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+_GITIGNORE = "# Automatically created by graphmend.\n*\n"
+_CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by graphmend.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
 class Cache:
     def __init__(self, directory: Path) -> None:
+        self.root = directory
         self.directory = directory / f"{__version__}-{_code_fingerprint()}"
+        self._marked = False
 
     def key(
         self, path: Path, data: bytes, settings: Settings, context: ProjectContext | None, kind: str = "diagnostics"
@@ -97,8 +107,19 @@ class Cache:
     def _file(self, kind: str, key: str) -> Path:
         return self.directory / kind / key[:2] / f"{key}.json"
 
+    def _mark(self) -> None:
+        """A cache folder ignores itself (a `.gitignore` of `*`, as Ruff's does) and says it is a
+        cache (CACHEDIR.TAG, which backup tools skip): it never shows in `git status`."""
+        self._marked = True
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            if not (self.root / name).exists():
+                (self.root / name).write_text(text, encoding="utf-8")
+
     def _write(self, target: Path, value: Any) -> None:
         try:
+            if not self._marked:
+                self._mark()
             target.parent.mkdir(parents=True, exist_ok=True)
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
         help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)",
     )
     check.add_argument("--no-cache", action="store_true", help="analyse every file, read and write no cache")
+    check.add_argument("--fix", action="store_true", help="apply the safe fixes, then report what remains")
+    check.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff: also fixes marked unsafe (their titles say what may change)",
+    )
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fix = commands.add_parser("fix", help="rewrite graph breaks away (safe fixes; unsafe ones on request)")
     _add_selection_options(fix)
     fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
@@ -205,49 +213,68 @@ def _files(args: argparse.Namespace) -> list[Path]:
     return files
 
 
-def _run_fix(args: argparse.Namespace) -> int:
-    if _stdin_misused(args) or _missing_paths(args):
-        return EXIT_ERROR
-    if _reads_stdin(args):
-        return _fix_stdin(args)
+@dataclass
+class _Fixed:
+    """What a `fix` run did: fixes applied, findings left, how many of those an unsafe fix would take."""
+
+    applied: int = 0
+    remaining: int = 0
+    unsafe_available: int = 0
+    failed: bool = False  # an internal error: a rewrite that did not parse
+    changed: bool = False
+
+
+def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
+    """Fix the files (`--diff`: print the changes instead of writing them); None on a settings error.
+    `announce`: say per file what was fixed (`fix`; `check --fix` reports the remaining findings)."""
     try:
         files = _files(args)
         work = list(api.iter_settings(files, _overrides(args)))
         project = api.build_project(files, _overrides(args))
     except api.SettingsError as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
-        return EXIT_ERROR
-    fixed = remaining = unsafe_available = 0
-    failed = would_change = False
+        return None
+    done = _Fixed()
     for path, settings in work:
         result = api.fix_file(
             path, settings, unsafe=args.unsafe_fixes, write=not args.diff, context=api.context_for(project, path)
         )
         if result.error is not None:
             print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
-            failed = failed or result.internal_error
-            remaining += len(result.remaining)
+            done.failed = done.failed or result.internal_error
+            done.remaining += len(result.remaining)
             continue
         if result.fixed != result.original:
-            fixed += result.applied
-            would_change = would_change or args.diff
+            done.applied += result.applied
+            done.changed = True
             if args.diff:
                 sys.stdout.writelines(_diff(path, result.original, result.fixed))
-            else:
+            elif announce:
                 print(f"{path}: fixed {_plural(result.applied, 'graph break')}")
         for d in result.remaining:
-            remaining += 1
+            done.remaining += 1
             if d.fix is not None and d.fix.applicability is Applicability.UNSAFE:
-                unsafe_available += 1
+                done.unsafe_available += 1
     sys.stdout.flush()
-    verb = "Would fix" if args.diff else "Fixed"
-    summary = f"{verb} {_plural(fixed, 'graph break')}; {remaining} remaining"
-    if unsafe_available and not args.unsafe_fixes:
-        summary += f" ({unsafe_available} fixable with --unsafe-fixes)"
-    print(summary + ".", file=sys.stderr if args.diff else sys.stdout)
-    if failed:
+    return done
+
+
+def _run_fix(args: argparse.Namespace) -> int:
+    if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
-    return EXIT_FINDINGS if remaining or would_change else EXIT_CLEAN
+    if _reads_stdin(args):
+        return _fix_stdin(args)
+    done = _apply_fixes(args, announce=True)
+    if done is None:
+        return EXIT_ERROR
+    verb = "Would fix" if args.diff else "Fixed"
+    summary = f"{verb} {_plural(done.applied, 'graph break')}; {done.remaining} remaining"
+    if done.unsafe_available and not args.unsafe_fixes:
+        summary += f" ({done.unsafe_available} fixable with --unsafe-fixes)"
+    print(summary + ".", file=sys.stderr if args.diff else sys.stdout)
+    if done.failed:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if done.remaining or (done.changed and args.diff) else EXIT_CLEAN
 
 
 def _diff(path: Path, original: str, fixed: str) -> list[str]:
@@ -317,6 +344,14 @@ def _run_check(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
+    if args.diff or (args.fix and _reads_stdin(args)):
+        return _run_fix(args)  # Ruff's `check --diff`: the fixes as a diff; from stdin, the fixed text
+    fixed = None
+    if args.fix:
+        done = _apply_fixes(args, announce=False)
+        if done is None:
+            return EXIT_ERROR
+        fixed = done.applied
     texts: dict[Path, Any] = {}  # what was read from `-`
     try:
         if _reads_stdin(args):
@@ -326,7 +361,7 @@ def _run_check(args: argparse.Namespace) -> int:
     except (api.SettingsError, api.SourceError) as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    _report(args, findings, files, _SourceLines(texts))
+    _report(args, findings, files, _SourceLines(texts), fixed)
     for path, reason in unreadable:
         print(f"graphmend: warning: {path}: {reason}; skipped", file=sys.stderr)
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
@@ -447,7 +482,9 @@ class _SourceLines:
         return self.files[path]
 
 
-def _report(args: argparse.Namespace, findings: list[Finding], files: int, lines: _SourceLines) -> None:
+def _report(
+    args: argparse.Namespace, findings: list[Finding], files: int, lines: _SourceLines, fixed: int | None = None
+) -> None:
     style = reporting.Style.for_stream(sys.stdout)
     if args.statistics:
         rows = reporting.statistics(findings)
@@ -457,7 +494,7 @@ def _report(args: argparse.Namespace, findings: list[Finding], files: int, lines
             if rows:
                 print(reporting.statistics_text(rows, style))
             if not args.quiet:
-                print(_summary(findings, files))
+                print(_summary(findings, files, fixed, args.unsafe_fixes))
         return
     fmt = args.output_format
     if fmt == "json":
@@ -478,7 +515,7 @@ def _report(args: argparse.Namespace, findings: list[Finding], files: int, lines
         if listing:
             print(listing)
         if not args.quiet:
-            print(_summary(findings, files))
+            print(_summary(findings, files, fixed, args.unsafe_fixes))
 
 
 def _plural(count: int, noun: str) -> str:
@@ -490,7 +527,9 @@ def _is_cuda_graph_code(code: str) -> bool:
     return code.startswith("GM4")
 
 
-def _summary(findings: list[Finding], files: int) -> str:
+def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsafe_fixes: bool = False) -> str:
+    """Ruff's summary: what was found, in how many of the files checked, what `--fix` did, and what
+    `--fix` (and `--unsafe-fixes`) would take."""
     unparsable = len({f.path for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is None})
     cells = len({(f.path, f.cell) for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is not None})
     breaks = sum(
@@ -504,8 +543,24 @@ def _summary(findings: list[Finding], files: int) -> str:
         found.append(_plural(unparsable, "file") + " that could not be analysed")
     if cells:
         found.append(_plural(cells, "notebook cell") + " that could not be analysed")
-    head = f"Found {' and '.join(found)}" if found else "No graph breaks found"
-    return f"{head} in {_plural(files, 'file')}."
+    done = f" ({fixed} fixed)" if fixed else ""
+    if not found:
+        return f"No graph breaks {'left' if fixed else 'found'} in {_plural(files, 'file')}{done}."
+    with_findings = len({f.path for f in findings})
+    checked = f" ({files} checked)" if with_findings != files else ""
+    lines = [f"Found {' and '.join(found)}{done} in {_plural(with_findings, 'file')}{checked}."]
+    safe = sum(f.diagnostic.fix is not None and f.diagnostic.fix.applicability is Applicability.SAFE for f in findings)
+    unsafe = sum(
+        f.diagnostic.fix is not None and f.diagnostic.fix.applicability is Applicability.UNSAFE for f in findings
+    )
+    if unsafe_fixes:
+        safe, unsafe = safe + unsafe, 0
+    if safe:
+        more = f" ({unsafe} more with `--unsafe-fixes`)" if unsafe else ""
+        lines.append(f"[*] {safe} fixable with `--fix`{more}.")
+    elif unsafe:
+        lines.append(f"{_plural(unsafe, 'unsafe fix')} available with `--fix --unsafe-fixes`.")
+    return "\n".join(lines)
 
 
 def _run_rules(args: argparse.Namespace) -> int:

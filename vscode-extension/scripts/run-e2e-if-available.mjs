@@ -19,9 +19,12 @@ const server = process.env.GRAPHMEND_LSP ?? join(root, "..", ".venv", "bin", "gr
 const workspace = mkdtempSync(join(tmpdir(), "graphmend-e2e-"));
 copyFileSync(join(root, "..", "examples", "figure1.py"), join(workspace, "figure1.py"));
 copyFileSync(join(root, "e2e", "demo.ipynb"), join(workspace, "demo.ipynb"));
-mkdirSync(join(root, "media"), { recursive: true });
+// Screenshots go to the ignored .e2e/screenshots, so that `npm test` writes nothing tracked;
+// `npm run screenshots` (GRAPHMEND_E2E_SCREENSHOTS=media) refreshes the ones media/ keeps for the README.
+const shots = resolve(root, process.env.GRAPHMEND_E2E_SCREENSHOTS ?? join(".e2e", "screenshots"));
+mkdirSync(shots, { recursive: true });
 const result = spawnSync(node, [join(root, "e2e", "run-e2e.mjs"), "--vsix", join(root, "graphmend.vsix"),
-  "--server", server, "--workspace", workspace, "--screenshot", join(root, "media", "quickfix.png"),
+  "--server", server, "--workspace", workspace, "--screenshot", join(shots, "quickfix.png"),
   "--notebook", "demo.ipynb", "--python", join(dirname(server), "python")],
   { stdio: "inherit" });
 process.exit(result.status ?? 1);

@@ -128,14 +128,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await stop();
       await start();
     }),
-    vscode.commands.registerCommand("graphmend.fixAll", async () => {
-      const editor = vscode.window.activeTextEditor;
-      if (!client || !editor) return;
-      await client.sendRequest("workspace/executeCommand", {
-        command: "graphmend.applyAllFixes",
-        arguments: [editor.document.uri.toString()],
-      });
-    }),
+    vscode.commands.registerCommand("graphmend.fixAll", () => fixAll(false)),
+    vscode.commands.registerCommand("graphmend.fixAllUnsafe", () => fixAll(true)),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration("graphmend.path") || event.affectsConfiguration("graphmend.interpreter")) {
         await stop();
@@ -152,4 +146,54 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 export async function deactivate(): Promise<void> {
   await stop();
+}
+
+/** What the server's `graphmend.applyAllFixes` answers (commands.py, `FixAllReport`). */
+interface FixAllAnswer {
+  applied: number;
+  unsafeAvailable: number;
+  withoutFix: number;
+  hazards: string[];
+  message: string;
+}
+
+const APPLY_UNSAFE = "Apply Unsafe Fixes…";
+
+/**
+ * Fix All says what it did and what it left ("applied 0 safe fixes; 5 unsafe fixes available"), with a
+ * button for the unsafe fixes; those are applied only after a modal dialog has listed their hazards.
+ */
+async function fixAll(unsafe: boolean): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!client || !editor) return;
+  const uri = editor.document.uri.toString();
+  if (unsafe && !(await confirmUnsafe(uri))) return;
+  const answer: FixAllAnswer = await client.sendRequest("workspace/executeCommand", {
+    command: "graphmend.applyAllFixes",
+    arguments: [uri, unsafe, false],
+  });
+  if (!answer) return;
+  const choice = answer.unsafeAvailable
+    ? await vscode.window.showInformationMessage(answer.message, APPLY_UNSAFE)
+    : await vscode.window.showInformationMessage(answer.message);
+  if (choice === APPLY_UNSAFE) await fixAll(true);
+}
+
+/** The unsafe fixes' hazards, each fix's title naming what it may change, in a modal dialog. */
+async function confirmUnsafe(uri: string): Promise<boolean> {
+  if (!client) return false;
+  const preview: FixAllAnswer = await client.sendRequest("workspace/executeCommand", {
+    command: "graphmend.unsafeFixes",
+    arguments: [uri],
+  });
+  if (!preview || preview.hazards.length === 0) {
+    vscode.window.showInformationMessage("graphmend: no unsafe fix to apply");
+    return false;
+  }
+  const choice = await vscode.window.showWarningMessage(
+    `graphmend: apply ${preview.hazards.length} unsafe fix${preview.hazards.length === 1 ? "" : "es"}?`,
+    { modal: true, detail: preview.hazards.join("\n\n") },
+    "Apply",
+  );
+  return choice === "Apply";
 }

@@ -95,8 +95,11 @@ def _distance(line: int, here: int) -> str:
 
 
 def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, int] | None:
-    """The first `if`/`while`/conditional expression/loop of the function whose test or iteration
-    reads the value `node` computes (directly or through names assigned from it)."""
+    """The nearest `if`/`while`/conditional expression/loop at or after `node` (in source order;
+    before it only inside a loop that runs it again) whose test or iteration reads the value `node`
+    computes, directly or through names computed from it. Reading means the value, not what
+    tracing knows anyway: `x.device`, `x.dtype`, `x is None` read nothing (T5's `labels =
+    labels.to(logits.device)` does not make `labels` the masked result's)."""
     function = analysis.function
     if function is None:
         return None
@@ -118,9 +121,7 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
     while changed:  # names computed from tainted names
         changed = False
         for stmt in walk(function.node):
-            if isinstance(stmt, ast.Assign) and any(
-                isinstance(n, ast.Name) and n.id in tainted for n in walk(stmt.value)
-            ):
+            if isinstance(stmt, ast.Assign) and _reads_value(stmt.value, tainted, node):
                 for target in stmt.targets:
                     for n in walk(target):
                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in tainted:
@@ -134,22 +135,54 @@ def _deciding_branch(node: ast.AST, analysis: FunctionAnalysis) -> tuple[str, in
             and any(n is node for n in walk(current.func.value))
         ):
             return f".{current.func.attr}()", current.func.end_lineno or current.lineno  # a Python list or number of it
+    here = getattr(node, "lineno", 0)
+    again = {
+        id(n)
+        for loop in walk(function.node)
+        if isinstance(loop, (ast.For, ast.While)) and _inside(node, loop)
+        for n in walk(loop)
+    }
+    found: list[tuple[str, int]] = []
     for current in walk(function.node):
         tested = None
         if isinstance(current, (ast.If, ast.While, ast.IfExp, ast.Assert)):
             tested = current.test
         elif isinstance(current, (ast.For, ast.AsyncFor, ast.comprehension)):
             tested = current.iter
-        if tested is None:
+        if tested is None or not _reads_value(tested, tainted, node):
             continue
-        reads_value = any(n is node for n in walk(tested))
-        reads_name = any(isinstance(n, ast.Name) and n.id in tainted for n in walk(tested))
-        if reads_value or reads_name:
-            keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}.get(
-                type(current), "loop"
-            )
-            return keyword, getattr(current, "lineno", getattr(tested, "lineno", 0))
-    return None
+        line = getattr(current, "lineno", getattr(tested, "lineno", 0))
+        if line < here and id(current) not in again:
+            continue  # decided before the value exists
+        keyword = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}.get(
+            type(current), "loop"
+        )
+        found.append((keyword, line))
+    after = [f for f in found if f[1] >= here]
+    return min(after, key=lambda f: f[1]) if after else max(found, key=lambda f: f[1], default=None)
+
+
+_TRACED_ATTRIBUTES = frozenset({"device", "dtype", "ndim", "is_cuda", "layout", "requires_grad", "is_sparse"})
+
+
+def _reads_value(expr: ast.AST, tainted: set[str], node: ast.AST) -> bool:
+    """Whether evaluating `expr` reads `node`'s value or a tainted name's, other than through what
+    tracing knows without it (a traced attribute, an `is None` test)."""
+    skipped: set[int] = set()
+    for current in walk(expr):
+        if isinstance(current, ast.Attribute) and current.attr in _TRACED_ATTRIBUTES:
+            skipped.update(id(n) for n in walk(current.value))
+        elif isinstance(current, ast.Compare) and all(isinstance(op, (ast.Is, ast.IsNot)) for op in current.ops):
+            skipped.update(id(n) for n in walk(current))
+        if id(current) in skipped:
+            continue
+        if current is node or (isinstance(current, ast.Name) and current.id in tainted):
+            return True
+    return False
+
+
+def _inside(node: ast.AST, loop: ast.AST) -> bool:
+    return any(n is node for n in walk(loop))
 
 
 def _wrapping_edit(entry: Entry, setting: str, ctx: FixContext, torch_name: str) -> TextEdit | Refusal:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from ..diagnostics import Fix
@@ -31,13 +32,11 @@ def _line_starts(source: SourceText) -> tuple[list[int], list[str]]:
     return starts, breaks
 
 
-def _line_break_at(line: int, breaks: list[str]) -> str:
-    """The line break new lines written at `line` take: that line's own, or the nearest one before
-    it (so untouched lines keep theirs, and a file with mixed endings stays as mixed as it was)."""
-    for index in range(min(line, len(breaks) - 1), -1, -1):
-        if breaks[index]:
-            return breaks[index]
-    return next((b for b in breaks if b), "\n")
+def _file_line_break(breaks: list[str]) -> str:
+    """The line break new lines take: the file's own, the one most of its lines end with (the first
+    one on a tie), so that a fix keeps a mostly-LF file LF whatever the line it edits ends with."""
+    counts = Counter(b for b in breaks if b)
+    return counts.most_common(1)[0][0] if counts else "\n"
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
@@ -48,6 +47,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     """
     source = SourceText(text)
     starts, breaks = _line_starts(source)
+    line_break = _file_line_break(breaks)
     chosen: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int, str]] = set()
     applied = 0
@@ -56,7 +56,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
             (
                 _offset(source, e.range.start, starts),
                 _offset(source, e.range.end, starts),
-                e.new_text.replace("\n", _line_break_at(e.range.start.line, breaks)),
+                e.new_text.replace("\n", line_break),
             )
             for e in fix.edits
         ]

@@ -4,51 +4,125 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
 from .. import api, notebooks
+from ..diagnostics import Applicability, Diagnostic
 from . import notebook_analysis
 from .edit.locations import path_of
 from .edit.workspace_edits import cells_edit, whole_document_edit
-from .session.capabilities import COMMAND_FIX_ALL, COMMAND_SHOW_DIFF, COMMAND_VERIFY
+from .session.capabilities import COMMAND_FIX_ALL, COMMAND_SHOW_DIFF, COMMAND_UNSAFE_FIXES, COMMAND_VERIFY
 from .session.state import GraphmendServer, server
 
 
 @server.command(COMMAND_FIX_ALL)
 async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any]:
-    """Apply every safe fix in the file (the argument is the document URI), through workspace/applyEdit."""
+    """Apply every safe fix in the file through workspace/applyEdit, and say what it did and what it
+    left: arguments (uri, unsafe=False, notify=True). `unsafe` applies the unsafe fixes too (a client
+    shows their hazards first: `hazards` in the answer); `notify` sends the summary as a message
+    (the VS Code extension shows its own, with a button for the unsafe fixes)."""
     uri = _uri_argument(arguments)
+    unsafe = len(arguments) > 1 and arguments[1] is True
+    notify = not (len(arguments) > 2 and arguments[2] is False)
     notebook = ls.notebook_of(uri) if uri else None
     if notebook is not None:
         analysis = ls.current_notebook(notebook.uri)
-        changed, applied = (
-            notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), False) if analysis else (None, 0)
+        if analysis is None:
+            return _report(ls, FixAllReport(), notify)
+        changed, applied = notebook_analysis.all_fixes_edits(analysis, path_of(notebook.uri), unsafe)
+        report = FixAllReport.of(analysis.diagnostics, unsafe)
+        if changed is not None:
+            edit = cells_edit(analysis, changed, ls.workspace.position_codec, ls.client_supports.versioned_edits)
+            answer = await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all")
+            )
+            report = replace(report, applied=applied if answer.applied else 0)
+        return _report(ls, report, notify)
+    result = ls.current(uri) if uri else None
+    if uri is None or result is None:
+        return _report(ls, FixAllReport(), notify)
+    fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=unsafe)
+    report = FixAllReport.of(result.diagnostics, unsafe, fixed.error)
+    if fixed.error is None and fixed.fixed != result.text:
+        edit = whole_document_edit(
+            uri, result, fixed.fixed, ls.workspace.position_codec, ls.client_supports.versioned_edits
         )
-        if analysis is None or changed is None:
-            return {"applied": 0}
-        edit = cells_edit(analysis, changed, ls.workspace.position_codec, ls.client_supports.versioned_edits)
         answer = await ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all")
         )
-        return {"applied": applied if answer.applied else 0}
-    result = ls.current(uri) if uri else None
-    if uri is None or result is None:
-        return {"applied": 0}
-    fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=False)
-    if fixed.error is not None or fixed.fixed == result.text:
-        return {"applied": 0, "error": fixed.error}
-    edit = whole_document_edit(
-        uri,
-        result,
-        fixed.fixed,
-        ls.workspace.position_codec,
-        ls.client_supports.versioned_edits,
-    )
-    answer = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="graphmend: fix all"))
-    return {"applied": fixed.applied if answer.applied else 0}
+        report = replace(report, applied=fixed.applied if answer.applied else 0)
+    return _report(ls, report, notify)
+
+
+@server.command(COMMAND_UNSAFE_FIXES)
+def unsafe_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any]:
+    """The unsafe fixes Fix All would leave, each as `line N: <title naming its hazard>` (`hazards`),
+    for a client to show before it asks for them; applies nothing."""
+    uri = _uri_argument(arguments)
+    notebook = ls.notebook_of(uri) if uri else None
+    analysis = ls.current_notebook(notebook.uri) if notebook is not None else ls.current(uri) if uri else None
+    report = FixAllReport.of(analysis.diagnostics, unsafe=False) if analysis is not None else FixAllReport()
+    return _report(ls, report, notify=False)
+
+
+@dataclass(frozen=True)
+class FixAllReport:
+    """What Fix All did and left: fixes applied, unsafe fixes it left (with their hazards, the
+    fixes' titles), findings no fix removes."""
+
+    applied: int = 0
+    unsafe_available: int = 0
+    without_fix: int = 0
+    hazards: tuple[str, ...] = ()
+    unsafe: bool = False
+    error: str | None = None
+
+    @classmethod
+    def of(cls, diagnostics: Sequence[Diagnostic], unsafe: bool, error: str | None = None) -> FixAllReport:
+        left = [d for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE]
+        return cls(
+            unsafe_available=0 if unsafe else len(left),
+            without_fix=sum(d.fix is None for d in diagnostics),
+            hazards=() if unsafe else tuple(f"line {d.range.start.line + 1}: {d.fix.title}" for d in left if d.fix),
+            unsafe=unsafe,
+            error=error,
+        )
+
+    @property
+    def message(self) -> str:
+        if self.error is not None:
+            return f"graphmend: fixed nothing: {self.error}"
+        kind = "fix" if self.unsafe else "safe fix"
+        parts = [f"applied {_count(self.applied, kind)}"]
+        if self.unsafe_available:
+            parts.append(f"{_count(self.unsafe_available, 'unsafe fix')} available (Fix All, Including Unsafe)")
+        if self.without_fix:
+            parts.append(f"{_count(self.without_fix, 'finding')} with no automatic fix")
+        return "graphmend: " + "; ".join(parts)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'es' if noun.endswith('fix') and number != 1 else 's' if number != 1 else ''}"
+
+
+def _report(ls: GraphmendServer, report: FixAllReport, notify: bool) -> dict[str, Any]:
+    if notify:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=report.message))
+    answer: dict[str, Any] = {
+        "applied": report.applied,
+        "unsafeAvailable": report.unsafe_available,
+        "withoutFix": report.without_fix,
+        "hazards": list(report.hazards),
+        "message": report.message,
+    }
+    if report.error is not None:
+        answer["error"] = report.error
+    return answer
 
 
 @server.command(COMMAND_SHOW_DIFF)

@@ -10,7 +10,15 @@ import re
 from collections.abc import Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
-from .records import CAPTURE_SETTINGS, CONFIG_PATCH, CUDA_GRAPH_MODES, FORWARD_IS_COMPILED, Entry, ExternalRef
+from .records import (
+    CAPTURE_SETTINGS,
+    CONFIG_PATCH,
+    CUDA_GRAPH_MODES,
+    FORCE_EAGER,
+    FORWARD_IS_COMPILED,
+    Entry,
+    ExternalRef,
+)
 from .resolution import CallResolution
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
@@ -59,6 +67,8 @@ class EntryFinder(CallResolution):
         everywhere = self.module_level_captures()
 
         def add(function: FunctionInfo | None, why: str, site: ast.AST, captures: frozenset[str] = frozenset()) -> None:
+            if FORCE_EAGER in everywhere:
+                return  # nothing compiles in a process that runs this file
             if function is not None and id(function.node) not in seen:
                 seen.add(id(function.node))
                 entries.append(Entry(function, why, site, captures | everywhere, cuda_graphs=cuda_graph_request(site)))
@@ -105,7 +115,7 @@ class EntryFinder(CallResolution):
                     add(forward, FORWARD_IS_COMPILED + _guess_note(cls), forward.node)
         for external in self.context.entries:
             reached = self.index.function_by_qualname(external.qualname)
-            if reached is None:
+            if reached is None or FORCE_EAGER in external.captures:
                 continue
             entry = Entry(
                 reached,
@@ -141,9 +151,12 @@ class EntryFinder(CallResolution):
         )
 
     def module_level_captures(self) -> frozenset[str]:
-        """`torch._dynamo.config.capture_scalar_outputs = True` at module level: for every entry."""
+        """`torch._dynamo.config.capture_scalar_outputs = True` at module level: for every entry; and
+        `torch.compiler.set_stance("force_eager")` (`FORCE_EAGER`)."""
         found = set()
         for stmt in self.index.tree.body:
+            if _sets_force_eager(stmt, self.index):
+                found.add(FORCE_EAGER)
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and stmt.value.value is True:
                 for target in stmt.targets:
                     qualname = self.index.qualified_name(target)
@@ -240,3 +253,12 @@ def cuda_graph_request(site: ast.AST) -> str | None:
 
 def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _sets_force_eager(stmt: ast.stmt, index: ModuleIndex) -> bool:
+    """`torch.compiler.set_stance("force_eager")` (or `stance="force_eager"`) as a statement."""
+    call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+    if call is None or index.qualified_name(call.func) != "torch.compiler.set_stance":
+        return False
+    stance = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "stance"), None)
+    return isinstance(stance, ast.Constant) and stance.value == FORCE_EAGER

@@ -12,6 +12,10 @@ from ..semantics import FunctionInfo
 CONFIG_PATCH = "torch._dynamo.config.patch"
 # Dynamo settings under which what graphmend reports as GM301/GM302 is traced, not a break.
 CAPTURE_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
+# `torch.compiler.set_stance("force_eager")` at module level: from then on nothing compiles (measured on
+# torch 2.13: no graph, no break), so the file's compile sites compile nothing. Carried with the
+# capture settings (`ModuleSummary.captures`) to what those sites compile in other files.
+FORCE_EAGER = "force_eager"
 
 
 @dataclass(frozen=True)

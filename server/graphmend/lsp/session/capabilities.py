@@ -32,6 +32,7 @@ CODE_ACTION_OPTIONS = types.CodeActionOptions(
 )
 COMMAND_FIX_ALL = "graphmend.applyAllFixes"
 COMMAND_SHOW_DIFF = "graphmend.showFixDiff"
+COMMAND_UNSAFE_FIXES = "graphmend.unsafeFixes"
 COMMAND_VERIFY = "graphmend.verify"
 # Registered after `initialized` where the client can: changes on disk keep the workspace index current.
 WATCHER_ID = "graphmend-python-files"
