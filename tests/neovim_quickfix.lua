@@ -12,29 +12,22 @@ local function finish()
   vim.cmd("qa!")
 end
 
--- The documented configuration for the installed Neovim: editors/neovim/lsp/graphmend.lua on 0.11+,
--- vim.lsp.start on 0.8+, vim.lsp.start_client on 0.7 (Debian 12's package). graphmend-lsp comes from PATH.
-local config_file = os.getenv("GRAPHMEND_NVIM_CONFIG")
+-- The shipped configuration, as a user installs it: editors/neovim/plugin/graphmend.lua, which picks
+-- vim.lsp.config on 0.11+, vim.lsp.start on 0.8+, vim.lsp.start_client on 0.7 (Debian 12's package).
+-- graphmend-lsp comes from PATH.
+vim.cmd("filetype on")
+vim.cmd("luafile " .. vim.fn.fnameescape(os.getenv("GRAPHMEND_NVIM_CONFIG")))
 vim.cmd("edit " .. vim.fn.fnameescape(file))
 local bufnr = vim.api.nvim_get_current_buf()
-local client_id
-if vim.lsp.config and vim.lsp.enable then
-  vim.lsp.config("graphmend", dofile(config_file))
-  vim.lsp.enable("graphmend")
-  vim.cmd("edit")  -- re-trigger FileType so the enabled config attaches
-  vim.wait(10000, function() return #vim.lsp.get_clients({ bufnr = bufnr }) > 0 end, 50)
-  client_id = vim.lsp.get_clients({ bufnr = bufnr })[1].id
-elseif vim.lsp.start then
-  client_id = vim.lsp.start({
-    name = "graphmend",
-    cmd = { "graphmend-lsp", "--stdio" },
-    root_dir = vim.fs.dirname(vim.fs.find({ "pyproject.toml", ".git" }, { upward = true, path = file })[1] or file),
-  })
-else
-  client_id = vim.lsp.start_client({ name = "graphmend", cmd = { "graphmend-lsp", "--stdio" },
-                                     root_dir = vim.fn.fnamemodify(file, ":h") })
-  vim.lsp.buf_attach_client(bufnr, client_id)
+local function attached()
+  return (vim.lsp.get_clients or vim.lsp.get_active_clients)({ bufnr = bufnr })
 end
+vim.wait(10000, function() return #attached() > 0 end, 50)
+if #attached() == 0 then
+  result.error = "the plugin attached no client to " .. vim.bo.filetype .. " buffer " .. file
+  return finish()
+end
+local client_id = attached()[1].id
 result.neovim = tostring(vim.version().major) .. "." .. tostring(vim.version().minor)
 
 local got = vim.wait(30000, function() return #vim.diagnostic.get(bufnr) > 0 end, 50)

@@ -291,7 +291,10 @@ def test_findings_in_a_forward_a_class_decorator_swaps_say_so(tmp_path: Path, ca
     )
     found = json.loads(run(capsys, "check", "--output-format", "json", str(tmp_path))[1])
     assert [(d["line"], d["only_when"]) for d in found] == [(9, ["@swap_forward keeps Experts.forward"]), (17, [])]
-    assert "(breaks only when `@swap_forward keeps Experts.forward`)" in found[0]["message"]
+    assert (
+        found[0]["message"]
+        == "Data-dependent branching: this `if` tests a tensor value; select with `torch.where` instead"
+    )
 
 
 SUBMODULE_PRINT = """import torch

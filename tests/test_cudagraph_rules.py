@@ -13,6 +13,7 @@ from conftest import FIXTURES, run
 from dynamo_harness import load_program
 
 from graphmend.api import check_source
+from graphmend.rules import RULES_BY_CODE
 from graphmend.settings import Settings, SettingsError
 
 torch = pytest.importorskip("torch")
@@ -134,7 +135,7 @@ def test_cuda_graph_rules_follow_the_setting() -> None:
     path = FIXTURES / "GM401" / "neg_without_cuda_graphs.py"
     assert not [d for d in check_source(source, path) if d.code.startswith("GM4")]
     (found,) = [d for d in check_source(source, path, Settings(cuda_graphs="always")) if d.code.startswith("GM4")]
-    assert found.code == "GM401" and '(CUDA graphs: the `cuda-graphs = "always"` setting)' in found.message
+    assert found.code == "GM401" and found.data["cuda_graphs"] == 'the `cuda-graphs = "always"` setting'
     with pytest.raises(SettingsError, match="`cuda-graphs` must be one of 'auto', 'always', 'never'"):
         Settings().merged({"cuda-graphs": "sometimes"})
 
@@ -142,12 +143,9 @@ def test_cuda_graph_rules_follow_the_setting() -> None:
 def test_a_finding_names_the_compile_site_that_asks_for_cuda_graphs() -> None:
     path = FIXTURES / "GM402" / "masked_write_of_many_values.py"
     (found,) = [d for d in check_source(path.read_text(), path) if d.code == "GM402"]
-    assert (
-        '(CUDA graphs: `clip_scores` is compiled with options={"triton.cudagraphs": True} at line 4)' in found.message
-    )
-    assert found.message.endswith(
-        "(no automatic fix: only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`)"
-    )
+    assert found.data["cuda_graphs"] == '`clip_scores` is compiled with options={"triton.cudagraphs": True} at line 4'
+    assert found.data["no_fix"] == "only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`"
+    assert found.message == RULES_BY_CODE["GM402"].message  # the one sentence: the rest is data
     assert found.data["cuda_graphs"].startswith("`clip_scores` is compiled with")
 
 

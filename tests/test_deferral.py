@@ -118,7 +118,7 @@ class Net(torch.nn.Module):
 def test_a_logged_tensor_changed_through_an_alias_is_refused(tmp_path: Path) -> None:
     (diagnostic,) = [d for d in check_source(LOGGED_VIEW, tmp_path / "l.py") if d.code == "GM202"]
     assert diagnostic.fix is None
-    assert "`row` is changed in place later" in diagnostic.message
+    assert "`row` is changed in place later" in diagnostic.data["no_fix"]
 
 
 RECORDED = """import logging
@@ -193,7 +193,7 @@ def test_no_in_graph_print_for_a_torch_that_lacks_it(tmp_path: Path) -> None:
     and a print in a forward that may be a submodule's is deferred instead (`torch-version`)."""
     older = Settings(torch_version=(2, 10))
     (refused,) = [d for d in check_source(VIEW_CHANGED, tmp_path / "v.py", settings=older) if d.code == "GM201"]
-    assert refused.fix is None and "needs torch >= 2.11 (this code runs torch 2.10)" in refused.message
+    assert refused.fix is None and "needs torch >= 2.11 (this code runs torch 2.10)" in refused.data["no_fix"]
     submodule = (
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
     )

@@ -3,7 +3,7 @@
 `tests/fixtures/<CODE>/fix_<case>.in.py` is fixed (with unsafe fixes when its first line says
 `# fix-applicability: unsafe`) and must equal `fix_<case>.out.py`, parse, and stay unchanged when
 fixed again. `refuse_<case>.in.py` must stay unchanged even with unsafe fixes, and the line marked
-`# no-fix: <words>` must say "no automatic fix: ..." with those words.
+`# no-fix: <words>` must give why there is no automatic fix (`data["no_fix"]`) in those words.
 """
 
 from __future__ import annotations
@@ -66,4 +66,4 @@ def test_refusal(case: Path) -> None:
     for line, words in marked.items():
         diagnostic = diagnostics[line]
         assert diagnostic.fix is None
-        assert "(no automatic fix: " in diagnostic.message and words in diagnostic.message
+        assert words in diagnostic.data.get("no_fix", "")

@@ -30,7 +30,7 @@ def test_neovim_gets_diagnostics_and_applies_the_quick_fix(tmp_path: Path) -> No
         **os.environ,
         "GRAPHMEND_FILE": str(target),
         "GRAPHMEND_RESULT": str(result_path),
-        "GRAPHMEND_NVIM_CONFIG": str(ROOT / "editors" / "neovim" / "lsp" / "graphmend.lua"),
+        "GRAPHMEND_NVIM_CONFIG": str(ROOT / "editors" / "neovim" / "plugin" / "graphmend.lua"),
         "PATH": f"{SERVER.parent}{os.pathsep}{os.environ.get('PATH', '')}",  # graphmend-lsp as documented
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),

@@ -233,14 +233,13 @@ class _Collector:
             swapped = _swapped_forward(analysis)
             if swapped is not None:
                 only_when.append(swapped)
+            # The message stays the rule's one sentence; what qualifies it is data, shown by the hover,
+            # the text output's notes and JSON: where CUDA graphs are asked for, when it breaks, why no fix.
             if recorded is not None:
-                message = f"{message} (CUDA graphs: {recorded})"
                 data["cuda_graphs"] = recorded
             if only_when:
-                message = f"{message} (breaks only when {' and '.join(f'`{c}`' for c in only_when)})"
                 data["only_when"] = only_when
             if isinstance(outcome, Refusal):
-                message = f"{message} (no automatic fix: {outcome.reason})"
                 data["no_fix"] = outcome.reason
             self.diagnostics[key] = Diagnostic(
                 code=rule.code,

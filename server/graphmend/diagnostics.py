@@ -33,9 +33,23 @@ class TextEdit:
 
 @dataclass(frozen=True)
 class Fix:
-    title: str
+    title: str  # an unsafe fix's ends in "(unsafe: <what may change>)"
     applicability: Applicability
     edits: tuple[TextEdit, ...] = ()
+
+    @property
+    def short_title(self) -> str:
+        """The title without its hazard: what a quick-fix menu shows."""
+        return self.title.split(_HAZARD, 1)[0]
+
+    @property
+    def hazard(self) -> str | None:
+        """What an unsafe fix may change (its title's "(unsafe: ...)"), for the hover and notes."""
+        head, found, rest = self.title.partition(_HAZARD)
+        return rest.removesuffix(")") if found else None
+
+
+_HAZARD = " (unsafe: "
 
 
 @dataclass(frozen=True)

@@ -91,8 +91,7 @@ def reached_from_elsewhere(diagnostics: Iterable[Diagnostic], context: ProjectCo
 
 def _at_call(project: Project, found: _Reached) -> Diagnostic:
     library = found.diagnostic
-    no_fix = library.data.get("no_fix")  # how the library's own code could be fixed is not the user's matter
-    message = library.message.removesuffix(f" (no automatic fix: {no_fix})") if no_fix else library.message
+    message = library.message
     callee = project.dotted(found.callee)
     via = " via " + " → ".join(f"`{name}`" for name in found.via) if found.via else ""
     where = f"{_display(project, found.path)}:{library.range.start.line + 1}"

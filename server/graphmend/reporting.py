@@ -78,6 +78,7 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
             for r in diagnostic.related
         ],
         "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
+        **({"no_fix": diagnostic.data["no_fix"]} if "no_fix" in diagnostic.data else {}),  # why no automatic fix
         # GM401-GM404: why the code is recorded as CUDA graphs (the compile site, or the setting)
         **({"cuda_graphs": diagnostic.data["cuda_graphs"]} if "cuda_graphs" in diagnostic.data else {}),
         # a finding in code outside the checked files, reported at the call that leads there (1-based line)
@@ -150,9 +151,29 @@ def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool)
         out.append(f"{style(f'{gutter} |', BLUE)} {' ' * start.character}{style('^' * max(width, 1), RED)}")
         if d.fix is not None:
             label = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[d.fix.applicability.value]
-            out.append(f"{style(f'{gutter} =', BLUE)} {style('help', BOLD, CYAN)}: {label}: {d.fix.title}")
+            out.append(f"{style(f'{gutter} =', BLUE)} {style('help', BOLD, CYAN)}: {label}: {d.fix.short_title}")
+            if d.fix.hazard:
+                out.append(
+                    f"{style(f'{gutter} =', BLUE)} {style('note', BOLD, CYAN)}: the fix may change: {d.fix.hazard}"
+                )
+        for note in notes(d):
+            out.append(f"{style(f'{gutter} =', BLUE)} {style('note', BOLD, CYAN)}: {note}")
         out.append("")
     return "\n".join(out)
+
+
+def notes(diagnostic: Diagnostic) -> list[str]:
+    """What qualifies a finding, kept out of its one-sentence message: when it breaks, where CUDA
+    graphs are asked for, and why there is no automatic fix."""
+    data = diagnostic.data
+    found = []
+    if data.get("only_when"):
+        found.append("breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]))
+    if "cuda_graphs" in data:
+        found.append(f"CUDA graphs: {data['cuda_graphs']}")
+    if "no_fix" in data:
+        found.append(f"no automatic fix: {data['no_fix']}")
+    return found
 
 
 def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:

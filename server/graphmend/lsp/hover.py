@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from lsprotocol import types
 
 from ..diagnostics import Diagnostic
@@ -11,10 +13,8 @@ from .worker import Analysis
 
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).
 NESTED_BREAK = (
-    "A break in a called function is a *nested* graph break: Dynamo resumes tracing only in the "
-    "compiled frame itself, so it splits every caller at its call too, then compiles this function as "
-    "a frame of its own and breaks again here. Measured on torch 2.13: a `print` costs 2 graphs in the "
-    "compiled function, 4 one call down and 6 two calls down; Dynamo's log names only this line."
+    "In a called function it is a *nested* break: every caller is split at its call too (a `print` costs "
+    "2 graphs in the compiled function, 4 one call down, 6 two calls down; torch 2.13)."
 )
 
 
@@ -35,32 +35,45 @@ def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
 
 
 def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
+    """The action first (the fix and its preview, or why there is none), then one paragraph of why,
+    then Dynamo's page: what to do fits before anything that needs scrolling."""
     rule = RULES_BY_CODE[diagnostic.code]
-    parts = [f"**{rule.code}** `{rule.name}` — Dynamo: *{rule.reason}*", "", rule.docs.why]
-    for related in diagnostic.related:
-        if related.kind == "compiled":
-            parts += ["", f"Compiled because: {related.message}."]
-        elif related.kind == "resume":
-            parts += ["", f"Line {related.range.start.line + 1}: {related.message}."]
-    chain = [f"{r.message} (line {r.range.start.line + 1})" for r in diagnostic.related if r.kind == "value"]
-    if chain:
-        parts += ["", "Why it is a tensor: " + "; ".join(chain) + "."]
-    if "nested" in diagnostic.data:
-        parts += ["", NESTED_BREAK]
-    if diagnostic.fix is not None:
-        parts += ["", f"**Fix** ({diagnostic.fix.applicability.value}): {diagnostic.fix.title}"]
-        main_edit = diagnostic.fix.edits[-1]
-        preview = main_edit.new_text.strip("\n").splitlines()
-        if len(preview) > 12:
-            preview = [*preview[:12], "..."]
-        parts += ["```python", *_dedent(preview), "```"]
-    elif "no automatic fix" in diagnostic.message:
-        parts += ["", f"No automatic fix: {diagnostic.data.get('no_fix', '')}"]
+    fix = diagnostic.fix
+    data = diagnostic.data
+    if fix is not None:
+        parts = [f"**Fix ({fix.applicability.value}):** {fix.short_title}"]
+        if fix.hazard:
+            parts += ["", f"*May change:* {fix.hazard}."]
+        preview = fix.edits[-1].new_text.strip("\n").splitlines() if fix.edits else []
+        if len(preview) > 8:
+            preview = [*preview[:8], "..."]
+        if preview:
+            parts += ["```python", *_dedent(preview), "```"]
+    elif "no_fix" in data:
+        parts = [f"**No automatic fix:** {data['no_fix']}."]
     else:
-        parts += ["", f"Fix: {rule.docs.fix}"]
+        parts = [f"**Fix by hand:** {rule.docs.fix}"]
+    why = f"**{rule.code}** `{rule.name}`: {_first_sentences(rule.docs.why, 40)}"
+    if data.get("only_when"):
+        why += " Breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]) + "."
+    if "cuda_graphs" in data:
+        why += f" CUDA graphs: {data['cuda_graphs']}."
+    if "nested" in data:
+        why += " " + NESTED_BREAK
+    parts += ["", why]
     if diagnostic.url:
         parts += ["", f"[Dynamo's explanation ({diagnostic.reason_id})]({diagnostic.url})"]
     return "\n".join(parts)
+
+
+def _first_sentences(text: str, words: int) -> str:
+    """The sentences of `text` up to about `words` words (the rest is on the rule's page)."""
+    taken: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", text):
+        taken.append(sentence)
+        if sum(len(s.split()) for s in taken) >= words:
+            break
+    return " ".join(taken)
 
 
 def _dedent(lines: list[str]) -> list[str]:

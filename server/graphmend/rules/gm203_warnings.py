@@ -29,7 +29,7 @@ class WarningsWarn(Rule):
 
     code = "GM203"
     name = "warnings-in-compiled-code"
-    message = "Attempted to call function marked as skipped: `warnings.warn` breaks the graph; defer it until after the compiled region"
+    message = "Attempted to call function marked as skipped: `warnings.warn` breaks the graph; defer it past the compiled region"
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"
     node_types = (ast.Call,)

@@ -13,8 +13,8 @@ from .base import Rule, RuleDocs
 
 CAPTURE = "capture_scalar_outputs"
 NUMPY_MESSAGE = (
-    "torch.* op returned non-Tensor: NumPy is traced as tensors under compile, so converting a NumPy value "
-    "to a Python number breaks the graph; compute it with torch or outside the compiled region"
+    "torch.* op returned non-Tensor: NumPy runs as tensors here, so a NumPy value made a Python number breaks; "
+    "use torch"
 )
 
 

@@ -43,7 +43,9 @@ class DynamicShapeOperator(Rule):
 
     code = "GM302"
     name = "dynamic-shape-operator"
-    message = "Dynamic shape operator: the result's size depends on tensor data; keep shapes static (e.g. a mask with `torch.where`)"
+    message = (
+        "Dynamic shape operator: the result's size depends on tensor data; keep shapes static (e.g. `torch.where`)"
+    )
     severity = Severity.INFORMATION
     reason = "Dynamic shape operator"
     reason_id = "gb0036"

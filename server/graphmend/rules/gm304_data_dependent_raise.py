@@ -39,8 +39,7 @@ class DataDependentRaise(Rule):
     )
 
     ASSERT_MESSAGE = (
-        "Data-dependent branching: this `assert` tests a tensor before its last `and`/`or` operand, "
-        "which breaks the graph; assert each tensor condition on its own"
+        "Data-dependent branching: this `assert` tests a tensor before its last `and`/`or`; assert each part on its own"
     )
 
     code = "GM304"

@@ -35,7 +35,7 @@ class RequiresGradStore(Rule):
 
     code = "GM305"
     name = "requires-grad-store"
-    message = "setattr() on Tensor.requires_grad: changing `requires_grad` inside compiled code breaks the graph; set it before the compiled call"
+    message = "setattr() on Tensor.requires_grad: changing it in compiled code breaks the graph; set it before the compiled call"
     severity = Severity.INFORMATION
     reason = "setattr() on Tensor.requires_grad"
     reason_id = "gb0206"

@@ -30,7 +30,7 @@ class TensorDataStore(Rule):
 
     code = "GM306"
     name = "tensor-data-store"
-    message = "Failed to mutate tensor data attribute: replacing `.data` of a tensor made in compiled code breaks the graph; use a new tensor"
+    message = "Failed to mutate tensor data attribute: replacing `.data` of a tensor made here breaks the graph; use a new tensor"
     severity = Severity.INFORMATION
     reason = "Failed to mutate tensor data attribute"
     reason_id = "gb0056"

@@ -48,7 +48,7 @@ class UntraceableCall(Rule):
 
     code = "GM307"
     name = "untraceable-stdlib-call"
-    message = "Attempted to call function marked as skipped: Dynamo cannot trace this standard-library call (clock, `random`, file or stream I/O); call it outside the compiled region"
+    message = "Attempted to call function marked as skipped: Dynamo cannot trace this clock, `random` or I/O call; call it outside"
     severity = Severity.INFORMATION
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"

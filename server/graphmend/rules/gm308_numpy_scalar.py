@@ -37,7 +37,7 @@ class NumpyScalar(Rule):
 
     code = "GM308"
     name = "numpy-scalar-in-compiled-code"
-    message = "Data dependent operator: NumPy is traced as tensors under compile, so reading a NumPy number breaks the graph; draw with torch or outside the compiled region"
+    message = "Data dependent operator: NumPy runs as tensors here, so reading a NumPy number breaks the graph; draw with torch"
     severity = Severity.INFORMATION
     reason = "Data dependent operator"
     reason_id = "gb0033"

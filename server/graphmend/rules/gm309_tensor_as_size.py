@@ -45,7 +45,9 @@ class TensorAsSize(Rule):
 
     code = "GM309"
     name = "tensor-as-size"
-    message = "Tensor used as a size: Dynamo reads its value to trace the shape (an implicit `.item()`); pass a Python int, e.g. from `.shape`"
+    message = (
+        "Tensor used as a size: Dynamo reads its value (an implicit `.item()`); pass a Python int, e.g. from `.shape`"
+    )
     severity = Severity.INFORMATION
     reason = "Data dependent operator"
     reason_id = "gb0033"

@@ -52,8 +52,7 @@ class CpuTensorAttribute(Rule):
     code = "GM401"
     name = "cpu-tensor-attribute"
     message = (
-        "Register this tensor as a buffer: a plain tensor attribute stays on the CPU after `.cuda()`/`.to()`, "
-        "and CPU work runs outside CUDA graphs"
+        "Register this tensor as a buffer: a plain tensor attribute stays on the CPU after `.to()`, outside CUDA graphs"
     )
     reason = "skipping cudagraphs due to cpu device"
     reason_id = None

@@ -46,8 +46,8 @@ class MaskedIndexPut(Rule):
     code = "GM402"
     name = "masked-index-put"
     message = (
-        "Select with `torch.where` instead: a write of many values through a boolean mask falls back to a "
-        "kernel that calls `.nonzero()`, which runs outside CUDA graphs"
+        "Select with `torch.where` instead: a masked write of many values calls `.nonzero()`, "
+        "which runs outside CUDA graphs"
     )
     reason = "index_put_ fallback with boolean indexing is not compatible with CUDA graphs"
     reason_id = None

@@ -52,8 +52,7 @@ class ControlFlowOperator(Rule):
     code = "GM404"
     name = "control-flow-operator"
     message = (
-        "A control-flow operator (`torch.cond`, `torch.while_loop`) keeps this graph out of CUDA graphs: select "
-        "with `torch.where` when both branches are cheap, or compile without CUDA graphs"
+        "A control-flow operator keeps this graph out of CUDA graphs: select with `torch.where` if both sides are cheap"
     )
     reason = "skipping cudagraphs due to control flow operator"
     reason_id = None
@@ -67,7 +66,7 @@ class ControlFlowOperator(Rule):
     def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         assert isinstance(reported, ast.Call)
         operator = CONTROL_FLOW_OPERATORS[analysis.qualified_name(reported.func) or "torch.cond"]
-        return self.message.replace("A control-flow operator (`torch.cond`, `torch.while_loop`)", f"`{operator}`")
+        return self.message.replace("A control-flow operator", f"`{operator}`")
 
     def fix(
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext

@@ -51,10 +51,7 @@ class ChangingPythonNumber(Rule):
 
     code = "GM405"
     name = "changing-python-number"
-    message = (
-        "Keep this counter in a tensor buffer: changing a Python int attribute in compiled code makes Dynamo "
-        "recompile on every call, and run eagerly after 8 recompilations"
-    )
+    message = "Keep this counter in a tensor buffer: a changing Python int attribute recompiles the graph on every call"
     reason = "torch._dynamo hit config.recompile_limit (guard on a changing module attribute)"
     reason_id = None
     node_types = (ast.AugAssign,)
