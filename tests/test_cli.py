@@ -415,3 +415,20 @@ def test_check_fix_applies_fixes_and_reports_what_remains(tmp_path: Path, capsys
     code, out, _ = run(capsys, "check", "--no-cache", "--fix", str(target))
     assert code == 0 and out.splitlines()[-1] == "No graph breaks left in 1 file (1 fixed)."
     assert "torch.where" in target.read_text()
+
+
+def test_conditions_read_simplified(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """The `else` side of `if isinstance(c, Cache) and not isinstance(c, Fresh):` reads as it holds,
+    `not` pushed inward (T5's cache check used to read `not (isinstance(...) and (not ...))`)."""
+    (tmp_path / "layer.py").write_text(
+        "import logging\n\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n"
+        "class Cache:\n    pass\n\n\nclass Fresh(Cache):\n    pass\n\n\n"
+        "class Layer(torch.nn.Module):\n    def forward(self, x, cache=None):\n"
+        "        if isinstance(cache, Cache) and not isinstance(cache, Fresh):\n            return x\n"
+        "        else:\n            logger.warning('no usable cache')\n        return x * 2\n"
+    )
+    out = run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1]
+    [finding] = json.loads(out)
+    assert finding["only_when"] == ["not isinstance(cache, Cache) or isinstance(cache, Fresh)"]
+    text = run(capsys, "check", "--no-cache", str(tmp_path))[1]
+    assert "= note: breaks only when `not isinstance(cache, Cache) or isinstance(cache, Fresh)`" in text

@@ -71,3 +71,18 @@ async def test_unknown_editor_setting_is_reported_not_fatal(client: LanguageClie
     assert [d.code for d in await diagnostics(client, target.as_uri())] == ["GM201"]
     logged = " ".join(m.message for m in client.log_messages)
     assert "unknown setting `selcet`" in logged and "`run` must be" in logged
+
+
+def test_a_cancel_for_an_answered_request_is_not_a_warning() -> None:
+    """pygls warns when a client cancels a request it has already answered; editors showed those
+    warnings in their output channel. Other pygls warnings still pass."""
+    import logging
+
+    from graphmend.lsp.__main__ import RoutineCancels
+
+    def record(message: str, *args: object) -> logging.LogRecord:
+        return logging.LogRecord("pygls.protocol.json_rpc", logging.WARNING, __file__, 1, message, args, None)
+
+    routine = RoutineCancels()
+    assert not routine.filter(record('Cancel notification for unknown message id "%s"', 12))
+    assert routine.filter(record('Received response to unknown message id "%s"', 12))

@@ -229,3 +229,19 @@ def test_stdin_notebook_that_is_not_utf8_is_a_clear_error(work: Path, capsys, mo
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
         code, out, err = run(capsys, command, "-", "--stdin-filename", "nb.ipynb")
         assert code == 2 and out == "" and "not a notebook: not valid utf-8" in err  # never a replaced character
+
+
+def test_github_and_sarif_point_at_the_lines_of_the_ipynb(work: Path, capsys) -> None:
+    """A notebook finding in GitHub annotations and SARIF is on the line of the `.ipynb` file that
+    holds its cell's line (nbformat writes one JSON string per source line), not a cell-relative
+    line against the whole file, and not without a line."""
+    text = notebook("#md # A model", IMPORTS, SHELL, MODEL, COMPILE)
+    (work / "nb.ipynb").write_text(text)
+    stored = text.splitlines()
+    cell_line = MODEL.splitlines()[2]  # GM101's line, cell 4 line 3
+    [expected] = [number for number, line in enumerate(stored, 1) if json.dumps(cell_line + "\n") in line]
+    github = run(capsys, "check", "--no-cache", "--output-format", "github", "nb.ipynb")[1].splitlines()
+    assert github[0].startswith(f"::warning file=nb.ipynb,title=graphmend (GM101),line={expected},endLine={expected}::")
+    sarif = json.loads(run(capsys, "check", "--no-cache", "--output-format", "sarif", "nb.ipynb")[1])
+    region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": expected, "endLine": expected}

@@ -461,6 +461,7 @@ class _SourceLines:
     def __init__(self, known: dict[Path, Any]) -> None:
         self.known = known  # path → text, or a notebook's JSON
         self.files: dict[Path, Any] = {}
+        self.stored: dict[Path, str | None] = {}  # a notebook's text as stored
 
     def __call__(self, finding: Finding) -> list[str] | None:
         content = self._content(finding.path)
@@ -470,6 +471,18 @@ class _SourceLines:
             return "".join(content["cells"][finding.cell - 1]["source"]).splitlines()
         except (TypeError, KeyError, IndexError):
             return None
+
+    def file_line(self, finding: Finding) -> int | None:
+        """A notebook finding's 0-based line in the `.ipynb` as stored (`notebooks.file_line`)."""
+        if finding.cell is None or finding.path in self.known:
+            return None
+        if finding.path not in self.stored:
+            try:
+                self.stored[finding.path] = finding.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self.stored[finding.path] = None
+        text = self.stored[finding.path]
+        return notebooks.file_line(text, finding.cell, finding.diagnostic.range.start.line) if text else None
 
     def _content(self, path: Path) -> Any:
         if path in self.known:
@@ -503,12 +516,12 @@ def _report(
         if findings:
             print(reporting.json_lines(findings))
     elif fmt == "sarif":
-        print(reporting.sarif(findings, Path.cwd()))
+        print(reporting.sarif(findings, Path.cwd(), lines.file_line))
     elif fmt == "github":
         if findings:
-            print(reporting.github(findings))
+            print(reporting.github(findings, lines.file_line))
     elif fmt == "gitlab":
-        print(reporting.gitlab(findings, lines))
+        print(reporting.gitlab(findings, lines, lines.file_line))
     else:
         show_source = fmt == "text" and not args.quiet
         listing = reporting.text(findings, lines, style, show_source)

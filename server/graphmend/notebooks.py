@@ -348,3 +348,28 @@ class _Quiet(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return "Notebook JSON is invalid" not in record.getMessage()
+
+
+_SOURCE_KEY = re.compile(r'"source"\s*:\s*(\[)?')
+
+
+def file_line(text: str, cell: int, line: int) -> int | None:
+    """The 0-based line of the `.ipynb` file that holds line `line` (0-based) of cell `cell`
+    (1-based, as findings name it), for outputs that point into the file as stored (GitHub
+    annotations, SARIF): nbformat writes each source line as one JSON string on its own line. None
+    when the file is not laid out so (a source as one string, a minified file)."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return None
+    if not 0 < cell <= len(cells) or not isinstance(cells[cell - 1].get("source"), list):
+        return None
+    matches = [m for m in _SOURCE_KEY.finditer(text) if m.group(1)]
+    if len(matches) != sum(isinstance(c.get("source"), list) for c in cells):
+        return None  # a "source" key elsewhere (metadata): the match would be ambiguous
+    position = sum(isinstance(c.get("source"), list) for c in cells[: cell - 1])
+    start = text.count("\n", 0, matches[position].end())
+    lines = cells[cell - 1]["source"]
+    if line >= len(lines) or "\n" not in text[matches[position].end() :].split("]", 1)[0]:
+        return None  # one-line source arrays: no line of its own per source line
+    return start + 1 + line

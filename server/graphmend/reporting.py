@@ -48,6 +48,7 @@ class Finding:
 
 
 Lines = Callable[[Finding], list[str] | None]  # the text lines a finding's range is in (its cell's, in a notebook)
+FileLine = Callable[[Finding], int | None]  # a notebook finding's 0-based line in the .ipynb as stored
 
 
 def diagnostic_json(finding: Finding) -> dict[str, Any]:
@@ -218,8 +219,9 @@ def json_lines(findings: list[Finding]) -> str:
     return "\n".join(json.dumps(diagnostic_json(f)) for f in findings)
 
 
-def github(findings: list[Finding]) -> str:
-    """GitHub Actions workflow commands: an annotation on the file and lines of each finding."""
+def github(findings: list[Finding], file_line: FileLine | None = None) -> str:
+    """GitHub Actions workflow commands: an annotation on the file and lines of each finding (a
+    notebook's on the lines of the `.ipynb` that hold its cell's lines, `file_line`)."""
     levels = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "notice"}
     out = []
     for finding in findings:
@@ -234,11 +236,23 @@ def github(findings: list[Finding]) -> str:
             "endColumn": end.character + 1,
             "title": f"graphmend ({d.code})",
         }
-        if finding.cell is not None:  # a notebook's lines are its cells': no line of the .ipynb to point at
+        if finding.cell is not None:  # the lines of the .ipynb that hold the cell's lines, where known
+            stored = file_line(finding) if file_line is not None else None
             properties = {"file": str(finding.path), "title": properties["title"]}
+            if stored is not None:
+                properties |= {"line": stored + 1, "endLine": stored + 1 + end.line - start.line}
         joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
         out.append(f"::{levels[d.severity]} {joined}::{_escape_data(f'{cell}{d.code} {d.message}')}")
     return "\n".join(out)
+
+
+def _stored_line(finding: Finding, file_line: FileLine | None) -> int:
+    """The 0-based line of the file as stored: a notebook finding's line in the `.ipynb` where known
+    (else its first line), any other finding's own."""
+    if finding.cell is None:
+        return finding.diagnostic.range.start.line
+    stored = file_line(finding) if file_line is not None else None
+    return stored if stored is not None else 0
 
 
 def _escape_data(value: str) -> str:
@@ -249,7 +263,7 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def gitlab(findings: list[Finding], lines: Lines) -> str:
+def gitlab(findings: list[Finding], lines: Lines, file_line: FileLine | None = None) -> str:
     """GitLab Code Quality: description, check_name, fingerprint, severity, location.path/lines.begin.
     The fingerprint hashes the path, the code, the message and the line's text (not its number), so
     a finding keeps its identity when lines above it move; repeats get an ordinal."""
@@ -276,18 +290,18 @@ def gitlab(findings: list[Finding], lines: Lines) -> str:
                     "path": Path(os.path.relpath(finding.path)).as_posix()
                     if finding.path.is_absolute()
                     else finding.path.as_posix(),
-                    "lines": {"begin": d.range.start.line + 1 if finding.cell is None else 1},
+                    "lines": {"begin": _stored_line(finding, file_line) + 1},
                 },
             }
         )
     return json.dumps(out, indent=2)
 
 
-def sarif(findings: list[Finding], root: Path) -> str:
+def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None) -> str:
     """SARIF 2.1.0: one run with every rule's metadata (its docs, Dynamo's gb page as help), each
     finding as a result with its region and its rewrite as a SARIF fix. File URIs are relative to
-    `%SRCROOT%`, the folder the command ran in; a notebook finding names its cell in a property
-    (SARIF regions cannot point into one cell of a JSON file)."""
+    `%SRCROOT%`, the folder the command ran in; a notebook finding names its cell in a property, and
+    its region is the lines of the `.ipynb` that hold the cell's lines (`file_line`; no columns)."""
     descriptors = [_rule_descriptor(rule) for rule in RULES]
     descriptors += [_not_analysed_descriptor(code, text) for code, text in _NOT_ANALYSED.items()]
     index = {descriptor["id"]: position for position, descriptor in enumerate(descriptors)}
@@ -296,12 +310,20 @@ def sarif(findings: list[Finding], root: Path) -> str:
     for finding in findings:
         d = finding.diagnostic
         artifact = {"uri": _uri(finding.path, root), "uriBaseId": "%SRCROOT%"}
+        region = _region(d.range.start, d.range.end)
+        if finding.cell is not None:
+            stored = file_line(finding) if file_line is not None else None
+            region = (
+                {"startLine": stored + 1, "endLine": stored + 1 + d.range.end.line - d.range.start.line}
+                if stored is not None
+                else {}
+            )
         result: dict[str, Any] = {
             "ruleId": d.code,
             "level": levels[d.severity],
             "message": {"text": d.message},
             "locations": [
-                {"physicalLocation": {"artifactLocation": artifact, "region": _region(d.range.start, d.range.end)}}
+                {"physicalLocation": {"artifactLocation": artifact, **({"region": region} if region else {})}}
             ],
         }
         if d.code in index:

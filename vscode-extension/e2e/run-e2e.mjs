@@ -151,6 +151,7 @@ async function main() {
     problems: `${base}-problems.png`,
     failure: `${base}-failure.png`,
     notebook: path.join(path.dirname(opts.screenshot), 'notebook-quickfix.png'),
+    fixAll: path.join(path.dirname(opts.screenshot), 'fix-all-message.png'),
   };
   const logFile = `${base}.code-server.log`;
   const vscodeLogsCopy = `${base}.vscode-logs`;
@@ -353,6 +354,10 @@ async function main() {
     }
     log(`${FILE_NAME} on disk contains ${JSON.stringify(EXPECT_PRESENT)} and no longer ${JSON.stringify(EXPECT_ABSENT)}`);
 
+    // 7b. Fix All on a file whose only fix is unsafe: it applies nothing and says so, with a button
+    //     for the unsafe fix (it used to answer {"applied": 0} and show nothing).
+    await fixAllScenario(page, opts, shots);
+
     // 8. A notebook: the compiled function in one cell, its call in another. Squiggle in the cell,
     //    Quick Fix, save; the .ipynb on disk holds the rewrite and still loads with nbformat.
     if (opts.notebook) await notebookScenario(page, opts, shots);
@@ -469,6 +474,38 @@ function graphmendLogTail(dir) {
     out += `\n--- last lines of ${f} ---\n${lines.join('\n')}`;
   }
   return out || `\n(no graphmend output-channel log under ${dir})`;
+}
+
+const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor):\n    n = x.sum().item()\n    return x * n\n';
+
+async function fixAllScenario(page, opts, shots) {
+  const name = 'scale.py';
+  const filePath = path.join(opts.workspace, name);
+  fs.writeFileSync(filePath, UNSAFE_ONLY);
+  await openFileViaQuickOpen(page, name);
+  const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${name}"]`).first();
+  await editor.waitFor({ timeout: 30_000 });
+  await editor.locator('.squiggly-error, .squiggly-warning, .squiggly-info, .squiggly-hint')
+    .first().waitFor({ state: 'attached', timeout: 60_000 });
+  await focusEditor(page, editor);
+  await runCommand(page, 'graphmend: Fix All Graph Breaks in File', 'graphmend.fixAll', async () => {
+    throw new CheckFailed('the command palette has no "graphmend: Fix All Graph Breaks in File"');
+  });
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'applied 0 safe fixes' }).first();
+  try {
+    await toast.waitFor({ timeout: 30_000 });
+  } catch {
+    throw new CheckFailed('Fix All showed no message saying it applied 0 safe fixes');
+  }
+  const text = (await toast.innerText()).replace(/\s+/g, ' ');
+  if (!text.includes('1 unsafe fix available') || !text.includes('Apply Unsafe Fixes')) {
+    throw new CheckFailed(`Fix All's message does not offer the unsafe fix: ${text}`);
+  }
+  log(`Fix All says: ${text}`);
+  await page.screenshot({ path: shots.fixAll });
+  log(`wrote ${shots.fixAll}`);
+  if (fs.readFileSync(filePath, 'utf8') !== UNSAFE_ONLY) throw new CheckFailed(`${name} changed: only safe fixes apply`);
+  await page.keyboard.press('Escape').catch(() => {});
 }
 
 async function waitFor(pred, timeoutMs, everyMs = 250) {

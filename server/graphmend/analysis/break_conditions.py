@@ -111,11 +111,26 @@ _INVERSE = {
 
 
 def _holds_text(test: ast.expr, holds: bool) -> str:
-    """The test as it holds on the side taken: `x is None` on the else side reads `x is not None`."""
-    if holds:
-        return ast.unparse(test)
+    """The test as it holds on the side taken, simplified for reading: `x is None` on the else side
+    reads `x is not None`, and `not (a and not b)` reads `not a or b`."""
+    return ast.unparse(_simplified(test) if holds else _negated(test))
+
+
+def _simplified(test: ast.expr) -> ast.expr:
+    """`not` pushed inward (De Morgan, double negation, inverted comparisons)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.unparse(test.operand)
+        return _negated(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return ast.BoolOp(test.op, [_simplified(v) for v in test.values])
+    return test
+
+
+def _negated(test: ast.expr) -> ast.expr:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _simplified(test.operand)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _INVERSE:
-        return ast.unparse(ast.Compare(test.left, [_INVERSE[type(test.ops[0])]()], test.comparators))
-    return ast.unparse(ast.UnaryOp(ast.Not(), test))
+        return ast.Compare(test.left, [_INVERSE[type(test.ops[0])]()], test.comparators)
+    if isinstance(test, ast.BoolOp):
+        flipped = ast.Or() if isinstance(test.op, ast.And) else ast.And()
+        return ast.BoolOp(flipped, [_negated(v) for v in test.values])
+    return ast.UnaryOp(ast.Not(), test)

@@ -12,6 +12,14 @@ from collections.abc import Sequence
 from .. import __version__
 
 
+class RoutineCancels(logging.Filter):
+    """A client cancelling a request the server has already answered is routine (VS Code does it as
+    the user types): pygls logs it as a warning, which editors then show in their output channel."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Cancel notification for unknown message id")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphmend-lsp", description="The graphmend language server.")
     parser.add_argument("--version", action="version", version=f"graphmend-lsp {__version__}")
@@ -21,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(RoutineCancels())
     from .protocol import Utf8CheckingInput
     from .server import (
         server,  # imported late so --help/--version work without the LSP stack
