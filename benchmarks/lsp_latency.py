@@ -1,6 +1,6 @@
 """Editor latency of graphmend-lsp: didOpen and didChange → publishDiagnostics, code actions.
 
-    python benchmarks/lsp_latency.py [FILE ...] [--edits 7]
+    python benchmarks/lsp_latency.py [FILE ...] [--edits 7] [--workspace DIR]     # DIR: the index runs meanwhile
     python benchmarks/lsp_latency.py [FILE ...] --cold-open WORKSPACE    # the first squiggle, index running
 
 Starts `graphmend-lsp --stdio` (debounce 0, so the figure is processing time, not the deliberate
@@ -46,7 +46,9 @@ def default_files() -> list[Path]:
     ]
 
 
-async def measure(files: list[Path], edits: int) -> int:
+async def measure(files: list[Path], edits: int, workspace: Path | None = None) -> int:
+    """`workspace`: the folder the server is started on, so that its index runs while the files are
+    opened and edited (None: no workspace folder, no index)."""
     client = LanguageClient("graphmend-latency", "1")
     published: dict[tuple[str, int | None], float] = {}
     flagged: dict[str, int] = {}
@@ -60,9 +62,12 @@ async def measure(files: list[Path], edits: int) -> int:
         arrived.set()
 
     await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
+    folders = [types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)] if workspace else None
     await client.initialize_async(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(),
+            root_uri=workspace.as_uri() if workspace else None,
+            workspace_folders=folders,
             initialization_options={"graphmend": {"debounce": 0}},
         )
     )
@@ -230,6 +235,9 @@ def main() -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--edits", type=int, default=7)
     parser.add_argument(
+        "--workspace", type=Path, help="start the server on this folder: its index runs during the measurements"
+    )
+    parser.add_argument(
         "--cold-open",
         type=Path,
         metavar="WORKSPACE",
@@ -238,7 +246,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.cold_open is not None:
         return asyncio.run(cold_open(args.files or default_files(), args.cold_open.resolve()))
-    return asyncio.run(measure(args.files or default_files(), args.edits))
+    workspace = args.workspace.resolve() if args.workspace else None
+    return asyncio.run(measure(args.files or default_files(), args.edits, workspace))
 
 
 if __name__ == "__main__":

@@ -86,3 +86,17 @@ def test_a_cancel_for_an_answered_request_is_not_a_warning() -> None:
     routine = RoutineCancels()
     assert not routine.filter(record('Cancel notification for unknown message id "%s"', 12))
     assert routine.filter(record('Received response to unknown message id "%s"', 12))
+
+
+def test_the_index_runs_below_the_open_documents_worker() -> None:
+    """On a 2-core machine the index build's processes competed for the cores with the worker that
+    analyses the open document: they run 10 nicer (benchmarks/lsp_latency.py --workspace)."""
+    import os
+    import subprocess
+
+    probe = (
+        "import os\nfrom graphmend.lsp.worker import index_worker_init\n"
+        "index_worker_init(os.getppid())\nprint(os.nice(0))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert int(done.stdout) == min(os.nice(0) + 10, 19)

@@ -24,6 +24,8 @@ const EXT_DIR = path.resolve(HERE, '..');
 const E2E_TOOLS = process.env.GRAPHMEND_E2E_TOOLS || path.join(EXT_DIR, '.e2e');
 const T0 = Date.now();
 const FILE_NAME = 'figure1.py';
+const UNSAFE_ONLY_NAME = 'scale.py'; // a file whose only fix is unsafe: Fix All applies nothing and says so
+const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor):\n    n = x.sum().item()\n    return x * n\n';
 const FLAGGED_LINE = 10;
 const EXPECT_PRESENT = 'z = torch.where(cond, z_if, z_else)';
 const EXPECT_ABSENT = 'if x.sum() > 10';
@@ -127,6 +129,8 @@ async function main() {
   requireFile(opts.vsix, 'VSIX');
   requireFile(opts.workspace, 'workspace');
   requireFile(path.join(opts.workspace, FILE_NAME), `${FILE_NAME} in the workspace`);
+  // Fix All's file, in the workspace before VS Code starts: Quick Open may not see a file made later.
+  fs.writeFileSync(path.join(opts.workspace, UNSAFE_ONLY_NAME), UNSAFE_ONLY);
   requireFile(opts['code-server'], 'code-server (run scripts/install-e2e-prereqs.sh)');
   requireFile(opts.chromium, 'chromium');
   if (opts.server.includes('/')) requireFile(opts.server, 'graphmend-lsp');
@@ -476,12 +480,9 @@ function graphmendLogTail(dir) {
   return out || `\n(no graphmend output-channel log under ${dir})`;
 }
 
-const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor):\n    n = x.sum().item()\n    return x * n\n';
-
 async function fixAllScenario(page, opts, shots) {
-  const name = 'scale.py';
+  const name = UNSAFE_ONLY_NAME;
   const filePath = path.join(opts.workspace, name);
-  fs.writeFileSync(filePath, UNSAFE_ONLY);
   await openFileViaQuickOpen(page, name);
   const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${name}"]`).first();
   await editor.waitFor({ timeout: 30_000 });

@@ -35,6 +35,20 @@ def watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="graphmend-parent-watch", daemon=True).start()
 
 
+INDEX_NICENESS = 10  # how much lower the index build's processes run than the open documents' worker
+
+
+def index_worker_init(parent_pid: int) -> None:
+    """The index build's processes: watch the server (`watch_parent`) and run at a lower priority,
+    so that on a small machine the open document's squiggles are not queued behind the index."""
+    watch_parent(parent_pid)
+    if hasattr(os, "nice"):
+        try:
+            os.nice(INDEX_NICENESS)
+        except OSError:
+            pass  # not allowed here: the index just competes as before
+
+
 _WARM_UP = "import torch\n\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        print(x)\n    return x\n"
 
 

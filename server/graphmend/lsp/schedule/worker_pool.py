@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ... import api
-from ..worker import Analysis, analyse, warm_up, watch_parent
+from ..worker import Analysis, analyse, index_worker_init, warm_up, watch_parent
 
 ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
 FILES_PER_JOB = 16  # files per job of the index build or of closed files' analysis
@@ -92,10 +92,11 @@ class AnalysisWorker:
 
 
 def index_pool() -> ProcessPoolExecutor:
-    """The index build's processes: one per core, at most four."""
+    """The index build's processes: one per core, at most four, at a lower priority than the
+    worker that analyses open documents (`index_worker_init`)."""
     return ProcessPoolExecutor(
         max_workers=max(1, min(os.cpu_count() or 1, 4)),
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=watch_parent,
+        initializer=index_worker_init,
         initargs=(os.getpid(),),
     )
