@@ -15,7 +15,7 @@ from typing import Any
 from . import __version__, api, notebooks, reporting
 from .checker import NOT_ANALYSED_CODES
 from .diagnostics import Applicability
-from .reporting import Finding
+from .reporting import Finding, plural
 from .settings import CUDA_GRAPH_SCOPES
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -250,7 +250,7 @@ def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
             if args.diff:
                 sys.stdout.writelines(_diff(path, result.original, result.fixed))
             elif announce:
-                print(f"{path}: fixed {_plural(result.applied, 'graph break')}")
+                print(f"{path}: fixed {plural(result.applied, 'graph break')}")
         for d in result.remaining:
             done.remaining += 1
             if d.fix is not None and d.fix.applicability is Applicability.UNSAFE:
@@ -268,7 +268,7 @@ def _run_fix(args: argparse.Namespace) -> int:
     if done is None:
         return EXIT_ERROR
     verb = "Would fix" if args.diff else "Fixed"
-    summary = f"{verb} {_plural(done.applied, 'graph break')}; {done.remaining} remaining"
+    summary = f"{verb} {plural(done.applied, 'graph break')}; {done.remaining} remaining"
     if done.unsafe_available and not args.unsafe_fixes:
         summary += f" ({done.unsafe_available} fixable with --unsafe-fixes)"
     print(summary + ".", file=sys.stderr if args.diff else sys.stdout)
@@ -313,7 +313,7 @@ def _fix_stdin(args: argparse.Namespace) -> int:
     if result.error is not None:
         print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
     print(
-        f"{'Would fix' if args.diff else 'Fixed'} {_plural(result.applied, 'graph break')}; "
+        f"{'Would fix' if args.diff else 'Fixed'} {plural(result.applied, 'graph break')}; "
         f"{len(result.remaining)} remaining.",
         file=sys.stderr,
     )
@@ -333,7 +333,7 @@ def _run_verify(args: argparse.Namespace) -> int:
     except (VerifyError, api.SettingsError, api.SourceError) as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
-    print(f"{args.file}: {_plural(report.fixes_applied, 'fix')} applied to the twin")
+    print(f"{args.file}: {plural(report.fixes_applied, 'fix')} applied to the twin")
     print(report.table())
     if report.after.fullgraph_error and not report.after.fullgraph:
         print(f"after, fullgraph=True: {report.after.fullgraph_error}")
@@ -461,7 +461,7 @@ class _SourceLines:
     def __init__(self, known: dict[Path, Any]) -> None:
         self.known = known  # path → text, or a notebook's JSON
         self.files: dict[Path, Any] = {}
-        self.stored: dict[Path, str | None] = {}  # a notebook's text as stored
+        self.stored: dict[Path, list[tuple[int, int] | None]] = {}  # a notebook's cells' lines as stored
 
     def __call__(self, finding: Finding) -> list[str] | None:
         content = self._content(finding.path)
@@ -473,16 +473,19 @@ class _SourceLines:
             return None
 
     def file_line(self, finding: Finding) -> int | None:
-        """A notebook finding's 0-based line in the `.ipynb` as stored (`notebooks.file_line`)."""
+        """A notebook finding's 0-based line in the `.ipynb` as stored (`notebooks.cell_lines_in_file`,
+        read and worked out once per notebook)."""
         if finding.cell is None or finding.path in self.known:
             return None
         if finding.path not in self.stored:
             try:
-                self.stored[finding.path] = finding.path.read_text(encoding="utf-8")
+                self.stored[finding.path] = notebooks.cell_lines_in_file(finding.path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError):
-                self.stored[finding.path] = None
-        text = self.stored[finding.path]
-        return notebooks.file_line(text, finding.cell, finding.diagnostic.range.start.line) if text else None
+                self.stored[finding.path] = []
+        cells = self.stored[finding.path]
+        found = cells[finding.cell - 1] if 0 < finding.cell <= len(cells) else None
+        line = finding.diagnostic.range.start.line
+        return found[0] + line if found is not None and line < found[1] else None
 
     def _content(self, path: Path) -> Any:
         if path in self.known:
@@ -531,10 +534,6 @@ def _report(
             print(_summary(findings, files, fixed, args.unsafe_fixes))
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'es' if noun.endswith('x') and count != 1 else 's' if count != 1 else ''}"
-
-
 def _is_cuda_graph_code(code: str) -> bool:
     """GM4xx: what keeps a graph out of CUDA graphs or recompiles it, not a graph break."""
     return code.startswith("GM4")
@@ -549,19 +548,19 @@ def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsa
         f.diagnostic.code not in NOT_ANALYSED_CODES and not _is_cuda_graph_code(f.diagnostic.code) for f in findings
     )
     blockers = sum(_is_cuda_graph_code(f.diagnostic.code) for f in findings)
-    found = [_plural(breaks, "graph break")] if breaks else []
+    found = [plural(breaks, "graph break")] if breaks else []
     if blockers:
-        found.append(_plural(blockers, "CUDA-graph or recompilation issue"))
+        found.append(plural(blockers, "CUDA-graph or recompilation issue"))
     if unparsable:
-        found.append(_plural(unparsable, "file") + " that could not be analysed")
+        found.append(plural(unparsable, "file") + " that could not be analysed")
     if cells:
-        found.append(_plural(cells, "notebook cell") + " that could not be analysed")
+        found.append(plural(cells, "notebook cell") + " that could not be analysed")
     done = f" ({fixed} fixed)" if fixed else ""
     if not found:
-        return f"No graph breaks {'left' if fixed else 'found'} in {_plural(files, 'file')}{done}."
+        return f"No graph breaks {'left' if fixed else 'found'} in {plural(files, 'file')}{done}."
     with_findings = len({f.path for f in findings})
     checked = f" ({files} checked)" if with_findings != files else ""
-    lines = [f"Found {' and '.join(found)}{done} in {_plural(with_findings, 'file')}{checked}."]
+    lines = [f"Found {' and '.join(found)}{done} in {plural(with_findings, 'file')}{checked}."]
     safe = sum(f.diagnostic.fix is not None and f.diagnostic.fix.applicability is Applicability.SAFE for f in findings)
     unsafe = sum(
         f.diagnostic.fix is not None and f.diagnostic.fix.applicability is Applicability.UNSAFE for f in findings
@@ -572,7 +571,7 @@ def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsa
         more = f" ({unsafe} more with `--unsafe-fixes`)" if unsafe else ""
         lines.append(f"[*] {safe} fixable with `--fix`{more}.")
     elif unsafe:
-        lines.append(f"{_plural(unsafe, 'unsafe fix')} available with `--fix --unsafe-fixes`.")
+        lines.append(f"{plural(unsafe, 'unsafe fix')} available with `--fix --unsafe-fixes`.")
     return "\n".join(lines)
 
 
@@ -602,7 +601,7 @@ def _run_rule(args: argparse.Namespace) -> int:
         args.write_docs.mkdir(parents=True, exist_ok=True)
         for name, page in pages.items():
             (args.write_docs / name).write_text(page, encoding="utf-8", newline="\n")
-        print(f"Wrote {_plural(len(pages), 'page')} to {args.write_docs}.")
+        print(f"Wrote {plural(len(pages), 'page')} to {args.write_docs}.")
         return EXIT_CLEAN
     if args.all:
         print("\n".join(api.rule_page(rule) for rule in api.RULES), end="")

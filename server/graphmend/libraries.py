@@ -28,14 +28,20 @@ MAX_LIBRARY_MODULES = 600  # library files one project summarises at most (a gua
 def default_search_paths() -> tuple[Path, ...]:
     """The site-packages folders of the active virtual environment (`VIRTUAL_ENV`, the one a shell or
     editor activated for the user's project) and of the interpreter graphmend runs in."""
-    found: list[str] = []
-    virtual_env = os.environ.get("VIRTUAL_ENV")
-    if virtual_env:
-        found += sorted(glob.glob(os.path.join(virtual_env, "lib", "python3*", "site-packages")))
-        found += [os.path.join(virtual_env, "Lib", "site-packages")]  # Windows
     paths = sysconfig.get_paths()
-    found += [paths["purelib"], paths["platlib"]]
+    found = [*virtual_env_site_packages(), paths["purelib"], paths["platlib"]]
     return tuple(Path(p) for p in dict.fromkeys(os.path.realpath(p) for p in found) if os.path.isdir(p))
+
+
+def virtual_env_site_packages() -> list[str]:
+    """The site-packages folders of the active virtual environment (`VIRTUAL_ENV`), if any."""
+    virtual_env = os.environ.get("VIRTUAL_ENV")
+    if not virtual_env:
+        return []
+    return [
+        *sorted(glob.glob(os.path.join(glob.escape(virtual_env), "lib", "python3*", "site-packages"))),
+        os.path.join(virtual_env, "Lib", "site-packages"),  # Windows
+    ]
 
 
 class LibraryFinder:

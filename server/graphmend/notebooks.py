@@ -353,23 +353,26 @@ class _Quiet(logging.Filter):
 _SOURCE_KEY = re.compile(r'"source"\s*:\s*(\[)?')
 
 
-def file_line(text: str, cell: int, line: int) -> int | None:
-    """The 0-based line of the `.ipynb` file that holds line `line` (0-based) of cell `cell`
-    (1-based, as findings name it), for outputs that point into the file as stored (GitHub
+def cell_lines_in_file(text: str) -> list[tuple[int, int] | None]:
+    """Per cell (in order): the 0-based line of the `.ipynb` file that holds its first source line,
+    and how many source lines it has, for outputs that point into the file as stored (GitHub
     annotations, SARIF): nbformat writes each source line as one JSON string on its own line. None
-    when the file is not laid out so (a source as one string, a minified file)."""
+    for a cell not laid out so (a source as one string, a one-line array), and no cells at all for
+    a file whose "source" keys cannot be matched to its cells (one in metadata, invalid JSON)."""
     try:
         cells = json.loads(text).get("cells", [])
     except (ValueError, AttributeError):
-        return None
-    if not 0 < cell <= len(cells) or not isinstance(cells[cell - 1].get("source"), list):
-        return None
-    matches = [m for m in _SOURCE_KEY.finditer(text) if m.group(1)]
-    if len(matches) != sum(isinstance(c.get("source"), list) for c in cells):
-        return None  # a "source" key elsewhere (metadata): the match would be ambiguous
-    position = sum(isinstance(c.get("source"), list) for c in cells[: cell - 1])
-    start = text.count("\n", 0, matches[position].end())
-    lines = cells[cell - 1]["source"]
-    if line >= len(lines) or "\n" not in text[matches[position].end() :].split("]", 1)[0]:
-        return None  # one-line source arrays: no line of its own per source line
-    return start + 1 + line
+        return []
+    arrays = [m for m in _SOURCE_KEY.finditer(text) if m.group(1)]
+    listed = [isinstance(c.get("source"), list) for c in cells]
+    if len(arrays) != sum(listed):
+        return []  # a "source" key elsewhere (metadata): the match would be ambiguous
+    matches = iter(arrays)
+    found: list[tuple[int, int] | None] = []
+    for cell, is_list in zip(cells, listed):
+        match = next(matches) if is_list else None
+        if match is None or "\n" not in text[match.end() :].split("]", 1)[0]:
+            found.append(None)  # a source as one string, or a one-line array
+        else:
+            found.append((text.count("\n", 0, match.end()) + 1, len(cell["source"])))
+    return found

@@ -163,18 +163,27 @@ def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool)
     return "\n".join(out)
 
 
-def notes(diagnostic: Diagnostic) -> list[str]:
-    """What qualifies a finding, kept out of its one-sentence message: when it breaks, where CUDA
-    graphs are asked for, and why there is no automatic fix."""
+def qualifiers(diagnostic: Diagnostic) -> list[str]:
+    """What qualifies a finding, kept out of its one-sentence message: when it breaks, and where
+    CUDA graphs are asked for (the text output's notes, the hover's paragraph of why)."""
     data = diagnostic.data
     found = []
     if data.get("only_when"):
         found.append("breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]))
     if "cuda_graphs" in data:
         found.append(f"CUDA graphs: {data['cuda_graphs']}")
-    if "no_fix" in data:
-        found.append(f"no automatic fix: {data['no_fix']}")
     return found
+
+
+def notes(diagnostic: Diagnostic) -> list[str]:
+    """The text output's notes: the qualifiers, and why there is no automatic fix."""
+    no_fix = diagnostic.data.get("no_fix")
+    return [*qualifiers(diagnostic), *([f"no automatic fix: {no_fix}"] if no_fix is not None else [])]
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 graph break`, `2 graph breaks`, `3 unsafe fixes`."""
+    return f"{count} {noun}{'es' if noun.endswith('x') and count != 1 else 's' if count != 1 else ''}"
 
 
 def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:

@@ -571,14 +571,16 @@ def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         stack.extend(reversed(children))
 
 
+def argument_names(args: ast.arguments) -> list[str]:
+    """Every name a function's or a lambda's parameters bind, `*args` and `**kwargs` included."""
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None]
+
+
 def _local_names(scope: ast.Module | FunctionNode, may_have_walrus: bool = True) -> frozenset[str]:
     names: set[str] = set()
     declared_global: set[str] = set()
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        args = scope.args
-        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-            if arg is not None:
-                names.add(arg.arg)
+        names.update(argument_names(scope.args))
     for stmt in _scope_statements(scope.body):
         if isinstance(stmt, (ast.Global, ast.Nonlocal)):
             declared_global.update(stmt.names)

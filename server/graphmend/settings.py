@@ -20,6 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .libraries import virtual_env_site_packages
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -96,12 +98,8 @@ def installed_torch_version() -> tuple[int, int] | None:
     analysis must start and run without it): the active virtual environment's (`VIRTUAL_ENV`, the
     one a shell or editor activated for the project), else the one graphmend runs in; None when
     there is none."""
-    virtual_env = os.environ.get("VIRTUAL_ENV")
-    if virtual_env:
-        pattern = os.path.join(glob.escape(virtual_env), "[Ll]ib", "*", "site-packages", "torch-*.dist-info")
-        for found in sorted(glob.glob(pattern)) + sorted(
-            glob.glob(os.path.join(glob.escape(virtual_env), "Lib", "site-packages", "torch-*.dist-info"))
-        ):
+    for site in virtual_env_site_packages():
+        for found in sorted(glob.glob(os.path.join(glob.escape(site), "torch-*.dist-info"))):
             version = parse_torch_version(Path(found).name[len("torch-") : -len(".dist-info")])
             if version is not None:
                 return version

@@ -25,6 +25,13 @@ _MAPPING_ANNOTATIONS = frozenset(
 )
 
 
+def parameters_with_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr | None]]:
+    """Each named parameter (positional ones first, then keyword-only) with its default, or None."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+
+
 class ParameterKinds(CompileTimeFacts):
     """Parameter kinds and the evidence of tensor use they come from."""
 
@@ -38,12 +45,9 @@ class ParameterKinds(CompileTimeFacts):
 
     def _parameter_kinds(self) -> Env:
         assert self.function is not None
-        node = self.function.node
-        args = node.args
+        args = self.function.node.args
         env: Env = {}
-        positional = [*args.posonlyargs, *args.args]
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        pairs = parameters_with_defaults(args)
         evidence = self.tensor_evidence if pairs else {}
         given = self.module.regions.context.parameters_given_tensors(self.function.qualname)
         numpy_given = self.module.numpy_parameters(self.function) if self.module.imports_numpy else frozenset()

@@ -10,8 +10,8 @@ from typing import Protocol
 
 from ..kinds import Env, Kind, join
 from ..regions import Entry, bound_names
-from ..semantics import FunctionInfo, child_nodes, walk
-from .parameters import ParameterKinds
+from ..semantics import FunctionInfo, argument_names, child_nodes, walk
+from .parameters import ParameterKinds, parameters_with_defaults
 from .state import ModuleFacts
 
 
@@ -57,12 +57,6 @@ class FunctionAnalysis(ParameterKinds):
         unpassed = self.module.regions.context.parameters_unpassed(self.function.qualname)
         if not unpassed:
             return {}
-        args = self.function.node.args
-        positional = [*args.posonlyargs, *args.args]
-        pairs = [
-            *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
-            *zip(args.kwonlyargs, args.kw_defaults),
-        ]
         in_loops = {
             name
             for loop in walk(self.function.node)
@@ -72,7 +66,7 @@ class FunctionAnalysis(ParameterKinds):
         }
         return {
             arg.arg: default.value
-            for arg, default in pairs
+            for arg, default in parameters_with_defaults(self.function.node.args)
             if arg.arg in unpassed
             and arg.arg not in in_loops
             and isinstance(default, ast.Constant)
@@ -124,7 +118,7 @@ class FunctionAnalysis(ParameterKinds):
         """A lambda's body, with the kinds in force where it is made (its closure) and its own
         parameters unknown: Dynamo inlines the call, so what breaks in the body breaks there."""
         saved = self.env
-        self.env = {**saved, **dict.fromkeys(lambda_parameters(node), Kind.UNKNOWN)}
+        self.env = {**saved, **dict.fromkeys(argument_names(node.args), Kind.UNKNOWN)}
         self._kinds.clear()
         try:
             self._visit(node.body)
@@ -389,11 +383,6 @@ class FunctionAnalysis(ParameterKinds):
 
 
 _CALLING_BUILTINS = frozenset({"map", "filter", "sorted", "min", "max"})  # they call a function they are given
-
-
-def lambda_parameters(node: ast.Lambda) -> list[str]:
-    args = node.args
-    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None]
 
 
 def called_lambdas(function: ast.AST) -> frozenset[int]:

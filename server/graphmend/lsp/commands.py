@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from .. import api, notebooks
 from ..diagnostics import Applicability, Diagnostic
+from ..reporting import plural
 from . import notebook_analysis
 from .edit.locations import path_of
 from .edit.workspace_edits import cells_edit, whole_document_edit
@@ -98,16 +99,12 @@ class FixAllReport:
         if self.error is not None:
             return f"graphmend: fixed nothing: {self.error}"
         kind = "fix" if self.unsafe else "safe fix"
-        parts = [f"applied {_count(self.applied, kind)}"]
+        parts = [f"applied {plural(self.applied, kind)}"]
         if self.unsafe_available:
-            parts.append(f"{_count(self.unsafe_available, 'unsafe fix')} available (Fix All, Including Unsafe)")
+            parts.append(f"{plural(self.unsafe_available, 'unsafe fix')} available (Fix All, Including Unsafe)")
         if self.without_fix:
-            parts.append(f"{_count(self.without_fix, 'finding')} with no automatic fix")
+            parts.append(f"{plural(self.without_fix, 'finding')} with no automatic fix")
         return "graphmend: " + "; ".join(parts)
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'es' if noun.endswith('fix') and number != 1 else 's' if number != 1 else ''}"
 
 
 def _report(ls: GraphmendServer, report: FixAllReport, notify: bool) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import re
 from lsprotocol import types
 
 from ..diagnostics import Diagnostic
+from ..reporting import qualifiers
 from ..rules import RULES_BY_CODE
 from .session.state import GraphmendServer, server
 from .worker import Analysis
@@ -54,10 +55,8 @@ def _hover_text(diagnostic: Diagnostic, result: Analysis) -> str:
     else:
         parts = [f"**Fix by hand:** {rule.docs.fix}"]
     why = f"**{rule.code}** `{rule.name}`: {_first_sentences(rule.docs.why, 40)}"
-    if data.get("only_when"):
-        why += " Breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]) + "."
-    if "cuda_graphs" in data:
-        why += f" CUDA graphs: {data['cuda_graphs']}."
+    for qualifier in qualifiers(diagnostic):
+        why += f" {qualifier[0].upper()}{qualifier[1:]}."
     if "nested" in data:
         why += " " + NESTED_BREAK
     parts += ["", why]
