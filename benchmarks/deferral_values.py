@@ -2,7 +2,7 @@
 
     python benchmarks/deferral_values.py
 
-A helper registered in `torch._dynamo.config.reorderable_logging_functions` (graphmend's deferral)
+A helper registered in `torch.compiler.config.reorderable_logging_functions` (graphmend's deferral)
 is called from a compiled function with one kind of value, passed as is or inside one lazy
 `"...".format(...)`. Each case is compiled with backend="eager" and called three times: static
 (the same input length), `dynamic=True`, and automatic dynamic (three lengths, no `dynamic=`).
@@ -27,7 +27,7 @@ def _deferred(*args):  # noqa: ANN002, ANN202 - the shape graphmend writes
     print(*args)
 
 
-torch._dynamo.config.reorderable_logging_functions.add(_deferred)
+torch.compiler.config.reorderable_logging_functions.add(_deferred)
 
 VALUES: dict[str, Callable[[torch.Tensor, int], object]] = {
     "a tensor": lambda x, n: x.sum(),

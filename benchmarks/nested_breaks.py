@@ -27,7 +27,7 @@ BREAKS = {
     "print": "    x = x + 1\n    print('value', x)\n    x = x * 3\n",
     "data-dependent if": "    x = x + 1\n    if x.sum() > 0:\n        x = x * 3\n    x = x - 1\n",
     # graphmend's two rewrites of a print: deferral (a reorderable helper) and the in-graph print
-    "deferred print": "    x = x + 1\n    _deferred_print('value {!s}'.format(x), '\\n')\n    x = x * 3\n",
+    "deferred print": "    x = x + 1\n    _deferred_print('value', x)\n    x = x * 3\n",
     "in-graph print": "    x = x + 1\n    torch._higher_order_ops.print('value {!s}', x)\n    x = x * 3\n",
 }
 
@@ -35,11 +35,11 @@ PRELUDE = """import torch
 
 
 @torch.compiler.disable
-def _deferred_print(message, end):
-    print(message, end=end)
+def _deferred_print(*values):
+    print(*values)
 
 
-torch._dynamo.config.reorderable_logging_functions.add(_deferred_print)
+torch.compiler.config.reorderable_logging_functions.add(_deferred_print)
 """
 
 

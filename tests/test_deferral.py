@@ -9,6 +9,7 @@ import importlib.util
 import io
 import logging
 import types
+import warnings
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,50 @@ def test_no_in_graph_print_for_a_torch_that_lacks_it(tmp_path: Path) -> None:
     assert deferred.fix.title.startswith("Defer the print")
     (in_graph,) = [d for d in check_source(submodule, tmp_path / "s.py") if d.fix]
     assert "_higher_order_ops.print" in in_graph.fix.title
+
+
+READABLE = """import warnings
+
+import torch
+
+HEADER = "stats"
+
+
+@torch.compile
+def f(x: torch.Tensor):
+    print(HEADER, "mean", x.mean())
+    print(f"max {x.max()}")
+    warnings.warn("clipped")
+    return x
+"""
+
+
+def test_a_deferral_reads_like_the_call_it_replaces(tmp_path: Path) -> None:
+    """What a reviewer sees (issue 32): a print's own arguments where Dynamo replays them as they
+    are, an f-string as its lazy `str.format`, two-line helpers, and torch's public registry."""
+    fixed = fix_source(READABLE, tmp_path / "r.py", unsafe=True).fixed
+    assert '_deferred_print(HEADER, "mean", x.mean())' in fixed
+    assert '_deferred_print("max {}".format(x.max()))' in fixed
+    assert '_deferred_warn("clipped")' in fixed
+    assert "    warnings.warn(message, stacklevel=3)\n" in fixed and "_getframe" not in fixed
+    assert "torch.compiler.config.reorderable_logging_functions.add(_deferred_print)" in fixed
+    assert "graphmend" not in fixed and "_dynamo" not in fixed
+    module = _load(tmp_path / "r.py", fixed)
+    torch._dynamo.reset()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.compile(module.f, backend="eager", fullgraph=True)(torch.ones(2))
+    assert out.getvalue() == "stats mean tensor(1.)\nmax 1.0\n"
+    assert [str(w.message) for w in caught] == ["clipped"] and caught[0].filename == str(tmp_path / "r.py")
+
+
+def test_a_torch_before_2_10_registers_under_the_private_name(tmp_path: Path) -> None:
+    """`torch.compiler.config.reorderable_logging_functions` exists from torch 2.10 (read from the
+    2.9.1 and 2.10.0 wheels): older code gets `torch._dynamo.config`, and it is read back as deferred."""
+    older = Settings(torch_version=(2, 9))
+    fixed = fix_source(READABLE, tmp_path / "r.py", unsafe=True, settings=older).fixed
+    assert "torch._dynamo.config.reorderable_logging_functions.add(_deferred_print)" in fixed
+    assert "torch.compiler.config" not in fixed
+    assert fix_source(fixed, tmp_path / "r.py", unsafe=True, settings=older).fixed == fixed
+    assert not [d for d in check_source(fixed, tmp_path / "r.py", settings=older) if d.code.startswith("GM2")]

@@ -1,15 +1,19 @@
 """Deferred side effects: print, logging and warnings move to after the compiled graph.
 
 The call site becomes a call of a small module-level function that does the original effect, and
-that function is registered in `torch._dynamo.config.reorderable_logging_functions`: Dynamo then
+that function is registered in `torch.compiler.config.reorderable_logging_functions`: Dynamo then
 records the call while tracing and replays it after the graph has run, with the same text, level
 and order (measured on torch 2.13.0). Run eagerly, the function simply does the effect at once.
 The user's code gains no dependency on graphmend: only torch and what the call already used.
+A helper per file, not a runtime module in the user's project: it needs no import path that works
+for scripts, packages and notebooks alike, and a reviewer sees the three lines it adds.
 
-Dynamo replays a call only if its arguments are tensors, constants or a lazy `str.format` (measured:
-a shape, a size, a tuple or an int that became dynamic breaks as a plain argument, and defers
-inside `"...".format(...)`, formatted after the graph with real values). So a message is passed
-as one `"template".format(*values)`: `print("loss:", t)` becomes `_deferred_print("loss: {!s}".format(t), "\n")`.
+Dynamo replays a call only if its arguments are tensors, constants or a lazy `str.format`, and it
+drops keyword arguments (measured: a shape, a size, a tuple or an int that became dynamic breaks
+as a plain argument, and defers inside `"...".format(...)`, formatted after the graph with real
+values). So `print("loss:", t)` becomes `_deferred_print("loss:", t)`, its arguments as they were;
+only an f-string, or a value that is neither a tensor nor a constant, is formatted:
+`print("shape", x.shape)` becomes `_deferred_print("shape {}".format(x.shape))`.
 
 Deferral is wrong in one case: a tensor changed in place after the call would be shown with its
 later value. A print then goes into the graph instead, with `torch._higher_order_ops.print`, which
@@ -33,7 +37,13 @@ from ..semantics import walk
 from ..source import Position, Range
 from .base import FixContext, Refusal, Refused
 
-MARKER = "graphmend: replayed by torch.compile after the graph runs"
+DOCSTRING = "torch.compile runs this after its graph instead of breaking the graph for it."
+# The public name of Dynamo's registry of deferred functions exists from torch 2.10 (read from the
+# released wheels); older releases have only the private one.
+PUBLIC_REGISTRY_RELEASE = (2, 10)
+# Frames from a deferred helper's effect up to the line that called the helper: the helper and
+# torch.compiler.disable's wrapper (one frame in torch 2.9.1, 2.13.0 and 2.14.1, eager and replayed).
+_CALLER = "stacklevel=3"
 _LEVEL = "\t"  # leading a line of a helper's body: one more level, written in the file's own indentation
 IN_GRAPH_PRINT = "_higher_order_ops.print"
 # The in-graph print takes positional values from torch 2.11 on (2.10.0 has keywords only, 2.9.1 no
@@ -72,15 +82,13 @@ def literal(text: str) -> str:
 # ---------------------------------------------------------------------- messages as templates
 def _template_part(node: ast.expr, analysis: FunctionAnalysis, values: list[str], ctx: FixContext, plain: str) -> str:
     """This argument's share of the format template; its values are appended to `values`."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value.replace("{", "{{").replace("}", "}}")
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool, type(None))):
-        return str(node.value).replace("{", "{{").replace("}", "}}")
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+        return _escaped(str(node.value))
     if isinstance(node, ast.JoinedStr):
         parts = []
         for piece in node.values:
             if isinstance(piece, ast.Constant):
-                parts.append(str(piece.value).replace("{", "{{").replace("}", "}}"))
+                parts.append(_escaped(str(piece.value)))
                 continue
             assert isinstance(piece, ast.FormattedValue)
             spec = ""
@@ -197,12 +205,6 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     sep = _constant_keyword(call, "sep", " ")
     end = _constant_keyword(call, "end", "\n")
     assert sep is not None and end is not None
-    values: list[str] = []
-    template = (
-        sep.replace("{", "{{")
-        .replace("}", "}}")
-        .join(_template_part(arg, analysis, values, ctx, "{!s}") for arg in call.args)
-    )
     stream = _print_stream(call, analysis)
     mutated = _mutated_later(call, analysis)
     in_graph = not in_branch and _in_graph_form(call, analysis)
@@ -228,13 +230,71 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
         if earlier:
             lines = ", ".join(str(line) for line in earlier)
             reasons.append(f"it prints before the deferred message(s) issued earlier (line {lines})")
+        values: list[str] = []
+        template = _escaped(sep).join(_template_part(a, analysis, values, ctx, "{!s}") for a in call.args)
         return Plan(None, [literal(template), *values], title, reasons)
-    name = "_deferred_print" if stream is None else f"_deferred_print_{stream.rsplit('.', 1)[-1]}"
-    target = "" if stream is None else f", file={_stream_text(call, ctx)}"
-    helper = _Helper(name, "message, end", f"print(message, end=end{target})")
-    return Plan(
-        helper, [_message(template, values), literal(end)], "Defer the print until the compiled graph has run", []
+    suffix = ("" if stream is None else f"_{stream.rsplit('.', 1)[-1]}") + ("" if end == "\n" else "_end")
+    keywords = ("" if end == "\n" else ", end=end") + ("" if stream is None else f", file={stream}")
+    body = _importing(f"print(*values{keywords})", stream, ctx)
+    helper = _Helper(f"_deferred_print{suffix}", "*values" if end == "\n" else "end, *values", body)
+    arguments = _print_arguments(call, analysis, ctx, sep)
+    title = "Defer the print until the compiled graph has run"
+    if not call.keywords and arguments == [ctx.segment(a) for a in call.args]:
+        return Plan(helper, None, title, [])  # only the name changes: the call keeps its layout
+    return Plan(helper, ([] if end == "\n" else [literal(end)]) + arguments, title, [])
+
+
+def _print_arguments(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, sep: str) -> list[str]:
+    """What the deferred print is passed: its own arguments where Dynamo replays them as they are
+    (tensors, constants; an f-string as its lazy `str.format`), else one formatted message (a
+    shape, a number that may be dynamic, or a separator other than a space)."""
+    if sep == " " and all(isinstance(a, ast.JoinedStr) or _replayed_as_is(a, analysis, ctx) for a in call.args):
+        return [
+            _formatted_text(a, analysis, ctx) if isinstance(a, ast.JoinedStr) else ctx.segment(a) for a in call.args
+        ]
+    values: list[str] = []
+    template = _escaped(sep).join(
+        _template_part(a, analysis, values, ctx, "{}" if analysis.kind(a) is Kind.PYTHON else "{!s}") for a in call.args
     )
+    return [_message(template, values)]
+
+
+def _formatted_text(fstring: ast.JoinedStr, analysis: FunctionAnalysis, ctx: FixContext) -> str:
+    values: list[str] = []
+    return _message(_template_part(fstring, analysis, values, ctx, "{!s}"), values)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _replayed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> bool:
+    """A value Dynamo replays unformatted: a tensor, a literal, or a module-level name bound once
+    to a string or number literal."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (str, int, float, bool, type(None)))
+    if analysis.kind(node).is_tensor:
+        return True
+    if not isinstance(node, ast.Name) or node.id in analysis.shadowed_names:
+        return False
+    binding = ctx.top_level_bindings.get(node.id)
+    return (
+        isinstance(binding, ast.Assign)
+        and len(binding.targets) == 1
+        and isinstance(binding.targets[0], ast.Name)
+        and isinstance(binding.value, ast.Constant)
+        and isinstance(binding.value.value, (str, int, float))
+    )
+
+
+def _importing(body: str, qualname: str | None, ctx: FixContext) -> str:
+    """A helper's body, importing the module of `qualname` (`sys.stderr`, `warnings.warn`) first
+    when the file imports it only inside functions."""
+    if qualname is None:
+        return body
+    module = qualname.split(".", 1)[0]
+    binding = ctx.top_level_bindings.get(module)
+    return body if isinstance(binding, ast.Import) else f"import {module}\n{body}"
 
 
 def _lacks_in_graph_print(ctx: FixContext) -> str | None:
@@ -430,11 +490,6 @@ def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     raise Refused("`file=` is not sys.stdout or sys.stderr")
 
 
-def _stream_text(call: ast.Call, ctx: FixContext) -> str:
-    keyword = next(k for k in call.keywords if k.arg == "file")
-    return ctx.segment(keyword.value)
-
-
 def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
     func = call.func
     if not isinstance(func, ast.Attribute):
@@ -448,8 +503,8 @@ def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     _refuse_mutated(call, analysis)
     reasons = []
     if standard and method in STDLIB_LEVEL_FUNCTIONS:
-        # The record names the user's line: `stacklevel` counts the frames up to it.
-        body = _LOG_AT_CALLER.format(call=f"{owner}.{method}")
+        # The record names the user's line, as the call did.
+        body = f"{owner}.{method}(*args, {_CALLER})"
         reasons.append(_RECORD_LINE_UNDER_COMPILE)
     else:
         body = f"{owner}.{method}(*args)"
@@ -471,13 +526,6 @@ def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     return Plan(helper, None, title, reasons)  # the arguments keep their text and layout
 
 
-# A logging call replayed from a helper names the first frame of this module outside the helpers:
-# the call's line in eager code. `stacklevel` counts the frames up to it (torch's disable wrapper too).
-_LOG_AT_CALLER = f"""import sys
-frame, level = sys._getframe(1), 2
-while frame is not None and (frame.f_globals is not globals() or frame.f_code.co_name.startswith("_deferred_")):
-{_LEVEL}frame, level = frame.f_back, level + 1
-{{call}}(*args, stacklevel=level if frame is not None else 1)"""
 _RECORD_LINE_UNDER_COMPILE = "under torch.compile the log record's `lineno` is the `def` line"
 # Loggers whose level methods are `logging.Logger`'s own, so `stacklevel` counts as in the stdlib.
 _STANDARD_LOGGER_FACTORIES = frozenset(
@@ -554,21 +602,6 @@ def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixCon
     return ctx.segment(value), qualname
 
 
-# The deferred warning keeps the user's file, module and warning registry: it is issued for the
-# first frame of this module outside the helpers (the call's line in eager code).
-_WARN_AT_CALLER = f"""import sys
-import warnings
-frame = sys._getframe(1)
-while frame is not None and (frame.f_globals is not globals() or frame.f_code.co_name.startswith("_deferred_")):
-{_LEVEL}frame = frame.f_back
-if frame is None:
-{_LEVEL}warnings.warn(message, {{category}})
-else:
-{_LEVEL}where = frame.f_globals
-{_LEVEL}registry = where.setdefault("__warningregistry__", {{{{}}}})
-{_LEVEL}warnings.warn_explicit(message, {{category}}, frame.f_code.co_filename, frame.f_lineno, where.get("__name__"), registry, where)"""
-
-
 def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
     if call.keywords and any(k.arg != "category" for k in call.keywords):
         raise Refused("the call passes keywords other than category (e.g. stacklevel)")
@@ -583,15 +616,23 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         if not isinstance(category_node, ast.Name) or category_node.id in analysis.shadowed_names:
             raise Refused("the category is not a module-level or builtin name")
         category = category_node.id
-    values: list[str] = []
-    template = _template_part(arguments_in[0], analysis, values, ctx, "{!s}")
-    helper = _Helper(f"_deferred_warn_{category}", "message", _WARN_AT_CALLER.format(category=category))
+    message = arguments_in[0]
+    if _replayed_as_is(message, analysis, ctx) and not analysis.kind(message).is_tensor:
+        argument = ctx.segment(message)
+    else:
+        values: list[str] = []
+        argument = _message(_template_part(message, analysis, values, ctx, "{!s}"), values)
+    # The warning keeps the user's file, line, module and once-per-location registry.
+    passed = "" if category == "UserWarning" else f"{category}, "
+    warn = _importing(f"warnings.warn(message, {passed}{_CALLER})", "warnings", ctx)
+    suffix = "" if category == "UserWarning" else f"_{category}"
+    helper = _Helper(f"_deferred_warn{suffix}", "message", warn)
     reasons = [
         "under torch.compile the warning is attributed to the compiled function's `def` line (Dynamo replays "
         "it from the frame's start), so Python's once-per-location filter sees one location per function"
     ]
     _refuse_mutated(call, analysis)
-    return Plan(helper, [_message(template, values)], "Defer the warning until the compiled graph has run", reasons)
+    return Plan(helper, [argument], "Defer the warning until the compiled graph has run", reasons)
 
 
 def _refuse_mutated(call: ast.Call, analysis: FunctionAnalysis) -> None:
@@ -638,29 +679,19 @@ def message_in_branch(
     plan = plan_message(call, analysis, ctx, in_branch=True)
     torch_name = ctx.torch_name
     assert torch_name is not None and plan.helper is not None
-    edits: list[TextEdit] = []
-    base, insertion = _helper_edit(plan.helper, ctx, torch_name)
-    if insertion is not None:
-        edits.append(insertion)
-    name, guarded = predicated_helper(base, ctx, torch_name, _needed(plan.helper, torch_name))
-    if guarded is not None:
-        edits.append(guarded)
+    # The effect itself under `if when:`, not a call of the plain helper: a warning's or log
+    # record's `stacklevel` counts the frames up to the user's line.
+    body = "\n".join(_LEVEL + line for line in plan.helper.body.split("\n"))
+    guarded = _Helper(f"{plan.helper.name}_if", f"when, {plan.helper.parameters}", f"if when:\n{body}")
+    name, insertion = _helper_edit(guarded, ctx, torch_name)
     arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
-    return name, arguments, edits, plan.reasons
+    return name, arguments, [] if insertion is None else [insertion], plan.reasons
 
 
-def predicated_helper(
-    base: str,
-    ctx: FixContext,
-    torch_name: str,
-    after: set[str] = frozenset(),  # type: ignore[assignment]
-) -> tuple[str, TextEdit | None]:
-    """`<base>_if(when, *args)`: replays `<base>(*args)` only if the tensor `when` is true, so a
-    deferred message from inside a branch still appears only when that branch would have run.
-    It goes after `<base>` (or, for a `<base>` being added, after what `<base>` needs: `after`)."""
-    return _helper_edit(
-        _Helper(f"{base}_if", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name, after
-    )
+def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
+    """`<base>_if(when, *args)`: replays the user's registered `<base>(*args)` only if the tensor
+    `when` is true, so a deferred call from inside a branch still runs only when that branch would."""
+    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name)
 
 
 def _needed(helper: _Helper, torch_name: str) -> set[str]:
@@ -680,38 +711,52 @@ def _indented(helper_body: str, unit: str, depth: int) -> str:
     )
 
 
-def _helper_edit(
-    helper: _Helper,
-    ctx: FixContext,
-    torch_name: str,
-    after: set[str] = frozenset(),  # type: ignore[assignment]
-) -> tuple[str, TextEdit | None]:
+def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
     """The helper's name, and the edit that defines it (None when the file already has it)."""
     existing = ctx.top_level_functions
+    unit = ctx.indent_unit
+    body = _indented(helper.body, unit, 1)
     name = helper.name
     number = 1
-    while name in existing or (name in ctx.all_names and name not in existing):
+    while name in existing or name in ctx.all_names:
         current = existing.get(name)
-        if current is not None and MARKER in (ast.get_docstring(current) or ""):
+        if current is not None and _defines(current, f"def {name}({helper.parameters}):\n{body}"):
             return name, None
         number += 1
         name = f"{helper.name}_{number}"
     # Disabled for Dynamo: when the call is replayed after the graph, Dynamo must not try to
     # compile the helper's own frame (that would log a break on the print inside it).
-    unit = ctx.indent_unit
-    body = _indented(helper.body, unit, 1)
     code = (
         f"\n\n\n@{torch_name}.compiler.disable\n"
         f"def {name}({helper.parameters}):\n"
-        f'{unit}"""{MARKER} (torch._dynamo reorderable_logging_functions)."""\n'
+        f'{unit}"""{DOCSTRING}"""\n'
         f"{body}\n\n\n"
-        f"{torch_name}._dynamo.config.reorderable_logging_functions.add({name})"
+        f"{_registry(ctx, torch_name)}.add({name})"
     )
-    end = _end(ctx, _anchor(ctx, _needed(helper, torch_name) | set(after)))
+    end = _end(ctx, _anchor(ctx, _needed(helper, torch_name)))
     following = ctx.source.lines[end.line + 1] if end.line + 1 < len(ctx.source.lines) else ""
     if following.strip():
         code += "\n"  # keep a blank line between the registration and the next statement
     return name, TextEdit(Range(end, end), code)
+
+
+def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> bool:
+    """Whether `function` is the helper `code` defines (parameters and body; a docstring aside):
+    fixing a fixed file again reuses its helpers."""
+    wanted = ast.parse(code).body[0]
+    assert isinstance(wanted, ast.FunctionDef)
+    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
+    return ast.dump(function.args) == ast.dump(wanted.args) and [ast.dump(s) for s in body] == [
+        ast.dump(s) for s in wanted.body
+    ]
+
+
+def _registry(ctx: FixContext, torch_name: str) -> str:
+    """Dynamo's set of deferred functions under its public name, or the private one for a torch
+    older than 2.10 (an unknown torch is taken for the newest, as elsewhere)."""
+    version = ctx.torch_version
+    config = "compiler" if version is None or version >= PUBLIC_REGISTRY_RELEASE else "_dynamo"
+    return f"{torch_name}.{config}.config.reorderable_logging_functions"
 
 
 def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:

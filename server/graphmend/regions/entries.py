@@ -22,7 +22,9 @@ from .records import (
 from .resolution import CallResolution
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-_REORDERABLE_REGISTRY = "torch._dynamo.config.reorderable_logging_functions.add"
+_REORDERABLE_REGISTRIES = frozenset(
+    f"torch.{config}.config.reorderable_logging_functions.add" for config in ("_dynamo", "compiler")
+)
 
 
 def _guess_note(cls: ClassInfo) -> str:
@@ -45,7 +47,7 @@ class EntryFinder(CallResolution):
     remote_entries: list[tuple[ExternalRef, str, ast.AST]]  # compile sites aimed at other files
 
     def _reorderable_functions(self) -> frozenset[int]:
-        """Functions registered with `torch._dynamo.config.reorderable_logging_functions.add(f)` at
+        """Functions registered with `torch.compiler.config.reorderable_logging_functions.add(f)` at
         module level: Dynamo records calls to them and replays them after the graph, never tracing
         their bodies, so nothing in them is compiled code."""
         found: set[int] = set()
@@ -53,7 +55,7 @@ class EntryFinder(CallResolution):
             call = stmt.value if isinstance(stmt, ast.Expr) else None
             if (
                 isinstance(call, ast.Call)
-                and self.index.qualified_name(call.func) == _REORDERABLE_REGISTRY
+                and self.index.qualified_name(call.func) in _REORDERABLE_REGISTRIES
                 and len(call.args) == 1
                 and isinstance(call.args[0], ast.Name)
                 and call.args[0].id in self.index.functions

@@ -25,7 +25,7 @@ class PrintCall(Rule):
         example=('x = torch.relu(x)\nprint("tensor:", x)\nreturn torch.sin(x)'),
         fix=(
             "defer the print until the compiled region has produced its values (a "
-            "function registered in `torch._dynamo.config.reorderable_logging_functions`, or printing after "
+            "function registered in `torch.compiler.config.reorderable_logging_functions`, or printing after "
             "the compiled call). Same text, same order, printed after the graph runs. Dynamo replays a "
             "deferred call only in the frame it compiles, so in a function it inlines (a callee, a "
             "submodule's `forward`) the print goes into the graph with `torch._higher_order_ops.print` "
