@@ -132,6 +132,39 @@ def test_settings_that_say_how_the_code_runs_hide_what_cannot_happen(
     assert {d["line"]: (d["only_when"][0] if d["only_when"] else None) for d in items} == left
 
 
+SWITCHES = """import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.checkpointing = False
+        self.verbose = False
+
+    def enable_verbose(self):
+        self.verbose = True
+
+    def forward(self, x):
+        if self.checkpointing:
+            print("checkpointing", x)
+        if self.verbose:
+            print("verbose", x)
+        return x
+"""
+
+
+def test_a_break_behind_a_switch_left_off_is_information(tmp_path: Path, capsys) -> None:
+    """Noise (issue 32): a break that needs a flag only `__init__` sets, to False, is not the one a
+    plain compile meets: information, with the switch named. A flag a method turns on stays a warning."""
+    (tmp_path / "block.py").write_text(SWITCHES)
+    code, out, _ = run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))
+    items = {d["line"]: d for d in json.loads(out)}
+    assert (items[15]["severity"], items[15]["off_by_default"]) == ("information", "self.checkpointing")
+    assert items[17]["severity"] == "warning" and "off_by_default" not in items[17]
+    text = run(capsys, "check", "--no-cache", str(tmp_path))[1]
+    assert "= note: a plain compile does not meet it: `self.checkpointing` is false by default" in text
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ from conftest import ROOT
 
 PACKAGE = ROOT / "server" / "graphmend"
 # Fronts, and the notebook reader (nbformat, imported when a notebook is read: a `.py` check never loads it).
-FRONTS = {"cli.py", "__main__.py", "verify.py", "notebooks.py"}
+FRONTS = {"cli.py", "__main__.py", "verify.py", "notebooks.py", "jupyter.py"}
 ALLOWED_THIRD_PARTY = {"libcst", "tomli"}
 
 
@@ -62,3 +63,27 @@ def test_cli_runs_without_torch_installed(tmp_path) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert "GM101" in result.stdout and "GM201" in result.stdout
+
+
+def test_without_libcst_the_findings_stay_and_the_predicated_fix_says_what_it_needs(tmp_path) -> None:
+    """The server bundled in the VS Code extension runs on the user's Python, which may lack LibCST
+    (compiled, so not bundled): every finding is still reported, deferrals are still offered."""
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('libcst', 'torch', 'transformers'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmend", "check", "--output-format", "json", "--no-cache", str(ROOT / "examples")],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(tmp_path), "PATH": ""},
+    )
+    assert result.returncode == 1, result.stderr
+    found = {item["code"]: item for item in json.loads(result.stdout)}
+    assert "pip install libcst" in found["GM101"]["no_fix"] and found["GM101"]["fix"] is None
+    assert found["GM201"]["fix"]["title"].startswith("Defer the print")

@@ -35,6 +35,46 @@ def test_t5_warning_once_is_flagged() -> None:
     assert "GM202" in flagged("t5/modeling_t5.py").get(1019, set())
 
 
+def test_a_break_behind_a_switch_left_off_is_information() -> None:
+    """T5 (issue 32): the break a plain compile meets (1019) stays a warning; the one under
+    `gradient_checkpointing` (False in `__init__`) and the one under flash attention (opt-in) are
+    information, with the switch in `data["off_by_default"]`."""
+    path = MODELS / "t5/modeling_t5.py"
+    found = {(d.range.start.line + 1, d.code): d for d in check_source(read_source(path), path)}
+    assert found[(1019, "GM202")].severity.value == "warning" and "off_by_default" not in found[(1019, "GM202")].data
+    assert found[(994, "GM202")].severity.value == "information"
+    assert found[(994, "GM202")].data["off_by_default"] == "self.gradient_checkpointing"
+    assert found[(1208, "GM101")].severity.value == "information"
+    assert found[(1208, "GM101")].data["off_by_default"] == "self.config._attn_implementation == 'flash_attention_2'"
+
+
+HOVERED = [
+    "t5/modeling_t5.py",
+    "longformer/modeling_longformer.py",
+    "mamba2/modeling_mamba2.py",
+    "aria/modeling_aria.py",
+]
+
+
+def test_a_hover_says_what_to_do_in_about_80_words() -> None:
+    """Issue 32: the action, one paragraph of why and the link in at most 100 words of prose (the
+    preview's code aside), 80 for T5 and Longformer; an unsafe fix's long hazards come after the link."""
+    import re
+
+    from graphmend.lsp.hover import hover_text
+
+    words: dict[tuple[str, int], int] = {}
+    for relative in HOVERED:
+        path = MODELS / relative
+        source = read_source(path)
+        for d in check_source(source, path):
+            text = hover_text(d, source.splitlines())
+            before_link = re.sub(r"```python.*?```", "", text.split("[Dynamo's explanation")[0], flags=re.S)
+            words[(relative, d.range.start.line + 1)] = len(before_link.split())
+    assert len(words) > 25 and max(words.values()) <= 100
+    assert max(n for (relative, _), n in words.items() if relative in HOVERED[:2]) <= 80
+
+
 def test_phi3_longrope_branch_is_flagged() -> None:
     assert "if seq_len > original_max_position_embeddings:" in line_text("phi3/modeling_phi3.py", 395)
     assert "GM101" in flagged("phi3/modeling_phi3.py").get(395, set())
@@ -126,3 +166,5 @@ def test_every_message_is_one_short_sentence(tmp_path: Path) -> None:
     assert len(found) > 1000, run.stderr
     assert max(len(item["message"]) for item in found) <= 120
     assert any(item["only_when"] for item in found) and any("no_fix" in item for item in found)
+    switched_off = [item for item in found if "off_by_default" in item]
+    assert switched_off and all(item["severity"] == "information" for item in switched_off)

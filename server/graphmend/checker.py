@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .analysis.break_conditions import conditions_of, ruled_out
+from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
@@ -241,10 +241,16 @@ class _Collector:
                 data["only_when"] = only_when
             if isinstance(outcome, Refusal):
                 data["no_fix"] = outcome.reason
+            severity = rule.severity
+            switch = off_by_default(conditions, analysis)
+            if switch is not None:
+                data["off_by_default"] = switch
+                if severity is Severity.WARNING:
+                    severity = Severity.INFORMATION  # not the break a plain compile meets
             self.diagnostics[key] = Diagnostic(
                 code=rule.code,
                 message=message,
-                severity=rule.severity,
+                severity=severity,
                 range=diagnostic_range,
                 reason_id=rule.reason_id_for(target, analysis),
                 related=(

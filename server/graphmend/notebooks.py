@@ -194,7 +194,10 @@ def read(text: str, verify: bool = True) -> Notebook:
     """The notebook in `text` (JSON of any nbformat version nbformat reads), as one module. With
     `verify=False` the module is not parsed here (the checker parses it anyway): a caller that
     finds it does not parse asks for `verified(notebook)`."""
-    import nbformat
+    try:
+        import nbformat
+    except ImportError:  # the server bundled in the VS Code extension goes without it
+        raise NotebookError("reading a notebook file needs nbformat (`pip install nbformat`)") from None
 
     try:
         raw = json.loads(text)

@@ -79,6 +79,8 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
             for r in diagnostic.related
         ],
         "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
+        # the condition of only_when that the code's defaults make false (then severity "information")
+        **({"off_by_default": diagnostic.data["off_by_default"]} if "off_by_default" in diagnostic.data else {}),
         **({"no_fix": diagnostic.data["no_fix"]} if "no_fix" in diagnostic.data else {}),  # why no automatic fix
         # GM401-GM404: why the code is recorded as CUDA graphs (the compile site, or the setting)
         **({"cuda_graphs": diagnostic.data["cuda_graphs"]} if "cuda_graphs" in diagnostic.data else {}),
@@ -170,6 +172,8 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
     found = []
     if data.get("only_when"):
         found.append("breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]))
+    if "off_by_default" in data:
+        found.append(f"a plain compile does not meet it: `{data['off_by_default']}` is false by default")
     if "cuda_graphs" in data:
         found.append(f"CUDA graphs: {data['cuda_graphs']}")
     return found

@@ -156,6 +156,7 @@ async function main() {
     failure: `${base}-failure.png`,
     notebook: path.join(path.dirname(opts.screenshot), 'notebook-quickfix.png'),
     fixAll: path.join(path.dirname(opts.screenshot), 'fix-all-message.png'),
+    hover: path.join(path.dirname(opts.screenshot), 'hover.png'),
   };
   const logFile = `${base}.code-server.log`;
   const vscodeLogsCopy = `${base}.vscode-logs`;
@@ -326,6 +327,31 @@ async function main() {
       .first().waitFor({ state: 'attached', timeout: 30_000 });
     await page.screenshot({ path: shots.problems });
     log(`wrote ${shots.problems}`);
+
+    // 5b. The hover on the finding leads with the action (issue 32): the fix, then why, then the link.
+    await focusEditor(page, editor);
+    await gotoLine(page, FLAGGED_LINE, column);
+    await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+    });
+    const hover = page.locator('.monaco-hover', { hasText: 'GM101' }).first();
+    try {
+      await hover.waitFor({ timeout: 30_000 });
+    } catch {
+      throw new CheckFailed('no hover naming GM101 on the flagged line');
+    }
+    const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
+    log(`hover: ${hoverText}`);
+    const fixAt = hoverText.indexOf('Fix (safe):');
+    // VS Code puts the problem's own message and related rows above the server's hover.
+    if (fixAt < 0 || fixAt > hoverText.indexOf('GM101 data-dependent-if') || !hoverText.includes('torch.where')) {
+      throw new CheckFailed(`the hover does not lead with the fix and its preview: ${hoverText}`);
+    }
+    await sleep(300);
+    await page.screenshot({ path: shots.hover });
+    log(`wrote ${shots.hover}`);
+    await page.keyboard.press('Escape').catch(() => {});
 
     // 6. Cursor on the flagged line, Quick Fix.
     t = Date.now();

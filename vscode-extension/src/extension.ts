@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import {
   LanguageClient,
@@ -13,6 +15,7 @@ import { INSTALL_HINT, ServerCommand, probeArgs, serverCandidates } from "./serv
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
+let extensionPath: string;
 
 function settings(): GraphmendSettings {
   const config = vscode.workspace.getConfiguration("graphmend");
@@ -57,6 +60,12 @@ function starts(candidate: ServerCommand): Promise<boolean> {
   });
 }
 
+/** The server bundled in the package (`npm run bundle-python`), if this build has one. */
+function bundledScript(): string | undefined {
+  const script = path.join(extensionPath, "bundled", "tool", "graphmend_lsp.py");
+  return fs.existsSync(path.join(extensionPath, "bundled", "libs", "graphmend")) ? script : undefined;
+}
+
 async function findServer(): Promise<ServerCommand | undefined> {
   const config = vscode.workspace.getConfiguration("graphmend");
   const candidates = serverCandidates({
@@ -64,6 +73,7 @@ async function findServer(): Promise<ServerCommand | undefined> {
     interpreter: config.get<string[]>("interpreter", []),
     pythonExtension: vscode.workspace.isTrusted ? await pythonExtensionInterpreter() : undefined,
     trusted: vscode.workspace.isTrusted,
+    bundledScript: bundledScript(),
   });
   for (const candidate of candidates) {
     if (await starts(candidate)) return candidate;
@@ -117,6 +127,7 @@ async function stop(): Promise<void> {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionPath = context.extensionPath;
   output = vscode.window.createOutputChannel("graphmend");
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
   status.command = "graphmend.showOutput";

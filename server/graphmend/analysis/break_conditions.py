@@ -3,7 +3,9 @@
 A break inside `if self.training:` happens only in training; `if h.dtype == torch.float16 and
 torch.isinf(h).any():` breaks only in half precision. These conditions are shown with the finding
 ("breaks only when ..."), and the `assume-training` / `assume-dtypes` settings, which say how the
-code is run, hide findings whose conditions are then false.
+code is run, hide findings whose conditions are then false. A break that needs a switch the code leaves off
+by default (gradient checkpointing, flash attention) is shown, at a lower severity
+(`off_by_default`): it is not the break a plain `torch.compile(model)` meets.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ from dataclasses import dataclass
 
 from ..inference import FunctionAnalysis
 from ..inference.compile_time import three_valued
+from ..semantics import walk
 from ..settings import DTYPES, Settings
 from .conditions import split
+
+# transformers' `config._attn_implementation` values a model runs only when asked for (the default
+# is "eager" or "sdpa"): `attn_implementation=` in `from_pretrained`, and their own packages.
+OPT_IN_ATTENTION = frozenset({"flash_attention_2", "flash_attention_3", "flex_attention"})
 
 GUARDS_SHOWN = 2  # enclosing `if` tests named, innermost first
 
@@ -43,6 +50,60 @@ def conditions_of(node: ast.AST, analysis: FunctionAnalysis) -> list[Condition]:
     for condition in found:
         unique.setdefault(condition.text, condition)
     return list(unique.values())
+
+
+def off_by_default(conditions: list[Condition], analysis: FunctionAnalysis) -> str | None:
+    """The switch, left off by the code's defaults, that a condition needs on (its text), if one
+    does: a `self` flag that only `__init__` sets, to False or None (`self.gradient_checkpointing
+    = False`, turned on from outside by `gradient_checkpointing_enable()`), or an opt-in attention
+    implementation."""
+    for condition in conditions:
+        if three_valued(condition.test, lambda leaf: _default(leaf, analysis)) is (not condition.holds):
+            switches = [
+                n for n in walk(condition.test) if isinstance(n, ast.expr) and _default(n, analysis) is not None
+            ]
+            return ast.unparse(switches[0])
+    return None
+
+
+def _default(test: ast.expr, analysis: FunctionAnalysis) -> bool | None:
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+        and isinstance(test.left, ast.Attribute)
+        and test.left.attr == "_attn_implementation"
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value in OPT_IN_ATTENTION
+    ):
+        return isinstance(test.ops[0], ast.NotEq)
+    if isinstance(test, ast.Attribute) and analysis.is_self(test.value):
+        return _initial_flag(test.attr, analysis)
+    return None
+
+
+def _initial_flag(attribute: str, analysis: FunctionAnalysis) -> bool | None:
+    """False when `__init__` sets `self.<attribute>` only to False or None and no other method of
+    the class sets it; else None (unknown)."""
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None:
+        return None
+    values = analysis.module.init_values(owner).get(attribute, [])
+    if not values or not all(isinstance(value, ast.Constant) and value.value in (False, None) for _, value in values):
+        return None
+    for klass in owner.mro():
+        for name, function in klass.methods.items():
+            if name != "__init__" and any(
+                isinstance(node, ast.Attribute)
+                and isinstance(node.ctx, ast.Store)
+                and node.attr == attribute
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                for node in walk(function.node)
+            ):
+                return None
+    return False
 
 
 def ruled_out(conditions: list[Condition], settings: Settings) -> bool:

@@ -25,6 +25,10 @@ class WorkspaceIndex:
         self.built = False  # the background build has finished
         self.generation = 0  # bumped whenever the project must be rebuilt
         self._project: Project | None = None
+        # While the background build runs, the last project serves open documents: a rebuild per
+        # batch of summaries would make every keystroke wait for one (0.3 s on transformers). What
+        # the open documents change themselves still rebuilds it; the build's end re-analyses them.
+        self._interim: Project | None = None
         # The workspace's settings: which libraries are followed and how their files are checked.
         self.settings = api.Settings()
 
@@ -42,7 +46,12 @@ class WorkspaceIndex:
 
     @property
     def stale(self) -> bool:
-        return self._project is None
+        """The project must be rebuilt before an open document is analysed."""
+        return self._project is None and not self._serving_interim
+
+    @property
+    def _serving_interim(self) -> bool:
+        return not self.built and self._interim is not None
 
     @property
     def project(self) -> Project:
@@ -65,7 +74,9 @@ class WorkspaceIndex:
     def context_for(self, path: Path | None) -> ProjectContext:
         if path is None or not (self.disk or self.open):
             return ProjectContext()
-        return self.project.context_for(self.key(path))
+        project = self._interim if self._project is None and self._serving_interim else self.project
+        assert project is not None
+        return project.context_for(self.key(path))
 
     def update(self, path: Path, summary: ModuleSummary | None, from_open_document: bool) -> bool:
         """Record a file's new summary (None: the file is gone or cannot be analysed). True when
@@ -82,12 +93,14 @@ class WorkspaceIndex:
         shadowed = not from_open_document and key in self.open  # the open text is what counts
         if shadowed:
             return False
-        if summary is not None and self._project is not None and self._project.replace(summary):
+        current = self._project if self._project is not None or not self._serving_interim else self._interim
+        if summary is not None and current is not None and current.replace(summary):
             return False  # only positions moved
-        self._invalidate()
+        self._invalidate(keep_interim=not from_open_document and not self.built)
         return True
 
-    def _invalidate(self) -> None:
+    def _invalidate(self, keep_interim: bool = False) -> None:
+        self._interim = (self._project or self._interim) if keep_interim else None
         self._project = None
         self.generation += 1
 

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import api
 from ..diagnostics import Diagnostic
@@ -36,17 +36,35 @@ def watch_parent(parent_pid: int) -> None:
 
 
 INDEX_NICENESS = 10  # how much lower the index build's processes run than the open documents' worker
+# Longest an index process waits for an open document's analysis before its next file: a bound, so
+# that a flag left set by mistake slows the index down but never stops it.
+FOREGROUND_WAIT_S = 5.0
 
 
-def index_worker_init(parent_pid: int) -> None:
-    """The index build's processes: watch the server (`watch_parent`) and run at a lower priority,
-    so that on a small machine the open document's squiggles are not queued behind the index."""
+class EventLike(Protocol):
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+_open_documents_idle: EventLike | None = None  # set while no open document is being analysed
+
+
+def index_worker_init(parent_pid: int, open_documents_idle: EventLike | None = None) -> None:
+    """The index build's processes: watch the server (`watch_parent`), run at a lower priority, and
+    wait before each file while an open document is being analysed (`open_documents_idle`), so
+    that on a small machine the squiggles of the file being edited are not queued behind the index."""
+    global _open_documents_idle
     watch_parent(parent_pid)
+    _open_documents_idle = open_documents_idle
     if hasattr(os, "nice"):
         try:
             os.nice(INDEX_NICENESS)
         except OSError:
             pass  # not allowed here: the index just competes as before
+
+
+def _after_open_documents() -> None:
+    if _open_documents_idle is not None:
+        _open_documents_idle.wait(FOREGROUND_WAIT_S)
 
 
 _WARM_UP = "import torch\n\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        print(x)\n    return x\n"
@@ -115,7 +133,11 @@ def summarize_files(paths: list[str], overrides: dict[str, Any]) -> list[tuple[s
     """Summaries of files on disk, each with its own pyproject settings plus the editor's
     `overrides` (for the workspace index)."""
     _SETTINGS.clear()
-    return [(name, api.summarize_file(Path(name), _settings(Path(name), overrides))) for name in paths]
+    found = []
+    for name in paths:
+        _after_open_documents()
+        found.append((name, api.summarize_file(Path(name), _settings(Path(name), overrides))))
+    return found
 
 
 @dataclass(frozen=True)
@@ -133,6 +155,7 @@ def check_closed_files(jobs: list[tuple[str, api.ProjectContext]], overrides: di
     _SETTINGS.clear()
     found = []
     for name, context in jobs:
+        _after_open_documents()
         path = Path(name)
         try:
             text = api.read_source(path)

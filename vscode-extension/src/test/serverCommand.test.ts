@@ -56,3 +56,25 @@ test("server options carry only what the user set", () => {
     },
   );
 });
+
+test("the bundled server comes last, run by the workspace's Python, then python3, then python", () => {
+  const candidates = serverCandidates({
+    path: [],
+    interpreter: [],
+    pythonExtension: ["/venv/bin/python"],
+    trusted: true,
+    bundledScript: "/ext/bundled/tool/graphmend_lsp.py",
+  });
+  assert.deepEqual(
+    candidates.map((c) => [c.source, c.command, ...c.args]),
+    [
+      ["Python extension", "/venv/bin/python", "-m", "graphmend.lsp", "--stdio"],
+      ["PATH", "graphmend-lsp", "--stdio"],
+      ["bundled", "/venv/bin/python", "/ext/bundled/tool/graphmend_lsp.py", "--stdio"],
+      ["bundled", "python3", "/ext/bundled/tool/graphmend_lsp.py", "--stdio"],
+      ["bundled", "python", "/ext/bundled/tool/graphmend_lsp.py", "--stdio"],
+    ],
+  );
+  const untrusted = serverCandidates({ path: [], interpreter: [], pythonExtension: ["/venv/bin/python"], trusted: false, bundledScript: "/s.py" });
+  assert.deepEqual(untrusted.map((c) => c.command), ["graphmend-lsp", "python3", "python"]);
+});

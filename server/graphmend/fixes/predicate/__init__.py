@@ -18,7 +18,31 @@ between the branches' values (`signatures` compares their shapes), and `render` 
 `if_statement` runs them in order, and `ternary` rewrites a conditional expression.
 """
 
-from .if_statement import predicate_if
-from .ternary import predicate_ternary
+from __future__ import annotations
 
-__all__ = ["predicate_if", "predicate_ternary"]
+import ast
+
+from ...diagnostics import Fix
+from ...inference import FunctionAnalysis
+from ..base import FixContext, Refusal
+
+# LibCST is the rewrites' one dependency outside the standard library, and a compiled one: the
+# server bundled in the VS Code extension runs on the user's Python, which may lack it. Then the
+# findings stay, and these two fixes say what they need.
+NEEDS_LIBCST = "this rewrite needs LibCST, which the Python running graphmend lacks (`pip install libcst`)"
+
+try:
+    from .if_statement import predicate_if
+    from .ternary import predicate_ternary
+except ImportError as missing:
+    if missing.name is None or missing.name.split(".")[0] != "libcst":
+        raise
+
+    def predicate_if(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+        return Refusal(NEEDS_LIBCST)
+
+    def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
+        return Refusal(NEEDS_LIBCST)
+
+
+__all__ = ["NEEDS_LIBCST", "predicate_if", "predicate_ternary"]
