@@ -60,7 +60,24 @@ def test_json_output_has_exactly_the_documented_keys(capsys) -> None:
         20,
     )
     assert item["severity"] == "warning"
-    assert item["fix"] == {"title": "Compute both branches and select with `torch.where`", "applicability": "safe"}
+    assert item["fix"] == {
+        "title": "Compute both branches and select with `torch.where`",
+        "applicability": "safe",
+        "hazards": [],
+    }
+
+
+def test_an_unsafe_fix_s_hazards_are_a_list_beside_a_short_title(tmp_path: Path, capsys) -> None:
+    """Issue 32: a caveat is data (`fix.hazards`), not packed into the title a quick-fix menu cuts off."""
+    (tmp_path / "f.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x.sum())\n    return x @ x\n"
+    )
+    (item,) = json.loads(run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1])
+    assert item["fix"]["title"] == "Defer the print until the compiled graph has run"
+    assert item["fix"]["applicability"] == "unsafe"
+    assert item["fix"]["hazards"] == [
+        "the message is lost if later code in the graph raises (Dynamo replays it after the graph)"
+    ]
 
 
 def test_clean_directory_exits_zero(tmp_path: Path, capsys) -> None:

@@ -41,7 +41,9 @@ def _printed(module: types.ModuleType, *inputs: object, compiled: bool) -> str:
 
 def _fixes(text: str, path: Path) -> dict[int, tuple[str, str]]:
     """Line → (applicability, title) of each fix offered."""
-    return {d.range.start.line + 1: (d.fix.applicability.value, d.fix.title) for d in check_source(text, path) if d.fix}
+    return {
+        d.range.start.line + 1: (d.fix.applicability.value, d.fix.described) for d in check_source(text, path) if d.fix
+    }
 
 
 # transformers 4.49.0 models/deprecated/nezha/modeling_nezha.py:1486-1492, the shapes, and the number

@@ -85,7 +85,7 @@ def test_rewrite_keeps_behaviour_and_removes_fixable_breaks(path: Path, mended) 
         outputs_after, events_after = dynamo_harness.run_observed(fixed_path)
     else:
         outputs_after, events_after, gradients_after = dynamo_harness.run_observed_with_gradients(fixed_path)
-        announced = any("zero gradient instead of none" in d.fix.title for d in result["before"] if d.fix)
+        announced = any("zero gradient instead of none" in d.fix.described for d in result["before"] if d.fix)
         assert _same_gradients(gradients_before, gradients_after, announced), "the gradients differ"
     assert _same(outputs_before, outputs_after)
     assert events_after == events_before

@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "GM101"
 
 
 def _titles(path: Path, settings: Settings = COND) -> list[str]:
-    return [d.fix.title for d in check_source(path.read_text(), path, settings) if d.fix is not None]
+    return [d.fix.described for d in check_source(path.read_text(), path, settings) if d.fix is not None]
 
 
 def test_where_form_is_the_default_and_says_why() -> None:

@@ -184,7 +184,7 @@ def test_real_site(name: str, fixed: tuple[types.ModuleType, types.ModuleType, d
         old = _observe(getattr(before, name), inputs)
         new = _observe(getattr(after, name), inputs)
         assert _same(old[0], new[0]) and old[1] == new[1], f"{name}{inputs}: outputs or exceptions differ"
-        assert (old[2] is None) == (new[2] is None) or "zero gradient" in diagnostic.fix.title
+        assert (old[2] is None) == (new[2] is None) or "zero gradient" in diagnostic.fix.described
         if old[2] is not None and new[2] is not None:
             assert _same(old[2], new[2]), f"{name}{inputs}: gradients differ"
         assert old[3] == new[3]
@@ -201,7 +201,7 @@ def test_gm304_differs_only_as_its_title_says(
     name: str, bad_input: tuple, original_error: type, fixed: tuple[types.ModuleType, types.ModuleType, dict]
 ) -> None:
     before, after, diagnostics = fixed
-    title = _diagnostic_in(name, diagnostics).fix.title
+    title = _diagnostic_in(name, diagnostics).fix.described
     assert "raises RuntimeError, possibly later, instead of the original exception" in title
     assert _observe(getattr(before, name), bad_input)[1] is original_error
     assert _observe(getattr(after, name), bad_input)[1] is RuntimeError

@@ -159,6 +159,7 @@ def _diagnostic(raw: dict[str, Any]) -> Diagnostic:
             fix["title"],
             Applicability(fix["applicability"]),
             tuple(TextEdit(_range(e["range"]), e["new_text"]) for e in fix["edits"]),
+            tuple(fix.get("hazards", ())),
         ),
         data=dict(raw.get("data", {})),
     )

@@ -33,23 +33,21 @@ class TextEdit:
 
 @dataclass(frozen=True)
 class Fix:
-    title: str  # an unsafe fix's ends in "(unsafe: <what may change>)"
+    title: str  # what the fix does, short: a quick-fix menu shows it
     applicability: Applicability
     edits: tuple[TextEdit, ...] = ()
-
-    @property
-    def short_title(self) -> str:
-        """The title without its hazard: what a quick-fix menu shows."""
-        return self.title.split(_HAZARD, 1)[0]
+    hazards: tuple[str, ...] = ()  # what an unsafe fix may change, a clause each (the hover lists them)
 
     @property
     def hazard(self) -> str | None:
-        """What an unsafe fix may change (its title's "(unsafe: ...)"), for the hover and notes."""
-        head, found, rest = self.title.partition(_HAZARD)
-        return rest.removesuffix(")") if found else None
+        """The hazards in one sentence, for the text output's notes and messages (None: safe)."""
+        return "; ".join(self.hazards) or None
 
-
-_HAZARD = " (unsafe: "
+    @property
+    def described(self) -> str:
+        """The title and the hazards in one line, where one line must say both (Fix All's list of
+        unsafe fixes, SARIF)."""
+        return f"{self.title} (unsafe: {self.hazard})" if self.hazards else self.title
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from .diagnostics import Diagnostic, Fix, RelatedLocation, TextEdit
+from .diagnostics import Diagnostic, RelatedLocation, TextEdit
 from .source import Position, Range
 
 SUFFIX = ".ipynb"
@@ -98,7 +98,7 @@ class CellMap:
                     edits = []  # it edits other cells too: applied to the whole notebook (`fix`, the editor's action)
                     break
                 edits.append(TextEdit(Range(a[1], b[1]), edit.new_text))
-            fix = Fix(fix.title, fix.applicability, tuple(edits))
+            fix = replace(fix, edits=tuple(edits))
         return cell, replace(diagnostic, range=Range(local_start, local_end), related=tuple(related), fix=fix)
 
 

@@ -67,7 +67,9 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         "message": diagnostic.message,
         "severity": diagnostic.severity.value,
         "url": diagnostic.url,
-        "fix": None if fix is None else {"title": fix.title, "applicability": fix.applicability.value},
+        "fix": None
+        if fix is None
+        else {"title": fix.title, "applicability": fix.applicability.value, "hazards": list(fix.hazards)},
         "related": [
             {
                 "path": display_path(r.path) if r.path is not None else str(path),
@@ -154,7 +156,7 @@ def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool)
         out.append(f"{style(f'{gutter} |', BLUE)} {' ' * start.character}{style('^' * max(width, 1), RED)}")
         if d.fix is not None:
             label = {"safe": "fix", "unsafe": "unsafe fix", "display-only": "suggestion"}[d.fix.applicability.value]
-            out.append(f"{style(f'{gutter} =', BLUE)} {style('help', BOLD, CYAN)}: {label}: {d.fix.short_title}")
+            out.append(f"{style(f'{gutter} =', BLUE)} {style('help', BOLD, CYAN)}: {label}: {d.fix.title}")
             if d.fix.hazard:
                 out.append(
                     f"{style(f'{gutter} =', BLUE)} {style('note', BOLD, CYAN)}: the fix may change: {d.fix.hazard}"
@@ -359,7 +361,7 @@ def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None
         if d.fix is not None and d.fix.edits and finding.cell is None:
             result["fixes"] = [
                 {
-                    "description": {"text": f"{d.fix.title} ({d.fix.applicability.value})"},
+                    "description": {"text": f"{d.fix.described} ({d.fix.applicability.value})"},
                     "artifactChanges": [
                         {"artifactLocation": artifact, "replacements": [_replacement(e) for e in d.fix.edits]}
                     ],

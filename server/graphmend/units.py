@@ -17,7 +17,7 @@ import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from .diagnostics import Diagnostic, Fix, TextEdit
+from .diagnostics import Diagnostic, TextEdit
 from .regions import CompiledRegions, Reach
 from .semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .source import Position, Range, SourceText
@@ -260,7 +260,7 @@ def _transform(diagnostic: Diagnostic, convert: Callable[[object], object]) -> D
     related = tuple(replace(r, range=span(r.range)) if r.path is None else r for r in diagnostic.related)
     fix = diagnostic.fix
     if fix is not None:
-        fix = Fix(fix.title, fix.applicability, tuple(TextEdit(span(e.range), e.new_text) for e in fix.edits))
+        fix = replace(fix, edits=tuple(TextEdit(span(e.range), e.new_text) for e in fix.edits))
     return replace(diagnostic, range=span(diagnostic.range), related=related, fix=fix, data=dict(diagnostic.data))
 
 

@@ -71,7 +71,7 @@ def scope_capture(
         "values and sizes become symbolic for everything this compiled entry traces: code that needs them "
         "as Python numbers breaks there instead, and each new value of such a size may recompile"
     ]
-    return Fix(f"{title} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (edit,))
+    return Fix(title, Applicability.UNSAFE, (edit,), tuple(reasons))
 
 
 def _use(branch: tuple[str, int], here: int) -> str:

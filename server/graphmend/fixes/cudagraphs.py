@@ -154,11 +154,18 @@ def _class_level_names(cls: ast.ClassDef) -> set[str]:
 
 
 def register_buffer(
-    init: FunctionInfo, value: ast.expr, attribute: str, ctx: FixContext, title: str, value_text: str | None = None
+    init: FunctionInfo,
+    value: ast.expr,
+    attribute: str,
+    ctx: FixContext,
+    title: str,
+    hazards: tuple[str, ...],
+    value_text: str | None = None,
 ) -> Fix | Refusal:
-    """The unsafe fix `title` that makes `self.<attribute> = value` a non-persistent buffer (`buffer_edit`)."""
+    """The unsafe fix `title` (with its `hazards`) that makes `self.<attribute> = value` a non-persistent
+    buffer (`buffer_edit`)."""
     edit = buffer_edit(init, value, attribute, ctx, value_text)
-    return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,))
+    return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,), hazards)
 
 
 def rebinding_refusal(name: str, stmt: ast.stmt, analysis: FunctionAnalysis) -> str | None:
@@ -207,10 +214,10 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
     text = f"{name} = {torch_name}.where({selected}, {source}, {name})"  # the write requires equal dtypes
     edit = TextEdit(ctx.source.node_range(assign), text)
     return Fix(
-        f"Select with `{torch_name}.where` instead of writing through the mask "
-        "(unsafe: a new tensor is bound to the name, the old one is left unchanged)",
+        f"Select with `{torch_name}.where` instead of writing through the mask",
         Applicability.UNSAFE,
         (edit,),
+        ("a new tensor is bound to the name, the old one is left unchanged",),
     )
 
 
@@ -431,7 +438,7 @@ def out_of_place(
         indent = indent_of(ctx.source.lines[line - 1])
         edit = TextEdit(Range(Position(line - 1, 0), Position(line - 1, 0)), f"{indent}{name} = {name}.clone()\n")
         title = f"Work on a copy of the input `{name}`"
-    return Fix(f"{title} (unsafe: the caller no longer sees the change)", Applicability.UNSAFE, (edit,))
+    return Fix(title, Applicability.UNSAFE, (edit,), ("the caller no longer sees the change",))
 
 
 def _python_operands(values: list[ast.expr], analysis: FunctionAnalysis) -> bool:
@@ -491,8 +498,8 @@ def select_for_cond(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext)
     true_fn, false_fn = (f"({ctx.segment(b)})({arguments})" for b in branches)
     text = f"{torch_name}.where({ctx.segment(pred)}, {true_fn}, {false_fn})"
     return Fix(
-        f"Select with `{torch_name}.where`, which CUDA graphs can record (unsafe: both branches run, and inf or NaN in "
-        "the one not taken can make the gradient NaN)",
+        f"Select with `{torch_name}.where`, which CUDA graphs can record",
         Applicability.UNSAFE,
         (TextEdit(ctx.source.node_range(call), text),),
+        ("both branches run, and inf or NaN in the one not taken can make the gradient NaN",),
     )

@@ -666,7 +666,7 @@ def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     else:
         edits.append(TextEdit(ctx.source.node_range(call), f"{callee}({', '.join(plan.arguments)})"))
     if plan.reasons:
-        return Fix(f"{plan.title} (unsafe: {'; '.join(plan.reasons)})", Applicability.UNSAFE, tuple(edits))
+        return Fix(plan.title, Applicability.UNSAFE, tuple(edits), tuple(plan.reasons))
     return Fix(plan.title, Applicability.SAFE, tuple(edits))
 
 

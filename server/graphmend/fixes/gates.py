@@ -71,9 +71,7 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
             reasons = [*skipped.notes, *(n for n in selected.notes if n != BROADCAST_NOTE)]
             if zeros is not None:  # torch.cond's backward gives the untaken branch's parameters zeros too
                 reasons.append(zeros)
-            return Fix(
-                f"{COND_TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *skipped.edits)
-            )
+            return Fix(COND_TITLE, Applicability.UNSAFE, (*gate.definition, *skipped.edits), tuple(reasons))
         choice = f"not `torch.cond`: {skipped}"
     reasons = []
     if zeros is not None:
@@ -83,6 +81,4 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
         )
         reasons.append(zeros)
     reasons.extend(selected.notes)
-    return Fix(
-        f"{TITLE}, {choice} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, (*gate.definition, *selected.edits)
-    )
+    return Fix(f"{TITLE}, {choice}", Applicability.UNSAFE, (*gate.definition, *selected.edits), tuple(reasons))

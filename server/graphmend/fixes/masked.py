@@ -114,7 +114,7 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
     edits.append(TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)))
     if not reasons:
         return Fix(TITLE, Applicability.SAFE, tuple(edits))
-    return Fix(f"{TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, tuple(edits))
+    return Fix(TITLE, Applicability.UNSAFE, tuple(edits), tuple(reasons))
 
 
 IN_PLACE = (

@@ -61,7 +61,7 @@ def _quick_fix(
     fix = result.diagnostics[index].fix
     assert fix is not None
     action = types.CodeAction(
-        title=f"graphmend: {fix.short_title}{' (unsafe)' if fix.hazard else ''}",
+        title=f"graphmend: {fix.title}{' (unsafe)' if fix.hazards else ''}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[lsp_diagnostic],
         is_preferred=fix.applicability is Applicability.SAFE,

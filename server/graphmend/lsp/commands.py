@@ -89,7 +89,7 @@ class FixAllReport:
         return cls(
             unsafe_available=0 if unsafe else len(left),
             without_fix=sum(d.fix is None for d in diagnostics),
-            hazards=() if unsafe else tuple(f"line {d.range.start.line + 1}: {d.fix.title}" for d in left if d.fix),
+            hazards=() if unsafe else tuple(f"line {d.range.start.line + 1}: {d.fix.described}" for d in left if d.fix),
             unsafe=unsafe,
             error=error,
         )

@@ -46,12 +46,12 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     data = diagnostic.data
     listed: list[str] = []
     if fix is not None:
-        parts = [f"**Fix ({fix.applicability.value}):** {fix.short_title}"]
+        parts = [f"**Fix ({fix.applicability.value}):** {fix.title}"]
         hazard = fix.hazard
         if hazard and len(hazard.split()) <= HAZARD_WORDS:
             parts += ["", f"*May change:* {hazard}."]
         elif hazard:
-            listed = hazard.split("; ")
+            listed = list(fix.hazards)
             parts += ["", f"*May change:* {plural(len(listed), 'thing')}, listed below."]
         preview = _preview(fix.edits[-1], diagnostic.range.end.line, lines) if fix.edits else []
         if len(preview) > 8:

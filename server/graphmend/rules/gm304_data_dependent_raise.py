@@ -106,10 +106,10 @@ class DataDependentRaise(Rule):
         comments = [indent + c + "\n" for c in comments_outside(ctx, node, [])]  # they stay, above the check
         text = "".join(comments) + f"{indent}{torch_name}._assert_async({check}, {literal(message)})"
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
-        title = "Check with `torch._assert_async` (unsafe: raises RuntimeError, possibly later, instead of the original exception)"
+        hazards = ["raises RuntimeError, possibly later, instead of the original exception"]
         if len(node.body) > 1:
-            title = title[:-1] + "; the message's computed details are dropped)"
-        return Fix(title, Applicability.UNSAFE, (edit,))
+            hazards.append("the message's computed details are dropped")
+        return Fix("Check with `torch._assert_async`", Applicability.UNSAFE, (edit,), tuple(hazards))
 
 
 def _split_assert(node: ast.Assert, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -124,12 +124,9 @@ def _split_assert(node: ast.Assert, analysis: FunctionAnalysis, ctx: FixContext)
     indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
     message = f", {ctx.segment(node.msg)}" if node.msg is not None else ""
     lines = [f"{indent}assert {ctx.segment(v)}{message}" for v in test.values]
-    title = (
-        "Assert each condition on its own (unsafe: under torch.compile a failing check raises RuntimeError "
-        "from the graph instead of AssertionError)"
-    )
     return Fix(
-        title,
+        "Assert each condition on its own",
         Applicability.UNSAFE,
         (TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), "\n".join(lines)),),
+        ("under torch.compile a failing check raises RuntimeError from the graph instead of AssertionError",),
     )

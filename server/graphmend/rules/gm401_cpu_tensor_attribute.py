@@ -87,8 +87,8 @@ class CpuTensorAttribute(Rule):
             value,
             node.attr,
             ctx,
-            f"Register `{node.attr}` as a non-persistent buffer, so that `.to()`/`.cuda()` move it (unsafe: "
-            "`.half()`/`.to(dtype)` now convert it too, and `buffers()` lists it; the state dict stays as it was)",
+            f"Register `{node.attr}` as a non-persistent buffer, so that `.to()`/`.cuda()` move it",
+            ("`.half()`/`.to(dtype)` now convert it too, and `buffers()` lists it; the state dict stays as it was",),
         )
 
 

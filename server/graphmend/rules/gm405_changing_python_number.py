@@ -82,8 +82,8 @@ class ChangingPythonNumber(Rule):
             value,
             attribute,
             ctx,
-            f"Keep `{attribute}` in a 0-d tensor buffer changed in place (unsafe: `.to()` moves it; code outside the "
-            "class sees a tensor)",
+            f"Keep `{attribute}` in a 0-d tensor buffer changed in place",
+            ("`.to()` moves it", "code outside the class sees a tensor"),
             f"{torch_name}.tensor({ctx.segment(value)})",
         )
 

@@ -20,7 +20,7 @@ TITLE = "Compute both branches and select with `torch.where`"
 def offer(edits: tuple[TextEdit, ...], reasons: list[str]) -> Fix:
     """The fix, unsafe with its reasons when there are any."""
     if reasons:
-        return Fix(f"{TITLE} (unsafe: {'; '.join(reasons)})", Applicability.UNSAFE, edits)
+        return Fix(TITLE, Applicability.UNSAFE, edits, tuple(reasons))
     return Fix(TITLE, Applicability.SAFE, edits)
 
 

@@ -40,6 +40,7 @@ def to_lsp_diagnostic(
     if diagnostic.fix is not None:  # precomputed with the diagnostic, in the client's position units
         data["fix"] = {
             "title": diagnostic.fix.title,
+            "hazards": list(diagnostic.fix.hazards),
             "applicability": diagnostic.fix.applicability.value,
             "edits": [
                 {"range": range_json(to_client_range(codec, result.lines, e.range)), "newText": e.new_text}
