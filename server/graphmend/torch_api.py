@@ -290,11 +290,11 @@ UNTRACEABLE_CALLS: dict[str, str] = {
 # corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
 TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14)}
 
-# Breaks an older torch does not have, and the first release graphmend takes to have them. Measured
-# on the Dynamo corpus under torch 2.9.1 (`benchmarks/torch_versions.py`): there `.tolist()` and a
-# tensor used as a slice bound trace (Dynamo makes unbacked ints of them); 2.13.0 breaks on both.
-# 2.10 to 2.12 were not measured: they are taken to behave as the newest.
-BREAKS_SINCE: dict[str, tuple[int, int]] = {"tolist": (2, 10), "tensor slice bound": (2, 10)}
+# Breaks an older torch does not have, and the first release that has them. Measured on the Dynamo
+# corpus under torch 2.9.1, 2.10.0, 2.11.0 and 2.12.0 (`benchmarks/torch_versions.py`): `.tolist()`
+# traces on 2.9.1 and breaks from 2.10.0; a tensor used as a slice bound traces on 2.9.1 and 2.10.0
+# and breaks from 2.11.0 (Dynamo made unbacked ints of them before).
+BREAKS_SINCE: dict[str, tuple[int, int]] = {"tolist": (2, 10), "tensor slice bound": (2, 11)}
 
 
 def breaks_on(construct: str, torch_version: tuple[int, int] | None) -> bool:

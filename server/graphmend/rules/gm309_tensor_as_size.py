@@ -28,7 +28,7 @@ class TensorAsSize(Rule):
             "Dynamo must know the value to trace a shape, so it reads the tensor "
             'with an implicit `.item()` ("Data dependent operator", gb0033; `range(t)` fails as "Failed to '
             'trace builtin operator", gb0059; a slice bound as "Unsupported Tensor.item() call", gb0124), '
-            "measured on torch 2.13. torch 2.9 traces a tensor slice bound (`torch-version`, `BREAKS_SINCE`)."
+            "measured on torch 2.13. torch 2.9 and 2.10 trace a tensor slice bound (`torch-version`, `BREAKS_SINCE`)."
         ),
         example=(
             "target_length = cache_position[-1] + 1          # a tensor\n"
