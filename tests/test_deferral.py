@@ -251,3 +251,83 @@ def test_a_torch_before_2_10_registers_under_the_private_name(tmp_path: Path) ->
     assert "torch.compiler.config" not in fixed
     assert fix_source(fixed, tmp_path / "r.py", unsafe=True, settings=older).fixed == fixed
     assert not [d for d in check_source(fixed, tmp_path / "r.py", settings=older) if d.code.startswith("GM2")]
+
+
+REGISTERED_AND_MESSAGE = """import torch
+
+
+@torch.compiler.disable
+def _deferred_print(*values):
+    print("[log]", *values)
+
+
+torch.compiler.config.reorderable_logging_functions.add(_deferred_print)
+
+
+@torch.compile(backend="eager")
+def f(x: torch.Tensor):
+    if x.sum() > 0:
+        _deferred_print("pos", x)
+    if x.mean() < 0:
+        print("neg", x)
+    return x + 1
+"""
+
+
+def test_a_users_registered_function_and_a_message_in_branches_keep_their_own_helpers(tmp_path: Path) -> None:
+    """Review of issue 32's deferral: the user's `_deferred_print` in a branch is guarded by
+    `_deferred_print_when`, the plain print by `_deferred_print_2_if`; no name is defined twice,
+    and what is printed is the same (compiled, both branches)."""
+    fixed = fix_source(REGISTERED_AND_MESSAGE, tmp_path / "k.py", unsafe=True).fixed
+    assert "def _deferred_print_when(when, *args):" in fixed and "def _deferred_print_2_if(when, *values):" in fixed
+    defined = [line.split("(")[0] for line in fixed.splitlines() if line.startswith("def ")]
+    assert len(defined) == len(set(defined))
+
+    def printed(name: str, text: str) -> str:
+        module = _load(tmp_path / f"{name}.py", text)
+        torch._dynamo.reset()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            module.f(torch.tensor([-1.0, -2.0]))
+            module.f(torch.tensor([1.0, 2.0]))
+        return out.getvalue()
+
+    assert printed("fixed", fixed) == printed("original", REGISTERED_AND_MESSAGE) != ""
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # a plain function of the helper's name and body is not reused: Dynamo would trace it
+        (
+            "import torch\n\n\ndef _deferred_print(*values):\n    print(*values)\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor):\n    print('x', x)\n    return x\n",
+            "_deferred_print_2('x', x)",
+        ),
+        # `from sys import stderr`: the helper writes to the object the call named, bound at import
+        (
+            "from sys import stderr\n\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+            "    print('err', x, file=stderr)\n    return x\n",
+            "    print(*values, file=stderr)\n",
+        ),
+        # a module-level constant that a function rebinds (`global`) is formatted, not passed as is
+        (
+            "import torch\n\nTAG = 'x'\n\n\ndef setup():\n    global TAG\n    TAG = ('run', 1)\n\n\n"
+            "@torch.compile\ndef f(x: torch.Tensor):\n    print(TAG, x)\n    return x\n",
+            '_deferred_print("{} {!s}".format(TAG, x))',
+        ),
+    ],
+)
+def test_what_a_deferral_must_not_take_for_granted(tmp_path: Path, source: str, expected: str) -> None:
+    assert expected in fix_source(source, tmp_path / "m.py", unsafe=True).fixed
+
+
+def test_a_warning_instance_is_not_deferred(tmp_path: Path) -> None:
+    """`warnings.warn(DeprecationWarning("old"))` takes its category from the instance: formatted into
+    a message it would become a UserWarning."""
+    source = (
+        "import warnings\n\nimport torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n"
+        "    warnings.warn(DeprecationWarning('old'))\n    return x\n"
+    )
+    (finding,) = [d for d in check_source(source, tmp_path / "w.py") if d.code == "GM203"]
+    assert finding.fix is None and "warning instance" in finding.data["no_fix"]

@@ -290,6 +290,12 @@ UNTRACEABLE_CALLS: dict[str, str] = {
 # corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
 TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14)}
 
+# Where a module registers a function Dynamo records and replays after the graph: the public name
+# (torch 2.10 and later) and the private one it aliases (every release).
+REORDERABLE_REGISTRIES = frozenset(
+    f"torch.{config}.config.reorderable_logging_functions.add" for config in ("compiler", "_dynamo")
+)
+
 # Breaks an older torch does not have, and the first release that has them. Measured on the Dynamo
 # corpus under torch 2.9.1, 2.10.0, 2.11.0 and 2.12.0 (`benchmarks/torch_versions.py`): `.tolist()`
 # traces on 2.9.1 and breaks from 2.10.0; a tensor used as a slice bound traces on 2.9.1 and 2.10.0

@@ -35,6 +35,7 @@ from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print,
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
+from ..torch_api import REORDERABLE_REGISTRIES
 from .base import FixContext, Refusal, Refused
 
 DOCSTRING = "torch.compile runs this after its graph instead of breaking the graph for it."
@@ -234,8 +235,9 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
         template = _escaped(sep).join(_template_part(a, analysis, values, ctx, "{!s}") for a in call.args)
         return Plan(None, [literal(template), *values], title, reasons)
     suffix = ("" if stream is None else f"_{stream.rsplit('.', 1)[-1]}") + ("" if end == "\n" else "_end")
-    keywords = ("" if end == "\n" else ", end=end") + ("" if stream is None else f", file={stream}")
-    body = _importing(f"print(*values{keywords})", stream, ctx)
+    target = None if stream is None else _module_level_text(_stream_node(call), stream, ctx)
+    keywords = ("" if end == "\n" else ", end=end") + ("" if target is None else f", file={target[0]}")
+    body = f"{'' if target is None else target[1]}print(*values{keywords})"
     helper = _Helper(f"_deferred_print{suffix}", "*values" if end == "\n" else "end, *values", body)
     arguments = _print_arguments(call, analysis, ctx, sep)
     title = "Defer the print until the compiled graph has run"
@@ -284,17 +286,32 @@ def _replayed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext)
         and isinstance(binding.targets[0], ast.Name)
         and isinstance(binding.value, ast.Constant)
         and isinstance(binding.value.value, (str, int, float))
+        and node.id not in _rebound_through_global(ctx.index.tree)
     )
 
 
-def _importing(body: str, qualname: str | None, ctx: FixContext) -> str:
-    """A helper's body, importing the module of `qualname` (`sys.stderr`, `warnings.warn`) first
-    when the file imports it only inside functions."""
-    if qualname is None:
-        return body
+@lru_cache(maxsize=64)
+def _rebound_through_global(tree: ast.Module) -> frozenset[str]:
+    """Names a function of the module declares `global` (and so may rebind to anything)."""
+    return frozenset(name for n in walk(tree) if isinstance(n, ast.Global) for name in n.names)
+
+
+def _module_level_text(node: ast.expr, qualname: str, ctx: FixContext) -> tuple[str, str]:
+    """How a module-level helper names what the call names with `node` (`stderr` after `from sys
+    import stderr`: the object bound at import, as the call used it), and the import line its body
+    needs first ("" when the file's own module-level import serves): the module imported inside the
+    helper when the file imports it only inside functions."""
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if isinstance(root, ast.Name) and isinstance(ctx.top_level_bindings.get(root.id), (ast.Import, ast.ImportFrom)):
+        return ctx.segment(node), ""
     module = qualname.split(".", 1)[0]
-    binding = ctx.top_level_bindings.get(module)
-    return body if isinstance(binding, ast.Import) else f"import {module}\n{body}"
+    return qualname, f"import {module}\n"
+
+
+def _stream_node(call: ast.Call) -> ast.expr:
+    return next(k.value for k in call.keywords if k.arg == "file")
 
 
 def _lacks_in_graph_print(ctx: FixContext) -> str | None:
@@ -617,6 +634,8 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
             raise Refused("the category is not a module-level or builtin name")
         category = category_node.id
     message = arguments_in[0]
+    if isinstance(message, ast.Call) and isinstance(message.func, ast.Name) and message.func.id.endswith("Warning"):
+        raise Refused("the message is a warning instance, whose category a deferred call would not keep")
     if _replayed_as_is(message, analysis, ctx) and not analysis.kind(message).is_tensor:
         argument = ctx.segment(message)
     else:
@@ -624,7 +643,8 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         argument = _message(_template_part(message, analysis, values, ctx, "{!s}"), values)
     # The warning keeps the user's file, line, module and once-per-location registry.
     passed = "" if category == "UserWarning" else f"{category}, "
-    warn = _importing(f"warnings.warn(message, {passed}{_CALLER})", "warnings", ctx)
+    callee, imported = _module_level_text(call.func, "warnings.warn", ctx)
+    warn = f"{imported}{callee}(message, {passed}{_CALLER})"
     suffix = "" if category == "UserWarning" else f"_{category}"
     helper = _Helper(f"_deferred_warn{suffix}", "message", warn)
     reasons = [
@@ -682,16 +702,18 @@ def message_in_branch(
     # The effect itself under `if when:`, not a call of the plain helper: a warning's or log
     # record's `stacklevel` counts the frames up to the user's line.
     body = "\n".join(_LEVEL + line for line in plan.helper.body.split("\n"))
-    guarded = _Helper(f"{plan.helper.name}_if", f"when, {plan.helper.parameters}", f"if when:\n{body}")
+    base = _free_name(plan.helper, ctx)  # `_deferred_print_2_if` where the file has another `_deferred_print`
+    guarded = _Helper(f"{base}_if", f"when, {plan.helper.parameters}", f"if when:\n{body}")
     name, insertion = _helper_edit(guarded, ctx, torch_name)
     arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
     return name, arguments, [] if insertion is None else [insertion], plan.reasons
 
 
 def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
-    """`<base>_if(when, *args)`: replays the user's registered `<base>(*args)` only if the tensor
-    `when` is true, so a deferred call from inside a branch still runs only when that branch would."""
-    return _helper_edit(_Helper(f"{base}_if", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name)
+    """`<base>_when(when, *args)`: replays the user's registered `<base>(*args)` only if the tensor
+    `when` is true, so a deferred call from inside a branch still runs only when that branch would.
+    (Not `_if`, which graphmend's own message helpers end in: one fix may write both.)"""
+    return _helper_edit(_Helper(f"{base}_when", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name)
 
 
 def _needed(helper: _Helper, torch_name: str) -> set[str]:
@@ -711,19 +733,35 @@ def _indented(helper_body: str, unit: str, depth: int) -> str:
     )
 
 
-def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
-    """The helper's name, and the edit that defines it (None when the file already has it)."""
+def _free_name(helper: _Helper, ctx: FixContext) -> str:
+    """The name the helper gets: its own, unless the file uses that name for something else (then
+    `_2`, `_3`...); a function that already is this helper keeps it."""
+    name, _ = _resolved(helper, ctx)
+    return name
+
+
+def _resolved(helper: _Helper, ctx: FixContext) -> tuple[str, bool]:
+    """The helper's name, and whether the file already defines it."""
     existing = ctx.top_level_functions
-    unit = ctx.indent_unit
-    body = _indented(helper.body, unit, 1)
+    body = _indented(helper.body, ctx.indent_unit, 1)
     name = helper.name
     number = 1
     while name in existing or name in ctx.all_names:
         current = existing.get(name)
-        if current is not None and _defines(current, f"def {name}({helper.parameters}):\n{body}"):
-            return name, None
+        if current is not None and _defines(current, f"def {name}({helper.parameters}):\n{body}", ctx):
+            return name, True
         number += 1
         name = f"{helper.name}_{number}"
+    return name, False
+
+
+def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
+    """The helper's name, and the edit that defines it (None when the file already has it)."""
+    name, defined = _resolved(helper, ctx)
+    if defined:
+        return name, None
+    unit = ctx.indent_unit
+    body = _indented(helper.body, unit, 1)
     # Disabled for Dynamo: when the call is replayed after the graph, Dynamo must not try to
     # compile the helper's own frame (that would log a break on the print inside it).
     code = (
@@ -740,22 +778,47 @@ def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str
     return name, TextEdit(Range(end, end), code)
 
 
-def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> bool:
-    """Whether `function` is the helper `code` defines (parameters and body; a docstring aside):
-    fixing a fixed file again reuses its helpers."""
+def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str, ctx: FixContext) -> bool:
+    """Whether `function` is the helper `code` defines: the same parameters and body (a docstring
+    aside), disabled for Dynamo and registered as deferred. Fixing a fixed file again reuses its
+    helpers; a plain function of the same name and body is not one (Dynamo would trace it)."""
     wanted = ast.parse(code).body[0]
     assert isinstance(wanted, ast.FunctionDef)
     body = function.body[1:] if ast.get_docstring(function) is not None else function.body
-    return ast.dump(function.args) == ast.dump(wanted.args) and [ast.dump(s) for s in body] == [
+    same = ast.dump(function.args) == ast.dump(wanted.args) and [ast.dump(s) for s in body] == [
         ast.dump(s) for s in wanted.body
     ]
+    disabled = any(ctx.index.qualified_name(d) in _DISABLES for d in function.decorator_list)
+    return same and disabled and function.name in _registered(ctx)
+
+
+_DISABLES = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+
+
+def _registered(ctx: FixContext) -> frozenset[str]:
+    """Names the module registers as deferred at its top level."""
+    return frozenset(name for stmt in ctx.index.tree.body if (name := _registration_of(stmt, ctx)) is not None)
+
+
+def _registration_of(stmt: ast.stmt, ctx: FixContext) -> str | None:
+    """`f` for a statement `torch.compiler.config.reorderable_logging_functions.add(f)`, else None."""
+    if (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and len(stmt.value.args) == 1
+        and isinstance(stmt.value.args[0], ast.Name)
+        and ctx.index.qualified_name(stmt.value.func) in REORDERABLE_REGISTRIES
+    ):
+        return stmt.value.args[0].id
+    return None
 
 
 def _registry(ctx: FixContext, torch_name: str) -> str:
-    """Dynamo's set of deferred functions under its public name, or the private one for a torch
-    older than 2.10 (an unknown torch is taken for the newest, as elsewhere)."""
+    """Dynamo's set of deferred functions under its public name where the code's torch is known to
+    have it (2.10 and later), else under the private one, the same set on every release: a name the
+    torch lacks would fail when the user's module is imported."""
     version = ctx.torch_version
-    config = "compiler" if version is None or version >= PUBLIC_REGISTRY_RELEASE else "_dynamo"
+    config = "compiler" if version is not None and version >= PUBLIC_REGISTRY_RELEASE else "_dynamo"
     return f"{torch_name}.{config}.config.reorderable_logging_functions"
 
 
@@ -776,6 +839,9 @@ def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
         binding = ctx.top_level_bindings.get(name)
         if binding is not None and binding.lineno > last.lineno:
             last = binding
+    for stmt in body:  # and after the registration of a registered function it calls
+        if stmt.lineno > last.lineno and _registration_of(stmt, ctx) in needed:
+            last = stmt
     return last
 
 

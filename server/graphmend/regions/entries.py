@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
+from ..torch_api import REORDERABLE_REGISTRIES
 from .records import (
     CAPTURE_SETTINGS,
     CONFIG_PATCH,
@@ -22,9 +23,6 @@ from .records import (
 from .resolution import CallResolution
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
-_REORDERABLE_REGISTRIES = frozenset(
-    f"torch.{config}.config.reorderable_logging_functions.add" for config in ("_dynamo", "compiler")
-)
 
 
 def _guess_note(cls: ClassInfo) -> str:
@@ -55,7 +53,7 @@ class EntryFinder(CallResolution):
             call = stmt.value if isinstance(stmt, ast.Expr) else None
             if (
                 isinstance(call, ast.Call)
-                and self.index.qualified_name(call.func) in _REORDERABLE_REGISTRIES
+                and self.index.qualified_name(call.func) in REORDERABLE_REGISTRIES
                 and len(call.args) == 1
                 and isinstance(call.args[0], ast.Name)
                 and call.args[0].id in self.index.functions
