@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES
+from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES, REORDERABLE_REGISTRIES
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -160,6 +160,31 @@ def init_bindings(init: FunctionInfo) -> Iterator[tuple[str, ast.expr | ast.Pass
 BOUND = ast.Pass()  # `init_bindings`: bound, with no single value
 
 
+def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, ast.expr]]:
+    """Every place in the class (and its same-file bases) that binds `self.<attribute>`: a store
+    target (assignment, augmented assignment, unpacking) or `register_buffer`/`register_parameter`."""
+    for klass in cls.mro():
+        for method in klass.methods.values():
+            for node in walk(method.node):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and node.attr == attribute
+                    and method.is_self(node.value)
+                ):
+                    yield method, node
+                elif (
+                    isinstance(node, ast.Call)
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value == attribute
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("register_buffer", "register_parameter")
+                    and method.is_self(node.func.value)
+                ):
+                    yield method, node
+
+
 def module_name_for(path: Path | None) -> str | None:
     """The dotted module name of a file, found by walking up through packages (`__init__.py`)."""
     if path is None:
@@ -236,6 +261,28 @@ class ModuleIndex:
                 cls.is_module = cls.guessed_from is not None
         self.function_tables = self._function_tables()
 
+    @cached_property
+    def declared_global(self) -> frozenset[str]:
+        """Names a function of the module declares `global`: it may rebind them to anything."""
+        return frozenset(name for n in ast.walk(self.tree) if isinstance(n, ast.Global) for name in n.names)
+
+    @cached_property
+    def deferred_registrations(self) -> dict[str, ast.stmt]:
+        """Functions the module registers, at its top level, as ones Dynamo records and replays
+        after the graph (`torch.compiler.config.reorderable_logging_functions.add(f)`): name →
+        the registering statement."""
+        found: dict[str, ast.stmt] = {}
+        for stmt in self.tree.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) else None
+            if (
+                isinstance(call, ast.Call)
+                and len(call.args) == 1
+                and isinstance(call.args[0], ast.Name)
+                and self.qualified_name(call.func) in REORDERABLE_REGISTRIES
+            ):
+                found[call.args[0].id] = stmt
+        return found
+
     def _module_aliases(self) -> dict[str, str]:
         """Module-level names bound once, at the top level, to an imported name (`Tensor =
         torch.Tensor`, `F = torch.nn.functional`): they mean what an import would, here and in the
@@ -256,12 +303,11 @@ class ModuleIndex:
             for n in walk(target)
             if isinstance(n, ast.Name)
         )
-        declared_global = {name for n in ast.walk(self.tree) if isinstance(n, ast.Global) for name in n.names}
         return {
             name: qualname
             for name, qualname in candidates.items()
             if bindings[name] == 1
-            and name not in declared_global
+            and name not in self.declared_global
             and name not in self.functions
             and name not in self.classes
         }

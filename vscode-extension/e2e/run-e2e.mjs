@@ -336,11 +336,8 @@ async function main() {
       await page.keyboard.press('Control+I');
     });
     const hover = page.locator('.monaco-hover', { hasText: 'GM101' }).first();
-    try {
-      await hover.waitFor({ timeout: 30_000 });
-    } catch {
-      throw new CheckFailed('no hover naming GM101 on the flagged line');
-    }
+    await hover.waitFor({ timeout: 30_000 })
+      .catch(() => { throw new CheckFailed('no hover naming GM101 on the flagged line'); });
     const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
     log(`hover: ${hoverText}`);
     const fixAt = hoverText.indexOf('Fix (safe):');
@@ -519,11 +516,8 @@ async function fixAllScenario(page, opts, shots) {
     throw new CheckFailed('the command palette has no "graphmend: Fix All Graph Breaks in File"');
   });
   const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'applied 0 safe fixes' }).first();
-  try {
-    await toast.waitFor({ timeout: 30_000 });
-  } catch {
-    throw new CheckFailed('Fix All showed no message saying it applied 0 safe fixes');
-  }
+  await toast.waitFor({ timeout: 30_000 })
+    .catch(() => { throw new CheckFailed('Fix All showed no message saying it applied 0 safe fixes'); });
   const text = (await toast.innerText()).replace(/\s+/g, ' ');
   if (!text.includes('1 unsafe fix available') || !text.includes('Apply Unsafe Fixes')) {
     throw new CheckFailed(`Fix All's message does not offer the unsafe fix: ${text}`);

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..inference import FunctionAnalysis
 from ..inference.compile_time import three_valued
-from ..semantics import walk
+from ..semantics import self_stores, walk
 from ..settings import DTYPES, Settings
 from .conditions import split
 
@@ -57,11 +57,16 @@ def off_by_default(conditions: list[Condition], analysis: FunctionAnalysis) -> s
     does: a `self` flag that only `__init__` sets, to False or None (`self.gradient_checkpointing
     = False`, turned on from outside by `gradient_checkpointing_enable()`), or an opt-in attention
     implementation."""
+    known: dict[int, bool | None] = {}  # per node: each test's default is worked out once
+
+    def default(node: ast.expr) -> bool | None:
+        if id(node) not in known:
+            known[id(node)] = _default(node, analysis)
+        return known[id(node)]
+
     for condition in conditions:
-        if three_valued(condition.test, lambda leaf: _default(leaf, analysis)) is (not condition.holds):
-            switches = [
-                n for n in walk(condition.test) if isinstance(n, ast.expr) and _default(n, analysis) is not None
-            ]
+        if three_valued(condition.test, default) is (not condition.holds):
+            switches = [n for n in walk(condition.test) if isinstance(n, ast.expr) and default(n) is not None]
             return ast.unparse(switches[0])
     return None
 
@@ -84,7 +89,7 @@ def _default(test: ast.expr, analysis: FunctionAnalysis) -> bool | None:
 
 def _initial_flag(attribute: str, analysis: FunctionAnalysis) -> bool | None:
     """False when `__init__` sets `self.<attribute>` only to False or None and no other method of
-    the class sets it; else None (unknown)."""
+    the class binds it; else None (unknown)."""
     method = analysis.function.method if analysis.function else None
     owner = method.owner if method is not None else None
     if owner is None:
@@ -92,17 +97,8 @@ def _initial_flag(attribute: str, analysis: FunctionAnalysis) -> bool | None:
     values = analysis.module.init_values(owner).get(attribute, [])
     if not values or not all(isinstance(value, ast.Constant) and value.value in (False, None) for _, value in values):
         return None
-    for klass in owner.mro():
-        for name, function in klass.methods.items():
-            if name != "__init__" and any(
-                isinstance(node, ast.Attribute)
-                and isinstance(node.ctx, ast.Store)
-                and node.attr == attribute
-                and isinstance(node.value, ast.Name)
-                and node.value.id == "self"
-                for node in walk(function.node)
-            ):
-                return None
+    if any(binder.node.name != "__init__" for binder, _ in self_stores(owner, attribute)):
+        return None
     return False
 
 

@@ -10,14 +10,14 @@ buffer changed in place.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from ..analysis import liveness
 from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from ..semantics import ClassInfo, FunctionInfo, walk
+from ..semantics import ClassInfo, FunctionInfo, self_stores, walk
 from ..source import Position, Range
 from ..torch_api import VIEW_METHODS
 from .base import FixContext, Refusal
@@ -54,31 +54,6 @@ IN_PLACE_METHODS = frozenset(
         "put_",
     }
 )
-
-
-def self_stores(cls: ClassInfo, attribute: str) -> Iterator[tuple[FunctionInfo, ast.expr]]:
-    """Every place in the class (and its same-file bases) that binds `self.<attribute>`: a store
-    target (assignment, augmented assignment, unpacking) or `register_buffer`/`register_parameter`."""
-    for klass in cls.mro():
-        for method in klass.methods.values():
-            for node in walk(method.node):
-                if (
-                    isinstance(node, ast.Attribute)
-                    and isinstance(node.ctx, ast.Store)
-                    and node.attr == attribute
-                    and method.is_self(node.value)
-                ):
-                    yield method, node
-                elif (
-                    isinstance(node, ast.Call)
-                    and node.args
-                    and isinstance(node.args[0], ast.Constant)
-                    and node.args[0].value == attribute
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("register_buffer", "register_parameter")
-                    and method.is_self(node.func.value)
-                ):
-                    yield method, node
 
 
 def module_class(analysis: FunctionAnalysis) -> ClassInfo | None:

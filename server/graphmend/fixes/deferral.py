@@ -35,7 +35,6 @@ from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print,
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
-from ..torch_api import REORDERABLE_REGISTRIES
 from .base import FixContext, Refusal, Refused
 
 DOCSTRING = "torch.compile runs this after its graph instead of breaking the graph for it."
@@ -286,14 +285,8 @@ def _replayed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext)
         and isinstance(binding.targets[0], ast.Name)
         and isinstance(binding.value, ast.Constant)
         and isinstance(binding.value.value, (str, int, float))
-        and node.id not in _rebound_through_global(ctx.index.tree)
+        and node.id not in ctx.index.declared_global
     )
-
-
-@lru_cache(maxsize=64)
-def _rebound_through_global(tree: ast.Module) -> frozenset[str]:
-    """Names a function of the module declares `global` (and so may rebind to anything)."""
-    return frozenset(name for n in walk(tree) if isinstance(n, ast.Global) for name in n.names)
 
 
 def _module_level_text(node: ast.expr, qualname: str, ctx: FixContext) -> tuple[str, str]:
@@ -702,7 +695,7 @@ def message_in_branch(
     # The effect itself under `if when:`, not a call of the plain helper: a warning's or log
     # record's `stacklevel` counts the frames up to the user's line.
     body = "\n".join(_LEVEL + line for line in plan.helper.body.split("\n"))
-    base = _free_name(plan.helper, ctx)  # `_deferred_print_2_if` where the file has another `_deferred_print`
+    base, _ = _resolved(plan.helper, ctx)  # `_deferred_print_2_if` where the file has another `_deferred_print`
     guarded = _Helper(f"{base}_if", f"when, {plan.helper.parameters}", f"if when:\n{body}")
     name, insertion = _helper_edit(guarded, ctx, torch_name)
     arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
@@ -733,15 +726,10 @@ def _indented(helper_body: str, unit: str, depth: int) -> str:
     )
 
 
-def _free_name(helper: _Helper, ctx: FixContext) -> str:
-    """The name the helper gets: its own, unless the file uses that name for something else (then
-    `_2`, `_3`...); a function that already is this helper keeps it."""
-    name, _ = _resolved(helper, ctx)
-    return name
-
-
 def _resolved(helper: _Helper, ctx: FixContext) -> tuple[str, bool]:
-    """The helper's name, and whether the file already defines it."""
+    """The name the helper gets, and whether the file already defines it: its own name, unless the
+    file uses that name for something else (then `_2`, `_3`...); a function that already is this
+    helper keeps it."""
     existing = ctx.top_level_functions
     body = _indented(helper.body, ctx.indent_unit, 1)
     name = helper.name
@@ -789,28 +777,10 @@ def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str, ctx: F
         ast.dump(s) for s in wanted.body
     ]
     disabled = any(ctx.index.qualified_name(d) in _DISABLES for d in function.decorator_list)
-    return same and disabled and function.name in _registered(ctx)
+    return same and disabled and function.name in ctx.index.deferred_registrations
 
 
 _DISABLES = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
-
-
-def _registered(ctx: FixContext) -> frozenset[str]:
-    """Names the module registers as deferred at its top level."""
-    return frozenset(name for stmt in ctx.index.tree.body if (name := _registration_of(stmt, ctx)) is not None)
-
-
-def _registration_of(stmt: ast.stmt, ctx: FixContext) -> str | None:
-    """`f` for a statement `torch.compiler.config.reorderable_logging_functions.add(f)`, else None."""
-    if (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and len(stmt.value.args) == 1
-        and isinstance(stmt.value.args[0], ast.Name)
-        and ctx.index.qualified_name(stmt.value.func) in REORDERABLE_REGISTRIES
-    ):
-        return stmt.value.args[0].id
-    return None
 
 
 def _registry(ctx: FixContext, torch_name: str) -> str:
@@ -835,13 +805,10 @@ def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
             last = stmt
         else:
             break
-    for name in needed:
-        binding = ctx.top_level_bindings.get(name)
-        if binding is not None and binding.lineno > last.lineno:
-            last = binding
-    for stmt in body:  # and after the registration of a registered function it calls
-        if stmt.lineno > last.lineno and _registration_of(stmt, ctx) in needed:
-            last = stmt
+    for name in needed:  # and after a registered function's registration, which calls it as deferred
+        for binding in (ctx.top_level_bindings.get(name), ctx.index.deferred_registrations.get(name)):
+            if binding is not None and binding.lineno > last.lineno:
+                last = binding
     return last
 
 

@@ -47,11 +47,13 @@ class WorkspaceIndex:
     @property
     def stale(self) -> bool:
         """The project must be rebuilt before an open document is analysed."""
-        return self._project is None and not self._serving_interim
+        return self._serving is None
 
     @property
-    def _serving_interim(self) -> bool:
-        return not self.built and self._interim is not None
+    def _serving(self) -> Project | None:
+        """The project open documents are analysed with now: the current one, else while the
+        build runs the last one built."""
+        return self._project if self._project is not None or self.built else self._interim
 
     @property
     def project(self) -> Project:
@@ -74,9 +76,7 @@ class WorkspaceIndex:
     def context_for(self, path: Path | None) -> ProjectContext:
         if path is None or not (self.disk or self.open):
             return ProjectContext()
-        project = self._interim if self._project is None and self._serving_interim else self.project
-        assert project is not None
-        return project.context_for(self.key(path))
+        return (self._serving or self.project).context_for(self.key(path))
 
     def update(self, path: Path, summary: ModuleSummary | None, from_open_document: bool) -> bool:
         """Record a file's new summary (None: the file is gone or cannot be analysed). True when
@@ -93,7 +93,7 @@ class WorkspaceIndex:
         shadowed = not from_open_document and key in self.open  # the open text is what counts
         if shadowed:
             return False
-        current = self._project if self._project is not None or not self._serving_interim else self._interim
+        current = self._serving
         if summary is not None and current is not None and current.replace(summary):
             return False  # only positions moved
         self._invalidate(keep_interim=not from_open_document and not self.built)

@@ -10,7 +10,6 @@ import re
 from collections.abc import Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
-from ..torch_api import REORDERABLE_REGISTRIES
 from .records import (
     CAPTURE_SETTINGS,
     CONFIG_PATCH,
@@ -48,18 +47,8 @@ class EntryFinder(CallResolution):
         """Functions registered with `torch.compiler.config.reorderable_logging_functions.add(f)` at
         module level: Dynamo records calls to them and replays them after the graph, never tracing
         their bodies, so nothing in them is compiled code."""
-        found: set[int] = set()
-        for stmt in self.index.tree.body:
-            call = stmt.value if isinstance(stmt, ast.Expr) else None
-            if (
-                isinstance(call, ast.Call)
-                and self.index.qualified_name(call.func) in REORDERABLE_REGISTRIES
-                and len(call.args) == 1
-                and isinstance(call.args[0], ast.Name)
-                and call.args[0].id in self.index.functions
-            ):
-                found.add(id(self.index.functions[call.args[0].id].node))
-        return frozenset(found)
+        functions = self.index.functions
+        return frozenset(id(functions[name].node) for name in self.index.deferred_registrations if name in functions)
 
     def _find_entries(self) -> list[Entry]:
         entries: list[Entry] = []

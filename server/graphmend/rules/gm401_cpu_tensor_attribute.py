@@ -4,9 +4,9 @@ import ast
 
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import init_value, register_buffer, self_stores, stores_besides
+from ..fixes.cudagraphs import init_value, register_buffer, stores_besides
 from ..inference import FunctionAnalysis
-from ..semantics import ClassInfo, FunctionInfo, walk
+from ..semantics import ClassInfo, FunctionInfo, self_stores, walk
 from ..torch_api import FACTORY_FUNCTIONS
 from .base import Rule, RuleDocs
 
