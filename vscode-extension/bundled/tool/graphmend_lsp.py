@@ -2,7 +2,11 @@
 (the Python extension's interpreter, or python3 on PATH): graphmend and its pure-Python
 dependencies are in ../libs, put there by `npm run bundle-python` (the layout of Microsoft's
 python-tools extension template). LibCST is compiled, so it is not bundled: without it the
-predicated `torch.where` fixes say so, and everything else works."""
+predicated `torch.where` fixes say so, and everything else works.
+
+The server's analysis worker and index run in processes started with multiprocessing's `spawn`,
+which re-runs this script (as `__mp_main__`) in each of them: only the `__main__` guard keeps a
+second server from starting there and reading the editor's stdin."""
 
 import os
 import sys
@@ -14,4 +18,5 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 from graphmend.lsp.__main__ import main  # noqa: E402  (after the bundled libraries are on the path)
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())
