@@ -320,7 +320,10 @@ async def test_a_break_in_a_calls_arguments_names_the_calls_second_break(
     hover = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(7, 12))
     )
-    assert hover.contents.value.startswith("**No automatic fix:**")  # the second break is a related row
+    # What to do leads (the refusal's own action: a setting where the model is compiled), then why no fix.
+    assert hover.contents.value.startswith("**What to do:** Set `torch._dynamo.config.capture_dynamic_output_shape_ops")
+    assert "*No automatic fix:*" in hover.contents.value
+    assert "Dynamo breaks here too" not in hover.contents.value  # the second break is a related row
 
 
 CPU_ATTRIBUTE = """import torch
@@ -402,8 +405,41 @@ async def test_fix_all_says_what_it_did_and_what_it_left(client: LanguageClient,
         types.ExecuteCommandParams(command="graphmend.unsafeFixes", arguments=[uri])
     )
     assert preview["hazards"] == answer["hazards"] and not edits and len(client.messages) == 1
+    # The dialog's text: a line per fix, then each hazard once (issue 39).
+    assert preview["detail"].startswith("Line 6: Trace the scalar in the graph")
+    assert "[1]\n\nMay change:\n[1] values and sizes become symbolic" in preview["detail"]
     answer = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="graphmend.applyAllFixes", arguments=[uri, True, False])
     )
     assert answer["applied"] == 1 and answer["message"] == "graphmend: applied 1 fix" and len(edits) == 1
     assert len(client.messages) == 1  # notify=False: the client shows its own
+
+
+async def test_fix_all_asked_for_by_hand_answers_even_with_no_safe_fix(client: LanguageClient, tmp_path: Path) -> None:
+    """Issue 39: `code_action({only = {'source.fixAll.graphmend'}, apply = true})` on a file with no
+    safe fix got no action ("No code actions available" in Neovim); now one whose command reports
+    what Fix All did and left. Asked for automatically (on save, the lightbulb), there is none."""
+    uri = write(tmp_path, "scale.py", ONLY_UNSAFE)
+    open_document(client, uri, ONLY_UNSAFE)
+    await diagnostics(client, uri)
+
+    async def fix_all_actions(trigger: types.CodeActionTriggerKind) -> list:
+        return list(
+            await client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                    context=types.CodeActionContext(
+                        diagnostics=[], only=["source.fixAll.graphmend"], trigger_kind=trigger
+                    ),
+                )
+            )
+            or []
+        )
+
+    (action,) = await fix_all_actions(types.CodeActionTriggerKind.Invoked)
+    # lsprotocol reads any answer with a `command` key as a Command (its union hook), so this
+    # CodeAction arrives as a Command whose `command` is the text of the nested one.
+    assert action.title == "graphmend: no safe fix to apply (say what is left)"
+    assert "'command': 'graphmend.applyAllFixes'" in str(action.command) and uri in str(action.command)
+    assert not await fix_all_actions(types.CodeActionTriggerKind.Automatic)

@@ -91,8 +91,9 @@ async def test_a_helper_module_reached_from_compiled_code_elsewhere(client: Lang
     hover = await client.text_document_hover_async(
         types.HoverParams(types.TextDocumentIdentifier(checks.as_uri()), types.Position(9, 9))
     )
-    assert hover.contents.value.startswith("**No automatic fix:** a message in a branch cannot be deferred")
-    assert "every caller is split at its call too" in hover.contents.value  # a nested break
+    assert hover.contents.value.startswith("**What to do:** Decide the condition before the compiled call")
+    assert "**No automatic fix:** a message in a branch cannot be deferred" in hover.contents.value  # long: last
+    assert "each caller splits at its call too" in hover.contents.value  # a nested break
 
 
 async def test_editing_the_caller_updates_the_callee(client: LanguageClient, workspace: Path) -> None:

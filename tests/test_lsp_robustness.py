@@ -64,13 +64,14 @@ async def test_unknown_editor_setting_is_reported_not_fatal(client: LanguageClie
     target.write_text(PRINTS)
     client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(
-            settings={"graphmend": {"selcet": ["GM1"], "run": "sometimes", "debounce": 0}}
+            settings={"graphmend": {"selcet": ["GM1"], "run": "sometimes", "debounce": 0, "ignore": ["GM999"]}}
         )
     )
     open_document(client, target.as_uri(), PRINTS)
     assert [d.code for d in await diagnostics(client, target.as_uri())] == ["GM201"]
     logged = " ".join(m.message for m in client.log_messages)
     assert "unknown setting `selcet`" in logged and "`run` must be" in logged
+    assert "`ignore` names no graphmend rule: GM999" in logged
 
 
 def test_a_cancel_for_an_answered_request_is_not_a_warning() -> None:

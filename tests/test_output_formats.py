@@ -149,10 +149,17 @@ def test_concise_and_quiet_leave_out_the_source(broken: Path, capsys) -> None:
     full = run(capsys, "check", "--no-cache", "model.py")[1]
     assert "10 |     if x.sum() > 0:" in full and "Found 2 graph breaks in 1 file." in full
     concise = run(capsys, "check", "--no-cache", "--output-format", "concise", "model.py")[1]
-    assert concise.splitlines()[0].startswith("model.py:10:8: GM101 Data-dependent") and " | " not in concise
+    assert concise.splitlines()[0].startswith("model.py:10:8: GM101 This `if` tests") and " | " not in concise
     assert concise.splitlines()[1].startswith("model.py:14:5: GM201 [*] ")  # [*]: a safe fix applies
     quiet = run(capsys, "check", "--no-cache", "-q", "model.py")[1]
     assert quiet.splitlines() == concise.splitlines()[:2]
+
+
+def test_full_is_ruffs_name_for_the_text_format(broken: Path, capsys) -> None:
+    assert (
+        run(capsys, "check", "--no-cache", "--output-format", "full", "model.py")[:2]
+        == run(capsys, "check", "--no-cache", "model.py")[:2]
+    )
 
 
 def test_statistics_and_exit_zero(broken: Path, capsys) -> None:
@@ -160,6 +167,8 @@ def test_statistics_and_exit_zero(broken: Path, capsys) -> None:
     assert code == 0
     # [*]: a safe fix applies, [-]: an unsafe one (y may broadcast differently from x * 2)
     assert out.splitlines()[:2] == ["1\tGM101\t[-] data-dependent-if", "1\tGM201\t[*] print-in-compiled-code"]
+    # The last line says what the markers mean, those the rows use (Ruff's habit).
+    assert out.splitlines()[-1] == "[*] fixable with `--fix`; [-] only with `--fix --unsafe-fixes`."
     rows = json.loads(run(capsys, "check", "--no-cache", "--statistics", "--output-format", "json", "model.py")[1])
     assert [(r["code"], r["count"], r["fixable"]) for r in rows] == [("GM101", 1, 1), ("GM201", 1, 1)]
 

@@ -69,7 +69,7 @@ def test_a_hover_says_what_to_do_in_about_80_words() -> None:
         source = read_source(path)
         for d in check_source(source, path):
             text = hover_text(d, source.splitlines())
-            before_link = re.sub(r"```python.*?```", "", text.split("[Dynamo's explanation")[0], flags=re.S)
+            before_link = re.sub(r"```python.*?```", "", text.split("Dynamo logs it as")[0], flags=re.S)
             words[(relative, d.range.start.line + 1)] = len(before_link.split())
     assert len(words) > 25 and max(words.values()) <= 100
     assert max(n for (relative, _), n in words.items() if relative in HOVERED[:2]) <= 80
@@ -86,8 +86,14 @@ def test_longformer_sites() -> None:
     assert "GM301" in sites.get(1282, set())  # .item(): not fixable by a rewrite
 
 
-def test_whole_models_tree_without_crash() -> None:
-    results = check_paths([MODELS], jobs=2)
+@pytest.fixture(scope="module")
+def model_results() -> list:
+    """Every file of `models/` checked once, for the tests over the whole tree."""
+    return check_paths([MODELS], jobs=2)
+
+
+def test_whole_models_tree_without_crash(model_results) -> None:
+    results = model_results
     assert len(results) > 1000
     assert not [r for r in results if r.error]
     syntax_errors = [(r.path, d.message) for r in results for d in r.diagnostics if d.code == "GM001"]
@@ -168,3 +174,64 @@ def test_every_message_is_one_short_sentence(tmp_path: Path) -> None:
     assert any(item["only_when"] for item in found) and any("no_fix" in item for item in found)
     switched_off = [item for item in found if "off_by_default" in item]
     assert switched_off and all(item["severity"] == "information" for item in switched_off)
+    # Issue 39: the plain-language half first; Dynamo's words belong after it, with the link (the hover).
+    reasons = dynamo_reasons()
+    assert len(reasons) > 400
+    opening_with_a_reason = [
+        item["message"] for item in found if any(item["message"].lower().startswith(r) for r in reasons)
+    ]
+    assert not opening_with_a_reason
+
+
+def dynamo_reasons() -> set[str]:
+    """The reasons Dynamo logs for a break: every rule's, and every type in the installed torch's
+    registry of graph breaks (lower case), with the shortenings older messages used."""
+    import json
+
+    import torch
+
+    from graphmend.rules import RULES
+
+    registry = Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json"
+    types = {entry["Gb_type"] for entries in json.loads(registry.read_text()).values() for entry in entries}
+    reasons = {reason.lower() for reason in types | {rule.reason for rule in RULES}}
+    return reasons | {reason.removeprefix("logging.") for reason in reasons}
+
+
+def test_a_hover_without_a_fix_opens_with_what_to_do_or_why_it_can_be_left(model_results) -> None:
+    """Issue 39: a no-fix hover opened with what graphmend cannot do; now its first sentence is an
+    action (the rule's, or the refusal's setting), or why it can be left (a plain compile never
+    reaches it). Why there is no fix comes after."""
+    from graphmend.lsp.hover import hover_text
+    from graphmend.rules import RULES_BY_CODE
+
+    openings: Counter[str] = Counter()
+    for result in model_results:
+        without_fix = [d for d in result.diagnostics if d.fix is None and d.code in RULES_BY_CODE]
+        if not without_fix:
+            continue
+        lines = read_source(result.path).splitlines()
+        for diagnostic in without_fix:
+            first = hover_text(diagnostic, lines).split("\n")[0]
+            openings[first.split(":**")[0] + ":**"] += 1
+            if "off_by_default" in diagnostic.data and "action" not in diagnostic.data:
+                assert first.startswith("**Can be left as is:** a plain compile never reaches it"), first
+    assert set(openings) == {"**What to do:**", "**Can be left as is:**"}, openings
+    assert sum(openings.values()) > 500
+
+
+def test_the_unsafe_fix_all_dialog_for_t5_is_short() -> None:
+    """Issue 39: the dialog before Fix All applies T5's 5 unsafe fixes ran 379 words, the same
+    hazards repeated per fix; now a line per fix and each hazard once, under 120 words with the
+    question the VS Code extension asks (`confirmUnsafe`)."""
+    from graphmend.lsp.commands import FixAllReport
+
+    path = MODELS / "t5/modeling_t5.py"
+    report = FixAllReport.of(check_source(read_source(path), path), unsafe=False)
+    detail = report.detail.splitlines()
+    assert len(report.unsafe_left) == 5 and len([line for line in detail if line.startswith("Line ")]) == 5
+    assert detail[6] == "May change:" and len(detail) == 7 + len(
+        {h for left in report.unsafe_left for h in left.fix.hazards}
+    )
+    question = f"graphmend: apply {len(report.unsafe_left)} unsafe fixes?"
+    assert len(question.split()) + len(report.detail.split()) < 120

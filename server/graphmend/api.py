@@ -16,7 +16,7 @@ from typing import Any
 
 from . import notebooks
 from .cache import Cache
-from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
+from .checker import NOT_ANALYSED_CODES, SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic
 from .fixes import apply_fixes
 from .libraries import LibraryFinder, default_search_paths
@@ -63,7 +63,18 @@ __all__ = [
     "summarize_source",
     "settings_for",
     "too_large",
+    "unknown_codes",
 ]
+
+# Every code a finding can have: the rules', and the notes on files not analysed (GM001, GM002).
+KNOWN_CODES = tuple(sorted({rule.code for rule in RULES} | NOT_ANALYSED_CODES))
+
+
+def unknown_codes(codes: Iterable[str]) -> list[str]:
+    """The codes or prefixes in `codes` that select no finding (`GM999`, `GM6`): a typo in
+    `--select` must not pass silently as "nothing to report"."""
+    return [code for code in codes if not any(known.startswith(code.strip().upper()) for known in KNOWN_CODES)]
+
 
 SKIPPED_DIRECTORIES = frozenset(
     {

@@ -241,6 +241,8 @@ class _Collector:
                 data["only_when"] = only_when
             if isinstance(outcome, Refusal):
                 data["no_fix"] = outcome.reason
+                if outcome.action is not None:
+                    data["action"] = outcome.action
             severity = rule.severity
             switch = off_by_default(conditions, analysis)
             if switch is not None:

@@ -33,8 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--output-format",
         choices=reporting.FORMATS,
+        type=lambda name: "text" if name == "full" else name,  # Ruff's name for the default
         default="text",
-        help="text (with the source line), concise (one line each), json, json-lines, "
+        help="text (with the source line; also `full`, as in Ruff), concise (one line each), json, json-lines, "
         "sarif (2.1.0), github (workflow annotations), gitlab (Code Quality)",
     )
     check.add_argument("--quiet", "-q", action="store_true", help="only the findings: no source lines, no summary")
@@ -169,7 +170,15 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _codes(value: str) -> list[str]:
-    return [c.strip() for c in value.split(",") if c.strip()]
+    """Comma-separated rule codes or prefixes; one that names no rule is an error (exit 2), as in Ruff."""
+    codes = [c.strip() for c in value.split(",") if c.strip()]
+    unknown = api.unknown_codes(codes)
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(unknown)}: no graphmend rule has {'this code or prefix' if len(unknown) == 1 else 'these codes or prefixes'} "
+            f"(known: {', '.join(api.KNOWN_CODES)}; `graphmend rules` lists them)"
+        )
+    return codes
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -511,6 +520,8 @@ def _report(
                 print(reporting.statistics_text(rows, style))
             if not args.quiet:
                 print(_summary(findings, files, fixed, args.unsafe_fixes))
+                if rows:
+                    print(reporting.statistics_legend(rows))
         return
     fmt = args.output_format
     if fmt == "json":

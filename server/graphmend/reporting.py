@@ -84,6 +84,7 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         # the condition of only_when that the code's defaults make false (then severity "information")
         **({"off_by_default": diagnostic.data["off_by_default"]} if "off_by_default" in diagnostic.data else {}),
         **({"no_fix": diagnostic.data["no_fix"]} if "no_fix" in diagnostic.data else {}),  # why no automatic fix
+        **({"action": diagnostic.data["action"]} if "action" in diagnostic.data else {}),  # what to do instead
         # GM401-GM404: why the code is recorded as CUDA graphs (the compile site, or the setting)
         **({"cuda_graphs": diagnostic.data["cuda_graphs"]} if "cuda_graphs" in diagnostic.data else {}),
         # a finding in code outside the checked files, reported at the call that leads there (1-based line)
@@ -167,6 +168,9 @@ def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool)
     return "\n".join(out)
 
 
+OFF_BY_DEFAULT = "a plain compile does not meet it"
+
+
 def qualifiers(diagnostic: Diagnostic) -> list[str]:
     """What qualifies a finding, kept out of its one-sentence message: when it breaks, and where
     CUDA graphs are asked for (the text output's notes, the hover's paragraph of why)."""
@@ -175,7 +179,7 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
     if data.get("only_when"):
         found.append("breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]))
     if "off_by_default" in data:
-        found.append(f"a plain compile does not meet it: `{data['off_by_default']}` is false by default")
+        found.append(f"{OFF_BY_DEFAULT}: `{data['off_by_default']}` is false by default")
     if "cuda_graphs" in data:
         found.append(f"CUDA graphs: {data['cuda_graphs']}")
     return found
@@ -184,7 +188,37 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
 def notes(diagnostic: Diagnostic) -> list[str]:
     """The text output's notes: the qualifiers, and why there is no automatic fix."""
     no_fix = diagnostic.data.get("no_fix")
-    return [*qualifiers(diagnostic), *([f"no automatic fix: {no_fix}"] if no_fix is not None else [])]
+    action = f"; {diagnostic.data['action']}" if "action" in diagnostic.data else ""
+    return [*qualifiers(diagnostic), *([f"no automatic fix: {no_fix}{action}"] if no_fix is not None else [])]
+
+
+def without_asides(text: str) -> str:
+    """`text` without its parenthesised asides (` (...)` outside code spans)."""
+    out: list[str] = []
+    depth = 0
+    in_code = False
+    for index, char in enumerate(text):
+        if char == "`" and depth == 0:
+            in_code = not in_code
+        elif not in_code and char == "(" and (depth or (index > 0 and text[index - 1] == " ")):
+            depth += 1
+            if depth == 1:
+                out.pop()  # the space before the aside
+            continue
+        elif depth and char == ")":
+            depth -= 1
+            continue
+        if depth == 0:
+            out.append(char)
+    return "".join(out)
+
+
+def short_clause(text: str) -> str:
+    """A clause without its asides and without the explanation after its colon: what a list read
+    whole (Fix All's dialog) says of a hazard; the hover and `--diff` keep the whole clause."""
+    short = without_asides(text)
+    head, colon, _ = short.partition(": ")
+    return head if colon and "`" not in head[-1:] and head.count("`") % 2 == 0 else short
 
 
 def plural(count: int, noun: str) -> str:
@@ -221,10 +255,23 @@ def statistics_text(rows: list[dict[str, Any]], style: Style) -> str:
     """Ruff's layout: count, code, `[*]` when a safe fix applies (`[-]` unsafe only), name."""
     width = max((len(str(row["count"])) for row in rows), default=1)
     return "\n".join(
-        f"{row['count']:>{width}}\t{style(row['code'], BOLD, RED)}\t"
-        f"{'[*]' if row['safe_fixes'] else '[-]' if row['fixable'] else '[ ]'} {row['name']}"
-        for row in rows
+        f"{row['count']:>{width}}\t{style(row['code'], BOLD, RED)}\t{_marker(row)} {row['name']}" for row in rows
     )
+
+
+def statistics_legend(rows: list[dict[str, Any]]) -> str:
+    """What the markers of `statistics_text` mean, those it used, as the last line (Ruff's habit)."""
+    meanings = {
+        "[*]": "fixable with `--fix`",
+        "[-]": "only with `--fix --unsafe-fixes`",
+        "[ ]": "no automatic fix",
+    }
+    used = {_marker(row) for row in rows}
+    return "; ".join(f"{marker} {meaning}" for marker, meaning in meanings.items() if marker in used) + "."
+
+
+def _marker(row: dict[str, Any]) -> str:
+    return "[*]" if row["safe_fixes"] else "[-]" if row["fixable"] else "[ ]"
 
 
 # ---------------------------------------------------------------- machine formats

@@ -22,6 +22,8 @@ def rule_page(rule: type[Rule]) -> str:
         "",
         f"Message: {rule.message}",
         "",
+        f"What to do: {docs.action[:1].upper()}{docs.action[1:]}",
+        "",
         f"Reason in torch's log: *{rule.reason}*",
         "",
         *([f"Dynamo's pages: {pages}", ""] if pages else []),

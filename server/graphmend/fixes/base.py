@@ -18,9 +18,11 @@ _WORD = re.compile(r"[^\W\d]\w*")
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why no fix is offered; shown at the end of the diagnostic's message."""
+    """Why no fix is offered, and what the user can do instead where the rule's own advice is not it
+    (a setting to make where the model is compiled): the hover leads with that."""
 
     reason: str
+    action: str | None = None
 
 
 def zero_gradients(parameters: str) -> str:

@@ -204,16 +204,16 @@ def _wrapping_edit(entry: Entry, setting: str, ctx: FixContext, torch_name: str)
         if _compiles_a_module(site, entry):
             return Refusal(
                 "the compiled object is a module, and `config.patch(...)` around it returns a plain function "
-                "(`.parameters()`, `.train()`, `.state_dict()` and `.to()` would fail on it); set "
-                f"`torch._dynamo.config.{setting} = True` before compiling, for the whole program"
+                "(`.parameters()`, `.train()`, `.state_dict()` and `.to()` would fail on it)",
+                f"set `torch._dynamo.config.{setting} = True` before compiling, for the whole program",
             )
         wrapper = _wrapping_patch(site, ctx)
         if wrapper is not None:
             return TextEdit(ctx.source.node_range(wrapper.func), f"{patch}({arguments})")
         return TextEdit(ctx.source.node_range(site), f"{patch}({arguments})({ctx.segment(site)})")
     return Refusal(
-        f"this file has no `torch.compile` of `{entry.function.qualname}` to scope the setting to; "
-        f"set `torch._dynamo.config.{setting} = True` where it is compiled"
+        f"this file has no `torch.compile` of `{entry.function.qualname}` to scope the setting to",
+        f"set `torch._dynamo.config.{setting} = True` where it is compiled",
     )
 
 

@@ -12,7 +12,7 @@ from ..source import Position, Range
 from . import notebook_analysis
 from .edit.diagnostics import to_lsp_diagnostic
 from .edit.workspace_edits import cells_edit, document_edit, fix_edit, whole_document_edit
-from .session.capabilities import CODE_ACTION_OPTIONS, FIX_ALL_KIND
+from .session.capabilities import CODE_ACTION_OPTIONS, COMMAND_FIX_ALL, FIX_ALL_KIND
 from .session.state import GraphmendServer, server
 from .worker import Analysis
 
@@ -52,6 +52,17 @@ def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[ty
             data={"uri": uri, "version": result.version, "fixAll": True},
         )
         actions.append(action if ls.client_supports.lazy_code_actions else _resolve(ls, action))
+    elif wants_fix_all and only and params.context.trigger_kind != types.CodeActionTriggerKind.Automatic:
+        # Fix All asked for by hand (Neovim's `code_action({only = {'source.fixAll.graphmend'}})`)
+        # with no safe fix: an action that only says so (Fix All's report), where an empty answer
+        # left "No code actions available". Not on save or for the lightbulb (Automatic).
+        actions.append(
+            types.CodeAction(
+                title="graphmend: no safe fix to apply (say what is left)",
+                kind=FIX_ALL_KIND,
+                command=types.Command(title="graphmend: Fix All", command=COMMAND_FIX_ALL, arguments=[uri]),
+            )
+        )
     return actions
 
 

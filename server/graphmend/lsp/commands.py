@@ -12,8 +12,8 @@ from typing import Any
 from lsprotocol import types
 
 from .. import api, notebooks
-from ..diagnostics import Applicability, Diagnostic
-from ..reporting import plural
+from ..diagnostics import Applicability, Diagnostic, Fix
+from ..reporting import plural, short_clause
 from . import notebook_analysis
 from .edit.locations import path_of
 from .edit.workspace_edits import cells_edit, whole_document_edit
@@ -62,8 +62,8 @@ async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any
 
 @server.command(COMMAND_UNSAFE_FIXES)
 def unsafe_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any]:
-    """The unsafe fixes Fix All would leave, each as `line N: <title naming its hazard>` (`hazards`),
-    for a client to show before it asks for them; applies nothing."""
+    """The unsafe fixes Fix All would leave, for a client to show before it asks for them: `detail`,
+    a line per fix and their hazards listed once; applies nothing."""
     uri = _uri_argument(arguments)
     notebook = ls.notebook_of(uri) if uri else None
     analysis = ls.current_notebook(notebook.uri) if notebook is not None else ls.current(uri) if uri else None
@@ -72,27 +72,37 @@ def unsafe_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class UnsafeFix:
+    """One unsafe fix Fix All left, and its finding's line (1-based)."""
+
+    line: int
+    fix: Fix
+
+
+@dataclass(frozen=True)
 class FixAllReport:
-    """What Fix All did and left: fixes applied, unsafe fixes it left (with their hazards, the
-    fixes' titles), findings no fix removes."""
+    """What Fix All did and left: fixes applied, unsafe fixes it left (with their hazards), findings
+    no fix removes."""
 
     applied: int = 0
-    unsafe_available: int = 0
+    unsafe_left: tuple[UnsafeFix, ...] = ()
+    unsafe_command: str = "Fix All, Including Unsafe"  # how the editor applies them: its command's name
     without_fix: int = 0
-    hazards: tuple[str, ...] = ()
     unsafe: bool = False
     error: str | None = None
 
     @classmethod
     def of(cls, diagnostics: Sequence[Diagnostic], unsafe: bool, error: str | None = None) -> FixAllReport:
-        left = [d for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE]
-        return cls(
-            unsafe_available=0 if unsafe else len(left),
-            without_fix=sum(d.fix is None for d in diagnostics),
-            hazards=() if unsafe else tuple(f"line {d.range.start.line + 1}: {d.fix.described}" for d in left if d.fix),
-            unsafe=unsafe,
-            error=error,
+        left = (
+            ()
+            if unsafe
+            else tuple(
+                UnsafeFix(d.range.start.line + 1, d.fix)
+                for d in diagnostics
+                if d.fix is not None and d.fix.applicability is Applicability.UNSAFE
+            )
         )
+        return cls(unsafe_left=left, without_fix=sum(d.fix is None for d in diagnostics), unsafe=unsafe, error=error)
 
     @property
     def message(self) -> str:
@@ -100,21 +110,43 @@ class FixAllReport:
             return f"graphmend: fixed nothing: {self.error}"
         kind = "fix" if self.unsafe else "safe fix"
         parts = [f"applied {plural(self.applied, kind)}"]
-        if self.unsafe_available:
-            parts.append(f"{plural(self.unsafe_available, 'unsafe fix')} available (Fix All, Including Unsafe)")
+        if self.unsafe_left:
+            parts.append(f"{plural(len(self.unsafe_left), 'unsafe fix')} available ({self.unsafe_command})")
         if self.without_fix:
             parts.append(f"{plural(self.without_fix, 'finding')} with no automatic fix")
         return "graphmend: " + "; ".join(parts)
 
+    @property
+    def hazards(self) -> tuple[str, ...]:
+        """Each unsafe fix in one line, `line N: <title> (unsafe: <hazards>)`, for a client's own list."""
+        return tuple(f"line {left.line}: {left.fix.described}" for left in self.unsafe_left)
+
+    @property
+    def detail(self) -> str:
+        """The unsafe fixes for a dialog to show before applying them: a line per fix, then what they
+        may change, each hazard once however many fixes share it and without its asides (a dialog
+        is read whole: 379 words for T5's 5 fixes when every fix spelled out its own)."""
+        numbered: dict[str, int] = {}
+        lines = []
+        for left in self.unsafe_left:
+            marks = sorted(numbered.setdefault(short_clause(hazard), len(numbered) + 1) for hazard in left.fix.hazards)
+            lines.append(f"Line {left.line}: {left.fix.title}" + (f" [{','.join(map(str, marks))}]" if marks else ""))
+        if numbered:
+            lines += ["", "May change:", *(f"[{number}] {hazard}" for hazard, number in numbered.items())]
+        return "\n".join(lines)
+
 
 def _report(ls: GraphmendServer, report: FixAllReport, notify: bool) -> dict[str, Any]:
+    if ls.client_name.lower().startswith("neovim"):  # the plugin's command (editors/neovim/plugin/graphmend.lua)
+        report = replace(report, unsafe_command=":GraphmendFixAllUnsafe")
     if notify:
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=report.message))
     answer: dict[str, Any] = {
         "applied": report.applied,
-        "unsafeAvailable": report.unsafe_available,
+        "unsafeAvailable": len(report.unsafe_left),
         "withoutFix": report.without_fix,
         "hazards": list(report.hazards),
+        "detail": report.detail,
         "message": report.message,
     }
     if report.error is not None:

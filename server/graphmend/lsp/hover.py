@@ -1,18 +1,20 @@
-"""Hover on a finding: Dynamo's reason, why the code is compiled, and the fix with a preview."""
+"""Hover on a finding: what to do (the fix with a preview, or what to do by hand), why, then
+Dynamo's own words for the break and its page."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from lsprotocol import types
 
 from ..diagnostics import Diagnostic, TextEdit
-from ..reporting import plural, qualifiers
+from ..reporting import OFF_BY_DEFAULT, plural, qualifiers, without_asides
 from ..rules import RULES_BY_CODE
 from .session.state import GraphmendServer, server
 
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).
-NESTED_BREAK = "In a called function it is a *nested* break: every caller is split at its call too (torch 2.13)."
+NESTED_BREAK = "In a called function it is a *nested* break: each caller splits at its call too (torch 2.13)."
 # Words of prose a hover shows before anything that needs scrolling (issue 32): the action, the
 # preview (code, not counted), one paragraph of why. Longer hazards go below Dynamo's link.
 HAZARD_WORDS = 25
@@ -38,74 +40,76 @@ def hover(ls: GraphmendServer, params: types.HoverParams) -> types.Hover | None:
 
 
 def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
-    """The action first (the fix and its preview, or why there is none), then one paragraph of why,
-    then Dynamo's page: what to do fits before anything that needs scrolling (about 80 words). An
-    unsafe fix's hazards that do not fit in a line are listed last."""
+    """The action first (the fix and its preview; without one, what to do by hand or why it can be
+    left), then one paragraph of why, then Dynamo's words and page: what to do fits before anything
+    that needs scrolling (about 80 words). Long hazards of an unsafe fix, and a long reason why
+    there is no fix, come last."""
     rule = RULES_BY_CODE[diagnostic.code]
     fix = diagnostic.fix
     data = diagnostic.data
-    listed: list[str] = []
+    below: list[str] = []
     if fix is not None:
         parts = [f"**Fix ({fix.applicability.value}):** {fix.title}"]
         hazard = fix.hazard
         if hazard and len(hazard.split()) <= HAZARD_WORDS:
             parts += ["", f"*May change:* {hazard}."]
         elif hazard:
-            listed = list(fix.hazards)
-            parts += ["", f"*May change:* {plural(len(listed), 'thing')}, listed below."]
+            below = ["**The fix may change:**", *(f"- {item}" for item in fix.hazards)]
+            parts += ["", f"*May change:* {plural(len(fix.hazards), 'thing')}, listed below."]
         preview = _preview(fix.edits[-1], diagnostic.range.end.line, lines) if fix.edits else []
         if len(preview) > 8:
             preview = [*preview[:8], "..."]
         if preview:
             parts += ["```python", *_dedent(preview), "```"]
-    elif "no_fix" in data:
-        parts = [f"**No automatic fix:** {data['no_fix']}."]
     else:
-        parts = [f"**Fix by hand:** {_first_sentences(rule.docs.fix, WHY_WORDS)}"]
+        parts = [_what_to_do(rule.docs.action, data)]
+        no_fix = data.get("no_fix")
+        if no_fix is not None and len(no_fix.split()) <= HAZARD_WORDS:
+            parts += ["", f"*No automatic fix:* {no_fix}."]
+        elif no_fix is not None:
+            below = [f"**No automatic fix:** {no_fix}."]
     why = f"**{rule.code}** `{rule.name}`: {_first_sentences(rule.docs.why, WHY_WORDS)}"
     for qualifier in qualifiers(diagnostic):
-        why += f" {qualifier[0].upper()}{qualifier[1:]}."
+        if fix is None and qualifier.startswith(OFF_BY_DEFAULT):
+            continue  # said first, as the reason it can be left
+        why += f" {_capitalized(qualifier)}."
     if "nested" in data:
         why += " " + NESTED_BREAK
     parts += ["", why]
     if diagnostic.url:
-        parts += ["", f"[Dynamo's explanation ({diagnostic.reason_id})]({diagnostic.url})"]
-    if listed:
-        parts += ["", "**The fix may change:**", *(f"- {item}" for item in listed)]
+        parts += ["", f"Dynamo logs it as *{rule.reason}*: [{diagnostic.reason_id}]({diagnostic.url})"]
+    if below:
+        parts += ["", *below]
     return "\n".join(parts)
+
+
+def _what_to_do(action: str, data: dict[str, Any]) -> str:
+    """What a finding with no fix leads with: what to do instead when the refusal says (a setting
+    where the model is compiled); why it can be left, when a plain compile never reaches it; else
+    what the rule says to do by hand."""
+    if "action" in data:
+        return f"**What to do:** {_capitalized(data['action'])}."
+    if "off_by_default" in data:
+        return (
+            f"**Can be left as is:** a plain compile never reaches it: `{data['off_by_default']}` is false by default."
+        )
+    return f"**What to do:** {_capitalized(action)}"
+
+
+def _capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _first_sentences(text: str, words: int) -> str:
     """The first sentence of `text`, and the next ones while they fit in `words` words, without
     their asides in parentheses (the rest is on the rule's page)."""
-    first, *rest = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", _without_asides(text))
+    first, *rest = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", without_asides(text))
     taken = [first]
     for sentence in rest:
         if sum(len(s.split()) for s in [*taken, sentence]) > words:
             break
         taken.append(sentence)
     return " ".join(taken)
-
-
-def _without_asides(text: str) -> str:
-    """`text` without its parenthesised asides (` (...)` outside code spans)."""
-    out: list[str] = []
-    depth = 0
-    in_code = False
-    for index, char in enumerate(text):
-        if char == "`" and depth == 0:
-            in_code = not in_code
-        elif not in_code and char == "(" and (depth or (index > 0 and text[index - 1] == " ")):
-            depth += 1
-            if depth == 1:
-                out.pop()  # the space before the aside
-            continue
-        elif depth and char == ")":
-            depth -= 1
-            continue
-        if depth == 0:
-            out.append(char)
-    return "".join(out)
 
 
 def _preview(edit: TextEdit, last_line: int, lines: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ from .session.state import GraphmendServer, server
 @server.feature(types.INITIALIZE)
 def initialize(ls: GraphmendServer, params: types.InitializeParams) -> None:
     ls.options = parse_options(params.initialization_options)
+    ls.client_name = params.client_info.name if params.client_info is not None else ""
 
 
 @server.feature(types.INITIALIZED)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import api
 from ..settings import Settings, SettingsError
 
 _SETTING_KEYS = {
@@ -87,6 +88,11 @@ def parse_options(raw: Any) -> EditorOptions:
                 continue
             if key == "select" and value == []:
                 continue  # an empty select in an editor means "use the default", not "nothing"
+            if key in ("select", "ignore"):
+                unknown = api.unknown_codes(value if isinstance(value, list) else [value])
+                if unknown:
+                    problems.append(f"settings: `{key}` names no graphmend rule: {', '.join(unknown)} (ignored)")
+                    continue
             overrides.update(candidate)
         elif key == "run":
             if value in ("onType", "onSave"):

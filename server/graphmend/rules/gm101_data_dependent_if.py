@@ -30,6 +30,7 @@ class DataDependentIf(Rule):
             "device-to-host sync) and starts a new graph after it."
         ),
         example=("if x.sum() > 10:\n    z = a + b\nelse:\n    z = a * b"),
+        action="decide the condition before the compiled call, or write the `torch.where` by hand where both sides are safe to compute.",
         fix=(
             "compute both branches and select with `torch.where(cond, a_val, b_val)`. "
             "Safe when both branches are side-effect free and cannot fault when run unconditionally; the "
@@ -47,7 +48,7 @@ class DataDependentIf(Rule):
 
     code = "GM101"
     name = "data-dependent-if"
-    message = "Data-dependent branching: this `if` tests a tensor value; select with `torch.where` instead"
+    message = "This `if` tests a tensor value; select with `torch.where` instead"
     reason = "Data-dependent branching"
     reason_id = "gb0170"
     also_reported_as = ("gb0033",)

@@ -27,6 +27,7 @@ class DataDependentTernary(Rule):
             "condition while tracing, so it ends the graph and evaluates it in Python."
         ),
         example="y = x if x.std() > 1 else x * 2",
+        action="decide the condition before the compiled call, or write `torch.where(cond, a, b)` by hand where both sides are safe to compute.",
         fix=(
             "`torch.where(cond, a, b)`; both operands are evaluated, so it is safe only "
             "when neither can fault or has side effects."
@@ -35,7 +36,7 @@ class DataDependentTernary(Rule):
 
     code = "GM102"
     name = "data-dependent-ternary"
-    message = "Data-dependent branching: this conditional expression tests a tensor value; use `torch.where`"
+    message = "This conditional expression tests a tensor value; use `torch.where`"
     reason = "Data-dependent branching"
     reason_id = "gb0170"
     node_types = (ast.IfExp,)

@@ -22,6 +22,7 @@ class TensorTruthiness(Rule):
             "frame)."
         ),
         example="keep = not mask.any()",
+        action="keep the logic in the graph with `~t`, `torch.logical_and` or `torch.logical_or`.",
         fix=(
             "use tensor logic that stays in the graph: `~t`/`torch.logical_not(t)`, "
             "`torch.logical_and`, `torch.logical_or`. The result is then a bool tensor, not a Python bool, "
@@ -31,7 +32,7 @@ class TensorTruthiness(Rule):
 
     code = "GM103"
     name = "tensor-truthiness"
-    message = "Data-dependent branching: `not`/`and`/`or` read a tensor's truth value; use `torch.logical_*` instead"
+    message = "`not`/`and`/`or` read a tensor's truth value; use `torch.logical_*` instead"
     reason = "Data-dependent branching"
     fixable = False  # the value would become a bool tensor (see `fix`)
     reason_id = "gb0170"

@@ -26,6 +26,7 @@ class LoggingCall(Rule):
             "call."
         ),
         example=('logger = logging.getLogger(__name__)\n...\nlogger.warning("clamping %d values", n)'),
+        action="log after the compiled call returns.",
         fix=(
             "defer the record until the compiled region has run, keeping its text, level "
             "and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message. "
@@ -39,9 +40,7 @@ class LoggingCall(Rule):
 
     code = "GM202"
     name = "logging-in-compiled-code"
-    message = (
-        "Logger method not supported: this logging call breaks the graph; defer it until after the compiled region"
-    )
+    message = "This logging call breaks the graph; defer it until after the compiled region"
     reason = "logging.Logger method not supported for non-export cases"
     reason_id = "gb0291"
     also_reported_as = ("gb4841",)

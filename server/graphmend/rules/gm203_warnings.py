@@ -20,6 +20,7 @@ class WarningsWarn(Rule):
             'to call function marked as skipped"), so it ends the graph at the call.'
         ),
         example='warnings.warn("input has NaNs", UserWarning)',
+        action="warn after the compiled call returns.",
         fix=(
             "emit the warning after the compiled region (same message and category), "
             "or register it as a reorderable logging function (refused in a function reached through a call, "
@@ -29,7 +30,7 @@ class WarningsWarn(Rule):
 
     code = "GM203"
     name = "warnings-in-compiled-code"
-    message = "Attempted to call function marked as skipped: `warnings.warn` breaks the graph; defer it past the compiled region"
+    message = "`warnings.warn` breaks the graph; defer it past the compiled region"
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"
     node_types = (ast.Call,)

@@ -12,10 +12,7 @@ from ..torch_api import SCALAR_BUILTINS, SCALAR_METHODS, breaks_on
 from .base import Rule, RuleDocs
 
 CAPTURE = "capture_scalar_outputs"
-NUMPY_MESSAGE = (
-    "torch.* op returned non-Tensor: NumPy runs as tensors here, so a NumPy value made a Python number breaks; "
-    "use torch"
-)
+NUMPY_MESSAGE = "NumPy runs as tensors here, so a NumPy value made a Python number breaks the graph; use torch"
 
 
 def _converts_tensor(node: ast.Call, analysis: FunctionAnalysis) -> bool:
@@ -121,6 +118,7 @@ class ScalarConversion(Rule):
             "(`torch-version`, `BREAKS_SINCE`)."
         ),
         example=("if x[0].item() > 0:\n    ..."),
+        action="keep the value a tensor: compare tensors, and select with `torch.where`.",
         fix=(
             "no rewrite of the expression keeps behaviour in general (keep the value a "
             "tensor: compare tensors, use `torch.where`). For `.item()`, `int(t)` and `float(t)` whose value "
@@ -132,7 +130,7 @@ class ScalarConversion(Rule):
 
     code = "GM301"
     name = "tensor-to-python-scalar"
-    message = "Unsupported Tensor.item() call with capture_scalar_outputs=False: keep the value a tensor"
+    message = "Reading a tensor's value into Python breaks the graph; keep the value a tensor"
     severity = Severity.INFORMATION
     reason = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     reason_id = "gb0124"

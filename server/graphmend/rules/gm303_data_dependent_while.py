@@ -17,6 +17,7 @@ class DataDependentWhile(Rule):
             'the loop on every iteration ("Data-dependent branching").'
         ),
         example=("while z.sum() < limit:\n    z = z * 2"),
+        action="bound the loop by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`.",
         fix=(
             "not a `torch.where` rewrite: the trip count depends on data. Bound the loop "
             "by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`."
@@ -25,9 +26,7 @@ class DataDependentWhile(Rule):
 
     code = "GM303"
     name = "data-dependent-while"
-    message = (
-        "Data-dependent branching: this `while` tests a tensor value on every iteration; bound the loop statically"
-    )
+    message = "This `while` tests a tensor value on every iteration; bound the loop statically"
     severity = Severity.INFORMATION
     reason = "Data-dependent branching"
     reason_id = "gb0170"

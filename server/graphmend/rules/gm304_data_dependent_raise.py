@@ -30,6 +30,7 @@ class DataDependentRaise(Rule):
             "earlier `and`/`or` operand is a plain data-dependent branch (measured on torch 2.13)."
         ),
         example=('if torch.isnan(x).any():\n    raise ValueError("NaN in input")'),
+        action="check the inputs before the compiled call, or use `torch._assert_async(cond, msg)` if an error raised later by the device will do.",
         fix=(
             "`torch._assert_async(~cond)` keeps the check in the graph, but the error "
             "type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An "
@@ -38,15 +39,11 @@ class DataDependentRaise(Rule):
         ),
     )
 
-    ASSERT_MESSAGE = (
-        "Data-dependent branching: this `assert` tests a tensor before its last `and`/`or`; assert each part on its own"
-    )
+    ASSERT_MESSAGE = "This `assert` tests a tensor before its last `and`/`or`; assert each part on its own"
 
     code = "GM304"
     name = "data-dependent-raise"
-    message = (
-        "Data-dependent branching: this tensor check before `raise` breaks the graph; consider `torch._assert_async`"
-    )
+    message = "This tensor check before `raise` breaks the graph; consider `torch._assert_async`"
     severity = Severity.INFORMATION
     reason = "Data-dependent branching"
     reason_id = "gb0170"

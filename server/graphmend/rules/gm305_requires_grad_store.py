@@ -26,6 +26,7 @@ class RequiresGradStore(Rule):
             "if self._requires_grad and self.training:\n"
             "    hidden_states.requires_grad = True   # wav2vec2's feature encoder, for checkpointing"
         ),
+        action="set `requires_grad` before the compiled call.",
         fix=(
             "no rewrite inside the compiled code keeps the behaviour (`requires_grad_()` "
             "breaks too). Set `requires_grad` on the inputs before calling the compiled model, or keep the "
@@ -35,7 +36,7 @@ class RequiresGradStore(Rule):
 
     code = "GM305"
     name = "requires-grad-store"
-    message = "setattr() on Tensor.requires_grad: changing it in compiled code breaks the graph; set it before the compiled call"
+    message = "Changing `requires_grad` in compiled code breaks the graph; set it before the compiled call"
     severity = Severity.INFORMATION
     reason = "setattr() on Tensor.requires_grad"
     reason_id = "gb0206"

@@ -39,6 +39,7 @@ class UntraceableCall(Rule):
             'operator" (gb0059, `open`). `random.randint`, `random.uniform` and `os.getenv` do trace.'
         ),
         example=("start = time.perf_counter()\nh = self.layer(x)\nself.elapsed = time.perf_counter() - start"),
+        action="read the clock, `random` or the file before the compiled call and pass the value in.",
         fix=(
             "no rewrite keeps the behaviour: a clock read inside the graph would run once "
             "at trace time, and `torch.rand` draws from another stream than `random`. Take the time or the "
@@ -48,7 +49,7 @@ class UntraceableCall(Rule):
 
     code = "GM307"
     name = "untraceable-stdlib-call"
-    message = "Attempted to call function marked as skipped: Dynamo cannot trace this clock, `random` or I/O call; call it outside"
+    message = "Dynamo cannot trace this clock, `random` or I/O call; call it outside the compiled region"
     severity = Severity.INFORMATION
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"

@@ -29,6 +29,7 @@ class NumpyScalar(Rule):
             "layerdrop_prob = np.random.random()          # a LayerDrop draw\n"
             "idx = np.random.choice(np.arange(n), k, replace=False)  # SpecAugment's span starts"
         ),
+        action="draw the number with torch (another random stream), or outside the compiled region.",
         fix=(
             "no automatic fix: `torch.rand` draws from another random stream, so the "
             "values change. Draw with torch and keep the value a tensor, or draw outside the compiled region."
@@ -37,7 +38,7 @@ class NumpyScalar(Rule):
 
     code = "GM308"
     name = "numpy-scalar-in-compiled-code"
-    message = "Data dependent operator: NumPy runs as tensors here, so reading a NumPy number breaks the graph; draw with torch"
+    message = "NumPy runs as tensors here, so reading a NumPy number breaks the graph; draw with torch"
     severity = Severity.INFORMATION
     reason = "Data dependent operator"
     reason_id = "gb0033"

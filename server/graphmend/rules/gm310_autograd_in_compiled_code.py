@@ -37,6 +37,7 @@ class AutogradInCompiledCode(Rule):
             "    if max_pos > self.weights.size(0):\n"
             "        self.weights = nn.Parameter(self.get_embedding(max_pos, ...))   # speech_to_text"
         ),
+        action="make parameters and change autograd's state outside the compiled region.",
         fix=(
             "no rewrite inside the compiled code keeps autograd's behaviour. Build "
             "parameters in `__init__` (or as buffers, for tables), set `requires_grad` before the compiled "
@@ -46,7 +47,7 @@ class AutogradInCompiledCode(Rule):
 
     code = "GM310"
     name = "autograd-in-compiled-code"
-    message = "Autograd state changed in compiled code: Dynamo does not trace it; do it outside the compiled region"
+    message = "Dynamo does not trace a change of autograd state; make it outside the compiled region"
     severity = Severity.INFORMATION
     reason = "Attempted to use `torch.nn.Parameter()` constructor with Dynamo"
     reason_id = "gb0264"

@@ -24,6 +24,7 @@ class UnsupportedNumpyCall(Rule):
             "training draws with `np.random.permutation`)."
         ),
         example="perm_block = np.random.permutation(to_block_list)",
+        action="compute it with a torch op, or outside the compiled region.",
         fix=(
             "no automatic fix: a torch counterpart (`torch.randperm`) draws from another "
             "random stream, so the values change. Use torch where it is equivalent for you, or compute the "
@@ -33,9 +34,7 @@ class UnsupportedNumpyCall(Rule):
 
     code = "GM311"
     name = "unsupported-numpy-call"
-    message = (
-        "Attempted to trace numpy function unsupported by PyTorch: compute it with torch or outside the compiled region"
-    )
+    message = "Dynamo cannot trace this NumPy function; compute it with torch or outside the compiled region"
     severity = Severity.INFORMATION
     reason = "attempted to trace numpy function unsupported by PyTorch"
     reason_id = "gb0294"

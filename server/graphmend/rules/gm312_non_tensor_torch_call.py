@@ -26,6 +26,7 @@ class NonTensorTorchCall(Rule):
             "with torch.backends.cudnn.flags(enabled=False):\n"
             "    loss = nn.functional.ctc_loss(log_probs, labels, input_lengths, target_lengths)"
         ),
+        action="make the call outside the compiled region and pass its result in.",
         fix=(
             "no automatic fix. Set the flag outside the compiled region "
             "(`torch.backends.cudnn.enabled = False` around the call of the compiled model), or move the code "
@@ -35,9 +36,7 @@ class NonTensorTorchCall(Rule):
 
     code = "GM312"
     name = "non-tensor-torch-call"
-    message = (
-        "torch.* op returned non-Tensor: Dynamo does not model this torch call; make it outside the compiled region"
-    )
+    message = "Dynamo does not model this torch call; make it outside the compiled region"
     severity = Severity.INFORMATION
     reason = "torch.* op returned non-Tensor"
     reason_id = "gb0208"

@@ -45,6 +45,7 @@ class GraphmendServer(LanguageServer):
             notebook_document_sync=NOTEBOOK_SYNC,
         )
         self.options = EditorOptions()
+        self.client_name = ""  # the editor's name (`clientInfo`), where it says: messages name its commands
         self.results: dict[str, Analysis] = {}  # open document uri → the analysis of one of its versions
         self.notebook_results: dict[str, NotebookAnalysis] = {}  # notebook uri → its analysis, split by cell
         self.index = WorkspaceIndex()
