@@ -2,13 +2,16 @@
 // End-to-end test of the graphmend VS Code extension in REAL VS Code (code-server 4.139.1 =
 // VS Code 1.139.1), driven by playwright-core in Debian's headless Chromium.
 //
-//   node e2e/run-e2e.mjs --vsix PATH --server PATH_TO_graphmend-lsp --workspace DIR \
+//   node e2e/run-e2e.mjs --vsix PATH (--server PATH_TO_graphmend-lsp | --bundled) --workspace DIR \
 //        --screenshot OUT.png [--code-server PATH] [--chromium PATH] [--keep]
 //
 // Run it with the Node 24 that scripts/install-e2e-prereqs.sh puts in .e2e/node.
-// The workspace DIR must contain figure1.py (it is modified: the quick fix is applied and saved).
-// Writes OUT.png (squiggle + quick-fix menu), OUT-problems.png (squiggle + Problems panel),
-// OUT-failure.png on failure, OUT.code-server.log and OUT.vscode-logs/ (VS Code's own logs).
+// With --server, the workspace DIR must contain figure1.py (it is modified: the quick fix is applied
+// and saved). With --bundled, no graphmend but the .vsix's own: DIR must contain modeling_t5.py and
+// the --notebook (bundledScenario).
+// Writes OUT.png (with --server: squiggle + quick-fix menu, and OUT-problems.png: squiggle +
+// Problems panel; with --bundled: the unsafe-fix dialog), OUT-failure.png on failure,
+// OUT.code-server.log and OUT.vscode-logs/ (VS Code's own logs).
 // Exits 0 on success, 1 on a failed check, 2 on bad usage.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -16,7 +19,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -29,6 +32,9 @@ const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor
 const FLAGGED_LINE = 10;
 const EXPECT_PRESENT = 'z = torch.where(cond, z_if, z_else)';
 const EXPECT_ABSENT = 'if x.sum() > 10';
+const T5_NAME = 'modeling_t5.py'; // the bundled scenario's file: transformers' T5, 5 unsafe fixes
+// What must never be in graphmend's output channel while the server is meant to be well.
+const OUTPUT_ERROR = /^(?:\[Error\b.*|.*(?:Traceback \(most recent call last\)|JSONDecodeError).*)$/gm;
 
 function log(msg) {
   const t = ((Date.now() - T0) / 1000).toFixed(1).padStart(6);
@@ -39,32 +45,32 @@ class CheckFailed extends Error {}
 
 function usage(msg) {
   if (msg) console.error(`run-e2e: ${msg}`);
-  console.error('usage: node e2e/run-e2e.mjs --vsix PATH --server PATH_TO_graphmend-lsp ' +
+  console.error('usage: node e2e/run-e2e.mjs --vsix PATH (--server PATH_TO_graphmend-lsp | --bundled) ' +
     '--workspace DIR --screenshot OUT.png [--code-server PATH] [--chromium PATH] [--keep]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { keep: false };
+  const opts = { keep: false, bundled: false };
   const valued = new Set(['vsix', 'server', 'workspace', 'screenshot', 'code-server', 'chromium', 'notebook', 'python']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--help' || a === '-h') usage();
-    if (a === '--keep') { opts.keep = true; continue; }
+    if (a === '--keep' || a === '--bundled') { opts[a.slice(2)] = true; continue; }
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
     if (!m || !valued.has(m[1])) usage(`unknown argument: ${a}`);
     const v = m[2] ?? argv[++i];
     if (v === undefined) usage(`missing value for --${m[1]}`);
     opts[m[1]] = v;
   }
-  for (const k of ['vsix', 'server', 'workspace', 'screenshot']) {
+  for (const k of ['vsix', ...(opts.bundled ? ['notebook'] : ['server']), 'workspace', 'screenshot']) {
     if (!opts[k]) usage(`--${k} is required`);
   }
   opts.vsix = path.resolve(opts.vsix);
   opts.workspace = path.resolve(opts.workspace);
   opts.screenshot = path.resolve(opts.screenshot);
   // The server may be a bare command name on PATH; resolve paths that look like paths.
-  if (opts.server.includes('/')) opts.server = path.resolve(opts.server);
+  if (opts.server?.includes('/')) opts.server = path.resolve(opts.server);
   opts['code-server'] = opts['code-server'] || process.env.CODE_SERVER ||
     path.join(E2E_TOOLS, 'node_modules', '.bin', 'code-server');
   opts.chromium = opts.chromium || process.env.CHROMIUM || '/usr/bin/chromium';
@@ -128,12 +134,13 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   requireFile(opts.vsix, 'VSIX');
   requireFile(opts.workspace, 'workspace');
-  requireFile(path.join(opts.workspace, FILE_NAME), `${FILE_NAME} in the workspace`);
+  const firstFile = opts.bundled ? T5_NAME : FILE_NAME;
+  requireFile(path.join(opts.workspace, firstFile), `${firstFile} in the workspace`);
   // Fix All's file, in the workspace before VS Code starts: Quick Open may not see a file made later.
-  fs.writeFileSync(path.join(opts.workspace, UNSAFE_ONLY_NAME), UNSAFE_ONLY);
+  if (!opts.bundled) fs.writeFileSync(path.join(opts.workspace, UNSAFE_ONLY_NAME), UNSAFE_ONLY);
   requireFile(opts['code-server'], 'code-server (run scripts/install-e2e-prereqs.sh)');
   requireFile(opts.chromium, 'chromium');
-  if (opts.server.includes('/')) requireFile(opts.server, 'graphmend-lsp');
+  if (opts.server?.includes('/')) requireFile(opts.server, 'graphmend-lsp');
   const nodeMajor = Number(process.versions.node.split('.')[0]);
   if (nodeMajor !== 24) {
     log(`warning: running under Node ${process.versions.node}; code-server 4.139.1 wants Node 24 ` +
@@ -176,7 +183,7 @@ async function main() {
 
   const settings = {
     'security.workspace.trust.enabled': false,
-    'graphmend.path': [opts.server],
+    ...(opts.bundled ? {} : { 'graphmend.path': [opts.server] }),
     // Deterministic UI: no welcome page, tips, walkthroughs, chat, telemetry, update checks.
     'workbench.startupEditor': 'none',
     'workbench.welcomePage.walkthroughs.openOnInstall': false,
@@ -198,6 +205,7 @@ async function main() {
     'github.gitAuthentication': false,
     'files.autoSave': 'off',
     'editor.minimap.enabled': false,
+    'editor.stickyScroll.enabled': false, // it would cover the line focusEditor clicks in a long file
     'editor.fontSize': 14,
     'editor.hover.enabled': false,
     'editor.quickSuggestions': { other: false, comments: false, strings: false },
@@ -242,6 +250,7 @@ async function main() {
   process.once('SIGTERM', onSignal);
 
   try {
+    if (opts.bundled) withoutGraphmend(csEnv, opts.workspace);
     // 1. Install the extension.
     let t = Date.now();
     log(`installing ${opts.vsix}`);
@@ -291,103 +300,12 @@ async function main() {
     await page.waitForSelector('.monaco-workbench', { timeout: 90_000 });
     // The workbench is usable once the explorer has listed the folder (or at least the status bar is up).
     await page.waitForSelector('.part.statusbar', { timeout: 60_000 });
-    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: FILE_NAME })
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: firstFile })
       .first().waitFor({ timeout: 60_000 }).catch(() => log('explorer did not list the file (continuing)'));
     log(`workbench rendered in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
-    // 4. Open figure1.py via Quick Open. Focus starts in the Chat panel; click the editor area first.
-    t = Date.now();
-    await openFileViaQuickOpen(page, FILE_NAME);
-    const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${FILE_NAME}"]`).first();
-    await editor.waitFor({ timeout: 30_000 });
-    await page.locator('.tabs-container .tab.active', { hasText: FILE_NAME }).waitFor({ timeout: 30_000 });
-    log(`${FILE_NAME} open in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-
-    // 5. Problems panel shows GM101.
-    t = Date.now();
-    await runCommand(page, 'View: Focus Problems', 'workbench.panel.markers.view.focus', async () => {
-      await page.keyboard.press('Control+Shift+M');
-    });
-    const problemRow = page.locator('.markers-panel .monaco-list-row', { hasText: 'GM101' }).first();
-    try {
-      await problemRow.waitFor({ timeout: 90_000 });
-    } catch {
-      const panelText = await page.locator('.markers-panel').first().innerText().catch(() => '(no Problems panel)');
-      throw new CheckFailed(`no Problems entry containing "GM101" within 90 s; Problems panel says:\n${panelText}`);
-    }
-    const problemText = (await problemRow.innerText()).replace(/\s+/g, ' ');
-    log(`Problems entry after ${((Date.now() - t) / 1000).toFixed(1)} s: ${problemText}`);
-    const pos = /\[Ln (\d+), Col (\d+)\]/.exec(problemText);
-    if (pos && Number(pos[1]) !== FLAGGED_LINE) {
-      throw new CheckFailed(`GM101 reported on line ${pos[1]}, expected line ${FLAGGED_LINE}: ${problemText}`);
-    }
-    // Put the cursor inside the diagnostic's range (Col from the Problems entry; 5 = the `if`).
-    const column = pos ? Number(pos[2]) : 5;
-    await editor.locator('.squiggly-error, .squiggly-warning, .squiggly-info, .squiggly-hint')
-      .first().waitFor({ state: 'attached', timeout: 30_000 });
-    await page.screenshot({ path: shots.problems });
-    log(`wrote ${shots.problems}`);
-
-    // 5b. The hover on the finding leads with the action (issue 32): the fix, then why, then the link.
-    await focusEditor(page, editor);
-    await gotoLine(page, FLAGGED_LINE, column);
-    await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
-      await page.keyboard.press('Control+K');
-      await page.keyboard.press('Control+I');
-    });
-    const hover = page.locator('.monaco-hover', { hasText: 'GM101' }).first();
-    await hover.waitFor({ timeout: 30_000 })
-      .catch(() => { throw new CheckFailed('no hover naming GM101 on the flagged line'); });
-    const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
-    log(`hover: ${hoverText}`);
-    const fixAt = hoverText.indexOf('Fix (safe):');
-    // VS Code puts the problem's own message and related rows above the server's hover.
-    if (fixAt < 0 || fixAt > hoverText.indexOf('GM101 data-dependent-if') || !hoverText.includes('torch.where')) {
-      throw new CheckFailed(`the hover does not lead with the fix and its preview: ${hoverText}`);
-    }
-    await sleep(300);
-    await page.screenshot({ path: shots.hover });
-    log(`wrote ${shots.hover}`);
-    await page.keyboard.press('Escape').catch(() => {});
-
-    // 6. Cursor on the flagged line, Quick Fix.
-    t = Date.now();
-    const { widget, fixRow } = await openQuickFix(page, 'the file', async () => {
-      await focusEditor(page, editor);
-      await gotoLine(page, FLAGGED_LINE, column);
-    });
-    const menuText = (await widget.innerText()).split('\n').map((s) => s.trim()).filter(Boolean);
-    log(`quick-fix menu after ${((Date.now() - t) / 1000).toFixed(1)} s: ${JSON.stringify(menuText)}`);
-    await sleep(300); // let the menu finish its fade-in
-    await page.screenshot({ path: shots.main });
-    log(`wrote ${shots.main}`);
-
-    // 7. Apply the fix, save, check the file on disk.
-    await fixRow.click();
-    await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
-    const edited = await waitFor(async () => (await editorText(page)).includes('torch.where'), 15_000);
-    if (!edited) log('warning: the editor text does not show torch.where yet');
-    await focusEditor(page, editor);
-    await page.keyboard.press('Control+S');
-    const filePath = path.join(opts.workspace, FILE_NAME);
-    let onDisk = '';
-    const saved = await waitFor(() => {
-      onDisk = fs.readFileSync(filePath, 'utf8');
-      return onDisk.includes(EXPECT_PRESENT) && !onDisk.includes(EXPECT_ABSENT);
-    }, 20_000);
-    if (!saved) {
-      throw new CheckFailed(`${filePath} after the fix and Ctrl+S does not contain ` +
-        `${JSON.stringify(EXPECT_PRESENT)} and/or still contains ${JSON.stringify(EXPECT_ABSENT)}:\n${onDisk}`);
-    }
-    log(`${FILE_NAME} on disk contains ${JSON.stringify(EXPECT_PRESENT)} and no longer ${JSON.stringify(EXPECT_ABSENT)}`);
-
-    // 7b. Fix All on a file whose only fix is unsafe: it applies nothing and says so, with a button
-    //     for the unsafe fix (it used to answer {"applied": 0} and show nothing).
-    await fixAllScenario(page, opts, shots);
-
-    // 8. A notebook: the compiled function in one cell, its call in another. Squiggle in the cell,
-    //    Quick Fix, save; the .ipynb on disk holds the rewrite and still loads with nbformat.
-    if (opts.notebook) await notebookScenario(page, opts, shots);
+    if (opts.bundled) await bundledScenario({ page, opts, shots, userDir, extDir, codeServer, env: csEnv });
+    else await figureScenario(page, opts, shots);
     exitCode = 0;
   } catch (e) {
     failureMsg = e instanceof CheckFailed ? e.message : (e && e.stack) || String(e);
@@ -412,10 +330,356 @@ async function main() {
   process.exit(exitCode);
 }
 
-// Ctrl+. until the quick-fix menu offers the torch.where rewrite (`placeCursor` before each try).
-async function openQuickFix(page, where, placeCursor) {
+// The --server run: Figure 1's finding in Problems, its hover and quick fix; Fix All on a file whose
+// only fix is unsafe; the notebook's quick fix.
+async function figureScenario(page, opts, shots) {
+  // 4. Open figure1.py via Quick Open. Focus starts in the Chat panel; click the editor area first.
+  let t = Date.now();
+  await openFileViaQuickOpen(page, FILE_NAME);
+  const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${FILE_NAME}"]`).first();
+  await editor.waitFor({ timeout: 30_000 });
+  await page.locator('.tabs-container .tab.active', { hasText: FILE_NAME }).waitFor({ timeout: 30_000 });
+  log(`${FILE_NAME} open in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+
+  // 5. Problems panel shows GM101.
+  t = Date.now();
+  await runCommand(page, 'View: Focus Problems', 'workbench.panel.markers.view.focus', async () => {
+    await page.keyboard.press('Control+Shift+M');
+  });
+  const problemRow = page.locator('.markers-panel .monaco-list-row', { hasText: 'GM101' }).first();
+  try {
+    await problemRow.waitFor({ timeout: 90_000 });
+  } catch {
+    const panelText = await page.locator('.markers-panel').first().innerText().catch(() => '(no Problems panel)');
+    throw new CheckFailed(`no Problems entry containing "GM101" within 90 s; Problems panel says:\n${panelText}`);
+  }
+  const problemText = (await problemRow.innerText()).replace(/\s+/g, ' ');
+  log(`Problems entry after ${((Date.now() - t) / 1000).toFixed(1)} s: ${problemText}`);
+  const pos = /\[Ln (\d+), Col (\d+)\]/.exec(problemText);
+  if (pos && Number(pos[1]) !== FLAGGED_LINE) {
+    throw new CheckFailed(`GM101 reported on line ${pos[1]}, expected line ${FLAGGED_LINE}: ${problemText}`);
+  }
+  // Put the cursor inside the diagnostic's range (Col from the Problems entry; 5 = the `if`).
+  const column = pos ? Number(pos[2]) : 5;
+  await editor.locator('.squiggly-error, .squiggly-warning, .squiggly-info, .squiggly-hint')
+    .first().waitFor({ state: 'attached', timeout: 30_000 });
+  await page.screenshot({ path: shots.problems });
+  log(`wrote ${shots.problems}`);
+
+  // 5b. The hover on the finding leads with the action (issue 32): the fix, then why, then the link.
+  await focusEditor(page, editor);
+  await gotoLine(page, FLAGGED_LINE, column);
+  await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+  });
+  const hover = page.locator('.monaco-hover', { hasText: 'GM101' }).first();
+  await hover.waitFor({ timeout: 30_000 })
+    .catch(() => { throw new CheckFailed('no hover naming GM101 on the flagged line'); });
+  const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
+  log(`hover: ${hoverText}`);
+  const fixAt = hoverText.indexOf('Fix (safe):');
+  // VS Code puts the problem's own message and related rows above the server's hover.
+  if (fixAt < 0 || fixAt > hoverText.indexOf('GM101 data-dependent-if') || !hoverText.includes('torch.where')) {
+    throw new CheckFailed(`the hover does not lead with the fix and its preview: ${hoverText}`);
+  }
+  await sleep(300);
+  await page.screenshot({ path: shots.hover });
+  log(`wrote ${shots.hover}`);
+  await page.keyboard.press('Escape').catch(() => {});
+
+  // 6. Cursor on the flagged line, Quick Fix.
+  t = Date.now();
+  const { widget, fixRow } = await openQuickFix(page, 'the file', async () => {
+    await focusEditor(page, editor);
+    await gotoLine(page, FLAGGED_LINE, column);
+  });
+  const menuText = (await widget.innerText()).split('\n').map((s) => s.trim()).filter(Boolean);
+  log(`quick-fix menu after ${((Date.now() - t) / 1000).toFixed(1)} s: ${JSON.stringify(menuText)}`);
+  await sleep(300); // let the menu finish its fade-in
+  await page.screenshot({ path: shots.main });
+  log(`wrote ${shots.main}`);
+
+  // 7. Apply the fix, save, check the file on disk.
+  await fixRow.click();
+  await widget.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {});
+  const edited = await waitFor(async () => (await editorText(page)).includes('torch.where'), 15_000);
+  if (!edited) log('warning: the editor text does not show torch.where yet');
+  await focusEditor(page, editor);
+  await page.keyboard.press('Control+S');
+  const filePath = path.join(opts.workspace, FILE_NAME);
+  let onDisk = '';
+  const saved = await waitFor(() => {
+    onDisk = fs.readFileSync(filePath, 'utf8');
+    return onDisk.includes(EXPECT_PRESENT) && !onDisk.includes(EXPECT_ABSENT);
+  }, 20_000);
+  if (!saved) {
+    throw new CheckFailed(`${filePath} after the fix and Ctrl+S does not contain ` +
+      `${JSON.stringify(EXPECT_PRESENT)} and/or still contains ${JSON.stringify(EXPECT_ABSENT)}:\n${onDisk}`);
+  }
+  log(`${FILE_NAME} on disk contains ${JSON.stringify(EXPECT_PRESENT)} and no longer ${JSON.stringify(EXPECT_ABSENT)}`);
+
+  // 7b. Fix All on a file whose only fix is unsafe: it applies nothing and says so, with a button
+  //     for the unsafe fix (it used to answer {"applied": 0} and show nothing).
+  await fixAllScenario(page, opts, shots);
+
+  // 8. A notebook: the compiled function in one cell, its call in another. Squiggle in the cell,
+  //    Quick Fix, save; the .ipynb on disk holds the rewrite and still loads with nbformat.
+  if (opts.notebook) await notebookScenario(page, opts, shots);
+}
+
+// The --bundled run (issue 39): the .vsix's own server, run by a python3 without graphmend, driven past
+// its first publish: T5 and a notebook, the index, a hover, code actions, Fix All and the unsafe-fix
+// dialog, with no error in the output; then the server is killed and the status item must say so.
+async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer, env }) {
+  const script = bundledScript(extDir);
+  const t5 = path.join(opts.workspace, T5_NAME);
+  let t = Date.now();
+  const expected = await askServer(script, t5, env);
+  const finding = expected.diagnostics.find((d) => d.data?.fix?.hazards?.length);
+  if (!finding || !expected.unsafe?.detail) {
+    throw new CheckFailed(`the bundled server, asked directly, gave no unsafe fix for ${T5_NAME}: ${JSON.stringify(expected.unsafe)}`);
+  }
+  log(`the bundled server, asked directly, in ${((Date.now() - t) / 1000).toFixed(1)} s: ` +
+    `${expected.diagnostics.length} findings in ${T5_NAME}, ${expected.unsafe.unsafeAvailable} unsafe fixes`);
+
+  // Diagnostics in both files (T5's at the finding's line: the editor renders only what is in view);
+  // the server found is the bundled one.
+  const line = finding.range.start.line + 1;
+  const column = finding.range.start.character + 1;
+  t = Date.now();
+  await openFileViaQuickOpen(page, T5_NAME);
+  const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${T5_NAME}"]`).first();
+  await editor.waitFor({ timeout: 30_000 });
+  await focusEditor(page, editor);
+  await gotoLine(page, line, column);
+  const squiggles = '.squiggly-error, .squiggly-warning, .squiggly-info, .squiggly-hint';
+  if (!(await waitClean(userDir, () => editor.locator(squiggles).count(), 90_000))) {
+    throw new CheckFailed(`no squiggle in ${T5_NAME} within 90 s; the status bar: ${await statusBar(page)}`);
+  }
+  log(`${T5_NAME} open, a squiggle on line ${line} after ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const started = /^graphmend: starting .*$/m.exec(outputLog(userDir))?.[0] ?? '';
+  if (!started.includes(`${path.basename(script)} --stdio (from bundled)`)) {
+    throw new CheckFailed(`the server started is not the bundled one: ${started || '(no "graphmend: starting" line)'}`);
+  }
+  log(started);
+  t = Date.now();
+  await openFileViaQuickOpen(page, opts.notebook);
+  const cell = page.locator('.monaco-editor[data-uri^="vscode-notebook-cell"]', { hasText: 'x.sum()' }).first();
+  if (!(await waitClean(userDir, () => cell.locator(squiggles).count(), 90_000))) {
+    throw new CheckFailed(`no squiggle in ${opts.notebook}'s cell within 90 s; the status bar: ${await statusBar(page)}`);
+  }
+  log(`${opts.notebook}: squiggle in the cell after ${((Date.now() - t) / 1000).toFixed(1)} s`);
+
+  // The index ends (it used to stay at 0/N files), and the output holds no error.
+  if (!(await waitClean(userDir, () => /graphmend: indexed \d+ files?/.test(outputLog(userDir)), 60_000))) {
+    throw new CheckFailed(`the index never ended: no "graphmend: indexed N files" in the output after 60 s; the status bar: ${await statusBar(page)}`);
+  }
+  log(/graphmend: indexed .*/.exec(outputLog(userDir))[0]);
+
+  // Hover and code actions on the first finding with an unsafe fix.
+  await page.locator('.tabs-container .tab', { hasText: T5_NAME }).first().click();
+  await page.locator('.tabs-container .tab.active', { hasText: T5_NAME }).waitFor({ timeout: 10_000 });
+  await focusEditor(page, editor);
+  await gotoLine(page, line, column);
+  await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+  });
+  const fixLine = `Fix (${finding.data.fix.applicability}):`; // the server's hover, below VS Code's rows
+  const hover = page.locator('.monaco-hover', { hasText: fixLine }).first();
+  await hover.waitFor({ timeout: 30_000 })
+    .catch(() => { throw new CheckFailed(`no hover from graphmend ("${fixLine}") on line ${line}`); });
+  const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
+  log(`hover on line ${line}: …${hoverText.slice(hoverText.indexOf(fixLine)).slice(0, 160)}…`);
+  await page.keyboard.press('Escape').catch(() => {});
+  const { widget } = await openQuickFix(page, T5_NAME, async () => {
+    await focusEditor(page, editor);
+    await gotoLine(page, line, column);
+  }, `graphmend: ${finding.data.fix.title}`);
+  log(`quick-fix menu: ${JSON.stringify((await widget.innerText()).split('\n').map((s) => s.trim()).filter(Boolean))}`);
+  await page.keyboard.press('Escape');
+
+  // Fix All applies no unsafe fix and says how many it left.
+  const unchanged = fs.readFileSync(t5, 'utf8');
+  await focusEditor(page, editor);
+  await runCommand(page, 'graphmend: Fix All Graph Breaks in File', 'graphmend.fixAll', async () => {
+    throw new CheckFailed('the command palette has no "graphmend: Fix All Graph Breaks in File"');
+  });
+  const left = `${expected.unsafe.unsafeAvailable} unsafe fixes available`;
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: left }).first();
+  await toast.waitFor({ timeout: 30_000 })
+    .catch(() => { throw new CheckFailed(`Fix All showed no message saying "${left}"`); });
+  log(`Fix All says: ${(await toast.innerText()).replace(/\s+/g, ' ')}`);
+  await runCommand(page, 'Notifications: Clear All Notifications', 'notifications.clearAll', async () => {});
+
+  // The unsafe-fix dialog shows what the server sent; Enter applies nothing.
+  await focusEditor(page, editor);
+  await runCommand(page, 'graphmend: Fix All, Including Unsafe Fixes…', 'graphmend.fixAllUnsafe', async () => {
+    throw new CheckFailed('the command palette has no "graphmend: Fix All, Including Unsafe Fixes…"');
+  });
+  const dialog = page.locator('.monaco-dialog-box').first();
+  await dialog.waitFor({ timeout: 30_000 }).catch(() => { throw new CheckFailed('no dialog for the unsafe fixes'); });
+  const shown = await dialog.locator('.dialog-message-detail').innerText();
+  if (shown.trim() !== expected.unsafe.detail.trim()) {
+    throw new CheckFailed(`the dialog's text is not the server's detail:\n--- dialog ---\n${shown}\n--- server ---\n${expected.unsafe.detail}`);
+  }
+  const focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+  const buttons = await dialog.locator('.dialog-buttons .monaco-button').allInnerTexts();
+  log(`dialog "${await dialog.locator('.dialog-message-text').innerText()}", buttons ${JSON.stringify(buttons)}, ` +
+    `focused "${focused}", detail (${shown.split(/\s+/).length} words) as the server sent it:\n${shown}`);
+  await page.screenshot({ path: shots.main });
+  log(`wrote ${shots.main}`);
+  await page.keyboard.press('Enter');
+  await dialog.waitFor({ state: 'hidden', timeout: 10_000 })
+    .catch(() => { throw new CheckFailed('Enter did not close the dialog'); });
+  await page.locator('.markers-panel').first().waitFor({ timeout: 10_000 })
+    .catch(() => { throw new CheckFailed('Enter in the dialog did not show the Problems panel'); });
+  await sleep(1000); // an edit the server applied would arrive within this
+  const dirty = await page.locator('.tabs-container .tab.dirty', { hasText: T5_NAME }).count();
+  if (dirty || fs.readFileSync(t5, 'utf8') !== unchanged) throw new CheckFailed(`Enter in the dialog changed ${T5_NAME}`);
+  log(`Enter chose "${focused}": the Problems panel, ${T5_NAME} unchanged`);
+  if (outputErrors(userDir)) throw new CheckFailed(`graphmend's output shows errors:\n${outputErrors(userDir)}`);
+  const status = (has) => page.locator('.statusbar-item', { has: page.locator(has), hasText: /^\s*graphmend\s*$/ }).first();
+  if (!(await status('.codicon-check').isVisible())) throw new CheckFailed('the status item is not "$(check) graphmend"');
+  log('no error in graphmend\'s output; status item "$(check) graphmend"');
+
+  // A server that exits shows on the status item, and the output opens.
+  const pids = serverPids(codeServer.pid);
+  if (pids.length !== 1) throw new CheckFailed(`expected one bundled server process under code-server, found ${JSON.stringify(pids)}`);
+  process.kill(pids[0], 'SIGKILL');
+  const item = status('.codicon-error');
+  await item.waitFor({ timeout: 30_000 })
+    .catch(() => { throw new CheckFailed('the status item shows no error after the server was killed'); });
+  await item.hover();
+  const tooltip = page.locator('.monaco-hover, .workbench-hover', { hasText: /exited/ }).first();
+  await tooltip.waitFor({ timeout: 10_000 })
+    .catch(() => { throw new CheckFailed('the status item\'s tooltip does not say the server exited'); });
+  log(`killed the server (pid ${pids[0]}): status item "$(error) graphmend", tooltip: ${(await tooltip.innerText()).replace(/\s+/g, ' ')}`);
+  await page.locator('.part.panel .output-view .view-lines', { hasText: 'graphmend' }).first()
+    .waitFor({ timeout: 10_000 }).catch(() => { throw new CheckFailed('graphmend\'s output did not open when the server exited'); });
+  log('graphmend\'s output opened');
+
+  // Restart Server clears it; the stopped server's own exit (code 0, logged as an Error) does not count.
+  await runCommand(page, 'graphmend: Restart Server', 'graphmend.restart', async () => {
+    throw new CheckFailed('the command palette has no "graphmend: Restart Server"');
+  });
+  await status('.codicon-check').waitFor({ timeout: 30_000 })
+    .catch(() => { throw new CheckFailed('the status item is not "$(check) graphmend" after Restart Server'); });
+  await sleep(3000); // vscode-languageclient kills a stopped server that has not exited after 2 s
+  if (!(await status('.codicon-check').isVisible())) throw new CheckFailed('the status item left "$(check) graphmend" after the restart');
+  log(`Restart Server: status item "$(check) graphmend" again; the output says ${JSON.stringify(/.*exited with code.*/.exec(outputLog(userDir))?.[0] ?? '')}`);
+}
+
+// The bundled script in the installed extension.
+function bundledScript(extensions) {
+  const installed = fs.readdirSync(extensions).find((name) => name.startsWith('graphmend.graphmend-'));
+  return path.join(extensions, installed, 'bundled', 'tool', 'graphmend_lsp.py');
+}
+
+// The environment of a user with no graphmend: no graphmend-lsp on PATH, no PYTHONPATH, and a python3
+// that cannot import graphmend (checked, since the bundled server is run by that python3).
+function withoutGraphmend(env, cwd) {
+  env.PATH = env.PATH.split(path.delimiter).filter((dir) => !fs.existsSync(path.join(dir, 'graphmend-lsp'))).join(path.delimiter);
+  delete env.PYTHONPATH;
+  delete env.VIRTUAL_ENV;
+  const check = spawnSync('python3', ['-c', 'import sys; print(sys.executable, sys.version.split()[0]); import graphmend'],
+    { env, cwd, encoding: 'utf8' });
+  if (check.status === 0) throw new CheckFailed(`python3 on PATH has graphmend (${check.stdout.trim()}): the bundled run needs one without`);
+  if (!/No module named 'graphmend'/.test(check.stderr)) throw new CheckFailed(`python3 on PATH does not run: ${check.stderr}`);
+  log(`python3 is ${check.stdout.trim()}, without graphmend; no graphmend-lsp on PATH`);
+}
+
+// The server's own answer for `file`, asked over stdio outside VS Code: the diagnostics it publishes
+// and its graphmend.unsafeFixes (the text the dialog must show).
+function askServer(script, file, env) {
+  return new Promise((resolve, reject) => {
+    const server = spawn('python3', [script, '--stdio'], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const uri = pathToFileURL(file).href;
+    const send = (message) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', ...message });
+      server.stdin.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    };
+    let stderr = '';
+    let buffer = Buffer.alloc(0);
+    let diagnostics;
+    const finish = (error, answer) => {
+      clearTimeout(timer);
+      try { process.kill(-server.pid, 'SIGKILL'); } catch {} // the server and its worker processes
+      if (error) reject(error); else resolve(answer);
+    };
+    const timer = setTimeout(() => finish(new CheckFailed(`the bundled server answered nothing in 60 s:\n${stderr}`)), 60_000);
+    server.stderr.on('data', (chunk) => { stderr += chunk; });
+    server.on('error', (error) => finish(error));
+    server.stdout.on('data', (chunk) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        const header = buffer.indexOf('\r\n\r\n');
+        if (header < 0) return;
+        const length = Number(/Content-Length: (\d+)/i.exec(buffer.subarray(0, header).toString())?.[1]);
+        if (buffer.length < header + 4 + length) return;
+        const message = JSON.parse(buffer.subarray(header + 4, header + 4 + length).toString());
+        buffer = buffer.subarray(header + 4 + length);
+        if (!diagnostics && message.method === 'textDocument/publishDiagnostics' && message.params.uri === uri &&
+            message.params.diagnostics.length) {
+          diagnostics = message.params.diagnostics;
+          send({ id: 2, method: 'workspace/executeCommand', params: { command: 'graphmend.unsafeFixes', arguments: [uri] } });
+        }
+        if (message.id === 2) finish(null, { diagnostics, unsafe: message.result });
+      }
+    });
+    send({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+    send({ method: 'initialized', params: {} });
+    send({ method: 'textDocument/didOpen', params: { textDocument: { uri, languageId: 'python', version: 1, text: fs.readFileSync(file, 'utf8') } } });
+  });
+}
+
+// The graphmend output channel's text so far (VS Code writes it to a file under its logs).
+function outputLog(userDir) {
+  const logs = path.join(userDir, 'logs');
+  const file = fs.readdirSync(logs, { recursive: true }).find((name) => /output_logging_[^/]*\/\d+-graphmend\.log$/.test(name));
+  return file ? fs.readFileSync(path.join(logs, file), 'utf8') : '';
+}
+
+function outputErrors(userDir) {
+  return (outputLog(userDir).match(OUTPUT_ERROR) ?? []).join('\n');
+}
+
+// The status bar's items (graphmend's shows its text only; the index's progress its title and count).
+async function statusBar(page) {
+  return (await page.locator('.part.statusbar .statusbar-item').allInnerTexts()).map((s) => s.trim()).filter(Boolean).join(' | ');
+}
+
+// Waits for `ready` while graphmend's output has no error; one there fails at once, saying what it is.
+async function waitClean(userDir, ready, timeoutMs) {
+  const done = await waitFor(async () => outputErrors(userDir) || await ready(), timeoutMs);
+  if (outputErrors(userDir)) throw new CheckFailed(`graphmend's output shows errors:\n${outputErrors(userDir)}`);
+  return done;
+}
+
+// The language servers code-server runs (`graphmend_lsp.py --stdio`; the probes exit at once), from /proc.
+function serverPids(root) {
+  const table = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (comm) state ppid ..."
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      return { pid: Number(pid), ppid, args: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') };
+    } catch {
+      return undefined; // exited meanwhile
+    }
+  }).filter(Boolean);
+  const under = new Set([root]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of table) if (under.has(p.ppid) && !under.has(p.pid)) { under.add(p.pid); grew = true; }
+  }
+  return table.filter((p) => under.has(p.pid) && /graphmend_lsp\.py --stdio/.test(p.args)).map((p) => p.pid);
+}
+
+// Ctrl+. until the quick-fix menu offers `entry` (`placeCursor` before each try).
+async function openQuickFix(page, where, placeCursor, entry = 'torch.where') {
   const widget = page.locator('.action-widget:not(.action-list-submenu-panel)').first();
-  const fixRow = widget.locator('.monaco-list-row', { hasText: 'torch.where' }).first();
+  const fixRow = widget.locator('.monaco-list-row', { hasText: entry }).first();
   for (let attempt = 1; attempt <= 5; attempt++) {
     await placeCursor();
     await page.keyboard.press('Control+.');
@@ -424,11 +688,11 @@ async function openQuickFix(page, where, placeCursor) {
       return { widget, fixRow };
     } catch {
       const txt = await widget.innerText().catch(() => '');
-      log(`quick-fix attempt ${attempt} in ${where}: no torch.where entry yet${txt ? ` (menu: ${txt.replace(/\s+/g, ' ')})` : ''}`);
+      log(`quick-fix attempt ${attempt} in ${where}: no ${entry} entry yet${txt ? ` (menu: ${txt.replace(/\s+/g, ' ')})` : ''}`);
       await page.keyboard.press('Escape');
     }
   }
-  throw new CheckFailed(`Quick Fix (Ctrl+.) in ${where} never offered an entry containing "torch.where"`);
+  throw new CheckFailed(`Quick Fix (Ctrl+.) in ${where} never offered an entry containing "${entry}"`);
 }
 
 // The notebook part: `--notebook NAME` (an .ipynb in the workspace whose cell has `if x.sum() > 0`),
@@ -544,8 +808,11 @@ async function editorText(page) {
 }
 
 async function focusEditor(page, editor) {
-  // Clicking the text area is the reliable way to move focus out of Chat/Problems into the editor.
-  await editor.locator('.view-lines').first().click({ position: { x: 5, y: 5 } }).catch(() => {});
+  // Clicking the text area is the reliable way to move focus out of Chat/Problems into the editor: at
+  // the top left of what is in view, right of the line numbers and below the shadow a scrolled
+  // editor draws at its top (a scrolled editor's .view-lines starts far above the view).
+  const margin = await editor.locator('.margin').first().boundingBox().catch(() => null);
+  await editor.click({ position: { x: (margin?.width ?? 0) + 5, y: 10 } }).catch(() => {});
   await page.waitForFunction(() => {
     const a = document.activeElement;
     return !!a && !!a.closest && !!a.closest('.editor-group-container .monaco-editor');

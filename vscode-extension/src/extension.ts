@@ -3,12 +3,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
+  ErrorHandler,
   LanguageClient,
   LanguageClientOptions,
   RevealOutputChannelOn,
   ServerOptions,
   State,
 } from "vscode-languageclient/node";
+import { ServerHealth, troubleIn } from "./health";
 import { GraphmendSettings, serverOptions } from "./options";
 import { INSTALL_HINT, ServerCommand, probeArgs, serverCandidates } from "./serverCommand";
 
@@ -16,6 +18,8 @@ let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 let extensionPath: string;
+const health = new ServerHealth();
+let restarts: ErrorHandler; // the current client's default handler: up to 4 restarts in 3 minutes
 
 function settings(): GraphmendSettings {
   const config = vscode.workspace.getConfiguration("graphmend");
@@ -36,10 +40,35 @@ function settings(): GraphmendSettings {
   };
 }
 
-function setStatus(text: string, tooltip: string): void {
+function showHealth(): void {
+  const { text, tooltip } = health.view;
   status.text = text;
   status.tooltip = tooltip;
   status.show();
+}
+
+/** The status item shows the trouble; the output opens on the first one only. */
+function troubled(start: number, what: string): void {
+  if (health.troubled(start, what)) output.show(true);
+  showHealth();
+}
+
+/** The output channel as the client writes to it (log messages, the server's stderr), read for trouble. */
+function watchedOutput(start: number): vscode.OutputChannel {
+  const read = (text: string): void => {
+    const what = troubleIn(text);
+    if (what) troubled(start, what);
+  };
+  return Object.assign(Object.create(output) as vscode.OutputChannel, {
+    append(text: string) {
+      output.append(text);
+      read(text);
+    },
+    appendLine(text: string) {
+      output.appendLine(text);
+      read(text);
+    },
+  });
 }
 
 async function pythonExtensionInterpreter(): Promise<string[] | undefined> {
@@ -83,10 +112,13 @@ async function findServer(): Promise<ServerCommand | undefined> {
 }
 
 async function start(): Promise<void> {
-  setStatus("$(sync~spin) graphmend", "Starting graphmend-lsp");
+  const started = health.start();
+  showHealth();
   const server = await findServer();
   if (!server) {
-    setStatus("$(error) graphmend", INSTALL_HINT);
+    health.changed(started, "stopped", "");
+    health.troubled(started, INSTALL_HINT); // the message below offers the output
+    showHealth();
     const choice = await vscode.window.showErrorMessage(INSTALL_HINT, "Show Output");
     if (choice) output.show();
     return;
@@ -103,26 +135,45 @@ async function start(): Promise<void> {
     ],
     initializationOptions: serverOptions(settings()),
     synchronize: { configurationSection: "graphmend" },
-    outputChannel: output,
+    outputChannel: watchedOutput(started),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
+    errorHandler: watchedExits(started),
   };
   client = new LanguageClient("graphmend", "graphmend", run, clientOptions);
+  restarts = client.createDefaultErrorHandler();
+  const states = { [State.Starting]: "starting", [State.Running]: "running", [State.Stopped]: "stopped" } as const;
   client.onDidChangeState((event) => {
-    if (event.newState === State.Running) setStatus("$(check) graphmend", `graphmend-lsp (${server.source})`);
-    if (event.newState === State.Stopped) setStatus("$(circle-slash) graphmend", "graphmend-lsp stopped");
+    health.changed(started, states[event.newState], server.source);
+    showHealth();
   });
   try {
     await client.start();
   } catch (error) {
-    setStatus("$(error) graphmend", String(error));
+    health.troubled(started, String(error));
+    showHealth();
     output.appendLine(`graphmend: the server failed to start: ${error}`);
     void vscode.window.showErrorMessage(INSTALL_HINT, "Show Output").then((choice) => choice && output.show());
   }
 }
 
+/** vscode-languageclient's own error handling, with an exit or a broken connection as trouble. */
+function watchedExits(start: number): ErrorHandler {
+  return {
+    error: (error, message, count) => {
+      troubled(start, `the connection to graphmend-lsp failed: ${error.message}`);
+      return restarts.error(error, message, count);
+    },
+    closed: () => {
+      troubled(start, "graphmend-lsp exited unexpectedly");
+      return restarts.closed();
+    },
+  };
+}
+
 async function stop(): Promise<void> {
   const running = client;
   client = undefined;
+  health.stop();
   if (running) await running.stop();
 }
 
@@ -159,16 +210,21 @@ export async function deactivate(): Promise<void> {
   await stop();
 }
 
-/** What the server's `graphmend.applyAllFixes` answers (commands.py, `FixAllReport`). */
+/** What the server's `graphmend.applyAllFixes` and `graphmend.unsafeFixes` answer (commands.py, `FixAllReport`). */
 interface FixAllAnswer {
   applied: number;
   unsafeAvailable: number;
   withoutFix: number;
+  /** Each unsafe fix in one line, with its hazards in full. */
   hazards: string[];
+  /** The unsafe fixes for a dialog: a line each, then what they may change, each hazard once. */
+  detail?: string;
   message: string;
 }
 
 const APPLY_UNSAFE = "Apply Unsafe Fixes…";
+const APPLY = "Apply";
+const SHOW_PROBLEMS = "Show Problems";
 
 /**
  * Fix All says what it did and what it left ("applied 0 safe fixes; 5 unsafe fixes available"), with a
@@ -190,7 +246,11 @@ async function fixAll(unsafe: boolean): Promise<void> {
   if (choice === APPLY_UNSAFE) await fixAll(true);
 }
 
-/** The unsafe fixes' hazards, each fix's title naming what it may change, in a modal dialog. */
+/**
+ * The unsafe fixes and what they may change, in a modal dialog. Its default button (Enter) is VS Code's
+ * first non-close item, so that is Show Problems, which applies nothing (the findings, each with its
+ * own quick fix); Apply is second, and Escape is VS Code's Cancel.
+ */
 async function confirmUnsafe(uri: string): Promise<boolean> {
   if (!client) return false;
   const preview: FixAllAnswer = await client.sendRequest("workspace/executeCommand", {
@@ -201,10 +261,13 @@ async function confirmUnsafe(uri: string): Promise<boolean> {
     vscode.window.showInformationMessage("graphmend: no unsafe fix to apply");
     return false;
   }
+  const count = preview.hazards.length;
   const choice = await vscode.window.showWarningMessage(
-    `graphmend: apply ${preview.hazards.length} unsafe fix${preview.hazards.length === 1 ? "" : "es"}?`,
-    { modal: true, detail: preview.hazards.join("\n\n") },
-    "Apply",
+    `graphmend: apply ${count} unsafe fix${count === 1 ? "" : "es"}?`,
+    { modal: true, detail: preview.detail ?? preview.hazards.join("\n") }, // a server without `detail`: its list
+    SHOW_PROBLEMS,
+    APPLY,
   );
-  return choice === "Apply";
+  if (choice === SHOW_PROBLEMS) await vscode.commands.executeCommand("workbench.action.problems.focus");
+  return choice === APPLY;
 }

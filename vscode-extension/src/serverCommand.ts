@@ -57,5 +57,5 @@ export function probeArgs(candidate: ServerCommand): string[] {
 
 export const INSTALL_HINT =
   "graphmend-lsp could not be started: no Python 3.10+ was found to run the bundled server. Select an " +
-  "interpreter with the Python extension, install graphmend into the Python you use (`pip install graphmend`), " +
-  "or set `graphmend.path` to the graphmend-lsp executable.";
+  "interpreter with the Python extension, install graphmend into the Python you use (from a clone: " +
+  "`pip install /path/to/graphmend`), or set `graphmend.path` to the graphmend-lsp executable.";
