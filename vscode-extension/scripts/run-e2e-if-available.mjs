@@ -1,6 +1,6 @@
 // Runs the real-VS-Code end-to-end test when its prerequisites are installed
 // (scripts/install-e2e-prereqs.sh); otherwise says how to get them and what the last recorded run was.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { basename, dirname, join, resolve } from "node:path";
@@ -21,10 +21,12 @@ const python = join(dirname(server), "python");
 const shots = resolve(root, process.env.GRAPHMEND_E2E_SCREENSHOTS ?? join(".e2e", "screenshots"));
 mkdirSync(shots, { recursive: true });
 
-// The test applies fixes: it works on copies, in a fresh folder per run.
+// The test applies fixes: it works on copies, in a fresh folder per run, removed at the end.
+const folders = [];
 function workspace(files) {
   const dir = mkdtempSync(join(tmpdir(), "graphmend-e2e-"));
   for (const file of files) copyFileSync(file, join(dir, basename(file)));
+  folders.push(dir);
   return dir;
 }
 
@@ -48,4 +50,5 @@ if (!transformers) {
 }
 const bundled = e2e(["--bundled", "--workspace", workspace([join(transformers, "models", "t5", "modeling_t5.py"), figure, notebook]),
   "--screenshot", join(shots, "unsafe-dialog.png"), "--notebook", "demo.ipynb"]);
+for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 process.exit(withServer || bundled);
