@@ -172,6 +172,20 @@ def test_the_cli_reports_library_findings_in_json(workspace: tuple[Path, Path]) 
     assert all(r["fix"] is None and r["related"][0]["kind"] == "library" for r in library)
 
 
+def test_fix_sees_the_findings_check_sees(workspace: tuple[Path, Path]) -> None:
+    """Issue 40: `fix` built its project without the libraries, so with `follow-libraries` on it
+    reported other findings than `check` (and the editor). Now one build serves both: what `fix`
+    leaves is what `check` reports, library calls included."""
+    _, user = workspace
+    [checked] = api.check_paths([user], jobs=1)
+    [fixed] = api.fix_paths([user], write=False, jobs=1)
+    assert fixed.error is None and fixed.fixed == fixed.original  # calls into a library have no fix
+    assert [(d.code, d.range, d.message) for d in fixed.remaining] == [
+        (d.code, d.range, d.message) for d in checked.diagnostics
+    ]
+    assert len([d for d in fixed.remaining if "library" in d.data]) == 3
+
+
 def test_a_base_class_method_runs_the_override_of_the_instance_called(tmp_path: Path) -> None:
     """A library's base `forward` calling `self.compute(...)` runs the subclass's `compute` (the class
     the user made an instance of), in another module of the library."""

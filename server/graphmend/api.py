@@ -54,6 +54,7 @@ __all__ = [
     "discover",
     "discover_python_files",
     "fix_file",
+    "fix_paths",
     "fix_source",
     "project_files",
     "read_source",
@@ -470,9 +471,38 @@ def build_project(
     jobs: int | None = None,
     cache: Cache | None = None,
 ) -> Project:
-    """The project of `files` (see `project_files`), summarised on `jobs` processes."""
-    work = [(path, settings, cache) for path, settings in iter_settings(project_files(files), overrides)]
-    return Project(s for s in _map(_summarize_job, work, jobs) if s is not None)
+    """The project of `files` (see `project_files`), summarised on `jobs` processes and put together
+    as every front does (`assemble_project`): `fix` and the standard input see what `check` sees."""
+    files = list(files)
+    listed = list(iter_settings(project_files(files), overrides))
+    summaries = [s for s in _map(_summarize_job, [(path, settings, cache) for path, settings in listed], jobs) if s]
+    reported = [os.path.realpath(path) for path in files]
+    return assemble_project(summaries, reported, _main_settings(files, overrides), cache, jobs)[0]
+
+
+def assemble_project(
+    summaries: Iterable[ModuleSummary],
+    reported: Iterable[str],
+    settings: Settings,
+    cache: Cache | None = None,
+    jobs: int | None = 1,
+) -> tuple[Project, list[FileResult]]:
+    """The one way a project is put together from its files' summaries, for `check`, `fix`, the
+    standard input and the language server alike: with `follow-libraries`, the installed packages
+    compiled code calls, and the findings those calls lead to given to the `reported` files'
+    contexts. Also returns the followed files' own findings compiled code reaches
+    (`report-library-files`)."""
+    project = Project(summaries, library_loader(settings, cache))
+    if not settings.follow_libraries:
+        project.reached()
+        return project, []
+    return project, attach_called_findings(project, reported, settings, cache, jobs)
+
+
+def _main_settings(files: list[Path], overrides: Mapping[str, Any] | None) -> Settings:
+    """The settings that decide how the project is put together: the first file's."""
+    first = next(iter_settings(files[:1], overrides), None)
+    return first[1] if first is not None else Settings().merged(overrides or {})
 
 
 def _map(function: Any, work: list[Any], jobs: int | None, advance: Callable[[], None] | None = None) -> list[Any]:
@@ -534,10 +564,7 @@ def check_paths(
     summaries = [summary for _, summary in first if summary is not None]
     summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in others], jobs, advance) if s is not None]
     main = checked[0][1] if checked else Settings().merged(overrides or {})
-    project = Project(summaries, library_loader(main, cache))
-    in_libraries = []
-    if main.follow_libraries:
-        in_libraries = attach_called_findings(project, (os.path.realpath(p) for p, _ in checked), main, cache, jobs)
+    project, in_libraries = assemble_project(summaries, (os.path.realpath(p) for p, _ in checked), main, cache, jobs)
     # Files that other files compile or call into are analysed again, with what the project says.
     again = [
         (index, (path, settings, cache, context))
@@ -618,7 +645,7 @@ def fix_source(
     Fixes are applied in rounds because one rewrite can enable another (an inner `if`, then the
     outer one). Unsafe fixes are applied only when asked for.
     """
-    allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+    allowed = _applicable(unsafe)
     current, applied = text, 0
     diagnostics = check_source(current, path, settings, context)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
@@ -647,20 +674,64 @@ def fix_source(
     return FixResult(path, text, current, applied, tuple(diagnostics))
 
 
+def _applicable(unsafe: bool) -> set[Applicability]:
+    return {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+
+
 def fix_file(
-    path: Path, settings: Settings, unsafe: bool = False, write: bool = True, context: ProjectContext | None = None
+    path: Path,
+    settings: Settings,
+    unsafe: bool = False,
+    write: bool = True,
+    context: ProjectContext | None = None,
+    cache: Cache | None = None,
 ) -> FixResult:
-    """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed."""
+    """Fix one file; with `write`, replace it atomically (temp file + rename) when it changed. A
+    file whose diagnostics `check` cached, for these bytes, settings and context, with no fix to
+    apply is not analysed again."""
     notebook = is_notebook(path)
     try:
         text, encoding = (decode_notebook(_read_bytes(path)), "utf-8") if notebook else _read_source(path)
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
+    key = _key(cache, path, settings, context, "diagnostics")
+    cached = cache.get(key) if cache is not None and key is not None else None
+    if cached is not None and not any(d.fix is not None and d.fix.applicability in _applicable(unsafe) for d in cached):
+        return FixResult(path, text, text, 0, tuple(cached))
     result = (fix_notebook_text if notebook else fix_source)(text, path, settings, unsafe, context)
     if write and result.error is None and result.fixed != text:
         # Through a symbolic link to the file it names: the link stays a link.
         _write_atomically(Path(os.path.realpath(path)) if path.is_symlink() else path, result.fixed, encoding)
     return result
+
+
+def _fix_file_job(job: tuple[Path, Settings, bool, bool, ProjectContext, Cache | None]) -> FixResult:
+    return fix_file(*job)
+
+
+def fix_paths(
+    files: Iterable[Path],
+    overrides: Mapping[str, Any] | None = None,
+    unsafe: bool = False,
+    write: bool = True,
+    jobs: int | None = None,
+    cache_dir: Path | None = None,
+) -> list[FixResult]:
+    """Fix `files` (as `discover` found them) on `jobs` processes, in the project `check` builds
+    (`build_project`: with `follow-libraries`, the findings library calls lead to remain too), with
+    `check`'s cache. Results in the order of `files`.
+
+    Raises SettingsError when a pyproject.toml or an override is invalid.
+    """
+    files = list(files)
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    work = list(iter_settings(files, overrides))
+    project = build_project(files, overrides, jobs, cache)
+    return _map(
+        _fix_file_job,
+        [(path, settings, unsafe, write, context_for(project, path), cache) for path, settings in work],
+        jobs,
+    )
 
 
 def fix_notebook_text(

@@ -41,14 +41,6 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", "-q", action="store_true", help="only the findings: no source lines, no summary")
     check.add_argument("--statistics", action="store_true", help="count the findings per code instead of listing them")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when graph breaks are found")
-    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
-    check.add_argument(
-        "--cache-dir",
-        type=Path,
-        default=None,
-        help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)",
-    )
-    check.add_argument("--no-cache", action="store_true", help="analyse every file, read and write no cache")
     check.add_argument("--fix", action="store_true", help="apply the safe fixes, then report what remains")
     check.add_argument(
         "--unsafe-fixes",
@@ -122,6 +114,14 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also say which files were passed over and why (FIFOs, links out of the tree...)",
     )
+    parser.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="where unchanged files' results are kept (default: $GRAPHMEND_CACHE_DIR or .graphmend_cache)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="analyse every file, read and write no cache")
     parser.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (default: GM)")
     parser.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to report")
     forward = parser.add_mutually_exclusive_group()
@@ -202,6 +202,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
+def _cache_dir(args: argparse.Namespace) -> Path | None:
+    """Where `check` and `fix` keep unchanged files' results (None: `--no-cache`)."""
+    if args.no_cache:
+        return None
+    return args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache"))
+
+
 def _missing_paths(args: argparse.Namespace) -> bool:
     missing = [str(p) for p in args.paths if str(p) != "-" and not p.exists() and not p.is_symlink()]
     if missing:
@@ -236,18 +243,21 @@ class _Fixed:
 def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
     """Fix the files (`--diff`: print the changes instead of writing them); None on a settings error.
     `announce`: say per file what was fixed (`fix`; `check --fix` reports the remaining findings)."""
+    files = _files(args)
     try:
-        files = _files(args)
-        work = list(api.iter_settings(files, _overrides(args)))
-        project = api.build_project(files, _overrides(args))
+        results = api.fix_paths(
+            files,
+            _overrides(args),
+            unsafe=args.unsafe_fixes,
+            write=not args.diff,
+            jobs=args.jobs,
+            cache_dir=_cache_dir(args),
+        )
     except api.SettingsError as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return None
     done = _Fixed()
-    for path, settings in work:
-        result = api.fix_file(
-            path, settings, unsafe=args.unsafe_fixes, write=not args.diff, context=api.context_for(project, path)
-        )
+    for path, result in zip(files, results):
         if result.error is not None:
             print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
             done.failed = done.failed or result.internal_error
@@ -379,12 +389,9 @@ def _run_check(args: argparse.Namespace) -> int:
 def _check_files(
     args: argparse.Namespace, overrides: dict[str, Any]
 ) -> tuple[list[Finding], int, list[tuple[Path, str]]]:
-    cache_dir = (
-        None if args.no_cache else (args.cache_dir or Path(os.environ.get("GRAPHMEND_CACHE_DIR", ".graphmend_cache")))
-    )
     files = _files(args)
     with _progress_bar(args, len(files)) as progress:
-        results = api.check_paths(files, overrides, jobs=args.jobs, cache_dir=cache_dir, progress=progress)
+        results = api.check_paths(files, overrides, jobs=args.jobs, cache_dir=_cache_dir(args), progress=progress)
     findings = [Finding(r.path, d) for r in results for d in r.diagnostics]
     return findings, len(results), [(r.path, r.error) for r in results if r.error is not None]
 

@@ -114,12 +114,6 @@ class WorkspaceIndex:
 
 
 def build_project(summaries: list[ModuleSummary], settings: api.Settings) -> Project:
-    """A project with its reach computed, into the installed libraries compiled code calls, and
-    their findings given to the workspace files whose calls lead there (the costly part: run it
-    off the event loop)."""
-    project = Project(summaries, api.library_loader(settings))
-    if settings.follow_libraries:
-        api.attach_called_findings(project, [summary.path for summary in summaries], settings)
-    else:
-        project.reached()
-    return project
+    """The workspace's project, put together as the CLI's is (`api.assemble_project`), every
+    workspace file reported (the costly part: run it off the event loop)."""
+    return api.assemble_project(summaries, [summary.path for summary in summaries], settings)[0]
