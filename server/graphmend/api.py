@@ -25,6 +25,7 @@ from .project import ModuleSummary, Project, summarize
 from .regions import ProjectContext
 from .rule_docs import rule_page, rule_pages
 from .rules import RULES, RULES_BY_CODE
+from .rules.base import Family
 from .semantics import module_name_for
 from .settings import Settings, SettingsError, settings_for
 from .source import Position, Range, SourceText
@@ -34,6 +35,7 @@ __all__ = [
     "RULES",
     "RULES_BY_CODE",
     "Diagnostic",
+    "Family",
     "FileResult",
     "FixResult",
     "ModuleSummary",

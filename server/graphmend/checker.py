@@ -175,9 +175,6 @@ def _analyse(
     return sorted(found, key=lambda d: (d.range.start, d.code))
 
 
-_EXPLAINED = ("GM1", "GM3")  # findings about a tensor's value: their related information says why it is one
-
-
 def _swapped_forward(analysis: FunctionAnalysis) -> str | None:
     """A `forward` whose class decorator (found in another file) may set another `forward` at run
     time runs only when the decorator keeps it: the condition, as a finding states it."""
@@ -257,7 +254,7 @@ class _Collector:
                 reason_id=rule.reason_id_for(target, analysis),
                 related=(
                     self._related(self.reach),
-                    *(value_chain(subject, analysis, self.source) if rule.code.startswith(_EXPLAINED) else ()),
+                    *(value_chain(subject, analysis, self.source) if rule.family.about_a_value else ()),
                     *resumed_call_breaks(subject, analysis, self.source),
                 ),
                 fix=outcome if isinstance(outcome, Fix) else None,

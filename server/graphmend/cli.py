@@ -554,7 +554,8 @@ def _report(
 
 def _is_cuda_graph_code(code: str) -> bool:
     """GM4xx: what keeps a graph out of CUDA graphs or recompiles it, not a graph break."""
-    return code.startswith("GM4")
+    rule = api.RULES_BY_CODE.get(code)
+    return rule is not None and rule.family is api.Family.CUDA_GRAPHS
 
 
 def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsafe_fixes: bool = False) -> str:

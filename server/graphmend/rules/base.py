@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -12,6 +13,28 @@ from ..inference import FunctionAnalysis
 from ..semantics import walk
 
 BREAKS_THE_GRAPH = "Why it breaks the graph"
+
+
+class Family(str, enum.Enum):
+    """What a rule's findings are; the first digit of its (stable) code says which, as in Ruff."""
+
+    CONTROL_FLOW = "control-flow"  # GM1xx: a branch on a tensor's value
+    SIDE_EFFECT = "side-effect"  # GM2xx: print, logging, warnings
+    NOT_REWRITABLE = "not-fixable-by-rewrite"  # GM3xx: breaks no source rewrite removes
+    CUDA_GRAPHS = "cuda-graphs-or-recompilation"  # GM4xx: not a graph break
+
+    @property
+    def about_a_value(self) -> bool:
+        """Findings about a tensor's value (GM1xx, GM3xx): their related information says why it is one."""
+        return self in (Family.CONTROL_FLOW, Family.NOT_REWRITABLE)
+
+
+_FAMILY_BY_DIGIT = {
+    "1": Family.CONTROL_FLOW,
+    "2": Family.SIDE_EFFECT,
+    "3": Family.NOT_REWRITABLE,
+    "4": Family.CUDA_GRAPHS,
+}
 
 
 @dataclass(frozen=True)
@@ -32,6 +55,7 @@ class Rule:
     documented in `docs`."""
 
     code: ClassVar[str]
+    family: ClassVar[Family]  # from the code, once for every rule (`__init_subclass__`)
     name: ClassVar[str]
     message: ClassVar[str]
     severity: ClassVar[Severity] = Severity.WARNING
@@ -44,6 +68,10 @@ class Rule:
     cuda_graphs: ClassVar[bool] = False
     node_types: ClassVar[tuple[type[ast.AST], ...]]
     docs: ClassVar[RuleDocs]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.family = _FAMILY_BY_DIGIT[cls.code[2]]
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         """Return the node to report (its range is the diagnostic's), or None."""
