@@ -56,6 +56,14 @@ def test_sarif_is_valid_2_1_0_with_rule_metadata_and_fixes(broken: Path, capsys)
     assert [r["id"] for r in rules[: len(RULES)]] == [r.code for r in RULES]
     by_id = {r["id"]: r for r in rules}
     assert by_id["GM101"]["helpUri"] == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
+    # Each rule is tagged with its family; GM4xx are not graph breaks (they were tagged "graph-break").
+    assert {by_id[code]["properties"]["tags"][0] for code in ("GM101", "GM201", "GM301", "GM401", "GM405")} == {
+        "control-flow",
+        "side-effect",
+        "not-fixable-by-rewrite",
+        "cuda-graphs-or-recompilation",
+    }
+    assert by_id["GM405"]["properties"]["tags"] == ["cuda-graphs-or-recompilation"]
     assert "Why it breaks the graph" in by_id["GM101"]["help"]["text"]
     results = {r["ruleId"]: r for r in run_["results"]}
     assert set(results) == {"GM101", "GM201"}

@@ -442,7 +442,6 @@ def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
 
 
-_FAMILIES = {"GM1": "control-flow", "GM2": "side-effect", "GM3": "not-fixable-by-rewrite"}
 _NOT_ANALYSED = {  # codes of files graphmend could not analyse, which no rule class has
     "GM001": "The file does not parse; nothing in it was analysed.",
     "GM002": "The file is over `max-file-size-kb`; nothing in it was analysed.",
@@ -471,7 +470,7 @@ def _rule_descriptor(rule: Any) -> dict[str, Any]:
         "properties": {
             "fixable": rule.fixable,
             "dynamoReason": rule.reason,
-            "tags": [_FAMILIES.get(rule.code[:3], "graph-break")],
+            "tags": [rule.family.value],
         },
     }
     if rule.reason_id:
