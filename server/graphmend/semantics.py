@@ -234,7 +234,6 @@ class ModuleIndex:
         self.functions: dict[str, FunctionInfo] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.all_functions: list[FunctionInfo] = []
-        self._by_node: dict[int, FunctionInfo] = {}
         self._by_qualname: dict[str, FunctionInfo] | None = None
         self.function_tables: dict[str, tuple[str, ...]] = {}
         self._index_module()
@@ -353,7 +352,6 @@ class ModuleIndex:
             node=node, qualname=qualname, owner=owner, parent=parent, may_have_walrus=self.may_have_walrus
         )
         self.all_functions.append(info)
-        self._by_node[id(node)] = info
         for stmt in _scope_statements(node.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 info.local_imports.update(self.import_bindings(stmt))
@@ -439,9 +437,6 @@ class ModuleIndex:
         return "." * level + (module or "")
 
     # ----------------------------------------------------------------- queries
-    def function_for(self, node: ast.AST) -> FunctionInfo | None:
-        return self._by_node.get(id(node))
-
     def function_by_qualname(self, qualname: str) -> FunctionInfo | None:
         """`Block.forward` → its FunctionInfo (the first definition of that name)."""
         if self._by_qualname is None:

@@ -85,7 +85,6 @@ class Analysis:
     diagnostics: tuple[Diagnostic, ...]
     settings: api.Settings
     context: api.ProjectContext = api.ProjectContext()  # what the workspace said about the file
-    summary: api.ModuleSummary | None = None  # the text's part of the project graph
 
 
 def analyse(
@@ -94,25 +93,17 @@ def analyse(
     path: Path | None,
     settings: api.Settings,
     context: api.ProjectContext = api.ProjectContext(),  # noqa: B008 (frozen: one shared empty context)
-    summarize: bool = False,
 ) -> Analysis:
-    """Diagnostics of a document's text in its project `context`, and with `summarize` the text's
-    summary (for the workspace index: what this file calls and compiles may change other files'
-    findings; computed when the editor pauses, not on every keystroke)."""
+    """Diagnostics of a document's text in its project `context` (its summary for the workspace
+    index is computed apart, when the editor pauses: `open_documents`)."""
     if api.too_large(text, settings):  # at most one note, at the start: the first line is all positions need
         return Analysis(
             version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings
         )
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
-    cache = _unit_cache(path, settings)
-    summary = None
-    if summarize and context == api.ProjectContext():
-        diagnostics, summary = api.check_and_summarize(text, path, settings, cache)
-    else:
-        diagnostics = api.check_source(text, path, settings, context, cache)
-        summary = api.summarize_source(text, path, settings) if summarize else None
-    return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context, summary)
+    diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
+    return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context)
 
 
 _UNIT_CACHES: OrderedDict[tuple[str, api.Settings], api.UnitCache] = OrderedDict()
