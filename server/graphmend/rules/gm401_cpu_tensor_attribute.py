@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.module_state import init_value, stores_besides
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import init_value, register_buffer, stores_besides
+from ..fixes.cudagraphs import register_buffer
 from ..inference import FunctionAnalysis
 from ..semantics import ClassInfo, FunctionInfo, self_stores, walk
 from ..torch_api import FACTORY_FUNCTIONS

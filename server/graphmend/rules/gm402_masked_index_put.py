@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.module_state import assigned_values
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import assigned_values, where_for_masked_write
+from ..fixes.cudagraphs import where_for_masked_write
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..torch_api import REDUCTION_METHODS

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.module_state import IN_PLACE_METHODS, rebinds_to_view
 from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
-from ..fixes.cudagraphs import IN_PLACE_METHODS, out_of_place, rebinds_to_view
+from ..fixes.cudagraphs import out_of_place
 from ..inference import FunctionAnalysis
 from ..kinds import TENSORISH
 from ..semantics import walk

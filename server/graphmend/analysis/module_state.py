@@ -1,0 +1,110 @@
+"""What the GM4xx rules and their rewrites both read of a module's state and a function's writes:
+the in-place tensor methods, the value `__init__` gives an attribute and its other bindings, what a
+function binds to a name, and a name bound again to a view of its own tensor."""
+
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from ..semantics import ClassInfo, FunctionInfo, self_stores, walk
+from ..torch_api import VIEW_METHODS
+
+# In-place tensor methods whose out-of-place twin is the same name without the `_`.
+OUT_OF_PLACE = frozenset(
+    """
+    add sub mul div true_divide floor_divide fmod remainder pow clamp clamp_min clamp_max clip neg abs exp
+    log log1p sqrt rsqrt relu sigmoid tanh floor ceil round trunc sign masked_fill masked_scatter
+    index_fill index_add index_copy scatter scatter_add addcmul addcdiv lerp
+    """.split()
+)
+# In-place methods that change a tensor's values (a `_` suffix that is not a data change, such as
+# `requires_grad_` or `share_memory_`, is not one).
+IN_PLACE_METHODS = frozenset(
+    {f"{name}_" for name in OUT_OF_PLACE}
+    | {
+        "copy_",
+        "fill_",
+        "zero_",
+        "index_put_",
+        "normal_",
+        "uniform_",
+        "bernoulli_",
+        "random_",
+        "exponential_",
+        "unsqueeze_",
+        "squeeze_",
+        "transpose_",
+        "t_",
+        "resize_",
+        "set_",
+        "put_",
+    }
+)
+
+
+def module_class(analysis: FunctionAnalysis) -> ClassInfo | None:
+    """The nn.Module class whose method (or a function nested in one) `analysis` walks."""
+    method = analysis.function.method if analysis.function is not None else None
+    cls = method.owner if method is not None else None
+    return cls if cls is not None and cls.is_module else None
+
+
+def init_value(attribute: str, analysis: FunctionAnalysis) -> tuple[ClassInfo, FunctionInfo, ast.expr] | None:
+    """The module class, its `__init__` and the value when `__init__` sets `self.<attribute>` by
+    one plain assignment (`module_class`, `ModuleAnalysis.init_values`)."""
+    cls = module_class(analysis)
+    values = analysis.module.init_values(cls).get(attribute) if cls is not None else None
+    if cls is None or not values or len(values) != 1 or values[0][1] is None:
+        return None
+    init, value = values[0]
+    return cls, init, value  # type: ignore[return-value]
+
+
+def stores_besides(cls: ClassInfo, init: FunctionInfo, value: ast.expr, attribute: str) -> list[ast.expr]:
+    """The bindings of `self.<attribute>` in the class other than `__init__`'s `self.<attribute> = value`."""
+    assign = statement_of(init, value)
+    own = {id(target) for target in assign.targets} if assign is not None else set()
+    return [node for _, node in self_stores(cls, attribute) if id(node) not in own]
+
+
+def statement_of(init: FunctionInfo, value: ast.expr) -> ast.Assign | None:
+    return next((n for n in walk(init.node) if isinstance(n, ast.Assign) and n.value is value), None)
+
+
+def assigned_values(name: str, analysis: FunctionAnalysis) -> list[ast.expr]:
+    """What the walked function's own body binds to `name` (`CompiledRegions.assigned_values`:
+    a binding other than `name = value` is an unknown value)."""
+    assert analysis.function is not None
+    return analysis.module.regions.assigned_values(analysis.function).get(name, [])
+
+
+# Those of VIEW_METHODS that always return a view of the whole tensor (`reshape` and `flatten` may copy;
+# `split`, `chunk` and `unbind` return several).
+ALWAYS_VIEWS = VIEW_METHODS - {"reshape", "reshape_as", "flatten", "split", "chunk", "unbind"}
+
+
+def holds(expr: ast.expr, name: str, views: frozenset[str] = VIEW_METHODS, subscripts: bool = True) -> bool:
+    """`expr` is `name` itself or a view of it (`name[0]`, `name.view(-1)`, `name.T`)."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id == name
+        if isinstance(expr, ast.Subscript) and subscripts:
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute) and expr.attr in views:
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in views:
+            expr = expr.func.value
+        else:
+            return False
+
+
+def rebinds_to_view(node: ast.AST, name: str) -> bool:
+    """`x = x.squeeze(-1)`: `name` bound again to a view of its own tensor, so an in-place change
+    after it still reaches the caller's tensor (Splinter's `start_positions.clamp_` after a squeeze)."""
+    return (
+        isinstance(node, ast.Assign)
+        and all(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        and holds(node.value, name, ALWAYS_VIEWS, subscripts=False)
+        and not isinstance(node.value, ast.Name)
+    )
