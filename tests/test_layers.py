@@ -1,12 +1,14 @@
 """graphmend's modules import one another without a circle, at every level: module by module, and
 package by package inside each package (`inference` and `regions` below `analysis`, below `fixes`,
 below `rules`...; in the language server, `edit/` and `schedule/` below `session/`). A circle would
-mean an import that runs back up a layer. Every import counts: inside functions and under
-`TYPE_CHECKING` too."""
+mean an import that runs back up a layer. And the layers are the ones CONTRIBUTING's map documents:
+every module is placed, and imports only at or below its layer. Every import counts: inside
+functions and under `TYPE_CHECKING` too."""
 
 from __future__ import annotations
 
 import ast
+import re
 from graphlib import CycleError, TopologicalSorter
 
 import pytest
@@ -81,3 +83,31 @@ def test_the_parts_of_each_package_import_without_a_circle(package: str) -> None
         TopologicalSorter(parts).prepare()
     except CycleError as error:
         pytest.fail(f"the parts of `graphmend.{package}` import in a circle: {error.args[1]}")
+
+
+def documented_layers() -> dict[str, int]:
+    """CONTRIBUTING's map: each top-level module or package of graphmend → its layer (1 = lowest)."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    map_section = text.split("## The map", 1)[1].split("\n## ", 1)[0]
+    layers = {}
+    for number, line in re.findall(r"^(\d+)\. (.+)$", map_section, re.M):
+        for name in re.findall(r"`([\w]+)/?`", line):
+            layers[name] = int(number)
+    return layers
+
+
+def test_every_import_goes_down_the_documented_layers() -> None:
+    """Issue 40: the layers CONTRIBUTING documents are the ones the code has: every module is in
+    one, and imports only from its own layer or those below (the root package, `__version__`, is
+    below them all)."""
+    layers = {"": 0, **documented_layers()}
+    graph = module_imports()
+    unplaced = sorted({name.split(".")[0] for name in graph} - set(layers))
+    assert not unplaced, f"modules CONTRIBUTING's map does not place: {unplaced}"
+    upward = sorted(
+        f"{name} (layer {layers[name.split('.')[0]]}) imports {target} (layer {layers[target.split('.')[0]]})"
+        for name, targets in graph.items()
+        for target in targets
+        if layers[target.split(".")[0]] > layers[name.split(".")[0]]
+    )
+    assert not upward, "imports that go up a layer:\n" + "\n".join(upward)
