@@ -17,7 +17,7 @@ from typing import Any
 from . import notebooks
 from .cache import Cache
 from .checker import NOT_ANALYSED_CODES, SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
-from .diagnostics import Applicability, Diagnostic
+from .diagnostics import Applicability, Diagnostic, Fix
 from .fixes import apply_fixes
 from .libraries import LibraryFinder, default_search_paths
 from .library_calls import called_findings, hidden_files, reached_from_elsewhere
@@ -479,7 +479,8 @@ def build_project(
     listed = list(iter_settings(project_files(files), overrides))
     summaries = [s for s in _map(_summarize_job, [(path, settings, cache) for path, settings in listed], jobs) if s]
     reported = [os.path.realpath(path) for path in files]
-    return assemble_project(summaries, reported, _main_settings(files, overrides), cache, jobs)[0]
+    main = _project_settings(list(iter_settings(files[:1], overrides)), overrides)
+    return assemble_project(summaries, reported, main, cache, jobs)[0]
 
 
 def assemble_project(
@@ -501,10 +502,9 @@ def assemble_project(
     return project, attach_called_findings(project, reported, settings, cache, jobs)
 
 
-def _main_settings(files: list[Path], overrides: Mapping[str, Any] | None) -> Settings:
-    """The settings that decide how the project is put together: the first file's."""
-    first = next(iter_settings(files[:1], overrides), None)
-    return first[1] if first is not None else Settings().merged(overrides or {})
+def _project_settings(checked: list[tuple[Path, Settings]], overrides: Mapping[str, Any] | None) -> Settings:
+    """The settings that decide how the project is put together: the first checked file's."""
+    return checked[0][1] if checked else Settings().merged(overrides or {})
 
 
 def _map(function: Any, work: list[Any], jobs: int | None, advance: Callable[[], None] | None = None) -> list[Any]:
@@ -565,7 +565,7 @@ def check_paths(
     first = _map(_first_pass, [(path, settings, cache) for path, settings in checked], jobs, advance)
     summaries = [summary for _, summary in first if summary is not None]
     summaries += [s for s in _map(_summarize_job, [(p, st, cache) for p, st in others], jobs, advance) if s is not None]
-    main = checked[0][1] if checked else Settings().merged(overrides or {})
+    main = _project_settings(checked, overrides)
     project, in_libraries = assemble_project(summaries, (os.path.realpath(p) for p, _ in checked), main, cache, jobs)
     # Files that other files compile or call into are analysed again, with what the project says.
     again = [
@@ -647,13 +647,12 @@ def fix_source(
     Fixes are applied in rounds because one rewrite can enable another (an inner `if`, then the
     outer one). Unsafe fixes are applied only when asked for.
     """
-    allowed = _applicable(unsafe)
     current, applied = text, 0
     diagnostics = check_source(current, path, settings, context)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
     for _ in range(MAX_FIX_ROUNDS):
-        fixes = [d.fix for d in diagnostics if d.fix is not None and d.fix.applicability in allowed]
+        fixes = _fixes_to_apply(diagnostics, unsafe)
         if not fixes:
             break
         candidate, count = apply_fixes(current, fixes)
@@ -676,8 +675,10 @@ def fix_source(
     return FixResult(path, text, current, applied, tuple(diagnostics))
 
 
-def _applicable(unsafe: bool) -> set[Applicability]:
-    return {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+def _fixes_to_apply(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
+    """The fixes a fix run applies: the safe ones, and with `unsafe` the unsafe ones too."""
+    allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+    return [d.fix for d in diagnostics if d.fix is not None and d.fix.applicability in allowed]
 
 
 def fix_file(
@@ -693,12 +694,12 @@ def fix_file(
     apply is not analysed again."""
     notebook = is_notebook(path)
     try:
-        text, encoding = (decode_notebook(_read_bytes(path)), "utf-8") if notebook else _read_source(path)
+        data = _read_bytes(path)
+        text, encoding = (decode_notebook(data), "utf-8") if notebook else decode_source(data)
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
-    key = _key(cache, path, settings, context, "diagnostics")
-    cached = cache.get(key) if cache is not None and key is not None else None
-    if cached is not None and not any(d.fix is not None and d.fix.applicability in _applicable(unsafe) for d in cached):
+    cached = cache.get(cache.key(path, data, settings, context)) if cache is not None else None
+    if cached is not None and not _fixes_to_apply(cached, unsafe):
         return FixResult(path, text, text, 0, tuple(cached))
     result = (fix_notebook_text if notebook else fix_source)(text, path, settings, unsafe, context)
     if write and result.error is None and result.fixed != text:

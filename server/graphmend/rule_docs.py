@@ -22,7 +22,7 @@ def rule_page(rule: type[Rule]) -> str:
         "",
         f"Message: {rule.message}",
         "",
-        f"What to do: {docs.action[:1].upper()}{docs.action[1:]}",
+        f"What to do: {docs.action}",
         "",
         f"Reason in torch's log: *{rule.reason}*",
         "",

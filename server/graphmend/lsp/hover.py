@@ -93,7 +93,7 @@ def _what_to_do(action: str, data: dict[str, Any]) -> str:
         return (
             f"**Can be left as is:** a plain compile never reaches it: `{data['off_by_default']}` is false by default."
         )
-    return f"**What to do:** {_capitalized(action)}"
+    return f"**What to do:** {action}"
 
 
 def _capitalized(text: str) -> str:

@@ -45,7 +45,7 @@ class RuleDocs:
     what: str  # what it flags ("What it does")
     why: str  # why Dynamo breaks there, or what it costs otherwise (`why_title` says which)
     example: str  # code it flags, dedented, lines joined by "\n"
-    action: str  # what the user can do by hand, imperative ("What to do"; the hover of a finding with no fix)
+    action: str  # what the user can do by hand, one imperative sentence ("What to do"; the hover without a fix)
     fix: str  # the fix and how safe it is ("Fix and its safety")
     why_title: str = BREAKS_THE_GRAPH  # GM4xx: not a graph break, so another heading
 

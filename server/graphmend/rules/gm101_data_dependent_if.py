@@ -30,7 +30,7 @@ class DataDependentIf(Rule):
             "device-to-host sync) and starts a new graph after it."
         ),
         example=("if x.sum() > 10:\n    z = a + b\nelse:\n    z = a * b"),
-        action="decide the condition before the compiled call, or write the `torch.where` by hand where both sides are safe to compute.",
+        action="Decide the condition before the compiled call, or write the `torch.where` by hand where both sides are safe to compute.",
         fix=(
             "compute both branches and select with `torch.where(cond, a_val, b_val)`. "
             "Safe when both branches are side-effect free and cannot fault when run unconditionally; the "

@@ -27,7 +27,7 @@ class DataDependentTernary(Rule):
             "condition while tracing, so it ends the graph and evaluates it in Python."
         ),
         example="y = x if x.std() > 1 else x * 2",
-        action="decide the condition before the compiled call, or write `torch.where(cond, a, b)` by hand where both sides are safe to compute.",
+        action="Decide the condition before the compiled call, or write `torch.where(cond, a, b)` by hand where both sides are safe to compute.",
         fix=(
             "`torch.where(cond, a, b)`; both operands are evaluated, so it is safe only "
             "when neither can fault or has side effects."

@@ -22,7 +22,7 @@ class TensorTruthiness(Rule):
             "frame)."
         ),
         example="keep = not mask.any()",
-        action="keep the logic in the graph with `~t`, `torch.logical_and` or `torch.logical_or`.",
+        action="Keep the logic in the graph with `~t`, `torch.logical_and` or `torch.logical_or`.",
         fix=(
             "use tensor logic that stays in the graph: `~t`/`torch.logical_not(t)`, "
             "`torch.logical_and`, `torch.logical_or`. The result is then a bool tensor, not a Python bool, "

@@ -23,7 +23,7 @@ class PrintCall(Rule):
             "graph. It compiles what it has, runs the print in Python and starts a new graph."
         ),
         example=('x = torch.relu(x)\nprint("tensor:", x)\nreturn torch.sin(x)'),
-        action="print after the compiled call returns, or print outside the compiled function.",
+        action="Print after the compiled call returns, or print outside the compiled function.",
         fix=(
             "defer the print until the compiled region has produced its values (a "
             "function registered in `torch.compiler.config.reorderable_logging_functions`, or printing after "

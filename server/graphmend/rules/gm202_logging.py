@@ -26,7 +26,7 @@ class LoggingCall(Rule):
             "call."
         ),
         example=('logger = logging.getLogger(__name__)\n...\nlogger.warning("clamping %d values", n)'),
-        action="log after the compiled call returns.",
+        action="Log after the compiled call returns.",
         fix=(
             "defer the record until the compiled region has run, keeping its text, level "
             "and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message. "

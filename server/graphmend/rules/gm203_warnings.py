@@ -20,7 +20,7 @@ class WarningsWarn(Rule):
             'to call function marked as skipped"), so it ends the graph at the call.'
         ),
         example='warnings.warn("input has NaNs", UserWarning)',
-        action="warn after the compiled call returns.",
+        action="Warn after the compiled call returns.",
         fix=(
             "emit the warning after the compiled region (same message and category), "
             "or register it as a reorderable logging function (refused in a function reached through a call, "

@@ -118,7 +118,7 @@ class ScalarConversion(Rule):
             "(`torch-version`, `BREAKS_SINCE`)."
         ),
         example=("if x[0].item() > 0:\n    ..."),
-        action="keep the value a tensor: compare tensors, and select with `torch.where`.",
+        action="Keep the value a tensor: compare tensors, and select with `torch.where`.",
         fix=(
             "no rewrite of the expression keeps behaviour in general (keep the value a "
             "tensor: compare tensors, use `torch.where`). For `.item()`, `int(t)` and `float(t)` whose value "

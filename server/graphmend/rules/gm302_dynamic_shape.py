@@ -31,7 +31,7 @@ class DynamicShapeOperator(Rule):
             'result a size while tracing ("Dynamic shape operator").'
         ),
         example="positive = x[x > 0]",
-        action="keep shapes static: select with `torch.where` rather than index with a mask.",
+        action="Keep shapes static: select with `torch.where` rather than index with a mask.",
         fix=(
             "a copy through one mask, `out[m] = y[m]`, becomes `out = torch.where(m, y, "
             "out)` (see GM402: unsafe, the name is bound to a new tensor; only for a local `out` nothing else "

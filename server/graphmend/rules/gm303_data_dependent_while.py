@@ -17,7 +17,7 @@ class DataDependentWhile(Rule):
             'the loop on every iteration ("Data-dependent branching").'
         ),
         example=("while z.sum() < limit:\n    z = z * 2"),
-        action="bound the loop by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`.",
+        action="Bound the loop by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`.",
         fix=(
             "not a `torch.where` rewrite: the trip count depends on data. Bound the loop "
             "by a Python number and mask the updates, or use `torch._higher_order_ops.while_loop`."

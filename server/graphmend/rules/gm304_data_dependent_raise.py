@@ -30,7 +30,7 @@ class DataDependentRaise(Rule):
             "earlier `and`/`or` operand is a plain data-dependent branch (measured on torch 2.13)."
         ),
         example=('if torch.isnan(x).any():\n    raise ValueError("NaN in input")'),
-        action="check the inputs before the compiled call, or use `torch._assert_async(cond, msg)` if an error raised later by the device will do.",
+        action="Check the inputs before the compiled call, or use `torch._assert_async(cond, msg)` if an error raised later by the device will do.",
         fix=(
             "`torch._assert_async(~cond)` keeps the check in the graph, but the error "
             "type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An "

@@ -26,7 +26,7 @@ class RequiresGradStore(Rule):
             "if self._requires_grad and self.training:\n"
             "    hidden_states.requires_grad = True   # wav2vec2's feature encoder, for checkpointing"
         ),
-        action="set `requires_grad` before the compiled call.",
+        action="Set `requires_grad` before the compiled call.",
         fix=(
             "no rewrite inside the compiled code keeps the behaviour (`requires_grad_()` "
             "breaks too). Set `requires_grad` on the inputs before calling the compiled model, or keep the "

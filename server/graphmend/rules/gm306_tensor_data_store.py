@@ -22,7 +22,7 @@ class TensorDataStore(Rule):
             "(`self.weight.data = ...`) the store traces, and is not flagged (measured on torch 2.13)."
         ),
         example=("y = x * 2\ny.data = x * 3"),
-        action="compute the new value as a tensor of its own, or store `.data` outside the compiled region.",
+        action="Compute the new value as a tensor of its own, or store `.data` outside the compiled region.",
         fix=(
             "no rewrite keeps the aliasing semantics of `.data` in general; compute the "
             "new value as a tensor of its own (`y = x * 3`), or do the store outside the compiled region."

@@ -39,7 +39,7 @@ class UntraceableCall(Rule):
             'operator" (gb0059, `open`). `random.randint`, `random.uniform` and `os.getenv` do trace.'
         ),
         example=("start = time.perf_counter()\nh = self.layer(x)\nself.elapsed = time.perf_counter() - start"),
-        action="read the clock, `random` or the file before the compiled call and pass the value in.",
+        action="Read the clock, `random` or the file before the compiled call and pass the value in.",
         fix=(
             "no rewrite keeps the behaviour: a clock read inside the graph would run once "
             "at trace time, and `torch.rand` draws from another stream than `random`. Take the time or the "

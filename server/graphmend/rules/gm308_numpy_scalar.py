@@ -29,7 +29,7 @@ class NumpyScalar(Rule):
             "layerdrop_prob = np.random.random()          # a LayerDrop draw\n"
             "idx = np.random.choice(np.arange(n), k, replace=False)  # SpecAugment's span starts"
         ),
-        action="draw the number with torch (another random stream), or outside the compiled region.",
+        action="Draw the number with torch (another random stream), or outside the compiled region.",
         fix=(
             "no automatic fix: `torch.rand` draws from another random stream, so the "
             "values change. Draw with torch and keep the value a tensor, or draw outside the compiled region."

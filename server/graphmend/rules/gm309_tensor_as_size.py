@@ -34,7 +34,7 @@ class TensorAsSize(Rule):
             "target_length = cache_position[-1] + 1          # a tensor\n"
             "causal_mask = torch.full((sequence_length, target_length), min_dtype)"
         ),
-        action="pass a Python int where a size is expected, e.g. one read from `x.shape`.",
+        action="Pass a Python int where a size is expected, e.g. one read from `x.shape`.",
         fix=(
             "no rewrite keeps the shape without the value. Take the size from a shape "
             "(`x.shape[1]`, a Python int under Dynamo), pass it in as an int, or compute with a mask of a "

@@ -37,7 +37,7 @@ class AutogradInCompiledCode(Rule):
             "    if max_pos > self.weights.size(0):\n"
             "        self.weights = nn.Parameter(self.get_embedding(max_pos, ...))   # speech_to_text"
         ),
-        action="make parameters and change autograd's state outside the compiled region.",
+        action="Make parameters and change autograd's state outside the compiled region.",
         fix=(
             "no rewrite inside the compiled code keeps autograd's behaviour. Build "
             "parameters in `__init__` (or as buffers, for tables), set `requires_grad` before the compiled "

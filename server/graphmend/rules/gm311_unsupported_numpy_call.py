@@ -24,7 +24,7 @@ class UnsupportedNumpyCall(Rule):
             "training draws with `np.random.permutation`)."
         ),
         example="perm_block = np.random.permutation(to_block_list)",
-        action="compute it with a torch op, or outside the compiled region.",
+        action="Compute it with a torch op, or outside the compiled region.",
         fix=(
             "no automatic fix: a torch counterpart (`torch.randperm`) draws from another "
             "random stream, so the values change. Use torch where it is equivalent for you, or compute the "

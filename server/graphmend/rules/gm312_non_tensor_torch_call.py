@@ -26,7 +26,7 @@ class NonTensorTorchCall(Rule):
             "with torch.backends.cudnn.flags(enabled=False):\n"
             "    loss = nn.functional.ctc_loss(log_probs, labels, input_lengths, target_lengths)"
         ),
-        action="make the call outside the compiled region and pass its result in.",
+        action="Make the call outside the compiled region and pass its result in.",
         fix=(
             "no automatic fix. Set the flag outside the compiled region "
             "(`torch.backends.cudnn.enabled = False` around the call of the compiled model), or move the code "

@@ -41,7 +41,7 @@ class CpuTensorAttribute(Rule):
             "def forward(self, x):\n"
             "    return x * self.scale"
         ),
-        action='register the tensor as a buffer: `self.register_buffer("name", tensor, persistent=False)`.',
+        action='Register the tensor as a buffer: `self.register_buffer("name", tensor, persistent=False)`.',
         fix=(
             '`self.register_buffer("scale", torch.tensor(0.5), persistent=False)`: '
             "`.to()`/`.cuda()` move it and inductor receives it as a static input; `persistent=False` "

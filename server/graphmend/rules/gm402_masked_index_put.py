@@ -33,7 +33,7 @@ class MaskedIndexPut(Rule):
         ),
         why_title="Why it keeps work out of CUDA graphs",
         example=("keep = scores > threshold\nout = torch.zeros_like(scores)\nout[keep] = scores[keep]"),
-        action="select with `torch.where(mask, value, out)` instead of the masked write.",
+        action="Select with `torch.where(mask, value, out)` instead of the masked write.",
         fix=(
             "`out = torch.where(keep, scores, out)` (the mask gets trailing dimensions "
             "of size one when it is not an element-wise test of either tensor and may cover only the "

@@ -30,7 +30,7 @@ class MutatedInput(Rule):
         ),
         why_title="Why it keeps the graph out of CUDA graphs",
         example=('@torch.compile(mode="reduce-overhead")\ndef step(x, scale):\n    x.mul_(scale)\n    return x.sum()'),
-        action="change a new tensor instead: `x = x.clone()` before the first in-place change.",
+        action="Change a new tensor instead: `x = x.clone()` before the first in-place change.",
         fix=(
             "change a new tensor instead: `x = x.mul(scale)` (or `x = x + y` for "
             "`x += y`) where every operand is a Python value, otherwise `x = x.clone()` just before the "

@@ -36,7 +36,7 @@ class ControlFlowOperator(Rule):
             "def layer(x, keep):\n"
             "    return torch.cond(keep, lambda x: block(x), lambda x: x.clone(), (x,))"
         ),
-        action="select with `torch.where` where both branches are cheap; otherwise leave this graph out of CUDA graphs.",
+        action="Select with `torch.where` where both branches are cheap; otherwise leave this graph out of CUDA graphs.",
         fix=(
             "`torch.cond(p, lambda x: f(x), lambda x: g(x), (x,))` becomes "
             "`torch.where(p, (lambda x: f(x))(x), (lambda x: g(x))(x))`: both branches run and the "

@@ -38,7 +38,7 @@ class ChangingPythonNumber(Rule):
             "    self.step += 1\n"
             "    return x * self.step"
         ),
-        action='keep the number in a 0-d tensor buffer changed in place: `self.register_buffer("step", torch.tensor(0), persistent=False)`.',
+        action='Keep the number in a 0-d tensor buffer changed in place: `self.register_buffer("step", torch.tensor(0), persistent=False)`.',
         fix=(
             "keep the number in a 0-d int64 tensor buffer changed in place: "
             '`self.register_buffer("step", torch.tensor(0), persistent=False)`; `self.step += 1` then '
