@@ -373,9 +373,13 @@ async function figureScenario(page, opts, shots) {
     await page.keyboard.press('Control+K');
     await page.keyboard.press('Control+I');
   });
-  const hover = page.locator('.monaco-hover', { hasText: 'GM101' }).first();
-  await hover.waitFor({ timeout: 30_000 })
-    .catch(() => { throw new CheckFailed('no hover naming GM101 on the flagged line'); });
+  // VS Code renders the problem's own part first and the server's part when its answer
+  // arrives: wait for the server's part (its rule heading), not only the problem's.
+  const hover = page.locator('.monaco-hover', { hasText: 'GM101 data-dependent-if' }).first();
+  await hover.waitFor({ timeout: 30_000 }).catch(async () => {
+    const shown = await page.locator('.monaco-hover').first().innerText().catch(() => '(none)');
+    throw new CheckFailed(`no hover from the server on the flagged line within 30 s; shown: ${shown.replace(/\s+/g, ' ')}`);
+  });
   const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
   log(`hover: ${hoverText}`);
   const fixAt = hoverText.indexOf('Fix (safe):');
