@@ -63,7 +63,7 @@ def test_modules_import_without_a_circle() -> None:
     TopologicalSorter(module_imports()).prepare()  # CycleError names the circle
 
 
-@pytest.mark.parametrize("package", ["", "fixes", "lsp", "inference", "regions", "analysis", "rules"])
+@pytest.mark.parametrize("package", ["", "fixes", "lsp", "inference", "regions", "analysis", "rules", "project"])
 def test_the_parts_of_each_package_import_without_a_circle(package: str) -> None:
     """The parts one level below `package` (its modules and subpackages) form layers."""
     depth = len(package.split(".")) if package else 0

@@ -19,9 +19,9 @@ from .cache import Cache
 from .checker import NOT_ANALYSED_CODES, SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
 from .diagnostics import Applicability, Diagnostic, Fix
 from .fixes import apply_fixes
-from .libraries import LibraryFinder, default_search_paths
-from .library_calls import called_findings, hidden_files, reached_from_elsewhere
 from .project import ModuleSummary, Project, summarize
+from .project.libraries import LibraryFinder, default_search_paths
+from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
 from .regions import ProjectContext
 from .rule_docs import rule_page, rule_pages
 from .rules import RULES, RULES_BY_CODE

@@ -12,8 +12,8 @@ from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
 from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
-from .library_calls import call_site_diagnostics
 from .project import ModuleSummary, summarize_module
+from .project.library_calls import call_site_diagnostics
 from .provenance import value_chain
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
 from .resumption import resumed_call_breaks

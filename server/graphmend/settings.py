@@ -20,8 +20,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .libraries import virtual_env_site_packages
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -90,6 +88,17 @@ def parse_torch_version(text: str) -> tuple[int, int] | None:
     if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
         return None
     return int(parts[0]), int(parts[1])
+
+
+def virtual_env_site_packages() -> list[str]:
+    """The site-packages folders of the active virtual environment (`VIRTUAL_ENV`), if any."""
+    virtual_env = os.environ.get("VIRTUAL_ENV")
+    if not virtual_env:
+        return []
+    return [
+        *sorted(glob.glob(os.path.join(glob.escape(virtual_env), "lib", "python3*", "site-packages"))),
+        os.path.join(virtual_env, "Lib", "site-packages"),  # Windows
+    ]
 
 
 @cache
@@ -188,7 +197,7 @@ class Settings:
     # `torch` of the user's environment (`installed_torch_version`), else the newest graphmend knows.
     torch_version: tuple[int, int] | None = None
     # Follow compiled code's calls into installed packages and files outside the checked paths, and
-    # report their breaks at the call (`libraries.py`, `library_calls.py`); packages are looked for in
+    # report their breaks at the call (`project/libraries.py`, `project/library_calls.py`); packages are looked for in
     # `library_paths`, then in the active virtual environment and graphmend's own. Off until its
     # precision is measured (benchmarks/README.md, "Into the libraries compiled code calls").
     follow_libraries: bool = False

@@ -3,7 +3,7 @@
 Dynamo traces into every Python function a compiled frame calls, so a break inside a helper is a
 break of the compiled entry (see the nested-graph-break docs). Code that no entry reaches is never
 compiled and must never be flagged. What other files of the project compile or call comes in as a
-`ProjectContext` (see `project.py`); calls that leave the file are named as `ExternalRef`s.
+`ProjectContext` (see `project/`); calls that leave the file are named as `ExternalRef`s.
 
 The package, each part building on the last: `records` (entries, reaches, references to other
 files), `scope_facts` (the calls and bindings of one scope's own body, walked once), `resolution`

@@ -9,11 +9,12 @@ namespace folder), without importing the package, the user's code or torch.
 
 from __future__ import annotations
 
-import glob
 import os
 import sysconfig
 from collections.abc import Iterable
 from pathlib import Path
+
+from ..settings import virtual_env_site_packages
 
 # Packages whose source is never followed: Dynamo does not inline torch's own code the way it does a
 # library's (it has rules for its functions), NumPy and Triton are compiled code or traced by their own
@@ -31,17 +32,6 @@ def default_search_paths() -> tuple[Path, ...]:
     paths = sysconfig.get_paths()
     found = [*virtual_env_site_packages(), paths["purelib"], paths["platlib"]]
     return tuple(Path(p) for p in dict.fromkeys(os.path.realpath(p) for p in found) if os.path.isdir(p))
-
-
-def virtual_env_site_packages() -> list[str]:
-    """The site-packages folders of the active virtual environment (`VIRTUAL_ENV`), if any."""
-    virtual_env = os.environ.get("VIRTUAL_ENV")
-    if not virtual_env:
-        return []
-    return [
-        *sorted(glob.glob(os.path.join(glob.escape(virtual_env), "lib", "python3*", "site-packages"))),
-        os.path.join(virtual_env, "Lib", "site-packages"),  # Windows
-    ]
 
 
 class LibraryFinder:

@@ -15,13 +15,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .diagnostics import Diagnostic, RelatedLocation
-from .project import Project
-from .regions import CalledFinding, CompiledRegions, ProjectContext
-from .settings import Settings
-from .source import Position, Range, SourceText
+from ..diagnostics import Diagnostic, RelatedLocation
+from ..regions import CalledFinding, CompiledRegions, ProjectContext
+from ..settings import Settings
+from ..source import Position, Range, SourceText
+from .joined import Project
+from .names import Key
 
-_Key = tuple[str, str]  # (path, function qualname)
 _NOWHERE = Range(Position(0, 0), Position(0, 0))  # a finding's range until the checker finds the call
 
 
@@ -29,8 +29,8 @@ _NOWHERE = Range(Position(0, 0), Position(0, 0))  # a finding's range until the 
 class _Reached:
     """A finding in a hidden file and how a reported file's compiled code reaches it."""
 
-    caller: _Key  # the reported file's function whose call leads into hidden files
-    callee: _Key  # the first hidden function on the way
+    caller: Key  # the reported file's function whose call leads into hidden files
+    callee: Key  # the first hidden function on the way
     via: tuple[str, ...]  # dotted names of the hidden functions after `callee`, up to the finding's entry
     path: str  # the hidden file
     diagnostic: Diagnostic
@@ -69,8 +69,8 @@ def _reached(
     callers = project.callers()
     for path, diagnostics in hidden.items():
         for diagnostic in reached_from_elsewhere(diagnostics, contexts[path]):
-            start: _Key = (path, diagnostic.data["entry"])
-            queue: deque[tuple[_Key, tuple[str, ...]]] = deque([(start, ())])
+            start: Key = (path, diagnostic.data["entry"])
+            queue: deque[tuple[Key, tuple[str, ...]]] = deque([(start, ())])
             seen = {start}
             while queue:
                 key, via = queue.popleft()
