@@ -2,6 +2,7 @@
 
     python benchmarks/lsp_latency.py [FILE ...] [--edits 7] [--workspace DIR]     # DIR: the index runs meanwhile
     python benchmarks/lsp_latency.py [FILE ...] --cold-open WORKSPACE    # the first squiggle, index running
+    python benchmarks/lsp_latency.py [FILE ...] --edit-kinds 7    # each kind of edit against ast.parse
 
 Starts `graphmend-lsp --stdio` (debounce 0, so the figure is processing time, not the deliberate
 typing delay), waits a second for its analysis worker to start, opens each file (timing didOpen → its first
@@ -166,6 +167,90 @@ async def measure(files: list[Path], edits: int, workspace: Path | None = None) 
     return 0
 
 
+EDIT_KINDS = ("trailing comment", "import", "new top-level function", "in-function")
+
+
+def _edited(text: str, kind: str, number: int) -> str:
+    """The text after one more edit of `kind` (each edit differs from the last)."""
+    lines = text.split("\n")
+    if kind == "trailing comment":
+        return text + f"\n# edit {number}"
+    if kind == "import":
+        first = next(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+        return "\n".join([*lines[: first + 1], f"import os as _gm_os_{number}", *lines[first + 1 :]])
+    if kind == "new top-level function":
+        return text + f"\n\n\ndef _gm_helper_{number}(x):\n    return x\n"
+    targets = _statements_in_functions(text)
+    line = targets[(number * 7919) % len(targets)]
+    lines[line] += f"  # edit {number}"
+    return "\n".join(lines)
+
+
+async def edit_kinds(files: list[Path], repeats: int) -> int:
+    """Issue 40: each kind of edit, `repeats` times per file in turn, timed didChange →
+    publishDiagnostics against `ast.parse` of the same text in the same run (goal: each ≤ 5×)."""
+    client = LanguageClient("graphmend-latency", "1")
+    published: dict[tuple[str, int | None], float] = {}
+    arrived = asyncio.Event()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        published[(params.uri, params.version)] = time.perf_counter()
+        arrived.set()
+
+    async def wait_for(uri: str, version: int) -> None:
+        while (uri, version) not in published:
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 60)
+
+    await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options={"graphmend": {"debounce": 0}}
+        )
+    )
+    client.initialized(types.InitializedParams())
+    await asyncio.sleep(WORKER_START_S)
+    print(f"{'file':<26} {'edit':<24} {'ast.parse ms':>13} {'didChange ms':>13} {'/ast.parse':>10}")
+    worst = 0.0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        uri, version = path.as_uri(), 1
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
+        await wait_for(uri, 1)
+        times: dict[str, tuple[list[float], list[float]]] = {kind: ([], []) for kind in EDIT_KINDS}
+        for round_number in range(repeats):
+            for kind in EDIT_KINDS:  # alternated, so that each kind meets the same state of the machine
+                version += 1
+                text = _edited(text, kind, version)
+                start = time.perf_counter()
+                client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                        [types.TextDocumentContentChangeWholeDocument(text=text)],
+                    )
+                )
+                await wait_for(uri, version)
+                latency = published[(uri, version)] - start
+                parse_start = time.perf_counter()
+                ast.parse(text)
+                if round_number:  # the first round warms the server's caches for that kind of text
+                    times[kind][0].append(latency)
+                    times[kind][1].append(time.perf_counter() - parse_start)
+        for kind, (latencies, parses) in times.items():
+            latency, parse = statistics.median(latencies) * 1000, statistics.median(parses) * 1000
+            worst = max(worst, latency / parse)
+            print(f"{path.name:<26} {kind:<24} {parse:>13.1f} {latency:>13.1f} {latency / parse:>10.2f}")
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    print(f"worst didChange/ast.parse over the edit kinds {worst:.2f} (goal <= 5)")
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return 0
+
+
 async def cold_open(files: list[Path], workspace: Path) -> int:
     """The first squiggle as a user opening a model file gets it: a fresh server on `workspace` (its
     index starts at `initialized`), the file opened at once, timed to its first diagnostics."""
@@ -243,7 +328,16 @@ def main() -> int:
         metavar="WORKSPACE",
         help="instead: a fresh server per file on WORKSPACE (indexed), the file opened at once",
     )
+    parser.add_argument(
+        "--edit-kinds",
+        type=int,
+        metavar="REPEATS",
+        help="instead: each kind of edit (trailing comment, import, new top-level function, in-function) "
+        "REPEATS times per file, each against ast.parse",
+    )
     args = parser.parse_args()
+    if args.edit_kinds is not None:
+        return asyncio.run(edit_kinds(args.files or default_files(), args.edit_kinds))
     if args.cold_open is not None:
         return asyncio.run(cold_open(args.files or default_files(), args.cold_open.resolve()))
     workspace = args.workspace.resolve() if args.workspace else None

@@ -25,7 +25,7 @@ FILES = [
     ROOT / "tests" / "dynamo_corpus" / "pos_rope_state.py",
     ROOT / "examples" / "figure1.py",
 ]
-EDITS_PER_FILE = 14
+EDITS_PER_FILE = 20
 
 
 def _statement_lines(text: str) -> list[tuple[int, str, ast.stmt]]:
@@ -44,11 +44,32 @@ def _statement_lines(text: str) -> list[tuple[int, str, ast.stmt]]:
     return found
 
 
+def _top_level_gaps(text: str) -> list[int]:
+    """0-based lines between top-level statements (where a new one may go): before each of them,
+    and at the end."""
+    tree = ast.parse(text)
+    starts = [min([s.lineno, *(d.lineno for d in getattr(s, "decorator_list", ()))]) - 1 for s in tree.body]
+    return [*starts, len(text.split("\n"))]
+
+
+SKELETON_EDITS = {  # issue 40: edits between top-level statements
+    "gap-comment": ["# edited between statements"],
+    "gap-blank": [""],
+    "gap-import": ["import os"],
+    "gap-from-import": ["from collections import OrderedDict as _GmOrdered"],
+    "gap-constant": ["_GM_CONSTANT = 3"],
+    "gap-helper": ["def _gm_helper(x):", "    return x", ""],
+    "gap-torch-alias": ["import torch as _gm_th"],
+    "gap-setting": ["torch._dynamo.config.capture_scalar_outputs = True"],
+}
+
+
 def _edit(text: str, rng: random.Random) -> str:
     lines = text.split("\n")
     candidates = _statement_lines(text)
     line, indent, stmt = rng.choice(candidates)
-    kind = rng.choice(["comment", "insert", "print", "delete", "tensor-if", "skeleton", "rename-call"])
+    kinds = ["comment", "insert", "print", "delete", "tensor-if", "skeleton", "rename-call", *SKELETON_EDITS]
+    kind = rng.choice([*kinds, "join-gap"])
     if kind == "comment":
         lines[line] += "  # edited"
     elif kind == "insert":
@@ -66,6 +87,13 @@ def _edit(text: str, rng: random.Random) -> str:
         lines.insert(0, "import math  # edited")
     elif kind == "rename-call":
         lines[line] = lines[line].replace("(", "_renamed(", 1) if "(" in lines[line] else lines[line]
+    elif kind in SKELETON_EDITS:
+        gap = rng.choice(_top_level_gaps(text))
+        lines[gap:gap] = SKELETON_EDITS[kind]
+    elif kind == "join-gap":  # a blank line between top-level statements goes
+        blanks = [i for i in _top_level_gaps(text) if 0 < i < len(lines) and not lines[i - 1].strip()]
+        if blanks:
+            del lines[rng.choice(blanks) - 1]
     new = "\n".join(lines)
     try:
         ast.parse(new)
@@ -155,3 +183,32 @@ def test_an_edit_elsewhere_reaches_the_units_that_depend_on_it(edit: tuple[str, 
     incremental = check_text(after_text, path, cache=cache)
     assert _plain(incremental) == _plain(check_text(after_text, path))
     assert _plain(incremental) != _plain(before), "the edit changes what is reported in another unit"
+
+
+def _t5_edits() -> dict[str, tuple[str, int]]:
+    """Issue 40: each kind of edit on T5, and how many units it analyses again (of 17 reached)."""
+    text = (MODELS / "t5" / "modeling_t5.py").read_text(encoding="utf-8")
+    anchor = "        scores += position_bias_masked\n"
+    return {
+        "trailing comment": (text + "\n# edited\n", 0),
+        "blank lines between statements": (text.replace("\n\n\n", "\n\n\n\n", 5), 0),
+        "an import in the import block": (text.replace("\nimport torch\n", "\nimport torch\nimport os\n", 1), 0),
+        "a new top-level function": (text + "\n\ndef _helper_added(x):\n    return x\n", 0),
+        # the units that read `logger` (their deferral helpers go after its binding) and nothing else
+        "a constant before the logger": (text.replace("\nlogger =", "\n_GM_LIMIT = 3\nlogger =", 1), 4),
+        # its unit, and the two whose analysis reads it (they call into it)
+        "a comment inside one method": (text.replace(anchor, anchor.rstrip("\n") + "  # edited\n", 1), 3),
+    }
+
+
+@pytest.mark.parametrize("kind", list(_t5_edits()))
+def test_each_kind_of_edit_analyses_again_only_the_units_it_changes(kind: str) -> None:
+    path = MODELS / "t5" / "modeling_t5.py"
+    text = path.read_text(encoding="utf-8")
+    edited, expected = _t5_edits()[kind]
+    cache = UnitCache()
+    check_text(text, path, cache=cache)
+    hits, misses = cache.hits, cache.misses
+    incremental = check_text(edited, path, cache=cache)
+    assert _plain(incremental) == _plain(check_text(edited, path))
+    assert (cache.misses - misses, cache.hits - hits) == (expected, 17 - expected)

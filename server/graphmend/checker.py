@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from .rules import RULES, Rule
 from .semantics import ModuleIndex, module_name_for
 from .settings import Settings
 from .source import Position, Range, SourceText
-from .units import Layout, UnitCache, dependencies, reach_key
+from .units import Layout, Unit, UnitCache, dependencies, reach_key
 
 SYNTAX_ERROR_CODE = "GM001"
 TOO_LARGE_CODE = "GM002"  # the file is over `max-file-size-kb`: not analysed, one note says so
@@ -82,7 +83,7 @@ def _check(
             plain_bases=context.plain_bases,
             foreign_aliases=dict(context.torch_aliases),
         )
-        layout = Layout(tree, source)
+        layout = Layout(tree, source, cache.words if cache is not None else None)
         callees = cache.callees(layout, index) if cache is not None else None
         regions = CompiledRegions(
             index,
@@ -137,7 +138,7 @@ def _analyse(
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
         key = (
-            layout.skeleton_digest,
+            layout.reads(unit)[0] if unit is not None else layout.skeleton_digest,
             indent,
             tuple(rule.code for rule in rules),
             settings.layer_skip,
@@ -147,7 +148,11 @@ def _analyse(
             regions.context.replaced_forwards,
             reach_key(layout, reaches, source),
         )
-        cached = cache.lookup(unit, key, layout) if cache is not None and unit is not None else None
+        cached = (
+            cache.lookup(unit, key, layout, partial(_file_has_word, layout, unit, index))
+            if cache is not None and unit is not None
+            else None
+        )
         if cached is not None:
             found += cached
             continue
@@ -168,11 +173,21 @@ def _analyse(
                 continue  # pathologically deep expressions: skip this function, keep the others
         diagnostics = list(collector.diagnostics.values())
         if cache is not None and unit is not None:
-            cache.store(unit, key, dependencies(layout, regions, reaches), diagnostics, layout)
+            cache.store(unit, key, dependencies(layout, regions, reaches), diagnostics, layout, context.asked_names)
         found += diagnostics
     if cache is not None:
         cache.forget_missing(layout)
     return sorted(found, key=lambda d: (d.range.start, d.code))
+
+
+def _file_has_word(layout: Layout, unit: Unit, index: ModuleIndex, name: str) -> bool:
+    """`FixContext.file_has_word` of the unit's fixes, answered for this version of the file."""
+    return (
+        name in layout.unit_words(unit)
+        or name in layout.skeleton_words
+        or name in index.imports
+        or name in index.module_names
+    )
 
 
 def _swapped_forward(analysis: FunctionAnalysis) -> str | None:

@@ -2,11 +2,23 @@
 
 A unit is a top-level function or class (decorators included); everything else (imports,
 module-level statements, the blank lines and comments between statements) is the skeleton. The
-diagnostics of a unit depend on its own text, the skeleton, the units its reached functions call
-(transitively), the units of its classes' same-file bases and attribute classes, and how its
-functions are reached (entries, chains, capture settings). `UnitCache` keeps each unit's
-diagnostics with positions relative to units, and reuses them when all of that is unchanged: an
-edit inside one function re-analyses its unit and the units that depend on it, nothing else.
+diagnostics of a unit depend on its own text, the skeleton statements it reads, the units its
+reached functions call (transitively), the units of its classes' same-file bases and attribute
+classes, and how its functions are reached (entries, chains, capture settings). `UnitCache` keeps
+each unit's diagnostics with positions relative to units and skeleton statements, and reuses them
+while all of that is unchanged, so that an edit costs in proportion to what it changes:
+
+- an edit inside one function re-analyses its unit and the units that depend on it;
+- a comment or blank lines between top-level statements re-analyse nothing;
+- a new, removed or changed top-level statement (an import, a constant, a helper function)
+  re-analyses the units that read a name it binds (found by the words of their text, through the
+  skeleton statements those names lead to), and every unit when it binds no name (a setting, a
+  registration) or imports torch or NumPy, which rewrites and the analysis read everywhere.
+
+A unit's fixes depend on the skeleton in two more ways, each kept with its diagnostics: the
+generated names asked of the file's words (reused while each answer holds), and an edit placed
+outside the unit (an import, a deferral helper after the imports: reused while the top-level
+statements up to the one after it are unchanged).
 """
 
 from __future__ import annotations
@@ -14,8 +26,11 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
 
 from .diagnostics import Diagnostic, TextEdit
 from .regions import CompiledRegions, Reach
@@ -23,6 +38,10 @@ from .semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .source import Position, Range, SourceText
 
 _UNIT_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_WORD = re.compile(r"[^\W\d]\w*")  # as `FixContext.all_names` reads words
+_READ_EVERYWHERE = frozenset({"torch", "numpy"})  # imports every unit's analysis and rewrites read
+
+Relative = tuple[str, str, int, int]  # see `Layout.relative`
 
 
 def _digest(text: str) -> str:
@@ -36,27 +55,81 @@ class Unit:
     end: int  # 0-based last line
     digest: str
 
+    @property
+    def top_name(self) -> str:
+        """The name the unit binds at module level."""
+        return self.name.split(" ", 1)[1].split("#", 1)[0]
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A top-level statement outside every unit: a part of the skeleton."""
+
+    id: str  # the digest of its lines, "#n" for the n-th statement of the same text
+    start: int  # 0-based first line
+    end: int  # 0-based last line
+    binds: frozenset[str]  # the names it binds at module level
+    words: frozenset[str]  # the words of its text: what the names it binds lead to
+    everywhere: bool  # read by every unit: it binds no name, sets an attribute, or imports torch or NumPy
+    opening: str = ""  # "import", or "docstring" for the module's: what places a module-level insertion
+
 
 class Layout:
-    """The units of one text, and its skeleton."""
+    """The units of one text, its skeleton statements, and what each unit reads of them."""
 
-    def __init__(self, tree: ast.Module, source: SourceText) -> None:
+    def __init__(self, tree: ast.Module, source: SourceText, words: dict[str, frozenset[str]] | None = None) -> None:
+        """`words`: the words of unit texts by digest, kept from an earlier version (and filled)."""
         self.source = source
         self.units: list[Unit] = []
+        self.statements: list[Statement] = []
+        self._items: list[Unit | Statement] = []  # both, in file order
+        self._words = words if words is not None else {}
         seen: dict[str, int] = {}
         lines = source.lines
         for stmt in tree.body:
-            if not isinstance(stmt, _UNIT_TYPES):
-                continue
-            start = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)]) - 1
             end = (stmt.end_lineno or stmt.lineno) - 1
-            kind = "class" if isinstance(stmt, ast.ClassDef) else "def"
-            base = f"{kind} {stmt.name}"
-            seen[base] = seen.get(base, 0) + 1
-            name = base if seen[base] == 1 else f"{base}#{seen[base]}"
-            self.units.append(Unit(name, start, end, _digest("\n".join(lines[start : end + 1]))))
+            if not isinstance(stmt, _UNIT_TYPES):
+                text = "\n".join(lines[stmt.lineno - 1 : end + 1])
+                digest = _digest(text)
+                seen[digest] = seen.get(digest, 0) + 1
+                binds, everywhere = _bindings(stmt)
+                opening = (
+                    "import"
+                    if isinstance(stmt, (ast.Import, ast.ImportFrom))
+                    else "docstring"
+                    if stmt is tree.body[0] and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                    else ""
+                )
+                statement = Statement(
+                    f"{digest}#{seen[digest]}",
+                    stmt.lineno - 1,
+                    end,
+                    binds,
+                    frozenset(_WORD.findall(text)),
+                    everywhere,
+                    opening,
+                )
+                self.statements.append(statement)
+                item: Unit | Statement = statement
+            else:
+                start = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)]) - 1
+                kind = "class" if isinstance(stmt, ast.ClassDef) else "def"
+                base = f"{kind} {stmt.name}"
+                seen[base] = seen.get(base, 0) + 1
+                name = base if seen[base] == 1 else f"{base}#{seen[base]}"
+                item = Unit(name, start, end, _digest("\n".join(lines[start : end + 1])))
+                self.units.append(item)
+            self._items.append(item)
         self.by_name = {u.name: u for u in self.units}
         self._starts = [u.start for u in self.units]
+        self._statement_starts = [s.start for s in self.statements]
+        self._statements_by_id = {s.id: s for s in self.statements}
+        self._binders: dict[str, list[Statement]] = {}
+        for statement in self.statements:
+            for name in statement.binds:
+                self._binders.setdefault(name, []).append(statement)
+        self._read: dict[str, tuple[str, frozenset[str]]] = {}
+        self._prefixes: dict[str, str] = {}
         skeleton, line = [], 0
         for unit in self.units:
             skeleton += lines[line : unit.start]
@@ -72,6 +145,12 @@ class Layout:
             return self.units[index]
         return None
 
+    def statement_at(self, line: int) -> Statement | None:
+        index = bisect.bisect_right(self._statement_starts, line) - 1
+        if index >= 0 and self.statements[index].start <= line <= self.statements[index].end:
+            return self.statements[index]
+        return None
+
     def unit_of(self, function: FunctionInfo) -> Unit | None:
         top: FunctionInfo | None = function
         while top is not None and top.parent is not None:
@@ -82,23 +161,126 @@ class Layout:
         """What the unit's fresh names must avoid: its own text and the skeleton's."""
         return "\n".join(self.source.lines[unit.start : unit.end + 1]) + "\n" + self.skeleton_text
 
+    def unit_words(self, unit: Unit) -> frozenset[str]:
+        found = self._words.get(unit.digest)
+        if found is None:
+            found = self._words[unit.digest] = frozenset(
+                _WORD.findall("\n".join(self.source.lines[unit.start : unit.end + 1]))
+            )
+        return found
+
+    def reads(self, unit: Unit) -> tuple[str, frozenset[str]]:
+        """What of the skeleton the unit's analysis reads, as a digest, and the names it leads to:
+        the statements read everywhere, those binding a word of the unit, and, from their words in
+        turn, those binding a word of theirs; with the other units those names are."""
+        found = self._read.get(unit.name)
+        if found is not None:
+            return found
+        chosen = [s for s in self.statements if s.everywhere]
+        names = set(self.unit_words(unit)).union(*(s.words for s in chosen))
+        pending = list(names)
+        taken = {s.id for s in chosen}
+        while pending:
+            for statement in self._binders.get(pending.pop(), ()):
+                if statement.id not in taken:
+                    taken.add(statement.id)
+                    pending += statement.words - names
+                    names |= statement.words
+        parts = [s.id for s in self.statements if s.id in taken]
+        parts += sorted(u.name for u in self.units if u.top_name in names)
+        found = self._read[unit.name] = (_digest("\n".join(parts)), frozenset(names))
+        return found
+
+    @cached_property
+    def skeleton_words(self) -> frozenset[str]:
+        return frozenset(_WORD.findall(self.skeleton_text))
+
+    def prefix(self, statement_id: str) -> str:
+        """What an insertion placed at the end of a skeleton statement depends on (the deferral
+        helper after the imports, an `import torch`): that statement and the next item, each with
+        whether a blank line (or the end) follows it, and the items before as the rewrites choose
+        the place: imports (a run of them as one: one more in the middle moves nothing) and the
+        module's docstring by kind, everything else by its text. "" when the statement is gone."""
+        if statement_id not in self._prefixes:
+            at = next((n for n, i in enumerate(self._items) if isinstance(i, Statement) and i.id == statement_id), None)
+            lines = self.source.lines
+            parts: list[str] = []
+            for number, item in enumerate(self._items[: at + 2] if at is not None else ()):
+                opening = item.opening if isinstance(item, Statement) else ""
+                if number < at and opening:  # type: ignore[operator]
+                    if not parts or parts[-1] != opening:
+                        parts.append(opening)
+                    continue
+                name = item.id if isinstance(item, Statement) else item.name + item.digest
+                parts.append(f"{name}:{item.end + 1 >= len(lines) or not lines[item.end + 1].strip()}")
+            self._prefixes[statement_id] = _digest("\n".join(parts)) if at is not None else ""
+        return self._prefixes[statement_id]
+
+    def later(self, first: str | None, second: str) -> str:
+        """Of two skeleton statements (by id; `first` may be None), the one further down."""
+        if first is None:
+            return second
+        return first if self._statements_by_id[first].start > self._statements_by_id[second].start else second
+
     # ------------------------------------------------------------------ relative positions
-    def relative(self, position: Position) -> tuple[str, str, int, int]:
-        """("in", unit, line in unit, column), or ("after", previous unit or "", lines after it, column)."""
+    def relative(self, position: Position) -> Relative:
+        """("in", unit, line in unit, column), ("stmt", skeleton statement, line in it, column),
+        or ("after", previous unit or "", lines after it, column) in the blank and comment lines."""
         unit = self.unit_at(position.line)
         if unit is not None:
             return "in", unit.name, position.line - unit.start, position.character
+        statement = self.statement_at(position.line)
+        if statement is not None:
+            return "stmt", statement.id, position.line - statement.start, position.character
         index = bisect.bisect_right(self._starts, position.line) - 1
         previous = self.units[index] if index >= 0 else None
         base = previous.end + 1 if previous is not None else 0
         return "after", previous.name if previous is not None else "", position.line - base, position.character
 
-    def absolute(self, relative: tuple[str, str, int, int]) -> Position:
+    def absolute(self, relative: Relative) -> Position | None:
+        """The position now, None when its unit or statement is gone."""
         where, name, delta, character = relative
         if where == "in":
-            return Position(self.by_name[name].start + delta, character)
+            unit = self.by_name.get(name)
+            return Position(unit.start + delta, character) if unit is not None else None
+        if where == "stmt":
+            statement = self._statements_by_id.get(name)
+            return Position(statement.start + delta, character) if statement is not None else None
+        if name and name not in self.by_name:
+            return None
         base = self.by_name[name].end + 1 if name else 0
         return Position(base + delta, character)
+
+
+def _bindings(stmt: ast.stmt) -> tuple[frozenset[str], bool]:
+    """The names a top-level statement binds, and whether every unit reads it (see `Statement`)."""
+    names: set[str] = set()
+    everywhere = False
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            everywhere = True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".", 1)[0])
+                everywhere |= alias.name.split(".", 1)[0] in _READ_EVERYWHERE
+        elif isinstance(node, ast.ImportFrom):
+            everywhere |= node.level == 0 and (node.module or "").split(".", 1)[0] in _READ_EVERYWHERE
+            for alias in node.names:
+                everywhere |= alias.name == "*"
+                names.add(alias.asname or alias.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            everywhere = True
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return frozenset(names), everywhere or not names
 
 
 # ---------------------------------------------------------------------------------------- dependencies
@@ -140,13 +322,13 @@ def _classes_around(owner: ClassInfo, regions: CompiledRegions) -> Iterable[Clas
                 yield from value.mro()
 
 
-def signatures(index: ModuleIndex) -> str:
-    """What other units may ask of a unit when calls are resolved: its classes' bases and method
-    names, its functions' names."""
+def signatures(index: ModuleIndex, names: frozenset[str]) -> str:
+    """What other units may ask of a unit when its calls are resolved: the classes' bases and
+    method names, and which of `names` (the words the unit's text leads to) are functions."""
     parts = [
         f"class {c.name}({','.join(map(str, c.base_names))}):{','.join(c.methods)}" for c in index.classes.values()
     ]
-    parts += [f"def {name}" for name in index.functions]
+    parts += [f"def {name}" for name in index.functions if name in names]
     return _digest("\n".join(parts))
 
 
@@ -177,91 +359,149 @@ def reach_key(layout: Layout, reaches: list[Reach], source: SourceText) -> tuple
 
 @dataclass(frozen=True)
 class _Stored:
-    key: tuple[object, ...]  # skeleton digest, indentation, the reach key
+    key: tuple[object, ...]  # what of the skeleton the unit reads, indentation, settings, the reach key
     depends: dict[str, str]  # unit name → digest its text had
-    diagnostics: tuple[Diagnostic, ...]  # positions relative (see `_encode`)
+    diagnostics: tuple[Diagnostic, ...]  # positions relative (see `Layout.relative`)
+    asked: tuple[tuple[str, bool], ...] = ()  # generated names asked of the file's words, and the answers
+    prefix: tuple[str, str] | None = None  # an edit after a skeleton statement: that statement, `Layout.prefix`
+    skeleton: str | None = None  # a position between statements: the skeleton's digest, all of it
 
 
+@dataclass
 class UnitCache:
     """Per-unit diagnostics and call edges of one document, for its next version."""
 
-    def __init__(self) -> None:
-        self._units: dict[str, _Stored] = {}
-        self._edges: dict[str, tuple[tuple[object, ...], dict[str, tuple[str, ...]]]] = {}
-        self.hits = self.misses = 0
+    _units: dict[str, _Stored] = field(default_factory=dict)
+    _edges: dict[str, tuple[tuple[object, ...], dict[str, tuple[str, ...]]]] = field(default_factory=dict)
+    words: dict[str, frozenset[str]] = field(default_factory=dict)  # unit text digest → its words
+    hits: int = 0
+    misses: int = 0
 
     def callees(
         self, layout: Layout, index: ModuleIndex
     ) -> Callable[[CompiledRegions, FunctionInfo], list[FunctionInfo]]:
-        """The call graph for `CompiledRegions`, with the edges of a unit reused while its text, the
-        skeleton and the file's signatures (classes, their bases and methods; functions) are the
-        same: what a call resolves to depends on nothing else."""
+        """The call graph for `CompiledRegions`, with the edges of a unit reused while its text,
+        the skeleton statements it reads and the file's signatures it may ask for are the same:
+        what a call resolves to depends on nothing else."""
         modules = tuple(sorted(name for name, cls in index.classes.items() if cls.is_module))
-        signature = (layout.skeleton_digest, signatures(index), modules)
         unique = len({f.qualname for f in index.all_functions}) == len(index.all_functions)
 
         def callees(regions: CompiledRegions, function: FunctionInfo) -> list[FunctionInfo]:
             unit = layout.unit_of(function) if unique else None
             if unit is None:
                 return list(regions.own_callees(function))
-            key = (unit.digest, *signature)
+            read, names = layout.reads(unit)
+            key = (unit.digest, read, signatures(index, names), modules)
             stored = self._edges.get(unit.name)
             if stored is None or stored[0] != key:
                 stored = self._edges[unit.name] = (key, {})
-            names = stored[1].get(function.qualname)
-            if names is None:
+            found_names = stored[1].get(function.qualname)
+            if found_names is None:
                 found = list(regions.own_callees(function))
                 stored[1][function.qualname] = tuple(f.qualname for f in found)
                 return found
-            return [f for f in map(index.function_by_qualname, names) if f is not None]
+            return [f for f in map(index.function_by_qualname, found_names) if f is not None]
 
         return callees
 
-    def lookup(self, unit: Unit, key: tuple[object, ...], layout: Layout) -> list[Diagnostic] | None:
+    def lookup(
+        self, unit: Unit, key: tuple[object, ...], layout: Layout, file_has_word: Callable[[str], bool]
+    ) -> list[Diagnostic] | None:
+        """The unit's diagnostics from the last version, when nothing they depend on changed."""
         stored = self._units.get(unit.name)
+        found = self._reusable(stored, key, layout, file_has_word) if stored is not None else None
+        if found is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return found
+
+    def _reusable(
+        self, stored: _Stored, key: tuple[object, ...], layout: Layout, file_has_word: Callable[[str], bool]
+    ) -> list[Diagnostic] | None:
         if (
-            stored is None
-            or stored.key != key
+            stored.key != key
             or any(
                 (layout.by_name.get(name) is None or layout.by_name[name].digest != digest)
                 for name, digest in stored.depends.items()
             )
+            or (stored.skeleton is not None and stored.skeleton != layout.skeleton_digest)
+            or (stored.prefix is not None and layout.prefix(stored.prefix[0]) != stored.prefix[1])
+            or any(file_has_word(name) != answer for name, answer in stored.asked)
         ):
-            self.misses += 1
             return None
-        self.hits += 1
-        return [_transform(d, lambda p: layout.absolute(p)) for d in stored.diagnostics]  # type: ignore[arg-type]
+        found = []
+        for diagnostic in stored.diagnostics:
+            moved = _transform(diagnostic, layout.absolute)
+            if moved is None:
+                return None
+            found.append(moved)
+        return found
 
     def store(
-        self, unit: Unit, key: tuple[object, ...], depends: set[str], diagnostics: list[Diagnostic], layout: Layout
+        self,
+        unit: Unit,
+        key: tuple[object, ...],
+        depends: set[str],
+        diagnostics: list[Diagnostic],
+        layout: Layout,
+        asked: dict[str, bool],
     ) -> None:
         encoded = []
         names = set(depends) | {unit.name}
+        outside: str | None = None  # the last skeleton statement an edit outside the unit is placed in
+        in_gaps = False
         for diagnostic in diagnostics:
-            encoded.append(_transform(diagnostic, layout.relative))  # type: ignore[arg-type]
-            names |= {p[1] for p in _positions(encoded[-1]) if p[0] == "in"}
+            relative = _transform(diagnostic, layout.relative)
+            assert relative is not None
+            encoded.append(relative)
+            positions = list(_positions(relative))
+            names |= {p[1] for p in positions if p[0] == "in"}
+            in_gaps |= any(p[0] == "after" for p in positions)
+            for edit in relative.fix.edits if relative.fix is not None else ():
+                for place in (edit.range.start, edit.range.end):
+                    if place[0] == "stmt":  # type: ignore[index]  # (in another unit: `depends` has its text)
+                        outside = layout.later(outside, place[1])  # type: ignore[index]
         self._units[unit.name] = _Stored(
-            key, {name: layout.by_name[name].digest for name in names if name in layout.by_name}, tuple(encoded)
+            key,
+            {name: layout.by_name[name].digest for name in names if name in layout.by_name},
+            tuple(encoded),
+            tuple(sorted(asked.items())),
+            (outside, layout.prefix(outside)) if outside is not None else None,
+            layout.skeleton_digest if in_gaps else None,
         )
 
     def forget_missing(self, layout: Layout) -> None:
-        """Drop units that no longer exist (a renamed or deleted function)."""
+        """Drop units that no longer exist (a renamed or deleted function), and the words of texts
+        no unit has any more."""
         for table in (self._units, self._edges):
             for name in [n for n in table if n not in layout.by_name]:
                 del table[name]
+        digests = {unit.digest for unit in layout.units}
+        for digest in [d for d in self.words if d not in digests]:
+            del self.words[digest]
 
 
-def _transform(diagnostic: Diagnostic, convert: Callable[[object], object]) -> Diagnostic:
-    """The diagnostic with every position of its own file passed through `convert`."""
+def _transform(diagnostic: Diagnostic, convert: Callable[[Any], Any]) -> Diagnostic | None:
+    """The diagnostic with every position of its own file passed through `convert` (None when a
+    position cannot be: its unit or statement is gone)."""
+    missing = False
+
+    def point(position: object) -> object:
+        nonlocal missing
+        converted = convert(position)
+        missing |= converted is None
+        return converted
 
     def span(r: Range) -> Range:
-        return Range(convert(r.start), convert(r.end))  # type: ignore[arg-type]
+        return Range(point(r.start), point(r.end))  # type: ignore[arg-type]
 
     related = tuple(replace(r, range=span(r.range)) if r.path is None else r for r in diagnostic.related)
     fix = diagnostic.fix
     if fix is not None:
         fix = replace(fix, edits=tuple(TextEdit(span(e.range), e.new_text) for e in fix.edits))
-    return replace(diagnostic, range=span(diagnostic.range), related=related, fix=fix, data=dict(diagnostic.data))
+    moved = replace(diagnostic, range=span(diagnostic.range), related=related, fix=fix, data=dict(diagnostic.data))
+    return None if missing else moved
 
 
 def _positions(diagnostic: Diagnostic) -> Iterable[tuple[str, str, int, int]]:

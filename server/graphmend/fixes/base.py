@@ -57,6 +57,9 @@ class FixContext:
     taken_names: set[str] = field(default_factory=set)
     torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting
+    # Each name asked of `all_names` and the answer: what the unit's fixes depend on outside the unit
+    # (`units.UnitCache` reuses them while every answer holds).
+    asked_names: dict[str, bool] = field(default_factory=dict)
 
     @cached_property
     def all_names(self) -> frozenset[str]:
@@ -65,6 +68,11 @@ class FixContext:
         regular expression over the text is many times faster than a walk of the tree)."""
         text = self.source.text if self.name_text is None else self.name_text
         return frozenset(_WORD.findall(text)) | frozenset(self.index.imports) | frozenset(self.index.module_names)
+
+    def file_has_word(self, name: str) -> bool:
+        """Whether `name` is in `all_names` (a word of the file a generated name must avoid), noted."""
+        found = self.asked_names[name] = name in self.all_names
+        return found
 
     @cached_property
     def imported_torch_name(self) -> str | None:
@@ -128,7 +136,7 @@ class FixContext:
         """`base`, or `base_2`, `base_3`... : a name used nowhere in the file nor handed out before."""
         number = self._next_number.get(base, 1)
         candidate = base if number == 1 else f"{base}_{number}"
-        while candidate in self.all_names or candidate in self.taken_names or candidate in avoid:
+        while self.file_has_word(candidate) or candidate in self.taken_names or candidate in avoid:
             number += 1
             candidate = f"{base}_{number}"
         self._next_number[base] = number

@@ -734,7 +734,7 @@ def _resolved(helper: _Helper, ctx: FixContext) -> tuple[str, bool]:
     body = _indented(helper.body, ctx.indent_unit, 1)
     name = helper.name
     number = 1
-    while name in existing or name in ctx.all_names:
+    while name in existing or ctx.file_has_word(name):
         current = existing.get(name)
         if current is not None and _defines(current, f"def {name}({helper.parameters}):\n{body}", ctx):
             return name, True
