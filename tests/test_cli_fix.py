@@ -84,20 +84,20 @@ def test_fix_reports_refusals_as_remaining(tmp_path: Path, capsys) -> None:
 def test_fix_runs_on_jobs_and_skips_files_checked_clean_of_fixes(tmp_path: Path, capsys, monkeypatch) -> None:
     """Issue 40: `fix` has `--jobs` and `check`'s cache: a file whose cached diagnostics hold no fix to
     apply is not analysed again (here: fix_source must not run for it); the others are fixed."""
-    from graphmend import api
+    from graphmend import run as pipelines
 
     (tmp_path / "figure1.py").write_text(FIGURE1)
     (tmp_path / "unsafe_only.py").write_text(DIVISION)
     cache = tmp_path / "cache"
     assert run(capsys, "check", "--cache-dir", str(cache), "--jobs", "1", str(tmp_path))[0] == 1
     fixed_texts: list[str] = []
-    real_fix_source = api.fix_source
+    real_fix_source = pipelines.fix_source
 
     def counting_fix_source(text: str, *args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         fixed_texts.append(text)
         return real_fix_source(text, *args, **kwargs)
 
-    monkeypatch.setattr(api, "fix_source", counting_fix_source)
+    monkeypatch.setattr(pipelines, "fix_source", counting_fix_source)  # what fix_file calls
     code, out, _ = run(capsys, "fix", "--cache-dir", str(cache), "--jobs", "1", str(tmp_path))
     assert code == 1 and "figure1.py: fixed 1 graph break" in out and "1 fixable with --unsafe-fixes" in out
     assert fixed_texts == [FIGURE1]  # the file with only an unsafe fix came from the cache

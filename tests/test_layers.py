@@ -111,3 +111,18 @@ def test_every_import_goes_down_the_documented_layers() -> None:
         if layers[target.split(".")[0]] > layers[name.split(".")[0]]
     )
     assert not upward, "imports that go up a layer:\n" + "\n".join(upward)
+
+
+def test_the_fronts_reach_the_core_only_through_api() -> None:
+    """Issue 40: `cli.py` and `lsp/` import graphmend's core only through the `api` façade (besides
+    their own modules, the package's `__version__` and `verify`, a front they share)."""
+    allowed = {"", "api", "verify"}
+    graph = module_imports()
+    through = sorted(
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if name == "cli" or name.split(".")[0] == "lsp"
+        for target in targets
+        if target not in allowed and target.split(".")[0] != "lsp"
+    )
+    assert not through, "fronts importing the core around api:\n" + "\n".join(through)

@@ -12,11 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__, api, notebooks, reporting
-from .checker import NOT_ANALYSED_CODES
-from .diagnostics import Applicability
-from .reporting import Finding, plural
-from .settings import CUDA_GRAPH_SCOPES
+from . import __version__, api
+from .api import CUDA_GRAPH_SCOPES, NOT_ANALYSED_CODES, Applicability, Finding, notebooks, plural, reporting
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

@@ -6,9 +6,7 @@ import re
 
 from lsprotocol import types
 
-from ..diagnostics import Applicability, Diagnostic
-from ..fixes import apply_fixes
-from ..source import Position, Range
+from ..api import Applicability, Diagnostic, Position, Range, apply_fixes
 from . import notebook_analysis
 from .edit.diagnostics import to_lsp_diagnostic
 from .edit.workspace_edits import cells_edit, document_edit, fix_edit, whole_document_edit

@@ -11,9 +11,8 @@ from typing import Any
 
 from lsprotocol import types
 
-from .. import api, notebooks
-from ..diagnostics import Applicability, Diagnostic, Fix
-from ..reporting import plural, short_clause
+from .. import api
+from ..api import Applicability, Diagnostic, Fix, notebooks, plural, short_clause
 from . import notebook_analysis
 from .edit.locations import path_of
 from .edit.workspace_edits import cells_edit, whole_document_edit

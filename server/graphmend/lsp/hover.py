@@ -8,9 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..diagnostics import Diagnostic, TextEdit
-from ..reporting import OFF_BY_DEFAULT, plural, qualifiers, without_asides
-from ..rules import RULES_BY_CODE
+from ..api import OFF_BY_DEFAULT, RULES_BY_CODE, Diagnostic, TextEdit, plural, qualifiers, without_asides
 from .session.state import GraphmendServer, server
 
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).

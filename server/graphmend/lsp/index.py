@@ -13,8 +13,7 @@ import os
 from pathlib import Path
 
 from .. import api
-from ..project import ModuleSummary, Project
-from ..regions import ProjectContext
+from ..api import ModuleSummary, Project, ProjectContext
 
 
 class WorkspaceIndex:

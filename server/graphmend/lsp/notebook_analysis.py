@@ -13,10 +13,8 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from .. import api, notebooks
-from ..diagnostics import Diagnostic, Fix
-from ..fixes import apply_fixes
-from ..source import SourceText
+from .. import api
+from ..api import Diagnostic, Fix, SourceText, apply_fixes, notebooks
 from .worker import Analysis
 
 

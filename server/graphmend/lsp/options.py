@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import api
-from ..settings import Settings, SettingsError
+from ..api import Settings, SettingsError
 
 _SETTING_KEYS = {
     "select": "select",

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import api
-from ..diagnostics import Diagnostic
-from ..source import SourceText
+from ..api import Diagnostic, SourceText
 
 PARENT_POLL_S = 0.5
 

@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace import PositionCodec
 
-from ...diagnostics import Diagnostic, Severity
+from ...api import Diagnostic, Severity
 from ..worker import Analysis, ClosedFile
 from .locations import SomeLines, lsp_range, range_json, to_client_range
 

@@ -11,7 +11,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace import PositionCodec
 
-from ...source import Position, Range
+from ...api import Position, Range
 
 
 class SomeLines(dict[int, str]):

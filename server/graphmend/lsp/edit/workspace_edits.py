@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import PositionCodec
 
-from ...diagnostics import Fix
-from ...source import Position, Range, SourceText
+from ...api import Fix, Position, Range, SourceText
 from ..notebook_analysis import Cell, NotebookAnalysis
 from ..worker import Analysis
 from .locations import to_client_range

@@ -18,7 +18,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from ... import __version__, api
-from ...source import Position, Range
+from ...api import Position, Range
 from .. import notebook_analysis
 from ..edit.locations import from_client_position, path_of, to_client_range
 from ..index import WorkspaceIndex, build_project
