@@ -5,10 +5,13 @@ break of the compiled entry (see the nested-graph-break docs). Code that no entr
 compiled and must never be flagged. What other files of the project compile or call comes in as a
 `ProjectContext` (see `project/`); calls that leave the file are named as `ExternalRef`s.
 
-The package, each part building on the last: `records` (entries, reaches, references to other
-files), `scope_facts` (the calls and bindings of one scope's own body, walked once), `resolution`
-(what a name, an instance or a call refers to), `entries` (the compile sites and what they
-compile) and `compiled` (`CompiledRegions`: the entries and every function they reach).
+The package, each part a class built from the parts before it (passed to its constructor):
+`records` (entries, reaches, references to other files), `scope_facts` (`ScopeFacts`: the calls
+and bindings of one scope's own body, walked once), `instances` (`Instances`: what a name or a
+`self.` attribute holds), `resolution` (`CallResolution`: what a name or a call runs),
+`call_graph` (`CallGraph`: what each call of a function runs), `entries` (`EntryFinder`: the
+compile sites and what they compile) and `compiled` (`CompiledRegions`: builds and holds the
+parts, reaches every function from the entries, and is the one face the rest of graphmend reads).
 """
 
 from .compiled import CompiledRegions

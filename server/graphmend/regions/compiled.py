@@ -9,12 +9,18 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
+from .call_graph import CallGraph
 from .entries import EntryFinder
+from .instances import Instances
 from .records import ExternalRef, ProjectContext, Reach
+from .resolution import CallResolution
+from .scope_facts import ScopeFacts
 
 
-class CompiledRegions(EntryFinder):
-    """Finds compiled entries of a module and the functions reachable from them."""
+class CompiledRegions:
+    """The compiled entries of a module and the functions reachable from them. It builds its parts
+    (`facts`, `instances`, `resolution`, `call_graph`, `entry_finder`), each from what it needs, and
+    forwards what the rest of graphmend reads of a module's regions to the part that knows it."""
 
     def __init__(
         self,
@@ -25,21 +31,19 @@ class CompiledRegions(EntryFinder):
         callees: Callable[[CompiledRegions, FunctionInfo], list[FunctionInfo]] | None = None,
     ) -> None:
         self.index = index
-        self.module_forward_is_compiled = module_forward_is_compiled
         self.context = context or ProjectContext()
-        self.compile_lines = compile_lines
         # How the call graph is read (`units.EdgeCache` reuses the edges of unchanged units).
         self._callees = callees or (lambda regions, function: list(regions.own_callees(function)))
-        self._instances: dict[int, dict[str, ClassInfo | str]] = {}
-        self._attribute_instances: dict[int, dict[str, ClassInfo | str]] = {}
-        self._sequence_attributes: dict[int, dict[str, list[ClassInfo | str]]] = {}
-        self._attribute_functions: dict[int, dict[str, tuple[tuple[FunctionInfo, ...], ExternalRef | None]]] = {}
-        self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
-        self._binding_cache: dict[int, list[ast.stmt | ast.expr]] = {}
-        self._values_cache: dict[int, dict[str, list[ast.expr]]] = {}
-        self.remote_entries: list[tuple[ExternalRef, str, ast.AST]] = []
-        self.replayed = self._reorderable_functions()
-        self.entries = self._find_entries()
+        self.facts = ScopeFacts(index)
+        self.instances = Instances(index, self.facts)
+        self.resolution = CallResolution(index, self.facts, self.instances)
+        self.call_graph = CallGraph(index, self.facts, self.instances, self.resolution)
+        self.replayed = _reorderable_functions(index)
+        self.entry_finder = EntryFinder(
+            index, self.facts, self.instances, self.resolution, self.context, module_forward_is_compiled, compile_lines
+        )
+        self.entries = self.entry_finder.entries
+        self.remote_entries = self.entry_finder.remote_entries  # compile sites aimed at other files
         self.reached = self._reach()
 
     def _reach(self) -> dict[int, Reach]:
@@ -63,85 +67,68 @@ class CompiledRegions(EntryFinder):
         """The same-file functions `function` calls (`self.block(x)` counts as `Block.forward`)."""
         return self._callees(self, function)
 
-    def calls_in(self, function: FunctionInfo) -> list[ast.Call]:
-        """The calls in the function's own body (not in nested functions)."""
-        return self._calls(function)
-
-    def same_file_calls(self, function: FunctionInfo) -> Iterator[tuple[ast.Call, FunctionInfo]]:
-        """Each call in `function`'s own body with each same-file function it may run."""
-        for node in self._calls(function):
-            for target in (self._same_file_targets(node, function) or ((), None))[0]:
-                yield node, target
+    # What the parts know, forwarded: the rules, inference and the project read it here.
 
     def own_callees(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
         """`callees`, found by walking the function."""
-        for node in self._calls(function):
-            yield from (self._same_file_targets(node, function) or ((), None))[0]
+        return self.call_graph.own_callees(function)
 
-    def _same_file_targets(
-        self, call: ast.Call, scope: FunctionInfo
-    ) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
-        """What a call runs when this file says: the function or module `forward` it resolves to,
-        or the functions `self.fn(...)` is bound to (with the imported table or function, if so)."""
-        callee = self.resolve_call(call, scope) or self.module_call_target(call, scope)
-        if callee is not None:
-            return (callee, *self._overrides(call, scope, callee)), None
-        return self.attribute_functions(call, scope)
+    def same_file_calls(self, function: FunctionInfo) -> Iterator[tuple[ast.Call, FunctionInfo]]:
+        """Each call in `function`'s own body with each same-file function it may run."""
+        return self.call_graph.same_file_calls(function)
 
-    def _overrides(self, call: ast.Call, scope: FunctionInfo, callee: FunctionInfo) -> tuple[FunctionInfo, ...]:
-        """`self.mine(...)` in a method of `Base` runs the `mine` of the instance's class: for an
-        instance of a subclass of this file that overrides it, that override (a base's `forward`
-        calling a hook each model defines)."""
-        func = call.func
-        owner = scope.method.owner if scope.method else None
-        if owner is None or not isinstance(func, ast.Attribute) or not scope.is_self(func.value):
-            return ()
-        found = []
-        for cls in self.index.classes.values():
-            if cls is owner or not any(base is owner for base in cls.mro()):
-                continue
-            override = cls.find_method(func.attr)
-            if override is not None and override is not callee and override not in found:
-                found.append(override)
-        return tuple(found)
+    def call_targets(
+        self, function: FunctionInfo
+    ) -> Iterator[tuple[ast.Call, Sequence[FunctionInfo], ExternalRef | None]]:
+        """Each call in `function`'s own body with what it runs (`CallGraph.call_targets`)."""
+        return self.call_graph.call_targets(function)
 
     def call_edges(
         self,
         function: FunctionInfo,
         tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None = None,
     ) -> tuple[list[FunctionInfo], list[ExternalRef]]:
-        """What `function` calls: same-file functions, and calls that leave the file (with the
-        arguments `tensor_arguments` says are tensors, for a call of a function)."""
-        local: list[FunctionInfo] = []
-        external: list[ExternalRef] = []
-        for node, same_file, ref in self.call_targets(function):
-            local.extend(same_file)
-            if ref is not None:
-                external.append(_with_tensors(ref, node, tensor_arguments))
-        return local, external
+        """What `function` calls, in this file and outside it (`CallGraph.call_edges`)."""
+        return self.call_graph.call_edges(function, tensor_arguments)
 
-    def call_targets(
-        self, function: FunctionInfo
-    ) -> Iterator[tuple[ast.Call, Sequence[FunctionInfo], ExternalRef | None]]:
-        """Each call in `function`'s own body with what it runs: same-file functions, and the call
-        that leaves the file (None when it does not)."""
-        for node in self._calls(function):
-            targets = self._same_file_targets(node, function)
-            if targets is not None:
-                yield node, targets[0], targets[1]
-            else:
-                yield node, (), self.external_call(node, function)
-            for member in self.sequence_members(node, function):  # each module a Sequential runs
-                if isinstance(member, str):
-                    yield node, (), ExternalRef("instance", member)
-                elif member.is_module and (forward := member.find_method("forward")) is not None:
-                    yield node, (forward,), None
+    def calls_in(self, function: FunctionInfo) -> list[ast.Call]:
+        """The calls in the function's own body (not in nested functions)."""
+        return self.facts.calls(function)
+
+    def bindings(self, function: FunctionInfo) -> list[ast.stmt | ast.expr]:
+        """The statements (and walrus expressions) that bind names in a scope's own body."""
+        return self.facts.bindings(function)
+
+    def assigned_values(self, function: FunctionInfo) -> dict[str, list[ast.expr]]:
+        """name → the values `name = value` gives it in a scope's own body (`ScopeFacts.assigned_values`)."""
+        return self.facts.assigned_values(function)
+
+    def class_attribute_instances(self, cls: ClassInfo) -> dict[str, ClassInfo | str]:
+        """`self.block = Block(...)` in any method → {"block": Block} (a qualified name when imported)."""
+        return self.instances.class_attribute_instances(cls)
+
+    def resolve_call(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
+        """The same-file function or method a call runs, if it can be known statically."""
+        return self.resolution.resolve_call(call, scope)
+
+    def module_call_target(self, call: ast.Call, scope: FunctionInfo) -> FunctionInfo | None:
+        """`self.block(x)` where `self.block = Block(...)`: calling a module runs its forward."""
+        return self.resolution.module_call_target(call, scope)
+
+    def attribute_functions(
+        self, call: ast.Call, scope: FunctionInfo
+    ) -> tuple[tuple[FunctionInfo, ...], ExternalRef | None] | None:
+        """What `self.fn(...)` runs when the class binds `self.fn` to a function."""
+        return self.resolution.attribute_functions(call, scope)
+
+    def module_level_captures(self) -> frozenset[str]:
+        """The Dynamo settings the module turns on for every entry (`EntryFinder.module_level_captures`)."""
+        return self.entry_finder.module_level_captures()
 
 
-def _with_tensors(
-    ref: ExternalRef, call: ast.Call, tensor_arguments: Callable[[ast.Call], tuple[str, ...]] | None
-) -> ExternalRef:
-    if tensor_arguments is None or ref.kind not in ("call", "table"):
-        return ref
-    tensors = tensor_arguments(call)
-    return ExternalRef(ref.kind, ref.target, ref.member, tensors) if tensors else ref
+def _reorderable_functions(index: ModuleIndex) -> frozenset[int]:
+    """Functions registered with `torch.compiler.config.reorderable_logging_functions.add(f)` at
+    module level: Dynamo records calls to them and replays them after the graph, never tracing
+    their bodies, so nothing in them is compiled code."""
+    functions = index.functions
+    return frozenset(id(functions[name].node) for name in index.deferred_registrations if name in functions)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
+from .instances import Instances
 from .records import (
     CAPTURE_SETTINGS,
     CONFIG_PATCH,
@@ -18,8 +19,10 @@ from .records import (
     FORWARD_IS_COMPILED,
     Entry,
     ExternalRef,
+    ProjectContext,
 )
 from .resolution import CallResolution
+from .scope_facts import ScopeFacts
 
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
 
@@ -34,21 +37,32 @@ def _guess_note(cls: ClassInfo) -> str:
     )
 
 
-class EntryFinder(CallResolution):
-    """The compiled entries of one module (see the module docstring)."""
+class EntryFinder:
+    """The compiled entries of one module (see the module docstring), found when it is built:
+    `entries`, and `remote_entries` (compile sites of this file aimed at code of other files)."""
 
-    module_forward_is_compiled: bool
-    # Sorted 1-based lines where a compile call can be (see `compile_call_lines`): only the
-    # functions that span one are searched for compile sites. None: search every function.
-    compile_lines: list[int] | None
-    remote_entries: list[tuple[ExternalRef, str, ast.AST]]  # compile sites aimed at other files
-
-    def _reorderable_functions(self) -> frozenset[int]:
-        """Functions registered with `torch.compiler.config.reorderable_logging_functions.add(f)` at
-        module level: Dynamo records calls to them and replays them after the graph, never tracing
-        their bodies, so nothing in them is compiled code."""
-        functions = self.index.functions
-        return frozenset(id(functions[name].node) for name in self.index.deferred_registrations if name in functions)
+    def __init__(
+        self,
+        index: ModuleIndex,
+        facts: ScopeFacts,
+        instances: Instances,
+        resolution: CallResolution,
+        context: ProjectContext,
+        module_forward_is_compiled: bool,
+        compile_lines: list[int] | None,
+    ) -> None:
+        """`compile_lines`: the sorted 1-based lines where a compile call can be (see
+        `compile_call_lines`): only the functions that span one are searched for compile sites.
+        None: search every function."""
+        self.index = index
+        self.facts = facts
+        self.instances = instances
+        self.resolution = resolution
+        self.context = context
+        self.module_forward_is_compiled = module_forward_is_compiled
+        self.compile_lines = compile_lines
+        self.remote_entries: list[tuple[ExternalRef, str, ast.AST]] = []
+        self.entries = self._find_entries()
 
     def _find_entries(self) -> list[Entry]:
         entries: list[Entry] = []
@@ -89,11 +103,11 @@ class EntryFinder(CallResolution):
                         self.remote_entries.append((remote, why, node))
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
                 why = f"compiled by .compile() at line {node.lineno}"
-                cls = self._instance_class(node.func.value, scope)
+                cls = self.instances.instance_class(node.func.value, scope)
                 if cls is not None and cls.is_module:
                     add(cls.find_method("forward"), why, node)
                 elif cls is None:
-                    imported = self._imported_instance(node.func.value, scope)
+                    imported = self.instances.imported_instance(node.func.value, scope)
                     if imported is not None:
                         self.remote_entries.append((ExternalRef("instance", imported), why, node))
 
@@ -163,33 +177,35 @@ class EntryFinder(CallResolution):
     def _remote_target(self, target: ast.expr, scope: FunctionInfo | None) -> ExternalRef | None:
         """What `torch.compile(target)` compiles when it is defined in another file."""
         if isinstance(target, ast.Attribute):
-            owner = self._imported_instance(target.value, scope)
-            return ExternalRef("method", owner, target.attr) if owner is not None else self._call_ref(target, scope)
-        instance = self._imported_instance(target, scope)
+            owner = self.instances.imported_instance(target.value, scope)
+            if owner is not None:
+                return ExternalRef("method", owner, target.attr)
+            return self.resolution.call_ref(target, scope)
+        instance = self.instances.imported_instance(target, scope)
         if instance is not None:
             return ExternalRef("instance", instance)
-        return self._call_ref(target, scope) if isinstance(target, ast.Name) else None
+        return self.resolution.call_ref(target, scope) if isinstance(target, ast.Name) else None
 
     def _compile_target(self, target: ast.expr, scope: FunctionInfo | None) -> FunctionInfo | None:
         if isinstance(target, ast.Name):
-            function = self.resolve_function_name(target.id, scope)
+            function = self.resolution.resolve_function_name(target.id, scope)
             if function is not None:
                 return function
         if isinstance(target, ast.Attribute):
-            owner = self._instance_class(target.value, scope)
+            owner = self.instances.instance_class(target.value, scope)
             if owner is not None:
                 return owner.find_method(target.attr)
             return None
-        cls = self._instance_class(target, scope)
+        cls = self.instances.instance_class(target, scope)
         return cls.find_method("forward") if cls is not None and cls.is_module else None
 
     def _scoped_calls(self) -> Iterator[tuple[FunctionInfo | None, ast.Call]]:
         """The calls of every scope that may hold a compile site."""
-        for call in self._calls(None):
+        for call in self.facts.calls(None):
             yield None, call
         for function in self.index.all_functions:
             if self._may_compile(function):
-                for call in self._calls(function):
+                for call in self.facts.calls(function):
                     yield function, call
 
     def _may_compile(self, function: FunctionInfo) -> bool:

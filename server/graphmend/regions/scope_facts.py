@@ -31,19 +31,22 @@ def _walk_no_scopes(nodes: list[ast.stmt] | list[ast.AST]) -> Iterator[ast.AST]:
 
 
 class ScopeFacts:
-    """Per-scope calls, assignments and bindings, cached by the scope's node."""
+    """Per-scope calls, assignments and bindings of one module, cached by the scope's node."""
 
-    index: ModuleIndex
-    _call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]]
-    _binding_cache: dict[int, list[ast.stmt | ast.expr]]
-    _values_cache: dict[int, dict[str, list[ast.expr]]]
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+        self._call_cache: dict[int, tuple[list[ast.Call], list[ast.Assign]]] = {}
+        self._binding_cache: dict[int, list[ast.stmt | ast.expr]] = {}
+        self._values_cache: dict[int, dict[str, list[ast.expr]]] = {}
 
-    def _calls(self, function: FunctionInfo | None) -> list[ast.Call]:
-        """The calls in a scope's own body (not in nested scopes): entries, instance tracking and
-        the call graph all need them, so one walk per scope collects calls and assignments."""
+    def calls(self, function: FunctionInfo | None) -> list[ast.Call]:
+        """The calls in a scope's own body (not in nested scopes; None: the module's): entries,
+        instance tracking and the call graph all need them, so one walk per scope collects calls
+        and assignments."""
         return self._facts(function)[0]
 
-    def _assignments(self, function: FunctionInfo | None) -> list[ast.Assign]:
+    def assignments(self, function: FunctionInfo | None) -> list[ast.Assign]:
+        """The assignments of a call's value (`x = f(...)`) in a scope's own body, in source order."""
         return self._facts(function)[1]
 
     def _facts(self, function: FunctionInfo | None) -> tuple[list[ast.Call], list[ast.Assign]]:
