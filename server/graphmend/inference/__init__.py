@@ -6,11 +6,15 @@ Branches are walked on copies and joined; loop bodies twice, so loop-carried val
 Every expression is offered to a visitor together with the kinds in force at that point.
 Unknown stays unknown: graphmend only flags what it can show is a tensor.
 
-The package, in the order each part builds on the last: `state` (what every part reads), `scope`
-(what a name refers to), `expressions` (the kind of one expression), `compile_time` (what is fixed
-while Dynamo traces), `parameters` (the kinds parameters start with), `walk` (`FunctionAnalysis`:
-the walk that keeps the kinds in force) and `module` (`ModuleAnalysis`: facts shared by the
-functions of one file). Callers use `FunctionAnalysis` and `ModuleAnalysis`.
+`FunctionAnalysis` (`walk`) holds the parts of one function's analysis, each built from the
+parts below it, and forwards what callers use under the names they have always had. The package,
+in the order each part builds on the last: `state` (what a function's analysis reads of its
+module), `scope` (`Scope`: what a name refers to), `expressions` (`ExpressionKinds`: the kinds in
+force and the kind of one expression), `parameters` (`ParameterKinds`: the kinds parameters start
+with), `compile_time` (`CompileTimeFacts`: what is fixed while Dynamo traces), `bindings`
+(`Bindings`: how statements change the kinds in force), `walk` (`Walker`, the walk itself, and
+`FunctionAnalysis`) and `module` (`ModuleAnalysis`: facts shared by the functions of one file).
+Callers use `FunctionAnalysis` and `ModuleAnalysis`.
 """
 
 from .expressions import is_logger_factory

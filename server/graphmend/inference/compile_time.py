@@ -8,8 +8,10 @@ from collections.abc import Callable
 
 from .. import torch_api
 from ..kinds import TENSORISH, Kind
+from ..regions import Entry
 from ..semantics import FunctionInfo
 from .expressions import ExpressionKinds
+from .scope import Scope
 
 
 def only_return(function: FunctionInfo) -> ast.expr | None:
@@ -90,11 +92,25 @@ def _library_guard(qualname: str | None) -> bool | None:
     return None
 
 
-class CompileTimeFacts(ExpressionKinds):
+class CompileTimeFacts:
     """Truths decided under compile, and whether deciding a test needs data."""
 
-    compile_constants: dict[str, bool]  # names bound at the top to a value fixed under compile
-    parameter_values: dict[str, object]  # parameters that hold their literal default (until rebound)
+    def __init__(
+        self, scope: Scope, kinds: ExpressionKinds, entry: Entry | None, parameter_values: dict[str, object]
+    ) -> None:
+        """`entry`: the compiled entry the function is analysed as part of; `parameter_values`:
+        parameters that hold their literal default (`ParameterKinds.kept_defaults`)."""
+        self.scope = scope
+        self.kinds = kinds
+        self.entry = entry
+        self.function = scope.function
+        self.compile_constants: dict[str, bool] = {}  # names bound at the top to a value fixed under compile
+        self.parameter_values = parameter_values  # (until rebound)
+
+    def rebound(self, name: str) -> None:
+        """`name` is bound anew: it no longer holds what it held under compile, nor its default."""
+        self.compile_constants.pop(name, None)
+        self.parameter_values.pop(name, None)
 
     @property
     def runs_inlined(self) -> bool:
@@ -113,12 +129,12 @@ class CompileTimeFacts(ExpressionKinds):
     def is_data_dependent(self, test: ast.expr) -> bool:
         """Whether Python must read a tensor's value to decide this condition's truth."""
         if isinstance(test, ast.BoolOp):
-            return any(self.is_data_dependent(value) for value in self._evaluated_under_compile(test))
+            return any(self.is_data_dependent(value) for value in self.evaluated_under_compile(test))
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             return self.is_data_dependent(test.operand)
         # NumPy in compiled code is traced as tensors (torch._numpy): a test of its values breaks
         # the same way (measured: `if idxs.max() > n - 1:` on a NumPy array, gb0170).
-        return self.kind(test) in (*TENSORISH, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
+        return self.kinds.kind(test) in (*TENSORISH, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
 
     def ends_in_error(self, body: list[ast.stmt]) -> bool:
         """A block that ends in `raise` or `torch._assert(False, ...)`: it runs only on the way to an error."""
@@ -128,7 +144,7 @@ class CompileTimeFacts(ExpressionKinds):
         return (
             isinstance(last, ast.Expr)
             and isinstance(last.value, ast.Call)
-            and self.qualified_name(last.value.func) == "torch._assert"
+            and self.scope.qualified_name(last.value.func) == "torch._assert"
             and bool(last.value.args)
             and isinstance(last.value.args[0], ast.Constant)
             and last.value.args[0].value is False
@@ -148,7 +164,7 @@ class CompileTimeFacts(ExpressionKinds):
         if isinstance(test, ast.Compare):
             return self._compared_default(test)
         if isinstance(test, ast.Call):
-            qualname = self.qualified_name(test.func)
+            qualname = self.scope.qualified_name(test.func)
             known = _library_guard(qualname)
             if known is not None:
                 return known
@@ -158,7 +174,7 @@ class CompileTimeFacts(ExpressionKinds):
                 isinstance(a, (ast.Name, ast.Constant)) for a in (*test.args, *(k.value for k in test.keywords))
             )
             if qualname is not None and plain:
-                guard = self.module.regions.context.compile_guard(qualname)
+                guard = self.scope.module.regions.context.compile_guard(qualname)
                 if guard is not None:
                     return guard
             return self._guard_function(test, seen)
@@ -183,15 +199,15 @@ class CompileTimeFacts(ExpressionKinds):
         func = call.func
         if call.args or call.keywords or not isinstance(func, ast.Name) or func.id in seen:
             return None
-        if func.id in self.local_names:
+        if func.id in self.scope.local_names:
             return None  # a local name, not the module-level function
-        function = self.index.functions.get(func.id)
+        function = self.scope.index.functions.get(func.id)
         if function is None or function.owner is not None or function.parent is not None:
             return None
         value = only_return(function)
         return None if value is None else self.constant_under_compile(value, seen | {func.id})
 
-    def _evaluated_under_compile(self, node: ast.BoolOp) -> list[ast.expr]:
+    def evaluated_under_compile(self, node: ast.BoolOp) -> list[ast.expr]:
         """The operands Python evaluates while Dynamo traces: none after one that decides the
         `and`/`or` under compile (`not is_torchdynamo_compiling() and x[m].numel() > 0`)."""
         decisive = isinstance(node.op, ast.Or)

@@ -1,13 +1,15 @@
-"""The kind of one expression with the names' kinds in force now: calls of torch and NumPy,
-tensor methods and attributes, operators, comparisons, same-file calls (their return kinds)."""
+"""The kinds of a function's names in force at the point the walk has reached, and the kind of
+one expression given them: calls of torch and NumPy, tensor methods and attributes, operators,
+comparisons, same-file calls (their return kinds)."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from .. import torch_api
-from ..kinds import Kind, join
-from .scope import NameScope
+from ..kinds import Env, Kind, join
+from .scope import Scope
 
 _PYTHON_BUILTINS = frozenset(
     "len isinstance issubclass hasattr callable str repr type id range hash format chr ord divmod".split()
@@ -25,8 +27,45 @@ def is_logger_factory(qualname: str | None) -> bool:
     return qualname.startswith(".") and qualname.lstrip(".").endswith("utils.logging.get_logger")
 
 
-class ExpressionKinds(NameScope):
-    """`kind(expr)`, remembered per expression until a name's kind changes."""
+class ExpressionKinds:
+    """The names' kinds in force (`env`) and `kind(expr)`, remembered per expression until a
+    name's kind changes."""
+
+    def __init__(self, scope: Scope, maps_to_tensors: Callable[[str], bool]) -> None:
+        self.scope = scope
+        self.module = scope.module
+        self.function = scope.function
+        # A parameter annotated as a mapping to tensors, never rebound (`ParameterKinds`): a value
+        # looked up in it is a tensor.
+        self.maps_to_tensors = maps_to_tensors
+        self._env: Env = {}
+        self._kinds: dict[int, Kind] = {}  # id(expression) → kind, for the names' kinds in force now
+
+    @property
+    def env(self) -> Env:
+        """The kinds of the names in force at the point the walk has reached."""
+        return self._env
+
+    @env.setter
+    def env(self, kinds: Env) -> None:
+        self._env = kinds
+        self._kinds.clear()
+
+    def forget(self) -> None:
+        """A name's kind changed in `env` itself: the kinds remembered for expressions no longer hold."""
+        self._kinds.clear()
+
+    def name_kind(self, name: str) -> Kind:
+        if name in self._env:
+            return self._env[name]
+        if name in self.scope.local_names:
+            return Kind.UNKNOWN  # bound later on this path, or by something we do not track
+        parent = self.function.parent if self.function else None
+        while parent is not None:
+            if name in parent.local_names:
+                return self.module.final_env(parent).get(name, Kind.UNKNOWN)
+            parent = parent.parent
+        return self.module.module_env.get(name, Kind.UNKNOWN) if self.function else Kind.UNKNOWN
 
     def kind(self, expr: ast.expr) -> Kind:
         """The kind of `expr` with the names' kinds in force now (remembered until a name's kind
@@ -41,9 +80,9 @@ class ExpressionKinds(NameScope):
             return Kind.NONE if expr.value is None else Kind.PYTHON
         if isinstance(expr, ast.Name):
             kind = self.name_kind(expr.id)
-            if kind is Kind.UNKNOWN and expr.id not in self.shadowed_names:
-                qualname = self.qualified_name(expr)
-                return self._module_value_kind(qualname) if qualname is not None else kind
+            if kind is Kind.UNKNOWN and expr.id not in self.scope.shadowed_names:
+                qualname = self.scope.qualified_name(expr)
+                return _module_value_kind(qualname) if qualname is not None else kind
             return kind
         if isinstance(expr, ast.Attribute):
             return self._attribute_kind(expr)
@@ -52,7 +91,7 @@ class ExpressionKinds(NameScope):
         if isinstance(expr, ast.Compare):
             return self._compare_kind(expr)
         if isinstance(expr, ast.BinOp):
-            return self._binop_kind(expr)
+            return self.binop_kind(expr)
         if isinstance(expr, ast.UnaryOp):
             operand = self.kind(expr.operand)
             if isinstance(expr.op, ast.Not):
@@ -84,14 +123,10 @@ class ExpressionKinds(NameScope):
             return Kind.PYTHON
         return Kind.UNKNOWN
 
-    def maps_to_tensors(self, name: str) -> bool:
-        """A parameter annotated as a mapping to tensors, never rebound (see `ParameterKinds`)."""
-        return False
-
     def _attribute_kind(self, expr: ast.Attribute) -> Kind:
-        qualname = self.qualified_name(expr)
+        qualname = self.scope.qualified_name(expr)
         if qualname is not None:
-            return self._module_value_kind(qualname)
+            return _module_value_kind(qualname)
         value = self.kind(expr.value)
         if value is Kind.SELF:
             method = self.function.method if self.function else None
@@ -105,18 +140,11 @@ class ExpressionKinds(NameScope):
             return Kind.TENSOR
         return Kind.UNKNOWN
 
-    @staticmethod
-    def _module_value_kind(qualname: str) -> Kind:
-        """An imported value: `torch.float16` is a Python object; anything else is not known."""
-        if qualname.startswith("torch.") and qualname[len("torch.") :] in torch_api.PYTHON_VALUE_ATTRIBUTES:
-            return Kind.PYTHON
-        return Kind.UNKNOWN
-
     def _compare_kind(self, expr: ast.Compare) -> Kind:
         if (
             any(isinstance(op, (ast.In, ast.NotIn)) for op in expr.ops)
             and len(expr.ops) == 1
-            and self._is_sequence(expr.comparators[0])
+            and _is_sequence(expr.comparators[0], self.scope)
         ):
             # `t in [1, 2]` compares the value with each item: data (measured on torch 2.13: a
             # branch on it breaks, gb0170 for a tensor, gb0033 for a NumPy number). Sets and dicts
@@ -135,18 +163,7 @@ class ExpressionKinds(NameScope):
             return Kind.NUMPY  # a NumPy bool (array): traced as a tensor under compile
         return Kind.PYTHON if all(k in (Kind.PYTHON, Kind.NONE) for k in kinds) else Kind.UNKNOWN
 
-    def _is_sequence(self, expr: ast.expr) -> bool:
-        """A list or tuple: a literal, `list(...)`/`tuple(...)`, or a local name only ever bound to one."""
-        if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
-            return True
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple"):
-            return self.is_builtin(expr.func.id)
-        if isinstance(expr, ast.Name) and self.function is not None and expr.id not in self.function.parameter_names:
-            values = self.module.regions.assigned_values(self.function).get(expr.id, [])
-            return bool(values) and all(not isinstance(v, ast.Name) and self._is_sequence(v) for v in values)
-        return False
-
-    def _binop_kind(self, expr: ast.BinOp) -> Kind:
+    def binop_kind(self, expr: ast.BinOp) -> Kind:
         left, right = self.kind(expr.left), self.kind(expr.right)
         if isinstance(expr.op, ast.Mod) and (left is Kind.PYTHON or isinstance(expr.left, ast.JoinedStr)):
             return Kind.PYTHON
@@ -160,29 +177,11 @@ class ExpressionKinds(NameScope):
             return Kind.TENSOR
         return Kind.PYTHON if left is Kind.PYTHON and right is Kind.PYTHON else Kind.UNKNOWN
 
-    def torch_call_kind(self, qualname: str) -> Kind:
-        if not qualname.startswith("torch."):
-            return Kind.UNKNOWN
-        if qualname.startswith(torch_api.TENSOR_NAMESPACES):
-            return Kind.TENSOR
-        if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return Kind.TENSOR
-        if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in torch_api.SINGLE_TENSOR_MODULES:
-            return Kind.TENSOR_MODULE
-        name = qualname[len("torch.") :]
-        if name in torch_api.BOOL_TENSOR_FUNCTIONS:
-            return Kind.BOOL_TENSOR
-        if name in torch_api.TENSOR_FUNCTIONS:
-            return Kind.TENSOR
-        if name in torch_api.PYTHON_VALUE_FUNCTIONS:
-            return Kind.PYTHON
-        return Kind.UNKNOWN
-
     def _call_kind(self, call: ast.Call) -> Kind:
         if _as_tuple(call):
             return Kind.CONTAINER  # `torch.nonzero(m, as_tuple=True)`: a tuple of index tensors
         func = call.func
-        qualname = self.qualified_name(func)
+        qualname = self.scope.qualified_name(func)
         if qualname is not None:
             if is_logger_factory(qualname):
                 return Kind.LOGGER
@@ -194,11 +193,11 @@ class ExpressionKinds(NameScope):
                 return Kind.PYTHON if torch_api.is_numpy_scalar_draw(qualname, call) else Kind.NUMPY
             if root == "math":
                 return Kind.PYTHON
-            return self.torch_call_kind(qualname)
+            return torch_call_kind(qualname)
         if isinstance(func, (ast.Name, ast.Attribute)) and self.kind(func) is Kind.TENSOR_MODULE:
             return Kind.TENSOR
         if isinstance(func, ast.Name):
-            if self.is_builtin(func.id):
+            if self.scope.is_builtin(func.id):
                 if func.id in _PYTHON_BUILTINS or func.id in torch_api.SCALAR_BUILTINS:
                     return Kind.PYTHON
                 if func.id in _CONTAINER_BUILTINS:
@@ -211,13 +210,12 @@ class ExpressionKinds(NameScope):
             if receiver.is_tensor:
                 if receiver.present is Kind.BOOL_TENSOR and self._keeps_dtype(call):
                     return Kind.BOOL_TENSOR  # `mask.to(x.device)`, `mask.unsqueeze(-1)`: still a mask
-                return self._tensor_method_kind(func.attr)
+                return _tensor_method_kind(func.attr)
             if receiver is Kind.LOGGER:
                 return Kind.PYTHON
             if receiver is Kind.NUMPY:
-                return (
-                    Kind.PYTHON if func.attr in torch_api.SCALAR_METHODS else Kind.NUMPY
-                )  # `.item()` breaks, then is Python
+                # `.item()` breaks, then is Python
+                return Kind.PYTHON if func.attr in torch_api.SCALAR_METHODS else Kind.NUMPY
             if (
                 receiver is Kind.UNKNOWN
                 and func.attr in torch_api.REDUCTION_METHODS
@@ -256,33 +254,23 @@ class ExpressionKinds(NameScope):
             return (
                 self.kind(arg) is Kind.PYTHON
                 and not isinstance(arg, ast.Attribute)
-                and self.qualified_name(arg) is None
+                and self.scope.qualified_name(arg) is None
             )
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             return True  # a device name: `.to("cuda")`
         if isinstance(arg, ast.Attribute) and arg.attr == "device":
             return True
-        return isinstance(arg, ast.Call) and self.qualified_name(arg.func) == "torch.device"
+        return isinstance(arg, ast.Call) and self.scope.qualified_name(arg.func) == "torch.device"
 
     def _nonzero(self, call: ast.Call) -> bool:
         """`torch.nonzero(t, ...)` or `t.nonzero(...)` on a tensor."""
         func = call.func
-        if self.qualified_name(func) == "torch.nonzero":
+        if self.scope.qualified_name(func) == "torch.nonzero":
             return True
         return isinstance(func, ast.Attribute) and func.attr == "nonzero" and self.kind(func.value).is_tensor
 
     def _is_same_file_call(self, call: ast.Call) -> bool:
         return self.function is not None and self.module.regions.resolve_call(call, self.function) is not None
-
-    @staticmethod
-    def _tensor_method_kind(method: str) -> Kind:
-        if method in torch_api.TENSOR_PYTHON_METHODS or method in torch_api.SCALAR_METHODS or method.startswith("is_"):
-            return Kind.PYTHON
-        if method in torch_api.TENSOR_FOREIGN_METHODS or method not in torch_api.TENSOR_METHODS:
-            return Kind.UNKNOWN
-        if method in torch_api.TENSOR_BOOL_METHODS:
-            return Kind.BOOL_TENSOR
-        return Kind.TENSOR
 
 
 # Conversions that only tensors have (not modules, which have `.float()`/`.half()`, nor NumPy).
@@ -299,3 +287,53 @@ def _is_non_numeric_literal(expr: ast.expr) -> bool:
     if isinstance(expr, ast.JoinedStr):
         return True
     return isinstance(expr, ast.Constant) and (expr.value is None or isinstance(expr.value, (str, bytes)))
+
+
+def _is_sequence(expr: ast.expr, scope: Scope) -> bool:
+    """A list or tuple: a literal, `list(...)`/`tuple(...)`, or a local name only ever bound to one."""
+    if isinstance(expr, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in ("list", "tuple"):
+        return scope.is_builtin(expr.func.id)
+    function = scope.function
+    if isinstance(expr, ast.Name) and function is not None and expr.id not in function.parameter_names:
+        values = scope.module.regions.assigned_values(function).get(expr.id, [])
+        return bool(values) and all(not isinstance(v, ast.Name) and _is_sequence(v, scope) for v in values)
+    return False
+
+
+def torch_call_kind(qualname: str) -> Kind:
+    """What a call of the torch function `qualname` returns (UNKNOWN for anything not torch's)."""
+    if not qualname.startswith("torch."):
+        return Kind.UNKNOWN
+    if qualname.startswith(torch_api.TENSOR_NAMESPACES):
+        return Kind.TENSOR
+    if qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return Kind.TENSOR
+    if qualname.startswith("torch.nn.") and qualname.rsplit(".", 1)[-1] in torch_api.SINGLE_TENSOR_MODULES:
+        return Kind.TENSOR_MODULE
+    name = qualname[len("torch.") :]
+    if name in torch_api.BOOL_TENSOR_FUNCTIONS:
+        return Kind.BOOL_TENSOR
+    if name in torch_api.TENSOR_FUNCTIONS:
+        return Kind.TENSOR
+    if name in torch_api.PYTHON_VALUE_FUNCTIONS:
+        return Kind.PYTHON
+    return Kind.UNKNOWN
+
+
+def _module_value_kind(qualname: str) -> Kind:
+    """An imported value: `torch.float16` is a Python object; anything else is not known."""
+    if qualname.startswith("torch.") and qualname[len("torch.") :] in torch_api.PYTHON_VALUE_ATTRIBUTES:
+        return Kind.PYTHON
+    return Kind.UNKNOWN
+
+
+def _tensor_method_kind(method: str) -> Kind:
+    if method in torch_api.TENSOR_PYTHON_METHODS or method in torch_api.SCALAR_METHODS or method.startswith("is_"):
+        return Kind.PYTHON
+    if method in torch_api.TENSOR_FOREIGN_METHODS or method not in torch_api.TENSOR_METHODS:
+        return Kind.UNKNOWN
+    if method in torch_api.TENSOR_BOOL_METHODS:
+        return Kind.BOOL_TENSOR
+    return Kind.TENSOR

@@ -1,5 +1,6 @@
 """The kinds a function's parameters start with: annotations, defaults, how the body uses them
-(`x.sum()` makes `x` a tensor), and what compiled callers in this file or others pass."""
+(`x.sum()` makes `x` a tensor), what compiled callers in this file or others pass, and the
+literal defaults of parameters no call passes."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from functools import cached_property
 
 from .. import torch_api
 from ..kinds import TENSORISH, Env, Kind, join
+from ..regions import bound_names
 from ..semantics import FunctionInfo, walk
-from .compile_time import CompileTimeFacts
+from .expressions import torch_call_kind
+from .scope import Scope
 
 _CONTAINER_ANNOTATIONS = frozenset(
     "dict list tuple set frozenset typing.Dict typing.List typing.Tuple typing.Set typing.FrozenSet typing.Sequence "
@@ -32,25 +35,31 @@ def parameters_with_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.exp
     return [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]
 
 
-class ParameterKinds(CompileTimeFacts):
+class ParameterKinds:
     """Parameter kinds and the evidence of tensor use they come from."""
 
-    # Parameters that are tensors only because some compiled caller in another file passes a
-    # tensor (others may pass numbers) → their annotation ("" for none): a rewrite of a test
-    # of one must keep working for a Python value too.
-    caller_typed: dict[str, str]
-    # Parameters that are tensors only by their annotation: nothing in the body uses them as one
-    # (kornia passes a `torch.Size` where the annotation says `torch.Tensor`) → their annotation.
-    annotation_typed: dict[str, str]
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.function = scope.function
+        # Parameters that are tensors only because some compiled caller in another file passes a
+        # tensor (others may pass numbers) → their annotation ("" for none): a rewrite of a test
+        # of one must keep working for a Python value too.
+        self.caller_typed: dict[str, str] = {}
+        # Parameters that are tensors only by their annotation: nothing in the body uses them as one
+        # (kornia passes a `torch.Size` where the annotation says `torch.Tensor`) → their annotation.
+        self.annotation_typed: dict[str, str] = {}
 
-    def _parameter_kinds(self) -> Env:
+    def initial_env(self) -> Env:
+        """The kinds the parameters (and `self`) have where the body starts; fills `caller_typed`
+        and `annotation_typed`."""
         assert self.function is not None
+        module = self.scope.module
         args = self.function.node.args
         env: Env = {}
         pairs = parameters_with_defaults(args)
         evidence = self.tensor_evidence if pairs else {}
-        given = self.module.regions.context.parameters_given_tensors(self.function.qualname)
-        numpy_given = self.module.numpy_parameters(self.function) if self.module.imports_numpy else frozenset()
+        given = module.regions.context.parameters_given_tensors(self.function.qualname)
+        numpy_given = module.numpy_parameters(self.function) if module.imports_numpy else frozenset()
         for arg, default in pairs:
             kind = self._parameter_kind(arg, default, evidence)
             if kind is Kind.UNKNOWN and arg.arg in numpy_given:
@@ -63,13 +72,37 @@ class ParameterKinds(CompileTimeFacts):
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 env[star.arg] = Kind.CONTAINER
-        if self.self_name and self.function.owner is not None:
-            env[self.self_name] = Kind.SELF
+        if self.scope.self_name and self.function.owner is not None:
+            env[self.scope.self_name] = Kind.SELF
         return env
+
+    def kept_defaults(self) -> dict[str, object]:
+        """Parameters no call in the project passes (a library function reached only through the
+        project's calls, `ProjectContext.unpassed_parameters`) → their literal defaults. A
+        parameter rebound in a loop is left out: the walk sees a loop body before its rebinding."""
+        assert self.function is not None
+        unpassed = self.scope.module.regions.context.parameters_unpassed(self.function.qualname)
+        if not unpassed:
+            return {}
+        in_loops = {
+            name
+            for loop in walk(self.function.node)
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+            for stmt in loop.body
+            for name in bound_names(stmt)
+        }
+        return {
+            arg.arg: default.value
+            for arg, default in parameters_with_defaults(self.function.node.args)
+            if arg.arg in unpassed
+            and arg.arg not in in_loops
+            and isinstance(default, ast.Constant)
+            and isinstance(default.value, (str, int, float, bool, type(None)))
+        }
 
     def _parameter_kind(self, arg: ast.arg, default: ast.expr | None, evidence: dict[str, Kind]) -> Kind:
         if arg.annotation is not None:
-            kind = self.annotation_kind(arg.annotation)
+            kind = annotation_kind(arg.annotation, self.scope)
             if kind.is_tensor and evidence.get(arg.arg) is not Kind.TENSOR:
                 self.annotation_typed[arg.arg] = ast.unparse(arg.annotation)
             if kind is not Kind.UNKNOWN:
@@ -83,6 +116,7 @@ class ParameterKinds(CompileTimeFacts):
         return evidence.get(arg.arg, Kind.UNKNOWN)
 
     def maps_to_tensors(self, name: str) -> bool:
+        """A parameter annotated as a mapping to tensors, never rebound (`_tensor_mappings`)."""
         return name in self._tensor_mappings
 
     @cached_property
@@ -124,8 +158,8 @@ class ParameterKinds(CompileTimeFacts):
         if not (isinstance(target, ast.Tuple) and isinstance(returns, ast.Subscript)):
             return []
         origin = returns.value
-        is_tuple = self.qualified_name(origin) == "typing.Tuple" or (
-            isinstance(origin, ast.Name) and origin.id == "tuple" and self.index.is_builtin("tuple")
+        is_tuple = self.scope.qualified_name(origin) == "typing.Tuple" or (
+            isinstance(origin, ast.Name) and origin.id == "tuple" and self.scope.index.is_builtin("tuple")
         )
         elements = returns.slice.elts if isinstance(returns.slice, ast.Tuple) else []
         if not is_tuple or len(elements) != len(target.elts):
@@ -139,7 +173,7 @@ class ParameterKinds(CompileTimeFacts):
     def _own_method(self, func: ast.expr) -> FunctionInfo | None:
         """`self.name` → the method of this function's class (or a same-file base) it calls."""
         owner = self.function.owner if self.function is not None else None
-        if owner is None or not isinstance(func, ast.Attribute) or not self.is_self(func.value):
+        if owner is None or not isinstance(func, ast.Attribute) or not self.scope.is_self(func.value):
             return None
         return owner.find_method(func.attr)
 
@@ -149,53 +183,13 @@ class ParameterKinds(CompileTimeFacts):
             and self._is_mapping(annotation.value)
             and isinstance(annotation.slice, ast.Tuple)
             and len(annotation.slice.elts) == 2
-            and self.annotation_kind(annotation.slice.elts[1]) is Kind.TENSOR
+            and annotation_kind(annotation.slice.elts[1], self.scope) is Kind.TENSOR
         )
 
     def _is_mapping(self, origin: ast.expr) -> bool:
-        if isinstance(origin, ast.Name) and origin.id == "dict" and self.index.is_builtin("dict"):
+        if isinstance(origin, ast.Name) and origin.id == "dict" and self.scope.index.is_builtin("dict"):
             return True
-        return self.qualified_name(origin) in _MAPPING_ANNOTATIONS
-
-    def annotation_kind(self, annotation: ast.expr) -> Kind:
-        if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
-            return Kind.PYTHON if self.index.is_builtin(annotation.id) else Kind.UNKNOWN
-        if (
-            isinstance(annotation, ast.Name)
-            and annotation.id in _CONTAINER_ANNOTATIONS
-            and self.index.is_builtin(annotation.id)
-        ):
-            return Kind.CONTAINER
-        if isinstance(annotation, ast.Constant) and annotation.value is None:
-            return Kind.NONE
-        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-            return join(self.annotation_kind(annotation.left), self.annotation_kind(annotation.right))
-        if isinstance(annotation, ast.Subscript):
-            origin = self.qualified_name(annotation.value)
-            inner = annotation.slice
-            if origin in ("typing.Optional", "typing_extensions.Optional"):
-                return join(self.annotation_kind(inner), Kind.NONE)
-            if origin in ("typing.Union", "typing_extensions.Union") and isinstance(inner, ast.Tuple):
-                kinds = [self.annotation_kind(e) for e in inner.elts]
-                result = kinds[0]
-                for kind in kinds[1:]:
-                    result = join(result, kind)
-                return result
-            if origin in _CONTAINER_ANNOTATIONS or (
-                isinstance(annotation.value, ast.Name)
-                and annotation.value.id in _CONTAINER_ANNOTATIONS
-                and self.index.is_builtin(annotation.value.id)
-            ):
-                return Kind.CONTAINER
-            return Kind.UNKNOWN
-        qualname = self.qualified_name(annotation)
-        if qualname in _CONTAINER_ANNOTATIONS:
-            return Kind.CONTAINER
-        if qualname in _TENSOR_ANNOTATIONS:
-            return Kind.TENSOR
-        if qualname == "torch.BoolTensor":
-            return Kind.BOOL_TENSOR
-        return Kind.UNKNOWN
+        return self.scope.qualified_name(origin) in _MAPPING_ANNOTATIONS
 
     @cached_property
     def tensor_evidence(self) -> dict[str, Kind]:
@@ -221,10 +215,10 @@ class ParameterKinds(CompileTimeFacts):
                 if isinstance(base, ast.Name):
                     note(base.id, Kind.TENSOR if base is node.value else Kind.OPTIONAL_TENSOR)
             elif isinstance(node, ast.Call) and node.args:
-                qualname = self.qualified_name(node.func)
+                qualname = self.scope.qualified_name(node.func)
                 if (
                     qualname is not None
-                    and self.torch_call_kind(qualname) in TENSORISH
+                    and torch_call_kind(qualname) in TENSORISH
                     and qualname.rsplit(".", 1)[-1] not in torch_api.FACTORY_FUNCTIONS
                 ):
                     # torch.relu(x), torch.any(x > 0): only a tensor x makes the call valid.
@@ -244,15 +238,51 @@ class ParameterKinds(CompileTimeFacts):
                     changed |= note(origin, strength)
         return found
 
-    def used_as_tensor(self, expr: ast.expr) -> bool:
-        """A tensor by its kind, or a name this function uses as a tensor (`x.abs().max()`)."""
-        if self.kind(expr).is_tensor:
-            return True
-        return isinstance(expr, ast.Name) and self.has_tensor_evidence(expr.id)
-
     def has_tensor_evidence(self, name: str) -> bool:
         """The function uses `name` itself as a tensor (`name.sum()`, `torch.relu(name)`)."""
         return self.function is not None and self.tensor_evidence.get(name) is Kind.TENSOR
+
+
+def annotation_kind(annotation: ast.expr, scope: Scope) -> Kind:
+    """What an annotation says a value is (UNKNOWN where it says nothing graphmend uses)."""
+    if isinstance(annotation, ast.Name) and annotation.id in _PYTHON_ANNOTATIONS:
+        return Kind.PYTHON if scope.index.is_builtin(annotation.id) else Kind.UNKNOWN
+    if (
+        isinstance(annotation, ast.Name)
+        and annotation.id in _CONTAINER_ANNOTATIONS
+        and scope.index.is_builtin(annotation.id)
+    ):
+        return Kind.CONTAINER
+    if isinstance(annotation, ast.Constant) and annotation.value is None:
+        return Kind.NONE
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return join(annotation_kind(annotation.left, scope), annotation_kind(annotation.right, scope))
+    if isinstance(annotation, ast.Subscript):
+        origin = scope.qualified_name(annotation.value)
+        inner = annotation.slice
+        if origin in ("typing.Optional", "typing_extensions.Optional"):
+            return join(annotation_kind(inner, scope), Kind.NONE)
+        if origin in ("typing.Union", "typing_extensions.Union") and isinstance(inner, ast.Tuple):
+            kinds = [annotation_kind(e, scope) for e in inner.elts]
+            result = kinds[0]
+            for kind in kinds[1:]:
+                result = join(result, kind)
+            return result
+        if origin in _CONTAINER_ANNOTATIONS or (
+            isinstance(annotation.value, ast.Name)
+            and annotation.value.id in _CONTAINER_ANNOTATIONS
+            and scope.index.is_builtin(annotation.value.id)
+        ):
+            return Kind.CONTAINER
+        return Kind.UNKNOWN
+    qualname = scope.qualified_name(annotation)
+    if qualname in _CONTAINER_ANNOTATIONS:
+        return Kind.CONTAINER
+    if qualname in _TENSOR_ANNOTATIONS:
+        return Kind.TENSOR
+    if qualname == "torch.BoolTensor":
+        return Kind.BOOL_TENSOR
+    return Kind.UNKNOWN
 
 
 def _subscript_base(expr: ast.expr) -> ast.expr:

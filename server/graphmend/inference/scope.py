@@ -1,18 +1,25 @@
 """What a name refers to inside one function: the module's imports unless a binding of the
-function (or an enclosing one) hides them, builtins, `self`, and the kind a name has now."""
+function (or an enclosing one) hides them, builtins and `self`. Fixed for the function: nothing
+here changes as the walk goes on."""
 
 from __future__ import annotations
 
 import ast
 from functools import cached_property
 
-from ..kinds import Kind
 from ..semantics import FunctionInfo
-from .state import FunctionState
+from .state import ModuleFacts
 
 
-class NameScope(FunctionState):
-    """Name lookups of one function."""
+class Scope:
+    """Name lookups of one function (`function` None: the module's top level)."""
+
+    def __init__(self, module: ModuleFacts, function: FunctionInfo | None) -> None:
+        self.module = module
+        self.index = module.index
+        self.function = function
+        self.local_names: frozenset[str] = function.local_names if function else frozenset()
+        self.self_name = function.self_name if function else None
 
     def is_self(self, expr: ast.expr) -> bool:
         return self.function is not None and self.function.is_self(expr)
@@ -44,15 +51,3 @@ class NameScope(FunctionState):
 
     def is_builtin(self, name: str) -> bool:
         return self.index.is_builtin(name, self.shadowed_names)
-
-    def name_kind(self, name: str) -> Kind:
-        if name in self.env:
-            return self.env[name]
-        if name in self.local_names:
-            return Kind.UNKNOWN  # bound later on this path, or by something we do not track
-        parent = self.function.parent if self.function else None
-        while parent is not None:
-            if name in parent.local_names:
-                return self.module.final_env(parent).get(name, Kind.UNKNOWN)
-            parent = parent.parent
-        return self.module.module_env.get(name, Kind.UNKNOWN) if self.function else Kind.UNKNOWN

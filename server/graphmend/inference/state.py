@@ -1,6 +1,6 @@
-"""What every part of a function's analysis reads: the function, the facts of its module, and the
-kinds of its names in force at the point the walk has reached (with the cache of expression
-kinds that a change of them clears)."""
+"""What a function's analysis reads of its module (`ModuleFacts`): declared apart so that the
+parts of the analysis and `ModuleAnalysis`, which makes function analyses, need not import each
+other."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import ast
 from typing import Protocol
 
 from ..kinds import Env, Kind
-from ..regions import CompiledRegions, Entry
+from ..regions import CompiledRegions
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 
 
@@ -28,26 +28,3 @@ class ModuleFacts(Protocol):
     def init_values(self, cls: ClassInfo) -> dict[str, list[tuple[FunctionInfo, ast.expr | None]]]: ...
     def constructors(self, cls: ClassInfo) -> dict[str, frozenset[str]]: ...
     def class_attributes(self, cls: ClassInfo) -> dict[str, Kind]: ...
-
-
-class FunctionState:
-    """The attributes `FunctionAnalysis.__init__` sets, declared for the parts that read them."""
-
-    module: ModuleFacts
-    entry: Entry | None  # the compiled entry this function is analysed as part of
-    index: ModuleIndex
-    function: FunctionInfo | None
-    local_names: frozenset[str]
-    self_name: str | None
-    _env: Env
-    _kinds: dict[int, Kind]  # id(expression) → kind, for the names' kinds in force now
-
-    @property
-    def env(self) -> Env:
-        """The kinds of the names in force at the point the walk has reached."""
-        return self._env
-
-    @env.setter
-    def env(self, kinds: Env) -> None:
-        self._env = kinds
-        self._kinds.clear()

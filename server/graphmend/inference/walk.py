@@ -1,17 +1,24 @@
-"""`FunctionAnalysis`: the forward, flow-sensitive walk over a function's statements that keeps
-the kind of every local name, offering each expression to a visitor with the kinds in force.
+"""The forward, flow-sensitive walk over a function's statements that keeps the kind of every
+local name, offering each node to a visitor with the kinds in force (`Walker`), and
+`FunctionAnalysis`, which holds the parts of one function's analysis and is what callers use.
 Branches are walked on copies and joined; loop bodies twice, so loop-carried values are seen."""
 
 from __future__ import annotations
 
 import ast
+import sys
+from collections.abc import Callable
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Protocol
 
-from ..kinds import Env, Kind, join
-from ..regions import Entry, bound_names
+from ..kinds import Env, Kind
+from ..regions import Entry
 from ..semantics import FunctionInfo, argument_names, child_nodes, walk
-from .parameters import ParameterKinds, parameters_with_defaults
+from .bindings import Bindings
+from .compile_time import CompileTimeFacts
+from .expressions import ExpressionKinds, torch_call_kind
+from .parameters import ParameterKinds, annotation_kind
+from .scope import Scope
 from .state import ModuleFacts
 
 
@@ -19,8 +26,12 @@ class ExpressionVisitor(Protocol):
     def __call__(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> None: ...
 
 
-class FunctionAnalysis(ParameterKinds):
-    """Kinds of the names of one function, walked statement by statement."""
+class FunctionAnalysis:
+    """One function's analysis as rules, rewrites and the checker see it. It holds the parts, each
+    built from what it needs: `scope` (what a name refers to), `parameters` (the kinds parameters
+    start with), `kinds` (the kinds in force and of expressions), `facts` (what is fixed under
+    compile), `bindings` (how statements change the kinds) and `walker` (the walk); the members
+    callers use are forwarded under the names they have always had."""
 
     def __init__(
         self,
@@ -30,52 +41,143 @@ class FunctionAnalysis(ParameterKinds):
         with_parameters: bool = True,
         entry: Entry | None = None,
     ) -> None:
+        """`with_parameters` False: a probe whose names start unknown but `self` (neither the
+        parameters' kinds nor their kept defaults are worked out)."""
         self.module = module
         self.entry = entry  # the compiled entry this function is analysed as part of
         self.index = module.index
         self.function = function
-        self.visitor = visitor
-        self.return_kinds: list[Kind] = []
-        self.local_names: frozenset[str] = function.local_names if function else frozenset()
-        self.self_name = function.self_name if function else None
-        self._kinds: dict[int, Kind] = {}
-        self.caller_typed: dict[str, str] = {}
-        self.annotation_typed: dict[str, str] = {}
-        self._env: Env = self._parameter_kinds() if (function and with_parameters) else {}
-        self.compile_constants: dict[str, bool] = {}
-        self.parameter_values: dict[str, object] = self._kept_defaults() if (function and with_parameters) else {}
-        self._depth = 0  # how many branches deep the walk is
-        self.guards: list[tuple[ast.expr, bool]] = []  # enclosing Python-decided `if` tests, and the side taken
-        if function is not None and not with_parameters and self.self_name:
-            self.env[self.self_name] = Kind.SELF
-
-    def _kept_defaults(self) -> dict[str, object]:
-        """Parameters no call in the project passes (a library function reached only through the
-        project's calls, `ProjectContext.unpassed_parameters`) → their literal defaults. A
-        parameter rebound in a loop is left out: the walk sees a loop body before its rebinding."""
-        assert self.function is not None
-        unpassed = self.module.regions.context.parameters_unpassed(self.function.qualname)
-        if not unpassed:
-            return {}
-        in_loops = {
-            name
-            for loop in walk(self.function.node)
-            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-            for stmt in loop.body
-            for name in bound_names(stmt)
-        }
-        return {
-            arg.arg: default.value
-            for arg, default in parameters_with_defaults(self.function.node.args)
-            if arg.arg in unpassed
-            and arg.arg not in in_loops
-            and isinstance(default, ast.Constant)
-            and isinstance(default.value, (str, int, float, bool, type(None)))
-        }
+        self.scope = Scope(module, function)
+        self.parameters = ParameterKinds(self.scope)
+        self.kinds = ExpressionKinds(self.scope, self.parameters.maps_to_tensors)
+        from_parameters = function is not None and with_parameters
+        if from_parameters:
+            self.kinds.env = self.parameters.initial_env()
+        kept_defaults = self.parameters.kept_defaults() if from_parameters else {}
+        self.facts = CompileTimeFacts(self.scope, self.kinds, entry, kept_defaults)
+        self.bindings = Bindings(self.scope, self.kinds, self.facts)
+        self.walker = Walker(self, self.scope, self.kinds, self.facts, self.bindings, visitor)
+        if function is not None and not with_parameters and self.scope.self_name:
+            self.kinds.env[self.scope.self_name] = Kind.SELF
 
     def run(self) -> None:
-        if self.function is not None:
-            self._block(self.function.node.body)
+        self.walker.run()
+
+    @property
+    def env(self) -> Env:
+        """The kinds of the names in force at the point the walk has reached."""
+        return self.kinds.env
+
+    @env.setter
+    def env(self, kinds: Env) -> None:
+        self.kinds.env = kinds
+
+    @property
+    def visitor(self) -> ExpressionVisitor | None:
+        """What each node is offered to (None: the walk only keeps the kinds)."""
+        return self.walker.visitor
+
+    @visitor.setter
+    def visitor(self, visitor: ExpressionVisitor | None) -> None:
+        self.walker.visitor = visitor
+
+    @property
+    def return_kinds(self) -> list[Kind]:
+        return self.walker.return_kinds
+
+    @property
+    def guards(self) -> list[tuple[ast.expr, bool]]:
+        """Enclosing Python-decided `if` tests where the walk is, and the side taken."""
+        return self.walker.guards
+
+    @property
+    def caller_typed(self) -> dict[str, str]:
+        return self.parameters.caller_typed
+
+    @property
+    def annotation_typed(self) -> dict[str, str]:
+        return self.parameters.annotation_typed
+
+    @property
+    def shadowed_names(self) -> frozenset[str]:
+        return self.scope.shadowed_names
+
+    def is_self(self, expr: ast.expr) -> bool:
+        return self.scope.is_self(expr)
+
+    def qualified_name(self, expr: ast.expr) -> str | None:
+        return self.scope.qualified_name(expr)
+
+    def is_builtin(self, name: str) -> bool:
+        return self.scope.is_builtin(name)
+
+    def kind(self, expr: ast.expr) -> Kind:
+        return self.kinds.kind(expr)
+
+    def name_kind(self, name: str) -> Kind:
+        return self.kinds.name_kind(name)
+
+    @staticmethod
+    def torch_call_kind(qualname: str) -> Kind:
+        return torch_call_kind(qualname)
+
+    def annotation_kind(self, annotation: ast.expr) -> Kind:
+        return annotation_kind(annotation, self.scope)
+
+    def has_tensor_evidence(self, name: str) -> bool:
+        return self.parameters.has_tensor_evidence(name)
+
+    def used_as_tensor(self, expr: ast.expr) -> bool:
+        """A tensor by its kind, or a name this function uses as a tensor (`x.abs().max()`)."""
+        if self.kinds.kind(expr).is_tensor:
+            return True
+        return isinstance(expr, ast.Name) and self.parameters.has_tensor_evidence(expr.id)
+
+    @property
+    def runs_inlined(self) -> bool:
+        return self.facts.runs_inlined
+
+    @property
+    def captures(self) -> frozenset[str]:
+        return self.facts.captures
+
+    def is_data_dependent(self, test: ast.expr) -> bool:
+        return self.facts.is_data_dependent(test)
+
+    def ends_in_error(self, body: list[ast.stmt]) -> bool:
+        return self.facts.ends_in_error(body)
+
+    def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None = None) -> None:
+        """For the predication rewrite, which replays a branch's assignments (`fixes/predicate/arms.py`)."""
+        self.bindings.bind(target, kind, value)
+
+
+class Walker:
+    """The walk over one function's statements: it keeps `kinds.env` up to date, offers every node
+    to `visitor` with `analysis`, and collects the kinds returned and the enclosing guards."""
+
+    def __init__(
+        self,
+        analysis: FunctionAnalysis,
+        scope: Scope,
+        kinds: ExpressionKinds,
+        facts: CompileTimeFacts,
+        bindings: Bindings,
+        visitor: ExpressionVisitor | None,
+    ) -> None:
+        self.analysis = analysis  # what the visitor is given
+        self.scope = scope
+        self.kinds = kinds
+        self.facts = facts
+        self.bindings = bindings
+        self.visitor = visitor
+        self.return_kinds: list[Kind] = []
+        self.guards: list[tuple[ast.expr, bool]] = []  # enclosing Python-decided `if` tests, and the side taken
+        self._depth = 0  # how many branches deep the walk is
+
+    def run(self) -> None:
+        if self.scope.function is not None:
+            self._block(self.scope.function.node.body)
 
     def _visit(self, expr: ast.AST | None, in_condition: bool = False) -> None:
         if expr is None or self.visitor is None:
@@ -87,22 +189,22 @@ class FunctionAnalysis(ParameterKinds):
                 if id(node) in self._called_lambdas:
                     self._visit_lambda(node)
                 continue
-            self.visitor(node, self, condition)
+            self.visitor(node, self.analysis, condition)
             if isinstance(node, ast.IfExp):
-                constant = self.constant_under_compile(node.test)
+                constant = self.facts.constant_under_compile(node.test)
                 if constant is not None:  # `a if is_torchdynamo_compiling() else b`: one side runs
                     stack.append((node.body if constant else node.orelse, condition))
                     continue
-                when_true, when_false = self._narrowing(node.test)
+                when_true, when_false = self.bindings.narrowing(node.test)
                 if when_true or when_false:  # `x.sum() if x is not None else 0`: each side with what the test says
                     self._visit(node.test, True)
                     for side, narrowed in ((node.body, when_true), (node.orelse, when_false)):
-                        saved = self.env
-                        self.env = {**saved, **narrowed}
+                        saved = self.kinds.env
+                        self.kinds.env = {**saved, **narrowed}
                         try:
                             self._visit(side, condition)
                         finally:
-                            self.env = saved
+                            self.kinds.env = saved
                     continue
                 stack.append((node.orelse, condition))
                 stack.append((node.body, condition))
@@ -110,33 +212,32 @@ class FunctionAnalysis(ParameterKinds):
             elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
                 self._visit_comprehension(node, condition)
             elif isinstance(node, ast.BoolOp):
-                stack.extend((value, condition) for value in reversed(self._evaluated_under_compile(node)))
+                stack.extend((value, condition) for value in reversed(self.facts.evaluated_under_compile(node)))
             else:
                 stack.extend((child, condition) for child in reversed(list(child_nodes(node))))
 
     def _visit_lambda(self, node: ast.Lambda) -> None:
         """A lambda's body, with the kinds in force where it is made (its closure) and its own
         parameters unknown: Dynamo inlines the call, so what breaks in the body breaks there."""
-        saved = self.env
-        self.env = {**saved, **dict.fromkeys(argument_names(node.args), Kind.UNKNOWN)}
-        self._kinds.clear()
+        saved = self.kinds.env
+        self.kinds.env = {**saved, **dict.fromkeys(argument_names(node.args), Kind.UNKNOWN)}
         try:
             self._visit(node.body)
         finally:
-            self.env = saved
-            self._kinds.clear()
+            self.kinds.env = saved
 
     @cached_property
     def _called_lambdas(self) -> frozenset[int]:
-        return called_lambdas(self.function.node) if self.function is not None else frozenset()
+        function = self.scope.function
+        return called_lambdas(function.node) if function is not None else frozenset()
 
     def _visit_comprehension(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, condition: bool
     ) -> None:
-        saved = dict(self.env)
+        saved = dict(self.kinds.env)
         for generator in node.generators:
             self._visit(generator.iter, condition)
-            self._bind_iteration(generator.target, generator.iter)
+            self.bindings.bind_iteration(generator.target, generator.iter)
             for test in generator.ifs:
                 self._visit(test, True)
         if isinstance(node, ast.DictComp):
@@ -144,117 +245,29 @@ class FunctionAnalysis(ParameterKinds):
             self._visit(node.value, condition)
         else:
             self._visit(node.elt, condition)
-        self.env = saved
-        self._kinds.clear()
-
-    def _iteration_kind(self, iterable: ast.expr) -> Kind:
-        return Kind.TENSOR if self.kind(iterable).is_tensor else Kind.UNKNOWN
-
-    def _bind_iteration(self, target: ast.expr, iterable: ast.expr) -> None:
-        """Bind a loop target to what iterating `iterable` gives, through `enumerate` (an index,
-        then the items) and `zip` (one item of each): `for i, (row, n) in enumerate(zip(x, lengths))`
-        makes `row` and `n` rows of tensors."""
-        call = iterable if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) else None
-        pairs: list[tuple[ast.expr, ast.expr | None]] = []
-        if (
-            call is not None
-            and isinstance(target, (ast.Tuple, ast.List))
-            and not any(isinstance(e, ast.Starred) for e in [*target.elts, *call.args])
-            and self.is_builtin(call.func.id)  # type: ignore[attr-defined]
-        ):
-            if call.func.id == "enumerate" and len(call.args) == 1 and len(target.elts) == 2:  # type: ignore[attr-defined]
-                pairs = [(target.elts[0], None), (target.elts[1], call.args[0])]
-            elif call.func.id == "zip" and call.args and len(call.args) == len(target.elts):  # type: ignore[attr-defined]
-                pairs = list(zip(target.elts, call.args))
-        if not pairs:
-            self._bind(target, self._iteration_kind(iterable))
-            return
-        for element, source in pairs:
-            if source is None:
-                self._bind(element, Kind.PYTHON)
-            else:
-                self._bind_iteration(element, source)
-
-    def _bind(self, target: ast.expr, kind: Kind, value: ast.expr | None = None) -> None:
-        if isinstance(target, ast.Name):
-            self.env[target.id] = kind
-            self._kinds.clear()
-            self.compile_constants.pop(target.id, None)
-            self.parameter_values.pop(target.id, None)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                for element, element_value in zip(target.elts, value.elts):
-                    self._bind(element, self.kind(element_value), element_value)
-                return
-            element_kind = Kind.TENSOR if kind.is_tensor else Kind.UNKNOWN
-            for element in target.elts:
-                self._bind(
-                    element.value if isinstance(element, ast.Starred) else element,
-                    Kind.UNKNOWN if isinstance(element, ast.Starred) else element_kind,
-                )
-        elif isinstance(target, ast.Starred):
-            self._bind(target.value, Kind.UNKNOWN)
+        self.kinds.env = saved
 
     def _block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
-            self._statement(stmt)
+            if self.visitor is not None:
+                self.visitor(stmt, self.analysis, False)
+            _STATEMENTS.get(type(stmt), Walker._other)(self, stmt)
             if isinstance(stmt, ast.If) and self._leaves_under_compile(stmt):
                 break  # what follows never runs while Dynamo traces
 
     def _leaves_under_compile(self, stmt: ast.If) -> bool:
         """`if is_torchdynamo_compiling(): return ...`: the branch compiled code takes returns or raises."""
-        constant = self.constant_under_compile(stmt.test)
+        constant = self.facts.constant_under_compile(stmt.test)
         taken = stmt.body if constant is True else stmt.orelse if constant is False else None
         return bool(taken) and isinstance(taken[-1], (ast.Return, ast.Raise))  # type: ignore[index]
-
-    def _narrowing(self, test: ast.expr) -> tuple[Env, Env]:
-        """What `x is None` / `x is not None` (alone or joined by `and`) say about `x` on each side."""
-        when_true: Env = {}
-        when_false: Env = {}
-        parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        for part in parts:
-            tested = self._tensor_instance_test(part)
-            if tested is not None:  # `isinstance(x, torch.Tensor)`
-                when_true[tested] = Kind.TENSOR
-                if len(parts) == 1:
-                    when_false[tested] = Kind.UNKNOWN  # not a tensor: whatever it is, its tests are Python's
-                continue
-            if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.left, ast.Name)):
-                continue
-            right = part.comparators[0]
-            if not (
-                isinstance(right, ast.Constant) and right.value is None and isinstance(part.ops[0], (ast.Is, ast.IsNot))
-            ):
-                continue
-            name = part.left.id
-            known = self.name_kind(name)
-            present = known.present
-            is_none = isinstance(part.ops[0], ast.Is)
-            when_true[name] = Kind.NONE if is_none else present
-            if len(parts) == 1:  # `not (a and b)` says nothing about each part alone
-                when_false[name] = present if is_none else Kind.NONE
-        return when_true, when_false
-
-    def _tensor_instance_test(self, test: ast.expr) -> str | None:
-        """The name `isinstance(name, torch.Tensor)` tests, if `test` is that call."""
-        if (
-            isinstance(test, ast.Call)
-            and isinstance(test.func, ast.Name)
-            and test.func.id == "isinstance"
-            and self.is_builtin("isinstance")
-            and len(test.args) == 2
-            and isinstance(test.args[0], ast.Name)
-            and self.qualified_name(test.args[1]) == "torch.Tensor"
-        ):
-            return test.args[0].id
-        return None
 
     def _branch(
         self, body: list[ast.stmt], narrowed: Env | None = None, guard: tuple[ast.expr, bool] | None = None
     ) -> Env:
-        saved = self.env
-        self.env = {**saved, **(narrowed or {})}
-        self._kinds.clear()
+        """Walk `body` on a copy of the kinds in force (with what the test says, `narrowed`) and
+        return the kinds at its end; the kinds in force are left as they were."""
+        saved = self.kinds.env
+        self.kinds.env = {**saved, **(narrowed or {})}
         self._depth += 1
         if guard is not None:
             self.guards.append(guard)
@@ -264,122 +277,142 @@ class FunctionAnalysis(ParameterKinds):
             self._depth -= 1
             if guard is not None:
                 self.guards.pop()
-        result = self.env
-        self.env = saved
-        self._kinds.clear()
+        result = self.kinds.env
+        self.kinds.env = saved
         return result
 
-    def _merge(self, *envs: Env) -> None:
-        merged: Env = {}
-        names = set().union(*envs)
-        for name in names:
-            kinds = [env.get(name) for env in envs]
-            if any(k is None for k in kinds):
-                present = [k for k in kinds if k is not None]
-                merged[name] = join(present[0], Kind.UNKNOWN) if len(set(present)) > 1 else present[0]
-                continue
-            result = kinds[0]
-            for kind in kinds[1:]:
-                result = join(result, kind)  # type: ignore[arg-type]
-            merged[name] = result  # type: ignore[assignment]
-        self.env = merged
-        self._kinds.clear()
+    # One method per kind of statement (`_STATEMENTS`), each called after the visitor saw the statement.
 
-    def _statement(self, stmt: ast.stmt) -> None:
-        visit = self._visit
-        if self.visitor is not None:
-            self.visitor(stmt, self, False)
-        if isinstance(stmt, ast.Assign):
-            visit(stmt.value)
-            for target in stmt.targets:
-                if not isinstance(target, ast.Name):
-                    visit(target)
-            kind = self.kind(stmt.value)
-            for target in stmt.targets:
-                self._bind(target, kind, stmt.value)
-            constant = self.constant_under_compile(stmt.value)
-            if constant is not None and self._depth == 0:
-                self.compile_constants.update((t.id, constant) for t in stmt.targets if isinstance(t, ast.Name))
-        elif isinstance(stmt, ast.AnnAssign):
-            visit(stmt.value)
-            if stmt.value is not None:
-                self._bind(stmt.target, self.kind(stmt.value), stmt.value)
-        elif isinstance(stmt, ast.AugAssign):
-            visit(stmt.value)
-            if isinstance(stmt.target, ast.Name):
-                combined = ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value)
-                self.env[stmt.target.id] = self._binop_kind(combined)
-                self._kinds.clear()
-            else:
-                visit(stmt.target)
-        elif isinstance(stmt, ast.If):
-            visit(stmt.test, True)
-            constant = self.constant_under_compile(stmt.test)
-            if constant is True:
-                self._block(stmt.body)
-            elif constant is False:
-                self._block(stmt.orelse)
-            else:
-                when_true, when_false = self._narrowing(stmt.test)
-                visitor = self.visitor
-                if self.ends_in_error(stmt.body) and not stmt.orelse:
-                    self.visitor = None  # the way to an exception: what breaks there does not matter
-                static = not self.is_data_dependent(stmt.test)  # a configuration: dtype, training, None...
-                try:
-                    body = self._branch(stmt.body, when_true, (stmt.test, True) if static else None)
-                finally:
-                    self.visitor = visitor
-                self._merge(body, self._branch(stmt.orelse, when_false, (stmt.test, False) if static else None))
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            visit(stmt.iter)
-            before = dict(self.env)
-            self._depth += 1  # a loop body may run no time at all
-            for _ in range(2):
-                self._bind_iteration(stmt.target, stmt.iter)
-                self._block(stmt.body)
-                self._merge(before, self.env)
-            self._depth -= 1
-            self._block(stmt.orelse)
-        elif isinstance(stmt, ast.While):
-            before = dict(self.env)
-            self._depth += 1
-            for _ in range(2):
-                visit(stmt.test, True)
-                self._block(stmt.body)
-                self._merge(before, self.env)
-            self._depth -= 1
-            self._block(stmt.orelse)
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            for item in stmt.items:
-                visit(item.context_expr)
-                if item.optional_vars is not None:
-                    self._bind(item.optional_vars, Kind.UNKNOWN)
-            self._block(stmt.body)
-        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
-            body = self._branch(stmt.body + stmt.orelse)  # type: ignore[attr-defined]
-            handlers = [self._branch(h.body) for h in stmt.handlers]  # type: ignore[attr-defined]
-            self._merge(body, *handlers)
-            self._block(stmt.finalbody)  # type: ignore[attr-defined]
-        elif isinstance(stmt, ast.Return):
-            visit(stmt.value)
-            self.return_kinds.append(self.kind(stmt.value) if stmt.value is not None else Kind.NONE)
-        elif isinstance(stmt, ast.Match):
-            visit(stmt.subject)
-            self._merge(self.env, *(self._branch(case.body) for case in stmt.cases))
-        elif isinstance(stmt, ast.Assert):
-            visit(stmt.test, True)
-            visit(stmt.msg)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            for name in self.index.import_bindings(stmt):
-                self.env[name] = Kind.UNKNOWN
-            self._kinds.clear()
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            self.env[stmt.name] = Kind.UNKNOWN
-            self._kinds.clear()
+    def _assign(self, stmt: ast.Assign) -> None:
+        self._visit(stmt.value)
+        for target in stmt.targets:
+            if not isinstance(target, ast.Name):
+                self._visit(target)
+        kind = self.kinds.kind(stmt.value)
+        for target in stmt.targets:
+            self.bindings.bind(target, kind, stmt.value)
+        constant = self.facts.constant_under_compile(stmt.value)
+        if constant is not None and self._depth == 0:
+            self.facts.compile_constants.update((t.id, constant) for t in stmt.targets if isinstance(t, ast.Name))
+
+    def _ann_assign(self, stmt: ast.AnnAssign) -> None:
+        self._visit(stmt.value)
+        if stmt.value is not None:
+            self.bindings.bind(stmt.target, self.kinds.kind(stmt.value), stmt.value)
+
+    def _aug_assign(self, stmt: ast.AugAssign) -> None:
+        self._visit(stmt.value)
+        if isinstance(stmt.target, ast.Name):
+            combined = ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value)
+            self.kinds.env[stmt.target.id] = self.kinds.binop_kind(combined)
+            self.kinds.forget()
         else:
-            for child in child_nodes(stmt):
-                if isinstance(child, ast.expr):
-                    visit(child)
+            self._visit(stmt.target)
+
+    def _if(self, stmt: ast.If) -> None:
+        self._visit(stmt.test, True)
+        constant = self.facts.constant_under_compile(stmt.test)
+        if constant is True:
+            self._block(stmt.body)
+        elif constant is False:
+            self._block(stmt.orelse)
+        else:
+            when_true, when_false = self.bindings.narrowing(stmt.test)
+            visitor = self.visitor
+            if self.facts.ends_in_error(stmt.body) and not stmt.orelse:
+                self.visitor = None  # the way to an exception: what breaks there does not matter
+            static = not self.facts.is_data_dependent(stmt.test)  # a configuration: dtype, training, None...
+            try:
+                body = self._branch(stmt.body, when_true, (stmt.test, True) if static else None)
+            finally:
+                self.visitor = visitor
+            orelse = self._branch(stmt.orelse, when_false, (stmt.test, False) if static else None)
+            self.bindings.merge(body, orelse)
+
+    def _for(self, stmt: ast.For | ast.AsyncFor) -> None:
+        self._visit(stmt.iter)
+        before = dict(self.kinds.env)
+        self._depth += 1  # a loop body may run no time at all
+        for _ in range(2):
+            self.bindings.bind_iteration(stmt.target, stmt.iter)
+            self._block(stmt.body)
+            self.bindings.merge(before, self.kinds.env)
+        self._depth -= 1
+        self._block(stmt.orelse)
+
+    def _while(self, stmt: ast.While) -> None:
+        before = dict(self.kinds.env)
+        self._depth += 1
+        for _ in range(2):
+            self._visit(stmt.test, True)
+            self._block(stmt.body)
+            self.bindings.merge(before, self.kinds.env)
+        self._depth -= 1
+        self._block(stmt.orelse)
+
+    def _with(self, stmt: ast.With | ast.AsyncWith) -> None:
+        for item in stmt.items:
+            self._visit(item.context_expr)
+            if item.optional_vars is not None:
+                self.bindings.bind(item.optional_vars, Kind.UNKNOWN)
+        self._block(stmt.body)
+
+    def _try(self, stmt: Any) -> None:  # ast.Try, or ast.TryStar (Python 3.11+)
+        body = self._branch(stmt.body + stmt.orelse)
+        handlers = [self._branch(h.body) for h in stmt.handlers]
+        self.bindings.merge(body, *handlers)
+        self._block(stmt.finalbody)
+
+    def _return(self, stmt: ast.Return) -> None:
+        self._visit(stmt.value)
+        self.return_kinds.append(self.kinds.kind(stmt.value) if stmt.value is not None else Kind.NONE)
+
+    def _match(self, stmt: ast.Match) -> None:
+        self._visit(stmt.subject)
+        self.bindings.merge(self.kinds.env, *(self._branch(case.body) for case in stmt.cases))
+
+    def _assert(self, stmt: ast.Assert) -> None:
+        self._visit(stmt.test, True)
+        self._visit(stmt.msg)
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        for name in self.scope.index.import_bindings(stmt):
+            self.kinds.env[name] = Kind.UNKNOWN
+        self.kinds.forget()
+
+    def _definition(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        self.kinds.env[stmt.name] = Kind.UNKNOWN
+        self.kinds.forget()
+
+    def _other(self, stmt: ast.stmt) -> None:
+        for child in child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self._visit(child)
+
+
+# The walk of each kind of statement, by its exact type (no `ast` statement type has subclasses).
+_STATEMENTS: dict[type[ast.stmt], Callable[[Walker, Any], None]] = {
+    ast.Assign: Walker._assign,
+    ast.AnnAssign: Walker._ann_assign,
+    ast.AugAssign: Walker._aug_assign,
+    ast.If: Walker._if,
+    ast.For: Walker._for,
+    ast.AsyncFor: Walker._for,
+    ast.While: Walker._while,
+    ast.With: Walker._with,
+    ast.AsyncWith: Walker._with,
+    ast.Try: Walker._try,
+    ast.Return: Walker._return,
+    ast.Match: Walker._match,
+    ast.Assert: Walker._assert,
+    ast.Import: Walker._import,
+    ast.ImportFrom: Walker._import,
+    ast.FunctionDef: Walker._definition,
+    ast.AsyncFunctionDef: Walker._definition,
+    ast.ClassDef: Walker._definition,
+}
+if sys.version_info >= (3, 11):  # `except*`
+    _STATEMENTS[ast.TryStar] = Walker._try
 
 
 _CALLING_BUILTINS = frozenset({"map", "filter", "sorted", "min", "max"})  # they call a function they are given
