@@ -126,3 +126,22 @@ def test_the_fronts_reach_the_core_only_through_api() -> None:
         if target not in allowed and target.split(".")[0] != "lsp"
     )
     assert not through, "fronts importing the core around api:\n" + "\n".join(through)
+
+
+def test_no_function_over_80_lines_and_no_class_over_250_in_the_analysis_packages() -> None:
+    """Issue 40: functions stay readable everywhere, and the packages split into parts stay split
+    (`project/`, `inference/`, `regions/`: no class over about 250 lines)."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            length = getattr(node, "end_lineno", 0) - getattr(node, "lineno", 0) + 1
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and length > 80:
+                long.append(f"{relative}: def {node.name}, {length} lines")
+            if (
+                isinstance(node, ast.ClassDef)
+                and relative.parts[0] in ("project", "inference", "regions")
+                and length > 250
+            ):
+                long.append(f"{relative}: class {node.name}, {length} lines")
+    assert not long, "\n".join(long)

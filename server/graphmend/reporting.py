@@ -359,6 +359,24 @@ def gitlab(findings: list[Finding], lines: Lines, file_line: FileLine | None = N
     return json.dumps(out, indent=2)
 
 
+def _sarif_related(finding: Finding, root: Path) -> list[dict[str, Any]]:
+    """A finding's related locations as SARIF's, each in its own file (the finding's by default)."""
+    return [
+        {
+            "id": number,
+            "message": {"text": r.message},
+            "physicalLocation": {
+                "artifactLocation": {
+                    "uri": _uri(Path(r.path) if r.path else finding.path, root),
+                    "uriBaseId": "%SRCROOT%",
+                },
+                "region": _region(r.range.start, r.range.end),
+            },
+        }
+        for number, r in enumerate(finding.diagnostic.related)
+    ]
+
+
 def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None) -> str:
     """SARIF 2.1.0: one run with every rule's metadata (its docs, Dynamo's gb page as help), each
     finding as a result with its region and its rewrite as a SARIF fix. File URIs are relative to
@@ -391,20 +409,7 @@ def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.related:
-            result["relatedLocations"] = [
-                {
-                    "id": number,
-                    "message": {"text": r.message},
-                    "physicalLocation": {
-                        "artifactLocation": {
-                            "uri": _uri(Path(r.path) if r.path else finding.path, root),
-                            "uriBaseId": "%SRCROOT%",
-                        },
-                        "region": _region(r.range.start, r.range.end),
-                    },
-                }
-                for number, r in enumerate(d.related)
-            ]
+            result["relatedLocations"] = _sarif_related(finding, root)
         if d.fix is not None and d.fix.edits and finding.cell is None:
             result["fixes"] = [
                 {
