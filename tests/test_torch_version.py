@@ -53,3 +53,28 @@ def test_the_active_environments_torch(tmp_path: Path, monkeypatch: pytest.Monke
         assert installed_torch_version() == (2, 9)
     finally:
         settings_module.installed_torch_version.cache_clear()
+
+
+def test_settings_are_read_once_per_folder_until_a_file_they_come_from_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: one settings cache, one policy, for the CLI, the editor and its workers alike."""
+    reads: list[Path] = []
+    real_load = settings_module.load_pyproject
+
+    def counting_load(path: Path) -> settings_module.Settings:
+        reads.append(path)
+        return real_load(path)
+
+    monkeypatch.setattr(settings_module, "load_pyproject", counting_load)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.graphmend]\nselect = ["GM1"]\n')
+    (tmp_path / "pkg").mkdir()
+    for _ in range(3):
+        assert settings_for(tmp_path / "pkg" / "model.py").select == ("GM1",)
+    assert reads == [pyproject]
+    pyproject.write_text('[tool.graphmend]\nselect = ["GM2", "GM3"]\n')
+    assert settings_for(tmp_path / "pkg" / "model.py").select == ("GM2", "GM3")
+    (tmp_path / "pkg" / "requirements.txt").write_text("torch==2.9.1\n")  # a nearer file appears
+    assert settings_for(tmp_path / "pkg" / "model.py").torch_version == (2, 9)
+    assert len(reads) == 3

@@ -247,9 +247,9 @@ def write_atomically(path: Path, text: str, encoding: str) -> None:
 
 def iter_settings(paths: Iterable[Path], overrides: Mapping[str, Any] | None = None) -> Iterator[tuple[Path, Settings]]:
     """Each Python file under `paths` with its settings (nearest pyproject.toml plus `overrides`)."""
-    settings_by_directory: dict[Path, Settings] = {}
+    merged: dict[Settings, Settings] = {}  # the overrides validated once per settings read
     for path in discover_python_files(paths):
-        directory = path.parent.resolve()
-        if directory not in settings_by_directory:
-            settings_by_directory[directory] = settings_for(directory).merged(overrides or {})
-        yield path, settings_by_directory[directory].for_file(path)
+        base = settings_for(path.parent)
+        if base not in merged:
+            merged[base] = base.merged(overrides or {})
+        yield path, merged[base].for_file(path)

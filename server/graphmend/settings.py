@@ -131,19 +131,14 @@ def pinned_torch_version(start: Path) -> tuple[int, int] | None:
         present = [folder / name for name in _PIN_FILES if (folder / name).is_file()]
         if present:
             for path in present:
-                try:
-                    stamp = path.stat().st_mtime_ns
-                except OSError:
-                    continue
-                version = _pin_in(str(path), stamp)
+                version = _pin_in(str(path))
                 if version is not None:
                     return version
             return None
     return None
 
 
-@cache
-def _pin_in(path: str, stamp: int) -> tuple[int, int] | None:  # `stamp`: an edited file is read again
+def _pin_in(path: str) -> tuple[int, int] | None:
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -364,14 +359,40 @@ def load_pyproject(path: Path) -> Settings:
     return replace(Settings(**_validate(table, origin=f"{path} [tool.graphmend]")), source=path)
 
 
+# The one settings cache every front reads through: per folder, the settings and the stamps
+# (size, modification time) of every file they were read from or could be (each pyproject.toml and
+# requirements.txt at or above the folder). A stamp that changes reads them again, so an edit to a
+# pyproject.toml applies at the next look-up, in the editor as in a CLI run.
+_BY_FOLDER: dict[Path, tuple[tuple[tuple[int, int] | None, ...], Settings]] = {}
+
+
+def _stamps(directory: Path) -> tuple[tuple[int, int] | None, ...]:
+    stamps: list[tuple[int, int] | None] = []
+    for folder in [directory, *directory.parents]:
+        for name in _PIN_FILES:
+            try:
+                found = (folder / name).stat()
+                stamps.append((found.st_size, found.st_mtime_ns))
+            except OSError:
+                stamps.append(None)
+    return tuple(stamps)
+
+
 def settings_for(path: Path) -> Settings:
     """Settings that apply to a file or directory: its nearest pyproject.toml, else defaults; the
-    torch release, when none is set, from the project's pins (`pinned_torch_version`)."""
+    torch release, when none is set, from the project's pins (`pinned_torch_version`). Read once
+    per folder while those files are unchanged (SettingsError, raised each time, is not kept)."""
     resolved = path.resolve()
-    pyproject = find_pyproject(resolved)
+    directory = resolved if resolved.is_dir() else resolved.parent
+    stamps = _stamps(directory)
+    cached = _BY_FOLDER.get(directory)
+    if cached is not None and cached[0] == stamps:
+        return cached[1]
+    pyproject = find_pyproject(directory)
     settings = load_pyproject(pyproject) if pyproject is not None else Settings()
     if settings.torch_version is None:
-        pinned = pinned_torch_version(resolved)
+        pinned = pinned_torch_version(directory)
         if pinned is not None:
             settings = replace(settings, torch_version=pinned)
+    _BY_FOLDER[directory] = (stamps, settings)
     return settings

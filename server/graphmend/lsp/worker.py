@@ -122,7 +122,6 @@ def _unit_cache(path: Path, settings: api.Settings) -> api.UnitCache:
 def summarize_files(paths: list[str], overrides: dict[str, Any]) -> list[tuple[str, api.ModuleSummary | None]]:
     """Summaries of files on disk, each with its own pyproject settings plus the editor's
     `overrides` (for the workspace index)."""
-    _SETTINGS.clear()
     found = []
     for name in paths:
         _after_open_documents()
@@ -142,7 +141,6 @@ class ClosedFile:
 
 
 def check_closed_files(jobs: list[tuple[str, api.ProjectContext]], overrides: dict[str, Any]) -> list[ClosedFile]:
-    _SETTINGS.clear()
     found = []
     for name, context in jobs:
         _after_open_documents()
@@ -161,17 +159,14 @@ def check_closed_files(jobs: list[tuple[str, api.ProjectContext]], overrides: di
     return found
 
 
-_SETTINGS: dict[Path, api.Settings] = {}  # per folder, for one batch: each pyproject.toml is read once
-
-
 def _settings(path: Path, overrides: dict[str, Any]) -> api.Settings:
-    folder = path.parent
-    if folder not in _SETTINGS:
-        try:
-            _SETTINGS[folder] = api.settings_for(folder)
-        except api.SettingsError:
-            _SETTINGS[folder] = api.Settings()
+    """The file's settings (`api.settings_for`, read once per folder while unchanged) with the
+    editor's `overrides`; defaults where a pyproject.toml is invalid (the server reports it)."""
     try:
-        return _SETTINGS[folder].merged(overrides)
+        base = api.settings_for(path.parent)
     except api.SettingsError:
-        return _SETTINGS[folder]
+        base = api.Settings()
+    try:
+        return base.merged(overrides)
+    except api.SettingsError:
+        return base

@@ -128,7 +128,7 @@ class GraphmendServer(LanguageServer):
         base = api.Settings()
         if path is not None:
             try:
-                base = api.settings_for(path)  # re-read every time: pyproject edits apply at once
+                base = api.settings_for(path)  # read again when a pyproject.toml changed: edits apply at once
             except api.SettingsError as error:
                 self.report_once(f"graphmend: {error}; using defaults")
         for problem in self.options.problems:
