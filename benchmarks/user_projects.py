@@ -156,8 +156,8 @@ def graphmend_sites(program: Path, site: Path) -> list[tuple[Site, Site, str, st
     found = []
     for diagnostic in result.diagnostics:
         reported = (os.path.realpath(program), diagnostic.range.start.line + 1)
-        library = diagnostic.data.get("library")
-        counts = (os.path.realpath(library["path"]), library["line"] + 1) if library else reported
+        library = diagnostic.data.library
+        counts = (os.path.realpath(library.path), library.line + 1) if library is not None else reported
         found.append((counts, reported, diagnostic.code, diagnostic.message))
     return found
 

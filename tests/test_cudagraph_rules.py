@@ -135,7 +135,7 @@ def test_cuda_graph_rules_follow_the_setting() -> None:
     path = FIXTURES / "GM401" / "neg_without_cuda_graphs.py"
     assert not [d for d in check_source(source, path) if d.code.startswith("GM4")]
     (found,) = [d for d in check_source(source, path, Settings(cuda_graphs="always")) if d.code.startswith("GM4")]
-    assert found.code == "GM401" and found.data["cuda_graphs"] == 'the `cuda-graphs = "always"` setting'
+    assert found.code == "GM401" and found.data.cuda_graphs == 'the `cuda-graphs = "always"` setting'
     with pytest.raises(SettingsError, match="`cuda-graphs` must be one of 'auto', 'always', 'never'"):
         Settings().merged({"cuda-graphs": "sometimes"})
 
@@ -143,10 +143,10 @@ def test_cuda_graph_rules_follow_the_setting() -> None:
 def test_a_finding_names_the_compile_site_that_asks_for_cuda_graphs() -> None:
     path = FIXTURES / "GM402" / "masked_write_of_many_values.py"
     (found,) = [d for d in check_source(path.read_text(), path) if d.code == "GM402"]
-    assert found.data["cuda_graphs"] == '`clip_scores` is compiled with options={"triton.cudagraphs": True} at line 4'
-    assert found.data["no_fix"] == "only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`"
+    assert found.data.cuda_graphs == '`clip_scores` is compiled with options={"triton.cudagraphs": True} at line 4'
+    assert found.data.no_fix == "only `x[mask] = y[mask]` (the same mask on both sides) can become a `torch.where`"
     assert found.message == RULES_BY_CODE["GM402"].message  # the one sentence: the rest is data
-    assert found.data["cuda_graphs"].startswith("`clip_scores` is compiled with")
+    assert found.data.cuda_graphs.startswith("`clip_scores` is compiled with")
 
 
 def test_the_loop_gate_keeps_torch_where_under_cuda_graphs() -> None:

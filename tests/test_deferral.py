@@ -121,7 +121,7 @@ class Net(torch.nn.Module):
 def test_a_logged_tensor_changed_through_an_alias_is_refused(tmp_path: Path) -> None:
     (diagnostic,) = [d for d in check_source(LOGGED_VIEW, tmp_path / "l.py") if d.code == "GM202"]
     assert diagnostic.fix is None
-    assert "`row` is changed in place later" in diagnostic.data["no_fix"]
+    assert "`row` is changed in place later" in diagnostic.data.no_fix
 
 
 RECORDED = """import logging
@@ -196,7 +196,7 @@ def test_no_in_graph_print_for_a_torch_that_lacks_it(tmp_path: Path) -> None:
     and a print in a forward that may be a submodule's is deferred instead (`torch-version`)."""
     older = Settings(torch_version=(2, 10))
     (refused,) = [d for d in check_source(VIEW_CHANGED, tmp_path / "v.py", settings=older) if d.code == "GM201"]
-    assert refused.fix is None and "needs torch >= 2.11 (this code runs torch 2.10)" in refused.data["no_fix"]
+    assert refused.fix is None and "needs torch >= 2.11 (this code runs torch 2.10)" in refused.data.no_fix
     submodule = (
         "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        print(x)\n        return x\n"
     )
@@ -330,4 +330,4 @@ def test_a_warning_instance_is_not_deferred(tmp_path: Path) -> None:
         "    warnings.warn(DeprecationWarning('old'))\n    return x\n"
     )
     (finding,) = [d for d in check_source(source, tmp_path / "w.py") if d.code == "GM203"]
-    assert finding.fix is None and "warning instance" in finding.data["no_fix"]
+    assert finding.fix is None and "warning instance" in finding.data.no_fix

@@ -170,4 +170,4 @@ def test_an_if_on_a_parameter_only_some_callers_make_a_tensor_is_refused(tmp_pat
     (result,) = [r for r in api.check_paths([package], jobs=1) if r.path.name == "scales.py"]
     (diagnostic,) = result.diagnostics
     assert diagnostic.code == "GM101" and diagnostic.fix is None
-    assert "`seq_len` is a tensor only for some callers" in diagnostic.data["no_fix"]
+    assert "`seq_len` is a tensor only for some callers" in diagnostic.data.no_fix

@@ -95,7 +95,7 @@ def test_rewrite_keeps_behaviour_and_removes_fixable_breaks(path: Path, mended) 
     assert {b.line for b in breaks_after} == remaining_lines
     refused = [d for d in result["remaining"] if d.code.startswith(FIXABLE)]
     for diagnostic in refused:
-        assert diagnostic.data.get("no_fix"), "a fixable break was left without a reason"
+        assert diagnostic.data.no_fix, "a fixable break was left without a reason"
     if not result["remaining"]:
         assert dynamo_harness.fullgraph_passes(fixed_path), "no break is reported, yet fullgraph=True fails"
 
@@ -105,7 +105,7 @@ def test_mending_report(mended) -> None:
     with_fixable = [p for p, r in mended.items() if any(d.code.startswith(FIXABLE) for d in r["before"])]
     fully = [p for p in with_fixable if not [d for d in mended[p]["remaining"] if d.code.startswith(FIXABLE)]]
     refusals = sorted(
-        f"{p.stem}:{d.range.start.line + 1} {d.code}: {d.data.get('no_fix')}"
+        f"{p.stem}:{d.range.start.line + 1} {d.code}: {d.data.no_fix}"
         for p, r in mended.items()
         for d in r["remaining"]
         if d.code.startswith(FIXABLE)

@@ -86,9 +86,9 @@ def _library_findings(path: Path, overrides: dict | None = None) -> set[tuple[in
     """(call line, code, library file, library line), 1-based, of the findings reported at calls."""
     [result] = api.check_paths([path], overrides=overrides, jobs=1)
     return {
-        (d.range.start.line + 1, d.code, Path(d.data["library"]["path"]).name, d.data["library"]["line"] + 1)
+        (d.range.start.line + 1, d.code, Path(d.data.library.path).name, d.data.library.line + 1)
         for d in result.diagnostics
-        if "library" in d.data
+        if d.data.library is not None
     }
 
 
@@ -150,7 +150,7 @@ def test_a_library_that_is_not_installed_costs_nothing(workspace: tuple[Path, Pa
         '[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["/nonexistent/site"]\n'
     )
     [result] = api.check_paths([user], jobs=1)
-    assert result.error is None and not [d for d in result.diagnostics if "library" in d.data]
+    assert result.error is None and not [d for d in result.diagnostics if d.data.library is not None]
 
 
 def test_the_cli_reports_library_findings_in_json(workspace: tuple[Path, Path]) -> None:
@@ -183,7 +183,7 @@ def test_fix_sees_the_findings_check_sees(workspace: tuple[Path, Path]) -> None:
     assert [(d.code, d.range, d.message) for d in fixed.remaining] == [
         (d.code, d.range, d.message) for d in checked.diagnostics
     ]
-    assert len([d for d in fixed.remaining if "library" in d.data]) == 3
+    assert len([d for d in fixed.remaining if d.data.library is not None]) == 3
 
 
 def test_a_base_class_method_runs_the_override_of_the_instance_called(tmp_path: Path) -> None:

@@ -100,6 +100,29 @@ async def test_quick_fix_removes_the_break(client: LanguageClient, tmp_path: Pat
     assert await diagnostics(client, uri) == []
 
 
+async def test_a_quick_fix_resolves_from_the_fix_its_diagnostic_carries(client: LanguageClient, tmp_path: Path) -> None:
+    """Issue 40: the code action needs no copy of the analysis on the server: an action whose
+    `data` names no analysis the server has (version 0, an index out of range) resolves from the
+    fix in its diagnostic's `data`, computed for the document's current version."""
+    uri = write(tmp_path, "figure1.py", FIGURE1)
+    open_document(client, uri, FIGURE1)
+    (diagnostic,) = await diagnostics(client, uri)
+    action = types.CodeAction(
+        title="graphmend: fix",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        data={"uri": uri, "version": 0, "index": 10**6},
+    )
+    resolved = await client.code_action_resolve_async(action)
+    assert resolved.edit is not None
+    fixed = apply_edits(FIGURE1, text_edits(resolved.edit, uri)[0], client.encoding)
+    assert "z = torch.where(cond, z_if, z_else)" in fixed
+    change_document(client, uri, "# a new first line\n" + FIGURE1, 2)
+    await diagnostics(client, uri)
+    stale = await client.code_action_resolve_async(action)  # carried for version 1: not applied to 2
+    assert stale.edit is None
+
+
 async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> None:
     text = FIGURE1 + "\n\n" + PRINTS.split("\n", 2)[2]
     uri = write(tmp_path, "both.py", text)

@@ -177,7 +177,7 @@ def test_real_site(name: str, fixed: tuple[types.ModuleType, types.ModuleType, d
     before, after, diagnostics = fixed
     diagnostic = _diagnostic_in(name, diagnostics)
     if name in REFUSED:
-        assert diagnostic.fix is None and REFUSED[name] in diagnostic.data["no_fix"]
+        assert diagnostic.fix is None and REFUSED[name] in diagnostic.data.no_fix
     else:
         assert diagnostic.fix is not None
     for inputs in INPUTS[name]:

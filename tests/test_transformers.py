@@ -41,11 +41,11 @@ def test_a_break_behind_a_switch_left_off_is_information() -> None:
     information, with the switch in `data["off_by_default"]`."""
     path = MODELS / "t5/modeling_t5.py"
     found = {(d.range.start.line + 1, d.code): d for d in check_source(read_source(path), path)}
-    assert found[(1019, "GM202")].severity.value == "warning" and "off_by_default" not in found[(1019, "GM202")].data
+    assert found[(1019, "GM202")].severity.value == "warning" and found[(1019, "GM202")].data.off_by_default is None
     assert found[(994, "GM202")].severity.value == "information"
-    assert found[(994, "GM202")].data["off_by_default"] == "self.gradient_checkpointing"
+    assert found[(994, "GM202")].data.off_by_default == "self.gradient_checkpointing"
     assert found[(1208, "GM101")].severity.value == "information"
-    assert found[(1208, "GM101")].data["off_by_default"] == "self.config._attn_implementation == 'flash_attention_2'"
+    assert found[(1208, "GM101")].data.off_by_default == "self.config._attn_implementation == 'flash_attention_2'"
 
 
 HOVERED = [
@@ -214,7 +214,7 @@ def test_a_hover_without_a_fix_opens_with_what_to_do_or_why_it_can_be_left(model
         for diagnostic in without_fix:
             first = hover_text(diagnostic, lines).split("\n")[0]
             openings[first.split(":**")[0] + ":**"] += 1
-            if "off_by_default" in diagnostic.data and "action" not in diagnostic.data:
+            if diagnostic.data.off_by_default is not None and diagnostic.data.action is None:
                 assert first.startswith("**Can be left as is:** a plain compile never reaches it"), first
     assert set(openings) == {"**What to do:**", "**Can be left as is:**"}, openings
     assert sum(openings.values()) > 500

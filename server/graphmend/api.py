@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from . import notebooks, reporting
 from .checker import NOT_ANALYSED_CODES
-from .diagnostics import Applicability, Diagnostic, Fix, Severity, TextEdit
+from .diagnostics import Applicability, Diagnostic, FindingData, Fix, Severity, TextEdit
 from .files import (
     Skipped,
     SourceError,
@@ -73,6 +73,7 @@ __all__ = [
     "Family",
     "FileResult",
     "Finding",
+    "FindingData",
     "Fix",
     "FixResult",
     "ModuleSummary",

@@ -22,6 +22,7 @@ from . import __version__
 from .diagnostics import (
     Applicability,
     Diagnostic,
+    FindingData,
     Fix,
     RelatedLocation,
     Severity,
@@ -161,5 +162,5 @@ def _diagnostic(raw: dict[str, Any]) -> Diagnostic:
             tuple(TextEdit(_range(e["range"]), e["new_text"]) for e in fix["edits"]),
             tuple(fix.get("hazards", ())),
         ),
-        data=dict(raw.get("data", {})),
+        data=FindingData.from_json(raw.get("data") or {}),
     )

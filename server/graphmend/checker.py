@@ -7,10 +7,9 @@ import os
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
-from .diagnostics import Diagnostic, Fix, RelatedLocation, Severity
+from .diagnostics import Diagnostic, FindingData, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
@@ -238,29 +237,27 @@ class _Collector:
             assert self.reach is not None
             outcome = self._fix(rule, node, target, analysis)
             message = rule.message_for(target, analysis)
-            data: dict[str, Any] = {"rule": rule.name, "entry": self.reach.entry.function.qualname}
-            if analysis.runs_inlined:
-                data["nested"] = "called from compiled code"
             only_when = [condition.text for condition in conditions]
             swapped = _swapped_forward(analysis)
             if swapped is not None:
                 only_when.append(swapped)
-            # The message stays the rule's one sentence; what qualifies it is data, shown by the hover,
-            # the text output's notes and JSON: where CUDA graphs are asked for, when it breaks, why no fix.
-            if recorded is not None:
-                data["cuda_graphs"] = recorded
-            if only_when:
-                data["only_when"] = only_when
-            if isinstance(outcome, Refusal):
-                data["no_fix"] = outcome.reason
-                if outcome.action is not None:
-                    data["action"] = outcome.action
             severity = rule.severity
             switch = off_by_default(conditions, analysis)
-            if switch is not None:
-                data["off_by_default"] = switch
-                if severity is Severity.WARNING:
-                    severity = Severity.INFORMATION  # not the break a plain compile meets
+            if switch is not None and severity is Severity.WARNING:
+                severity = Severity.INFORMATION  # not the break a plain compile meets
+            # The message stays the rule's one sentence; what qualifies it is data, shown by the hover,
+            # the text output's notes and JSON: where CUDA graphs are asked for, when it breaks, why no fix.
+            refusal = outcome if isinstance(outcome, Refusal) else None
+            data = FindingData(
+                rule=rule.name,
+                entry=self.reach.entry.function.qualname,
+                nested="called from compiled code" if analysis.runs_inlined else None,
+                cuda_graphs=recorded,
+                only_when=tuple(only_when),
+                no_fix=refusal.reason if refusal is not None else None,
+                action=refusal.action if refusal is not None else None,
+                off_by_default=switch,
+            )
             self.diagnostics[key] = Diagnostic(
                 code=rule.code,
                 message=message,

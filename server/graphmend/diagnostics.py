@@ -65,6 +65,62 @@ class RelatedLocation:
 
 
 @dataclass(frozen=True)
+class LibraryCall:
+    """Where a break reported at the user's call really is: a file outside the checked ones."""
+
+    path: str
+    line: int  # 0-based
+    callee: str  # the function the user's call runs, as its module names it
+    via: tuple[str, ...] = ()  # the functions after it on the way to the break
+
+
+@dataclass(frozen=True)
+class FindingData:
+    """What qualifies a finding beyond its one-sentence message: written by the checker (and for
+    breaks in other files by `project.library_calls`, for notebooks by the cell mapping), read by
+    the text, JSON and SARIF outputs, the hover and the code actions; `to_json` is its form in an
+    LSP diagnostic's `data`."""
+
+    rule: str | None = None  # the rule's name
+    entry: str | None = None  # the compiled entry the finding's function is reached from (qualname)
+    nested: str | None = None  # set when the function runs inlined into another compiled frame
+    cuda_graphs: str | None = None  # why CUDA graphs are recorded where it is
+    only_when: tuple[str, ...] = ()  # the conditions it breaks under; () = every call
+    library: LibraryCall | None = None  # the break is in a file outside the checked ones
+    no_fix: str | None = None  # why there is no automatic fix
+    action: str | None = None  # what to do instead, when there is no fix
+    off_by_default: str | None = None  # the switch, false by default, without which it is never met
+    cell: int | None = None  # a notebook's finding: its cell's 1-based number
+    notebook_index: int | None = None  # ... and its place in the notebook module's diagnostics
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> FindingData:
+        """The data `to_json` (or `dataclasses.asdict`) wrote."""
+        library = raw.get("library")
+        return cls(
+            **{name: raw.get(name) for name in ("rule", "entry", "nested", "cuda_graphs", "no_fix", "action")},
+            only_when=tuple(raw.get("only_when") or ()),
+            library=LibraryCall(library["path"], library["line"], library["callee"], tuple(library.get("via", ())))
+            if library
+            else None,
+            off_by_default=raw.get("off_by_default"),
+            cell=raw.get("cell"),
+            notebook_index=raw.get("notebook_index"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields that are set, as JSON (field names as keys)."""
+        found: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if value is None or value == ():
+                continue
+            if isinstance(value, LibraryCall):
+                value = {"path": value.path, "line": value.line, "callee": value.callee, "via": list(value.via)}
+            found[name] = list(value) if isinstance(value, tuple) else value
+        return found
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     message: str
@@ -73,7 +129,7 @@ class Diagnostic:
     reason_id: str | None = None
     related: tuple[RelatedLocation, ...] = ()
     fix: Fix | None = None
-    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    data: FindingData = field(default_factory=FindingData, compare=False, hash=False)
 
     @property
     def url(self) -> str | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, Severity, TextEdit
+from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, Severity, TextEdit
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
 
@@ -37,7 +37,7 @@ class Finding:
     @property
     def cell(self) -> int | None:
         """A notebook finding's cell, as `api.check_notebook` placed it (`data["cell"]`)."""
-        return self.diagnostic.data.get("cell")
+        return self.diagnostic.data.cell
 
     @property
     def location(self) -> str:
@@ -80,25 +80,25 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
             }
             for r in diagnostic.related
         ],
-        "only_when": diagnostic.data.get("only_when", []),  # the configurations it breaks in; [] = every call
+        "only_when": list(diagnostic.data.only_when),  # the configurations it breaks in; [] = every call
         # the condition of only_when that the code's defaults make false (then severity "information")
-        **({"off_by_default": diagnostic.data["off_by_default"]} if "off_by_default" in diagnostic.data else {}),
-        **({"no_fix": diagnostic.data["no_fix"]} if "no_fix" in diagnostic.data else {}),  # why no automatic fix
-        **({"action": diagnostic.data["action"]} if "action" in diagnostic.data else {}),  # what to do instead
+        **({"off_by_default": diagnostic.data.off_by_default} if diagnostic.data.off_by_default is not None else {}),
+        **({"no_fix": diagnostic.data.no_fix} if diagnostic.data.no_fix is not None else {}),  # why no automatic fix
+        **({"action": diagnostic.data.action} if diagnostic.data.action is not None else {}),  # what to do instead
         # GM401-GM404: why the code is recorded as CUDA graphs (the compile site, or the setting)
-        **({"cuda_graphs": diagnostic.data["cuda_graphs"]} if "cuda_graphs" in diagnostic.data else {}),
+        **({"cuda_graphs": diagnostic.data.cuda_graphs} if diagnostic.data.cuda_graphs is not None else {}),
         # a finding in code outside the checked files, reported at the call that leads there (1-based line)
-        **({"library": _library(diagnostic.data["library"])} if "library" in diagnostic.data else {}),
+        **({"library": _library(diagnostic.data.library)} if diagnostic.data.library is not None else {}),
     }
 
 
-def _library(found: dict[str, Any]) -> dict[str, Any]:
-    """`data["library"]` for JSON: where the break is (its file and 1-based line) and the calls to it."""
+def _library(found: LibraryCall) -> dict[str, Any]:
+    """`data.library` for JSON: where the break is (its file and 1-based line) and the calls to it."""
     return {
-        "path": display_path(found["path"]),
-        "line": found["line"] + 1,
-        "callee": found["callee"],
-        "via": found["via"],
+        "path": display_path(found.path),
+        "line": found.line + 1,
+        "callee": found.callee,
+        "via": list(found.via),
     }
 
 
@@ -176,19 +176,19 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
     CUDA graphs are asked for (the text output's notes, the hover's paragraph of why)."""
     data = diagnostic.data
     found = []
-    if data.get("only_when"):
-        found.append("breaks only when " + " and ".join(f"`{c}`" for c in data["only_when"]))
-    if "off_by_default" in data:
-        found.append(f"{OFF_BY_DEFAULT}: `{data['off_by_default']}` is false by default")
-    if "cuda_graphs" in data:
-        found.append(f"CUDA graphs: {data['cuda_graphs']}")
+    if data.only_when:
+        found.append("breaks only when " + " and ".join(f"`{c}`" for c in data.only_when))
+    if data.off_by_default is not None:
+        found.append(f"{OFF_BY_DEFAULT}: `{data.off_by_default}` is false by default")
+    if data.cuda_graphs is not None:
+        found.append(f"CUDA graphs: {data.cuda_graphs}")
     return found
 
 
 def notes(diagnostic: Diagnostic) -> list[str]:
     """The text output's notes: the qualifiers, and why there is no automatic fix."""
-    no_fix = diagnostic.data.get("no_fix")
-    action = f"; {diagnostic.data['action']}" if "action" in diagnostic.data else ""
+    no_fix = diagnostic.data.no_fix
+    action = f"; {diagnostic.data.action}" if diagnostic.data.action is not None else ""
     return [*qualifiers(diagnostic), *([f"no automatic fix: {no_fix}{action}"] if no_fix is not None else [])]
 
 
@@ -423,7 +423,7 @@ def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None
             key: value
             for key, value in (
                 ("cell", finding.cell),
-                ("onlyWhen", d.data.get("only_when")),
+                ("onlyWhen", list(d.data.only_when)),
                 ("fixApplicability", d.fix.applicability.value if d.fix else None),
             )
             if value

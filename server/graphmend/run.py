@@ -114,8 +114,8 @@ def place_in_cells(notebook: notebooks.Notebook, diagnostics: Iterable[Diagnosti
     placed = []
     for diagnostic in diagnostics:
         cell, local = notebook.cells.to_cell(diagnostic)
-        placed.append(replace(local, data={**local.data, "cell": cell}) if cell is not None else local)
-    return sorted(placed, key=lambda d: (d.data.get("cell") or 0, d.range.start))
+        placed.append(replace(local, data=replace(local.data, cell=cell)) if cell is not None else local)
+    return sorted(placed, key=lambda d: (d.data.cell or 0, d.range.start))
 
 
 def _shifted(diagnostic: Diagnostic, lines: int) -> Diagnostic:

@@ -500,7 +500,7 @@ def _transform(diagnostic: Diagnostic, convert: Callable[[Any], Any]) -> Diagnos
     fix = diagnostic.fix
     if fix is not None:
         fix = replace(fix, edits=tuple(TextEdit(span(e.range), e.new_text) for e in fix.edits))
-    moved = replace(diagnostic, range=span(diagnostic.range), related=related, fix=fix, data=dict(diagnostic.data))
+    moved = replace(diagnostic, range=span(diagnostic.range), related=related, fix=fix)
     return None if missing else moved
 
 

@@ -1,4 +1,5 @@
-"""Quick fixes, `# graphmend: ignore` actions and fix-all, resolved lazily where the client can."""
+"""Quick fixes, `# graphmend: ignore` actions and fix-all, resolved lazily where the client can: from
+the analysis the server kept, else from the fix the action's diagnostic carries in its `data`."""
 
 from __future__ import annotations
 
@@ -120,7 +121,12 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
     notebook = ls.notebook_of(uri)
     if notebook is not None:
         return _resolve_in_notebook(ls, action, notebook.uri, uri, data)
-    result = ls.results.get(uri)
+    result = ls.results.get(uri)  # the analysis the action came from, kept: the quick way
+    if (result is None or result.version != version) and not data.get("fixAll"):
+        carried = _carried_fix(ls, uri, action)
+        if carried is not None:
+            action.edit = carried
+            return action
     if result is None or result.version != version:
         result = ls.current(uri)
         if result is None or result.version != version:
@@ -148,6 +154,31 @@ def _resolve(ls: GraphmendServer, action: types.CodeAction) -> types.CodeAction:
     return action
 
 
+def _carried_fix(ls: GraphmendServer, uri: str, action: types.CodeAction) -> types.WorkspaceEdit | None:
+    """The edit of the fix the action's diagnostic carries in its `data` (computed with it, in the
+    client's units), when it was computed for the document's current version: how a quick fix
+    resolves without the server's copy of the analysis, as Ruff's do."""
+    if not ls.is_open(uri):
+        return None
+    current = ls.workspace.get_text_document(uri).version
+    for diagnostic in action.diagnostics or ():
+        data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+        fix = data.get("fix")
+        if not isinstance(fix, dict) or data.get("uri") != uri or data.get("version") != current:
+            continue
+        try:
+            edits = [types.TextEdit(_range(edit["range"]), edit["newText"]) for edit in fix["edits"]]
+        except (KeyError, TypeError, ValueError):
+            continue
+        return document_edit(uri, current, edits, ls.client_supports.versioned_edits)
+    return None
+
+
+def _range(raw: dict) -> types.Range:
+    start, end = raw["start"], raw["end"]
+    return types.Range(types.Position(start["line"], start["character"]), types.Position(end["line"], end["character"]))
+
+
 def _resolve_in_notebook(
     ls: GraphmendServer, action: types.CodeAction, notebook_uri: str, uri: str, data: dict
 ) -> types.CodeAction:
@@ -165,7 +196,8 @@ def _resolve_in_notebook(
         index = data.get("index")
         if not isinstance(index, int) or not 0 <= index < len(cell.diagnostics):
             return action
-        fix = analysis.diagnostics[cell.diagnostics[index].data["notebook_index"]].fix
+        position = cell.diagnostics[index].data.notebook_index
+        fix = analysis.diagnostics[position].fix if position is not None else None
         fixes = [fix] if fix is not None else []
     changed = notebook_analysis.cell_edits(analysis, fixes) if fixes else None
     if changed:

@@ -4,11 +4,10 @@ Dynamo's own words for the break and its page."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from lsprotocol import types
 
-from ..api import OFF_BY_DEFAULT, RULES_BY_CODE, Diagnostic, TextEdit, plural, qualifiers, without_asides
+from ..api import OFF_BY_DEFAULT, RULES_BY_CODE, Diagnostic, FindingData, TextEdit, plural, qualifiers, without_asides
 from .session.state import GraphmendServer, server
 
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).
@@ -61,7 +60,7 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
             parts += ["```python", *_dedent(preview), "```"]
     else:
         parts = [_what_to_do(rule.docs.action, data)]
-        no_fix = data.get("no_fix")
+        no_fix = data.no_fix
         if no_fix is not None and len(no_fix.split()) <= HAZARD_WORDS:
             parts += ["", f"*No automatic fix:* {no_fix}."]
         elif no_fix is not None:
@@ -71,7 +70,7 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
         if fix is None and qualifier.startswith(OFF_BY_DEFAULT):
             continue  # said first, as the reason it can be left
         why += f" {_capitalized(qualifier)}."
-    if "nested" in data:
+    if data.nested is not None:
         why += " " + NESTED_BREAK
     parts += ["", why]
     if diagnostic.url:
@@ -81,16 +80,14 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     return "\n".join(parts)
 
 
-def _what_to_do(action: str, data: dict[str, Any]) -> str:
+def _what_to_do(action: str, data: FindingData) -> str:
     """What a finding with no fix leads with: what to do instead when the refusal says (a setting
     where the model is compiled); why it can be left, when a plain compile never reaches it; else
     what the rule says to do by hand."""
-    if "action" in data:
-        return f"**What to do:** {_capitalized(data['action'])}."
-    if "off_by_default" in data:
-        return (
-            f"**Can be left as is:** a plain compile never reaches it: `{data['off_by_default']}` is false by default."
-        )
+    if data.action is not None:
+        return f"**What to do:** {_capitalized(data.action)}."
+    if data.off_by_default is not None:
+        return f"**Can be left as is:** a plain compile never reaches it: `{data.off_by_default}` is false by default."
     return f"**What to do:** {action}"
 
 

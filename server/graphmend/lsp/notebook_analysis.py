@@ -86,7 +86,7 @@ def split(snap: Snapshot, module: Analysis, path: Path | None) -> NotebookAnalys
     for index, diagnostic in enumerate(diagnostics):
         number, local = snap.notebook.cells.to_cell(diagnostic)
         if number is not None and number in per_cell:
-            per_cell[number].append(replace(local, data={**local.data, "cell": number, "notebook_index": index}))
+            per_cell[number].append(replace(local, data=replace(local.data, cell=number, notebook_index=index)))
     cells = {}
     for number, found in per_cell.items():
         cell = snap.cell(number)

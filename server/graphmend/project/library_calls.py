@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..diagnostics import Diagnostic, RelatedLocation
+from ..diagnostics import Diagnostic, FindingData, LibraryCall, RelatedLocation
 from ..regions import CalledFinding, CompiledRegions, ProjectContext
 from ..settings import Settings
 from ..source import Position, Range, SourceText
@@ -69,7 +69,7 @@ def _reached(
     callers = project.callers()
     for path, diagnostics in hidden.items():
         for diagnostic in reached_from_elsewhere(diagnostics, contexts[path]):
-            start: Key = (path, diagnostic.data["entry"])
+            start: Key = (path, diagnostic.data.entry or "")
             queue: deque[tuple[Key, tuple[str, ...]]] = deque([(start, ())])
             seen = {start}
             while queue:
@@ -86,7 +86,7 @@ def reached_from_elsewhere(diagnostics: Iterable[Diagnostic], context: ProjectCo
     """The findings of a hidden file in functions other files' compiled code enters (not under a
     compile site or `forward` of its own)."""
     entered = {entry.qualname for entry in context.entries}
-    return tuple(d for d in diagnostics if d.data.get("entry") in entered)
+    return tuple(d for d in diagnostics if d.data.entry in entered)
 
 
 def _at_call(project: Project, found: _Reached) -> Diagnostic:
@@ -105,11 +105,11 @@ def _at_call(project: Project, found: _Reached) -> Diagnostic:
             RelatedLocation(library.range, f"the break, in `{callee}`{via}", found.path, kind="library"),
             *(replace(r, path=r.path or found.path) for r in library.related),  # its chain in the library
         ),
-        data={
-            "rule": library.data.get("rule"),
-            "library": {"path": found.path, "line": library.range.start.line, "callee": callee, "via": list(found.via)},
-            "no_fix": "the break is in code outside the checked files",
-        },
+        data=FindingData(
+            rule=library.data.rule,
+            library=LibraryCall(found.path, library.range.start.line, callee, found.via),
+            no_fix="the break is in code outside the checked files",
+        ),
     )
 
 
@@ -138,7 +138,8 @@ def call_site_diagnostics(
             place = source.node_range(call.func)
             if place.end.line != place.start.line or source.is_suppressed(place.start.line, finding.diagnostic.code):
                 continue
-            library = finding.diagnostic.data["library"]
-            key = (place.start, library["path"], library["line"], finding.diagnostic.code)
+            library = finding.diagnostic.data.library
+            assert library is not None
+            key = (place.start, library.path, library.line, finding.diagnostic.code)
             placed.setdefault(key, replace(finding.diagnostic, range=place))
     return list(placed.values())

@@ -36,7 +36,7 @@ def to_lsp_diagnostic(
     """The `index`th diagnostic of an open document's analysis; its `data` names the analysis
     (uri, version, index) for the code action that comes back with it."""
     diagnostic = result.diagnostics[index]
-    data: dict[str, Any] = {"uri": uri, "version": result.version, "index": index, **diagnostic.data}
+    data: dict[str, Any] = {"uri": uri, "version": result.version, "index": index, **diagnostic.data.to_json()}
     if diagnostic.fix is not None:  # precomputed with the diagnostic, in the client's position units
         data["fix"] = {
             "title": diagnostic.fix.title,
@@ -73,7 +73,7 @@ def closed_file_diagnostics(
             source=SOURCE,
             code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
             related_information=_related(uri, lines, diagnostic, codec) if related_information else None,
-            data={"uri": uri, **diagnostic.data},
+            data={"uri": uri, **diagnostic.data.to_json()},
         )
         for diagnostic in closed.diagnostics
     ]
