@@ -102,6 +102,8 @@ def test_every_import_goes_down_the_documented_layers() -> None:
     below them all)."""
     layers = {"": 0, **documented_layers()}
     graph = module_imports()
+    # The one exception: `graphmend.recording()`, the notebook's entry, imports the recorder when called.
+    graph[""] = graph[""] - {"record", "record.handler"}
     unplaced = sorted({name.split(".")[0] for name in graph} - set(layers))
     assert not unplaced, f"modules CONTRIBUTING's map does not place: {unplaced}"
     upward = sorted(

@@ -32,6 +32,9 @@ from .files import (
 )
 from .fixes import apply_fixes
 from .project import ModuleSummary, Project
+from .record.handler import recording
+from .record.runner import import_trace, record_command
+from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
 from .regions import ProjectContext
 from .reporting import OFF_BY_DEFAULT, Finding, plural, qualifiers, short_clause, without_asides
 from .rule_docs import rule_page, rule_pages
@@ -62,11 +65,21 @@ from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
+    "import_trace",
+    "new_run",
+    "newest_run",
+    "placed",
+    "project_root",
+    "read_run",
+    "record_command",
+    "recording",
     "CUDA_GRAPH_SCOPES",
     "KNOWN_CODES",
     "NOT_ANALYSED_CODES",
     "OFF_BY_DEFAULT",
     "RULES",
+    "RecordedEvent",
+    "Run",
     "RULES_BY_CODE",
     "Applicability",
     "Diagnostic",

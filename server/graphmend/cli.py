@@ -75,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         "e.g. 'torch.randn(4), torch.randn(4)'; repeat for more calls",
     )
     verify.add_argument("--unsafe-fixes", action="store_true", help="include fixes marked unsafe")
+    _add_record_parser(commands)
     rules = commands.add_parser("rules", help="list the rules and their codes")
     rules.add_argument("--output-format", choices=("text", "json"), default="text")
     rule = commands.add_parser("rule", help="explain a rule as markdown: what it flags, why, an example, the fix")
@@ -88,6 +89,28 @@ def _parser() -> argparse.ArgumentParser:
         help="write every rule's page and their index (README.md) to DIR, e.g. docs/rules",
     )
     return parser
+
+
+def _add_record_parser(commands: Any) -> None:
+    record = commands.add_parser(
+        "record",
+        help="run a command and record the graph breaks, recompiles and compile failures torch.compile meets",
+        description="This RUNS the command after `--`, unchanged, with graphmend's recorder in each of its Python "
+        "processes (torchrun and subprocesses included), and writes what torch.compile met to a run under "
+        ".graphmend/runs/ at the project root. It exits with the command's exit code.",
+    )
+    record.add_argument(
+        "--out", type=Path, metavar="DIR", help="the run's folder (default: a new one under .graphmend/runs/)"
+    )
+    record.add_argument(
+        "--import-trace",
+        type=Path,
+        metavar="DIR",
+        help="instead of running a command, read a TORCH_TRACE folder from a run made elsewhere",
+    )
+    record.add_argument(
+        "run_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run, after `--`"
+    )
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -630,6 +653,71 @@ def _run_rule(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _run_record(args: argparse.Namespace) -> int:
+    command = args.run_command[1:] if args.run_command[:1] == ["--"] else args.run_command
+    root = api.project_root(Path.cwd())
+    if args.import_trace is not None:
+        if command:
+            print("graphmend: error: give either --import-trace or a command, not both", file=sys.stderr)
+            return EXIT_ERROR
+        if not args.import_trace.exists():
+            print(f"graphmend: error: {args.import_trace}: no such file or folder", file=sys.stderr)
+            return EXIT_ERROR
+        run = api.import_trace(args.import_trace, args.out or api.new_run(root))
+        code = EXIT_CLEAN
+    elif not command:
+        print(
+            "graphmend: error: record needs a command after `--`, e.g. graphmend record -- python train.py",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    else:
+        try:
+            code, run = api.record_command(command, args.out, root)
+        except OSError as error:
+            print(f"graphmend: error: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
+            return EXIT_ERROR
+    for line in _run_summary(api.read_run(run), root):
+        print(line, file=sys.stderr)
+    return code
+
+
+def _run_summary(run: api.Run, root: Path) -> list[str]:
+    """What the run met at the user's lines (the library's or torch's line below), one entry per
+    place and reason (chains that differ above the user's line are one entry), the most frequent
+    first, then where the run is kept."""
+    entries: dict[tuple[str, ...], int] = {}
+    for event in run.events:
+        user, elsewhere = api.placed(event, root)
+        where = user or elsewhere
+        location = f"{_display(where['path'], root)}:{where['line']}" if where else "(no line)"
+        label = f"{event.gb_id} " if event.gb_id else ""
+        below = ""
+        if user is not None and elsewhere is not None:
+            below = f"  at {_display(elsewhere['path'], root)}:{elsewhere['line']}  {elsewhere['text']}".rstrip()
+        key = (event.kind, f"{location}: {event.kind.replace('_', ' ')}: {label}{event.reason}", below)
+        entries[key] = entries.get(key, 0) + event.count
+    lines = []
+    for (_, text, below), count in sorted(entries.items(), key=lambda item: (item[0][0] != "graph_break", -item[1])):
+        lines.append(f"{text} ({plural(count, 'time')})" if count > 1 else text)
+        if below:
+            lines.append(below)
+    kinds: dict[str, int] = {}
+    for kind, _, _ in entries:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    counted = ", ".join(plural(n, kind.replace("_", " ")) for kind, n in kinds.items()) or "nothing"
+    torch = f", torch {run.torch}" if run.torch else ""
+    lines.append(f"graphmend: recorded {counted}{torch}: {_display(str(run.path), root)}")
+    return lines
+
+
+def _display(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except ValueError:
+        return path
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -640,7 +728,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        runners = {"check": _run_check, "fix": _run_fix, "verify": _run_verify, "rules": _run_rules, "rule": _run_rule}
+        runners = {
+            "check": _run_check,
+            "fix": _run_fix,
+            "verify": _run_verify,
+            "record": _run_record,
+            "rules": _run_rules,
+            "rule": _run_rule,
+        }
         return runners[args.command](args)
     except KeyboardInterrupt:
         return EXIT_ERROR

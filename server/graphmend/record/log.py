@@ -1,0 +1,178 @@
+"""One process's events, written as they come (JSON Lines), deduplicated, with what later checks need.
+
+A run's file must survive a crash or Ctrl-C, so each line is written and flushed at once: a new
+event is one line with its identity, its frames (paths made absolute against the process's
+folder), the hash of each frame's file as it was during the run and Dynamo's words; the same event
+again is a short line naming it (the reader counts them). The identity is the event's kind, its
+break type (or guard, or failure) and its frames' files and lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from . import trace
+from .trace import Event, Frame
+
+SCHEMA = 1
+
+
+def event_id(event: Event) -> str:
+    """The event's identity within a run and across runs (files and lines, not columns or counts)."""
+    text = "\n".join([event.kind, event.gb_type or event.reason, *(f"{f.path}:{f.line}" for f in event.frames)])
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def file_hash(path: str) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
+
+
+class EventLog:
+    """The normaliser of one process's trace records, and its JSONL file."""
+
+    def __init__(self, path: Path, torch_version: Callable[[], str | None] = lambda: None) -> None:
+        self.path = path
+        self._torch_version = torch_version
+        self._out: IO[str] | None = None
+        self._seen: set[str] = set()
+        self._hashes: dict[str, str | None] = {}
+        self._registry: dict[str, str] | None = None
+        self._waiting: dict[str, list[Event]] = {}  # compile id → its recompiles with no user line
+        self.counts: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ records in
+    def record(self, metadata: dict[str, Any], payload: str | None) -> None:
+        """One structured-trace record (the logger's `metadata` and `payload`); others are ignored."""
+        compile_id = f"{metadata.get('frame_id')}/{metadata.get('frame_compile_id')}"
+        artifact = metadata.get("artifact")
+        name = artifact.get("name") if isinstance(artifact, dict) else None
+        if name == "dynamo_graph_break_reason" and payload:
+            self.add(trace.graph_break(payload, compile_id, self._gb_registry()))
+        elif name == "recompile_reasons" and payload:
+            for event in trace.recompile_reasons(payload, compile_id):
+                if event.frames:
+                    self.add(event)
+                else:  # a guard of the compiled frame: placed when its compile's metrics come
+                    self._waiting.setdefault(compile_id, []).append(event)
+        else:
+            metrics = metadata.get("compilation_metrics") or metadata.get("bwd_compilation_metrics")
+            if isinstance(metrics, dict):
+                for event in self._waiting.pop(compile_id, []):
+                    frames = tuple(_at_def(frame) for frame in trace.code_frames(metrics))
+                    self.add(replace(event, frames=frames, stack="incomplete"))
+                for event in trace.from_metrics(metrics, compile_id):
+                    self.add(event)
+
+    def add(self, event: Event) -> None:
+        """Write the event (or that it happened again)."""
+        cwd = os.getcwd()
+        event = replace(event, frames=tuple(replace(f, path=_absolute(f.path, cwd)) for f in event.frames))
+        identity = event_id(event)
+        self.counts[event.kind] = self.counts.get(event.kind, 0) + 1
+        if identity in self._seen:
+            self._write({"again": identity})
+            return
+        self._seen.add(identity)
+        files = {f.path: self._hash(f.path) for f in event.frames}
+        self._write(
+            {
+                "id": identity,
+                "kind": event.kind,
+                "reason": event.reason,
+                "gb_type": event.gb_type,
+                "gb_id": event.gb_id,
+                "compile_id": event.compile_id,
+                "stack": event.stack,
+                **event.extra,
+                "frames": [{"path": f.path, "line": f.line, "func": f.func, "text": f.text} for f in event.frames],
+                "files": files,
+            }
+        )
+
+    def close(self) -> None:
+        """Write what waits for metrics that never came (a crash mid-compile), and the header of a
+        process that met nothing."""
+        for events in self._waiting.values():
+            for event in events:
+                self.add(replace(event, stack="incomplete"))
+        self._waiting.clear()
+        if self._out is None:
+            self._write(None)
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    # ------------------------------------------------------------------ out
+    def _write(self, line: dict[str, Any] | None) -> None:
+        if self._out is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = open(self.path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115  (kept open for the run)
+            self._out.write(json.dumps({"header": self._header()}) + "\n")
+        if line is not None:
+            self._out.write(json.dumps(line) + "\n")
+
+    def _header(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "torch": self._torch_version(),
+            "python": sys.version.split()[0],
+            "pid": os.getpid(),
+            "rank": os.environ.get("RANK"),
+            "argv": list(sys.argv),
+            "cwd": os.getcwd(),
+            "started": time.time(),
+        }
+
+    def _hash(self, path: str) -> str | None:
+        if path not in self._hashes:
+            self._hashes[path] = file_hash(path)
+        return self._hashes[path]
+
+    def _gb_registry(self) -> dict[str, str]:
+        """Break type → gb id, from the registry of the torch this process runs (when loaded)."""
+        if self._registry is None:
+            self._registry = {}
+            torch = sys.modules.get("torch")
+            where = getattr(torch, "__file__", None)
+            if where:
+                try:
+                    raw = json.loads((Path(where).parent / "_dynamo" / "graph_break_registry.json").read_text("utf-8"))
+                    self._registry = trace.registry_by_type(raw)
+                except (OSError, ValueError):
+                    pass
+        return self._registry
+
+
+def _at_def(frame: Frame) -> Frame:
+    """A compiled function's first line (`co_firstlineno`, its first decorator's) moved to its
+    `def`, with that line's text: where a guard of the whole function is shown."""
+    try:
+        lines = Path(frame.path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return frame
+    if not 0 < frame.line <= len(lines) or not lines[frame.line - 1].lstrip().startswith(("@", "def ", "async ")):
+        return frame
+    for number in range(frame.line - 1, min(len(lines), frame.line + 20)):  # past multi-line decorators
+        text = lines[number].strip()
+        if text.startswith(("def ", "async def ")):
+            return replace(frame, line=number + 1, text=text)
+    return frame
+
+
+def _absolute(path: str, cwd: str) -> str:
+    """A traceback's path as a file on disk: relative ones against the process's folder; names such
+    as `<frozen runpy>` stay as they are."""
+    if path.startswith("<") or os.path.isabs(path):
+        return path
+    return os.path.normpath(os.path.join(cwd, path))

@@ -1,0 +1,144 @@
+"""Where runs are kept and how one is read back: `.graphmend/runs/<run>/` under the project root.
+
+A run is a folder: one JSON Lines file per process that compiled (`process-<pid>.jsonl`, see
+`log.py`) and `run.json`, written by `graphmend record` when the command ends (its exit code; a
+missing `run.json` means the run was cut short). Reading a run merges its processes: one event per
+identity, with the number of times Dynamo met it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUNS = Path(".graphmend") / "runs"
+_GITIGNORE = "# graphmend's recorded runs: they quote your source; keep them local\n*\n"
+
+
+def project_root(start: Path) -> Path:
+    """The nearest folder at or above `start` with a pyproject.toml or .git, else `start`."""
+    start = start.resolve()
+    for folder in [start, *start.parents]:
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return start
+
+
+def new_run(root: Path) -> Path:
+    """A fresh run folder under `root`'s runs (which git ignores)."""
+    runs = root / RUNS
+    runs.mkdir(parents=True, exist_ok=True)
+    ignore = root / ".graphmend" / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(_GITIGNORE, encoding="utf-8")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    run = runs / f"{stamp}-{os.getpid()}"
+    run.mkdir()
+    return run
+
+
+def process_file(run: Path) -> Path:
+    """This process's file in `run` (a rank in its name when torchrun set one)."""
+    rank = os.environ.get("RANK")
+    return run / (f"process-rank{rank}-{os.getpid()}.jsonl" if rank else f"process-{os.getpid()}.jsonl")
+
+
+@dataclass
+class RecordedEvent:
+    """An event of a run, merged over its processes."""
+
+    id: str
+    kind: str
+    reason: str
+    frames: list[dict[str, Any]]
+    files: dict[str, str | None]
+    count: int = 1
+    gb_type: str | None = None
+    gb_id: str | None = None
+    guard: str | None = None
+    stack: str = "complete"
+    processes: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Run:
+    path: Path
+    events: list[RecordedEvent]
+    headers: list[dict[str, Any]]
+    ended: dict[str, Any] | None  # run.json; None when the run was cut short
+
+    @property
+    def torch(self) -> str | None:
+        return next((h["torch"] for h in self.headers if h.get("torch")), None)
+
+
+def read_run(path: Path) -> Run:
+    """A run folder's events (first seen first), its processes' headers and its end."""
+    events: dict[str, RecordedEvent] = {}
+    headers = []
+    for file in sorted(path.glob("process-*.jsonl")):
+        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a crash
+            if "header" in item:
+                headers.append(item["header"])
+            elif "again" in item and item["again"] in events:
+                events[item["again"]].count += 1
+            elif "id" in item and "kind" in item:
+                known = events.get(item["id"])
+                if known is not None:
+                    known.count += 1
+                else:
+                    events[item["id"]] = RecordedEvent(
+                        item["id"],
+                        item["kind"],
+                        item.get("reason", ""),
+                        item.get("frames", []),
+                        item.get("files", {}),
+                        gb_type=item.get("gb_type"),
+                        gb_id=item.get("gb_id"),
+                        guard=item.get("guard"),
+                        stack=item.get("stack", "complete"),
+                    )
+                events[item["id"]].processes.add(file.name)
+    ended = None
+    try:
+        ended = json.loads((path / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    return Run(path, list(events.values()), headers, ended)
+
+
+def newest_run(root: Path) -> Path | None:
+    runs = [p for p in (root / RUNS).glob("*") if p.is_dir()] if (root / RUNS).is_dir() else []
+    return max(runs, key=lambda p: p.name) if runs else None
+
+
+_NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", "__pypackages__")
+
+
+def is_project_file(path: str, root: Path) -> bool:
+    """A file of the user's project: under `root`, not an installed package's, not a virtual
+    environment's, not torch's own."""
+    if path.startswith("<"):
+        return False
+    try:
+        parts = Path(path).resolve().relative_to(root.resolve()).parts
+    except ValueError:
+        return False
+    return not any(part in _NOT_PROJECT for part in parts) and "torch" not in parts[:1]
+
+
+def placed(event: RecordedEvent, root: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Where a user acts on an event: the innermost frame in a project file (None: none is), and
+    the innermost frame of all when it is elsewhere (a library's or torch's line), else None."""
+    frames = event.frames
+    user = next((f for f in reversed(frames) if is_project_file(f["path"], root)), None)
+    innermost = frames[-1] if frames else None
+    return user, innermost if innermost is not None and innermost is not user else None

@@ -1,0 +1,156 @@
+"""Torch's structured-trace records, normalised into the events a user acts on.
+
+While it compiles, torch writes records to the logger `torch.__trace` (what `TORCH_TRACE` saves and
+tlparse reads). Three kinds say what went wrong, at the user's lines:
+
+- `dynamo_graph_break_reason` (an artifact): "Graph break in user code at F:L", the reason blocks
+  (break type, explanation, hints, the gb page) and the whole user traceback, from the script
+  through the user's call to the library line;
+- `recompile_reasons` (an artifact): the guard that failed, with a "User stack trace" when a source
+  line made the guard (a shape guard has none: it belongs to the compiled frame);
+- `compilation_metrics`: one per compile: the compiled code's file and first line, a compile
+  failure (`fail_type`, `fail_reason`, `fail_user_frame_*`) and `cudagraph_skip_reason`.
+
+None of this is a promised interface (docs/record.md says what was measured on which release), so
+the parsing keys on the few anchors torch's own tests pin ("Graph break in user code at", "User
+code traceback:", "Traceback (most recent call last):") and keeps what it cannot parse as text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
+_GB_URL = re.compile(r"/gb/gb(\d{4})\.html")
+_SITE = re.compile(r"Graph break in user code at (?P<path>.+):(?P<line>\d+)$", re.M)
+_COMPILE_ID = re.compile(r"^\s*\d+/\d+:\s*")
+
+GRAPH_BREAK = "graph_break"
+RECOMPILE = "recompile"
+COMPILE_FAILURE = "compile_failure"
+CUDAGRAPH_SKIP = "cudagraph_skip"
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str  # as the run named it (made absolute against the run's folder when written)
+    line: int  # 1-based
+    func: str
+    text: str = ""  # the source line the traceback quotes, stripped ("" when it quotes none)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing a run's compile met, at the frames that led there (outermost first)."""
+
+    kind: str  # GRAPH_BREAK, RECOMPILE, COMPILE_FAILURE or CUDAGRAPH_SKIP
+    reason: str  # Dynamo's words: the break type and its explanation, the guard, the failure
+    frames: tuple[Frame, ...] = ()
+    gb_type: str | None = None  # the break type (the first line of the innermost reason block)
+    gb_id: str | None = None  # its page, "GB0170" (from the URL, else from the registry by type)
+    compile_id: str = ""  # "frame/compile" of the compile that logged it
+    stack: str = "complete"  # "incomplete": the frames are only where the compiled code starts
+    extra: dict[str, str] = field(default_factory=dict, compare=False)  # e.g. a recompile's guard
+
+
+def frames_of(traceback_text: str) -> tuple[Frame, ...]:
+    """The frames of a Python traceback's text, each with the source line it quotes."""
+    found: list[Frame] = []
+    lines = traceback_text.splitlines()
+    for number, line in enumerate(lines):
+        match = _FRAME.match(line)
+        if match is None:
+            continue
+        following = lines[number + 1] if number + 1 < len(lines) else ""
+        quoted = following.startswith("    ") and not _FRAME.match(following) and following.strip("^~ ")
+        found.append(Frame(match["path"], int(match["line"]), match["func"], following.strip() if quoted else ""))
+    return tuple(found)
+
+
+def _innermost_reason(text: str) -> tuple[str | None, str]:
+    """(break type, "type: explanation") of the innermost reason block: a wrapping reason ("Failed
+    to handle graph break gracefully...") comes first and the cause after it."""
+    lines = text.splitlines()
+    explanations = [n for n, line in enumerate(lines) if line.strip().startswith("Explanation:")]
+    if not explanations:
+        first = next((line.strip() for line in lines if line.strip()), "")
+        return None, first
+    at = explanations[-1]
+    gb_type = next((lines[n].strip() for n in range(at - 1, -1, -1) if lines[n].strip()), None)
+    explanation = lines[at].strip().removeprefix("Explanation:").strip()
+    return gb_type, f"{gb_type}: {explanation}" if gb_type else explanation
+
+
+def graph_break(payload: str, compile_id: str, registry: dict[str, str]) -> Event:
+    """A `dynamo_graph_break_reason` artifact as an event (the frames: the user traceback)."""
+    head, _, rest = payload.partition("\nUser code traceback:\n")
+    traceback_text = rest.split("\nTraceback (most recent call last):", 1)[0]
+    frames = frames_of(traceback_text)
+    if not frames:  # no traceback: the site line alone
+        site = _SITE.search(head)
+        frames = (Frame(site["path"], int(site["line"]), ""),) if site else ()
+    gb_type, reason = _innermost_reason(head.split("Graph Break Reason:", 1)[-1])
+    urls = _GB_URL.findall(head)
+    gb_id = f"GB{urls[-1]}" if urls else registry.get(gb_type or "")
+    return Event(GRAPH_BREAK, reason, frames, gb_type, gb_id, compile_id)
+
+
+def recompile_reasons(payload: str, compile_id: str) -> list[Event]:
+    """A `recompile_reasons` artifact: each failed guard, with the user line that made it when torch
+    names one (else no frames: the compiled frame is known only from its metrics)."""
+    if payload.startswith("["):
+        import json
+
+        try:
+            reasons = [str(r) for r in json.loads(payload)]
+        except ValueError:
+            reasons = [payload]
+    else:
+        reasons = [payload]
+    events = []
+    for text in reasons:
+        guard_text, _, stack = text.partition("\nUser stack trace:\n")
+        guard = _COMPILE_ID.sub("", guard_text.split("  #", 1)[0]).strip() or guard_text.strip()
+        frames = frames_of(stack)
+        events.append(Event(RECOMPILE, f"guard failed: {guard}", frames, compile_id=compile_id, extra={"guard": guard}))
+    return events
+
+
+def from_metrics(metrics: dict[str, object], compile_id: str) -> list[Event]:
+    """A compile's failure and its CUDA-graph skip, from its `compilation_metrics`."""
+    events = []
+    fail_type = metrics.get("fail_type")
+    if fail_type:
+        path, line = metrics.get("fail_user_frame_filename"), metrics.get("fail_user_frame_lineno")
+        failed: tuple[Frame, ...] = (
+            (Frame(str(path), int(str(line)), str(metrics.get("co_name") or "")),) if path and line else ()
+        )
+        reason = f"{fail_type}: {str(metrics.get('fail_reason') or '').strip()}".strip(": ")
+        events.append(Event(COMPILE_FAILURE, reason, failed, compile_id=compile_id))
+    skip = metrics.get("cudagraph_skip_reason")
+    if skip:
+        text, _, found = str(skip).partition("Found from :")
+        events.append(
+            Event(CUDAGRAPH_SKIP, text.strip(), frames_of(found) or code_frames(metrics), compile_id=compile_id)
+        )
+    return events
+
+
+def code_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:
+    """The compiled code's own first line: where an event with no user line of its own goes."""
+    path, line = metrics.get("co_filename"), metrics.get("co_firstlineno")
+    if not path or not isinstance(line, int):
+        return ()
+    return (Frame(str(path), line, str(metrics.get("co_name") or "")),)
+
+
+def registry_by_type(registry: dict[str, list[dict[str, object]]]) -> dict[str, str]:
+    """Torch's graph-break registry (`torch/_dynamo/graph_break_registry.json`) as break type → gb id."""
+    found: dict[str, str] = {}
+    for gb_id, entries in registry.items():
+        for entry in entries if isinstance(entries, list) else ():
+            gb_type = entry.get("Gb_type") if isinstance(entry, dict) else None
+            if isinstance(gb_type, str):
+                found.setdefault(gb_type, gb_id)
+    return found

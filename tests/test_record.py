@@ -1,0 +1,235 @@
+"""`graphmend record`: what real Dynamo (torch 2.13.0) meets in a run, recorded at the user's lines.
+
+Each program is run for real under the recorder (`graphmend record -- python PROGRAM`, the
+recorder in every Python process through its sitecustomize), and the run read back: graph breaks
+in user code and in a library written to a temporary site folder, a repeated break (one event,
+counted), a Python-int recompile at the line that made the guard, a shape recompile at the compiled
+function, a compile failure, a subprocess, a crash (what came before is kept), the in-process
+`recording()` of a notebook or test, and a TORCH_TRACE folder of the same program imported into the
+same events."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import graphmend
+from graphmend import api
+from graphmend.cli import main
+
+pytest.importorskip("torch")
+
+BREAKS = """\
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        if y.sum() > 0:
+            y = y + 1
+        return y
+
+
+model = torch.compile(Model(), backend="eager")
+for _ in range(3):
+    model(torch.ones(4))
+"""  # the break: line 7
+
+LIBRARY_USER = """\
+import torch
+import noisylib
+
+
+@torch.compile(backend="eager")
+def step(x):
+    x = x + 1
+    x = noisylib.report(x)
+    return x * 2
+
+
+for _ in range(2):
+    step(torch.ones(3))
+"""  # the user's call: line 8; the library's print: noisylib/__init__.py line 2
+
+NOISYLIB = 'def report(x):\n    print("value", x.shape)\n    return x\n'
+
+RECOMPILES = """\
+import torch
+
+
+@torch.compile(backend="eager")
+def scaled(x, scale):
+    x = x + 1
+    if scale > 1:
+        return x * scale
+    return x - 1
+
+
+for scale in (1, 2, 3):
+    scaled(torch.ones(4), scale)
+"""  # the guard `scale == 1` comes from line 7 (a frame with no tensor op is not compiled at all)
+
+
+def record(tmp_path: Path, program: str, *extra: str, env: dict[str, str] | None = None) -> api.Run:
+    """Run `program` (written to tmp_path/prog.py) under `graphmend record`, in tmp_path (the
+    project root: it has a pyproject.toml), and read the run back."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "prog.py").write_text(program)
+    runs = tmp_path / "run"
+    code = subprocess.run(
+        [sys.executable, "-m", "graphmend", "record", "--out", str(runs), "--", sys.executable, "prog.py", *extra],
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+    )
+    run = api.read_run(runs)
+    run.ended = {**(run.ended or {}), "stderr": code.stderr, "returncode": code.returncode}
+    return run
+
+
+def frames(event: api.RecordedEvent) -> list[tuple[str, int]]:
+    return [(Path(f["path"]).name, f["line"]) for f in event.frames]
+
+
+def test_a_break_in_user_code_once_per_site_with_its_count(tmp_path: Path) -> None:
+    run = record(tmp_path, BREAKS)
+    (event,) = [e for e in run.events if e.kind == "graph_break"]
+    assert event.gb_id == "GB0170" and event.gb_type == "Data-dependent branching"
+    assert frames(event)[-1] == ("prog.py", 7)
+    assert event.frames[-1]["text"] == "if y.sum() > 0:"
+    assert event.count >= 1 and event.files[str(tmp_path / "prog.py")] is not None
+    user, elsewhere = api.placed(event, tmp_path)
+    assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 7) and elsewhere is None
+    assert run.torch and run.torch.startswith("2.") and run.ended["exit_code"] == 0
+
+
+def test_a_break_in_a_library_is_placed_at_the_users_call(tmp_path: Path) -> None:
+    site = tmp_path / "site" / "site-packages"
+    (site / "noisylib").mkdir(parents=True)
+    (site / "noisylib" / "__init__.py").write_text(NOISYLIB)
+    run = record(tmp_path, LIBRARY_USER, env={"PYTHONPATH": str(site)})
+    (event,) = [e for e in run.events if e.kind == "graph_break"]
+    assert event.gb_id == "GB0059"  # print
+    user, library = api.placed(event, tmp_path)
+    assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 8)
+    assert library is not None and library["path"].endswith("noisylib/__init__.py") and library["line"] == 2
+    assert library["text"] == 'print("value", x.shape)'
+    # met by the step's compile and by the library function's own (one event, counted twice or more)
+    assert event.count >= 2
+
+
+def test_a_recompile_is_named_at_the_line_that_made_the_guard(tmp_path: Path) -> None:
+    run = record(tmp_path, RECOMPILES)
+    recompiles = [e for e in run.events if e.kind == "recompile"]
+    by_line = {frames(e)[-1]: e for e in recompiles}
+    assert ("prog.py", 7) in by_line, [(frames(e), e.reason) for e in recompiles]
+    assert by_line[("prog.py", 7)].guard == "scale == 1"
+    assert by_line[("prog.py", 7)].frames[-1]["text"] == "if scale > 1:"
+
+
+def test_a_shape_recompile_is_placed_at_the_compiled_function(tmp_path: Path) -> None:
+    program = (
+        "import torch\n\n\n"
+        '@torch.compile(backend="eager", dynamic=False)\n'
+        "def double(x):\n"  # line 5
+        "    return x * 2 + 1\n\n\n"
+        "for n in (2, 3):\n"
+        "    double(torch.ones(n))\n"
+    )
+    run = record(tmp_path, program)
+    (event,) = [e for e in run.events if e.kind == "recompile"]
+    assert "size mismatch at index 0. expected 2, actual 3" in event.reason
+    assert frames(event) == [("prog.py", 5)] and event.stack == "incomplete"  # no user line: the function's
+
+
+def test_a_compile_failure(tmp_path: Path) -> None:
+    program = (
+        "import torch\n\n\n"
+        '@torch.compile(backend="eager", fullgraph=True)\n'
+        "def f(x):\n"
+        '    print("no")\n'  # line 6: fullgraph=True turns the break into an error
+        "    return x\n\n\n"
+        "try:\n"
+        "    f(torch.ones(2))\n"
+        "except Exception:\n"
+        "    pass\n"
+    )
+    run = record(tmp_path, program)
+    kinds = {e.kind for e in run.events}
+    assert "compile_failure" in kinds, [(e.kind, e.reason) for e in run.events]
+    (failure,) = [e for e in run.events if e.kind == "compile_failure"]
+    assert "Unsupported" in failure.reason and frames(failure) == [("prog.py", 6)]
+
+
+def test_the_recorder_reaches_a_subprocess_and_keeps_what_came_before_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "child.py").write_text(BREAKS)
+    program = (
+        "import subprocess, sys\n"
+        "subprocess.run([sys.executable, 'child.py'], check=True)\n"
+        "raise SystemExit(3)\n"  # the parent fails after its child compiled
+    )
+    run = record(tmp_path, program)
+    assert run.ended["exit_code"] == 3 and run.ended["returncode"] == 3  # the command's own exit code
+    (event,) = [e for e in run.events if e.kind == "graph_break"]
+    assert frames(event)[-1] == ("child.py", 7)
+    assert len({h["pid"] for h in run.headers}) == 2  # the parent (no events) and the child
+
+
+def test_recording_in_process(tmp_path: Path) -> None:
+    import torch
+
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+    compiled = torch.compile(scaled, backend="eager")
+    torch._dynamo.reset()
+    with graphmend.recording(tmp_path / "run") as run_folder:  # the notebook's and test's entry
+        compiled(torch.ones(2))
+    run = api.read_run(run_folder)
+    (event,) = [e for e in run.events if e.kind == "graph_break"]
+    assert frames(event)[-1] == (Path(__file__).name, scaled.__code__.co_firstlineno + 1)
+    torch._dynamo.reset()
+
+
+def test_an_imported_torch_trace_gives_the_same_events(tmp_path: Path) -> None:
+    recorded = record(tmp_path, RECOMPILES)
+    trace = tmp_path / "trace"
+    subprocess.run(
+        [sys.executable, str(tmp_path / "prog.py")],
+        cwd=tmp_path,
+        env={**os.environ, "TORCH_TRACE": str(trace)},
+        check=True,
+        capture_output=True,
+    )
+    imported = api.read_run(api.import_trace(trace, tmp_path / "imported"))
+    assert sorted((e.id, e.kind, e.reason) for e in imported.events) == sorted(
+        (e.id, e.kind, e.reason) for e in recorded.events
+    )
+
+
+def test_the_cli_says_what_the_run_met_at_the_users_lines(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "prog.py").write_text(BREAKS)
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(["record", "--", sys.executable, "prog.py"])
+    finally:
+        os.chdir(cwd)
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "prog.py:7: graph break: GB0170 Data-dependent branching" in err
+    (run,) = (tmp_path / ".graphmend" / "runs").iterdir()
+    assert "graphmend: recorded 1 graph break, torch " in err and run.name in err
+    assert (tmp_path / ".graphmend" / ".gitignore").read_text().strip().endswith("*")
+    assert json.loads((run / "run.json").read_text())["exit_code"] == 0
+    assert main(["record"]) == 2 and "needs a command" in capsys.readouterr().err
