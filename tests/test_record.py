@@ -233,3 +233,23 @@ def test_the_cli_says_what_the_run_met_at_the_users_lines(tmp_path: Path, capsys
     assert (tmp_path / ".graphmend" / ".gitignore").read_text().strip().endswith("*")
     assert json.loads((run / "run.json").read_text())["exit_code"] == 0
     assert main(["record"]) == 2 and "needs a command" in capsys.readouterr().err
+
+
+def test_a_forked_child_writes_a_file_of_its_own(tmp_path: Path) -> None:
+    """DataLoader workers and the like fork after the recorder is in place: the child's events go to
+    its own file, not interleaved with the parent's."""
+    (tmp_path / "child.py").write_text(BREAKS)
+    program = (
+        "import os, runpy\n"
+        "import torch\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    runpy.run_path('child.py')\n"
+        "    os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+    )
+    run = record(tmp_path, program)
+    (event,) = [e for e in run.events if e.kind == "graph_break"]
+    assert frames(event)[-1] == ("child.py", 7)
+    files = sorted(p.name for p in (tmp_path / "run").glob("process-*.jsonl"))
+    assert len(files) == 2 and len(event.processes) == 1, files

@@ -708,6 +708,11 @@ def _run_summary(run: api.Run, root: Path) -> list[str]:
     counted = ", ".join(plural(n, kind.replace("_", " ")) for kind, n in kinds.items()) or "nothing"
     torch = f", torch {run.torch}" if run.torch else ""
     lines.append(f"graphmend: recorded {counted}{torch}: {_display(str(run.path), root)}")
+    if not run.headers:
+        lines.append(
+            "graphmend: note: no Python process of the command was recorded (did it run Python? "
+            "`python -S` and `python -I` skip the recorder)"
+        )
     return lines
 
 

@@ -45,6 +45,7 @@ class EventLog:
         self.path = path
         self._torch_version = torch_version
         self._out: IO[str] | None = None
+        self._pid = os.getpid()  # the process `path` is for
         self._seen: set[str] = set()
         self._hashes: dict[str, str | None] = {}
         self._registry: dict[str, str] | None = None
@@ -115,6 +116,11 @@ class EventLog:
 
     # ------------------------------------------------------------------ out
     def _write(self, line: dict[str, Any] | None) -> None:
+        if self._pid != os.getpid():  # a forked child: a file of its own
+            self._out = None
+            self._seen.clear()
+            self._pid = os.getpid()
+            self.path = self.path.with_name(f"process-{self._pid}.jsonl")
         if self._out is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._out = open(self.path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115  (kept open for the run)
