@@ -253,3 +253,20 @@ def test_a_forked_child_writes_a_file_of_its_own(tmp_path: Path) -> None:
     assert frames(event)[-1] == ("child.py", 7)
     files = sorted(p.name for p in (tmp_path / "run").glob("process-*.jsonl"))
     assert len(files) == 2 and len(event.processes) == 1, files
+
+
+def test_the_recorder_agrees_with_dynamos_graph_break_log_on_corpus_programs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The structured trace against the independent graph_breaks text log on every tenth corpus
+    program (`benchmarks/record_truth.py` runs all 125): the same break lines in the program, which
+    are its `# dynamo: break` marks."""
+    monkeypatch.syspath_prepend(str(Path(__file__).parent.parent / "benchmarks"))
+    from dynamo_harness import corpus_files, expected_break_lines, measure
+    from record_truth import recorded_lines
+
+    for number, program in enumerate(corpus_files()[::10]):
+        program = program.resolve()
+        with graphmend.recording(tmp_path / str(number)) as run:
+            breaks, _ = measure(program)
+        assert recorded_lines(run, program) == {b.line for b in breaks} == expected_break_lines(program), program.name
