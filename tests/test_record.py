@@ -270,3 +270,33 @@ def test_the_recorder_agrees_with_dynamos_graph_break_log_on_corpus_programs(
         with graphmend.recording(tmp_path / str(number)) as run:
             breaks, _ = measure(program)
         assert recorded_lines(run, program) == {b.line for b in breaks} == expected_break_lines(program), program.name
+
+
+def test_the_ci_gate_passes_on_its_baseline_and_names_a_new_break(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`record --baseline`: written once, then the same program passes (even with its lines moved)
+    and a program with a new break fails, naming it at its line."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "prog.py").write_text(BREAKS)
+    baseline = tmp_path / "graphmend-baseline.json"
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        gate = ["record", "--baseline", str(baseline), "--", sys.executable, "prog.py"]
+        assert main([*gate[:3], "--write-baseline", *gate[3:]]) == 0
+        assert json.loads(baseline.read_text())["events"][0]["user"]["text"] == "if y.sum() > 0:"
+        capsys.readouterr()
+        (tmp_path / "prog.py").write_text("# a line above moves every break down\n" + BREAKS)
+        assert main(gate) == 0
+        assert "nothing new since" in capsys.readouterr().err
+        with_print = BREAKS.replace("        y = x * 2\n", "        y = x * 2\n        print('y', y)\n")
+        (tmp_path / "prog.py").write_text(with_print)
+        assert main([*gate[:3], "--output-format", "github", *gate[3:]]) == 1
+        out, err = capsys.readouterr()
+        assert "::error file=prog.py,line=7,title=graphmend record::new since the baseline: graph break: GB0059" in out
+        assert "1 event new since" in err
+        assert main(["record", "--baseline", str(tmp_path / "missing.json"), "--", sys.executable, "prog.py"]) == 2
+        assert "--write-baseline" in capsys.readouterr().err
+    finally:
+        os.chdir(cwd)

@@ -32,6 +32,8 @@ from .files import (
 )
 from .fixes import apply_fixes
 from .project import ModuleSummary, Project
+from .record.baseline import compare as compare_with_baseline
+from .record.baseline import write_baseline
 from .record.handler import recording
 from .record.runner import import_trace, record_command
 from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
@@ -65,6 +67,8 @@ from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
+    "compare_with_baseline",
+    "write_baseline",
     "import_trace",
     "new_run",
     "newest_run",

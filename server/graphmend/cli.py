@@ -109,6 +109,20 @@ def _add_record_parser(commands: Any) -> None:
         help="instead of running a command, read a TORCH_TRACE folder from a run made elsewhere",
     )
     record.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="for CI: exit 1 when the run meets a break, recompile or failure FILE does not hold (a JSON file "
+        "`--write-baseline` writes; events are matched by file, function and line text, not line numbers)",
+    )
+    record.add_argument("--write-baseline", action="store_true", help="write the run's events to --baseline FILE")
+    record.add_argument(
+        "--output-format",
+        choices=("text", "github"),
+        default="text",
+        help="with --baseline: text, or github (an annotation on each new event)",
+    )
+    record.add_argument(
         "run_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run, after `--`"
     )
 
@@ -677,8 +691,53 @@ def _run_record(args: argparse.Namespace) -> int:
         except OSError as error:
             print(f"graphmend: error: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
             return EXIT_ERROR
-    for line in _run_summary(api.read_run(run), root):
+    recorded = api.read_run(run)
+    for line in _run_summary(recorded, root):
         print(line, file=sys.stderr)
+    if args.baseline is not None:
+        return _against_baseline(args, recorded, root, code)
+    return code
+
+
+def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: int) -> int:
+    """`record --baseline`: write it, or compare the run with it (exit 1 on anything new)."""
+    if args.write_baseline:
+        count = api.write_baseline(run, root, args.baseline)
+        print(f"graphmend: wrote {plural(count, 'event')} to {args.baseline}", file=sys.stderr)
+        return code
+    try:
+        new, gone = api.compare_with_baseline(run, root, args.baseline)
+    except (OSError, ValueError) as error:
+        print(f"graphmend: error: cannot read the baseline {args.baseline}: {error}", file=sys.stderr)
+        print(
+            f"(write one with: graphmend record --baseline {args.baseline} --write-baseline -- COMMAND)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    for event in new:
+        user, elsewhere = api.placed(event, root)
+        where = user or elsewhere
+        text = f"new since the baseline: {event.kind.replace('_', ' ')}: {event.gb_id or ''} {event.reason}".replace(
+            "  ", " "
+        )
+        if args.output_format == "github" and where is not None:
+            print(f"::error file={_display(where['path'], root)},line={where['line']},title=graphmend record::{text}")
+        else:
+            location = f"{_display(where['path'], root)}:{where['line']}" if where else "(no line)"
+            print(f"{location}: {text}")
+    for gone_event in gone:
+        user = gone_event.get("user") or gone_event.get("site") or {}
+        print(
+            f"graphmend: not met any more: {gone_event.get('kind')} {gone_event.get('what')} at {user.get('path')}: {user.get('text')}",
+            file=sys.stderr,
+        )
+    if new:
+        print(
+            f"graphmend: {plural(len(new), 'event')} new since {args.baseline}; if expected, update it with --write-baseline",
+            file=sys.stderr,
+        )
+        return EXIT_FINDINGS
+    print(f"graphmend: nothing new since {args.baseline}", file=sys.stderr)
     return code
 
 
