@@ -300,3 +300,53 @@ def test_the_ci_gate_passes_on_its_baseline_and_names_a_new_break(
         assert "--write-baseline" in capsys.readouterr().err
     finally:
         os.chdir(cwd)
+
+
+def test_an_event_follows_its_line_through_an_edit_or_goes_stale(tmp_path: Path) -> None:
+    """After the run, the file changes: the event moves with its line's text when exactly one line
+    near it holds that text, and is stale (None) when none does or several do."""
+    from graphmend.record.log import file_hash
+    from graphmend.record.runs import current_line
+
+    (tmp_path / "prog.py").write_text(BREAKS)
+    recorded = file_hash(str(tmp_path / "prog.py"))  # as the recorder hashed it during the run
+    frame = {"path": "prog.py", "line": 7, "text": "if y.sum() > 0:"}
+    assert current_line(frame, recorded, BREAKS) == 7  # unchanged
+    assert current_line({**frame, "text": ""}, recorded, BREAKS) == 7  # by the hash, not the text
+    moved = "# two lines\n# above\n" + BREAKS
+    assert current_line(frame, recorded, moved) == 9
+    assert current_line(frame, recorded, BREAKS.replace("if y.sum() > 0:", "if y.mean() > 0:")) is None
+    twice = BREAKS.replace("        y = x * 2\n", "        if y.sum() > 0:\n            pass\n        y = x * 2\n")
+    assert current_line(frame, recorded, twice) is None  # ambiguous: two lines hold it
+
+
+def test_torchrun_gives_one_file_per_rank(tmp_path: Path) -> None:
+    program = (
+        "import torch\n"
+        "import torch.distributed as dist\n\n"
+        'dist.init_process_group("gloo")\n\n\n'
+        '@torch.compile(backend="eager")\n'
+        "def step(x):\n"
+        "    y = x * 2\n"
+        "    if y.sum() > 0:\n"  # line 10
+        "        y = y + dist.get_rank()\n"
+        "    return y\n\n\n"
+        "step(torch.ones(3))\n"
+        "dist.destroy_process_group()\n"
+    )
+    torchrun = Path(sys.executable).with_name("torchrun")
+    if not torchrun.exists():
+        pytest.skip("torchrun is not installed beside this Python")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "prog.py").write_text(program)
+    port = str(29500 + os.getpid() % 400)
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmend", "record", "--out", "run", "--", str(torchrun), "--nproc_per_node", "2",
+         "--master_port", port, "prog.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    ranks = sorted(p.name.split("-")[1] for p in (tmp_path / "run").glob("process-rank*.jsonl"))
+    assert ranks == ["rank0", "rank1"]
+    (event,) = api.read_run(tmp_path / "run").events
+    assert frames(event)[-1] == ("prog.py", 10) and event.count >= 2 and len(event.processes) == 2

@@ -8,6 +8,7 @@ identity, with the number of times Dynamo met it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -142,3 +143,22 @@ def placed(event: RecordedEvent, root: Path) -> tuple[dict[str, Any] | None, dic
     user = next((f for f in reversed(frames) if is_project_file(f["path"], root)), None)
     innermost = frames[-1] if frames else None
     return user, innermost if innermost is not None and innermost is not user else None
+
+
+REANCHOR_LINES = 20  # how far from its recorded line an event's line text is looked for after an edit
+
+
+def current_line(frame: dict[str, Any], recorded_hash: str | None, text: str) -> int | None:
+    """Where a recorded frame's line is in the file as it reads now (`text`): its own line while the
+    file is unchanged since the run; after an edit, the one line holding the same text within
+    `REANCHOR_LINES` of it; None when there is none, or more than one (the event is stale)."""
+    if recorded_hash is not None and hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] == recorded_hash:
+        return int(frame["line"])
+    wanted = str(frame.get("text") or "").strip()
+    if not wanted:
+        return None
+    lines = text.splitlines()
+    line = int(frame["line"]) - 1
+    near = range(max(0, line - REANCHOR_LINES), min(len(lines), line + REANCHOR_LINES + 1))
+    found = [number for number in near if lines[number].strip() == wanted]
+    return found[0] + 1 if len(found) == 1 else None
