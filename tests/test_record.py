@@ -233,6 +233,22 @@ def test_the_cli_says_what_the_run_met_at_the_users_lines(tmp_path: Path, capsys
     assert (tmp_path / ".graphmend" / ".gitignore").read_text().strip().endswith("*")
     assert json.loads((run / "run.json").read_text())["exit_code"] == 0
     assert main(["record"]) == 2 and "needs a command" in capsys.readouterr().err
+    os.chdir(tmp_path)
+    try:
+        assert main(["record", "--output-format", "json", "--", sys.executable, "prog.py"]) == 0
+        (event,) = json.loads(capsys.readouterr().out)
+        assert (event["kind"], event["gb_id"], event["location"]["line"]) == ("graph_break", "GB0170", 7)
+        assert event["url"].endswith("/gb0170.html") and event["library"] is None
+        assert main(["record", "--output-format", "sarif", "--", sys.executable, "prog.py"]) == 0
+        (result,) = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+        location = result["locations"][0]["physicalLocation"]
+        assert (result["ruleId"], location["artifactLocation"]["uri"], location["region"]["startLine"]) == (
+            "graph_break",
+            "prog.py",
+            7,
+        )
+    finally:
+        os.chdir(cwd)
 
 
 def test_a_forked_child_writes_a_file_of_its_own(tmp_path: Path) -> None:

@@ -118,9 +118,10 @@ def _add_record_parser(commands: Any) -> None:
     record.add_argument("--write-baseline", action="store_true", help="write the run's events to --baseline FILE")
     record.add_argument(
         "--output-format",
-        choices=("text", "github"),
+        choices=("text", "json", "github", "sarif"),
         default="text",
-        help="with --baseline: text, or github (an annotation on each new event)",
+        help="the run's events (with --baseline: the new ones) on standard output: text (with --baseline only), "
+        "json, github (workflow annotations) or sarif (2.1.0); the summary goes to standard error",
     )
     record.add_argument(
         "run_command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run, after `--`"
@@ -696,7 +697,29 @@ def _run_record(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     if args.baseline is not None:
         return _against_baseline(args, recorded, root, code)
+    if args.output_format != "text":
+        _print_events(recorded.events, root, args.output_format)
     return code
+
+
+def _print_events(events: list[api.RecordedEvent], root: Path, output_format: str, prefix: str = "") -> None:
+    """Events on standard output: a line each at the user's line (text), GitHub annotations, JSON
+    (a list, `reporting.run_event_json`) or SARIF."""
+    if output_format == "json":
+        print(json.dumps([api.reporting.run_event_json(e, root) for e in events], indent=2))
+        return
+    if output_format == "sarif":
+        print(api.reporting.run_sarif(events, root))
+        return
+    for event in events:
+        user, elsewhere = api.placed(event, root)
+        where = user or elsewhere
+        text = f"{prefix}{event.kind.replace('_', ' ')}: {event.gb_id + ' ' if event.gb_id else ''}{event.reason}"
+        if output_format == "github" and where is not None:
+            print(f"::error file={_display(where['path'], root)},line={where['line']},title=graphmend record::{text}")
+        else:
+            location = f"{_display(where['path'], root)}:{where['line']}" if where else "(no line)"
+            print(f"{location}: {text}")
 
 
 def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: int) -> int:
@@ -714,17 +737,7 @@ def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: 
             file=sys.stderr,
         )
         return EXIT_ERROR
-    for event in new:
-        user, elsewhere = api.placed(event, root)
-        where = user or elsewhere
-        text = f"new since the baseline: {event.kind.replace('_', ' ')}: {event.gb_id or ''} {event.reason}".replace(
-            "  ", " "
-        )
-        if args.output_format == "github" and where is not None:
-            print(f"::error file={_display(where['path'], root)},line={where['line']},title=graphmend record::{text}")
-        else:
-            location = f"{_display(where['path'], root)}:{where['line']}" if where else "(no line)"
-            print(f"{location}: {text}")
+    _print_events(new, root, args.output_format, "new since the baseline: ")
     for gone_event in gone:
         user = gone_event.get("user") or gone_event.get("site") or {}
         print(
