@@ -366,3 +366,31 @@ def test_torchrun_gives_one_file_per_rank(tmp_path: Path) -> None:
     assert ranks == ["rank0", "rank1"]
     (event,) = api.read_run(tmp_path / "run").events
     assert frames(event)[-1] == ("prog.py", 10) and event.count >= 2 and len(event.processes) == 2
+
+
+def test_check_marks_the_findings_the_newest_run_met(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`graphmend check` reads the newest run under the project root: a static finding on a line the
+    run met is confirmed (count, run) in JSON and in the text notes, also after lines above it moved;
+    `--no-runs` and a project with no run leave the output as it was."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "prog.py").write_text(BREAKS)
+    before = api.check_paths([tmp_path / "prog.py"], jobs=1)
+    assert before[0].diagnostics and before[0].diagnostics[0].data.run is None  # no run yet
+    subprocess.run(
+        [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "prog.py"],
+        cwd=tmp_path, capture_output=True, check=True,
+    )  # fmt: skip
+    (tmp_path / "prog.py").write_text("# moved down by one line\n" + BREAKS)
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["check", "--output-format", "json", "prog.py"]) == 1
+        (finding,) = json.loads(capsys.readouterr().out)
+        assert (finding["code"], finding["line"]) == ("GM101", 8)
+        assert finding["run"]["count"] >= 1 and finding["run"]["run"].startswith("20")
+        assert main(["check", "prog.py"]) == 1
+        assert "confirmed: the run of " in capsys.readouterr().out
+        assert main(["check", "--no-runs", "--output-format", "json", "prog.py"]) == 1
+        assert "run" not in json.loads(capsys.readouterr().out)[0]
+    finally:
+        os.chdir(cwd)

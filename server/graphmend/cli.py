@@ -202,6 +202,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a folder to look for packages in first (repeatable; implies --follow-libraries)",
     )
+    parser.add_argument(
+        "--no-runs",
+        action="store_true",
+        help="do not mark the findings the newest recorded run met (`graphmend record`; default: marked)",
+    )
 
 
 def _codes(value: str) -> list[str]:
@@ -234,6 +239,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["report-library-files"] = True
     if args.library_path:
         overrides["library-paths"] = args.library_path
+    if args.no_runs:
+        overrides["runs"] = False
     return overrides
 
 

@@ -75,6 +75,15 @@ class LibraryCall:
 
 
 @dataclass(frozen=True)
+class RunSeen:
+    """A finding a recorded run confirmed: Dynamo met it there (`graphmend record`)."""
+
+    count: int  # how many times the run met it
+    run: str  # the run's folder name
+    recorded_at: float  # when the run started (seconds since the epoch)
+
+
+@dataclass(frozen=True)
 class FindingData:
     """What qualifies a finding beyond its one-sentence message: written by the checker (and for
     breaks in other files by `project.library_calls`, for notebooks by the cell mapping), read by
@@ -90,6 +99,7 @@ class FindingData:
     no_fix: str | None = None  # why there is no automatic fix
     action: str | None = None  # what to do instead, when there is no fix
     off_by_default: str | None = None  # the switch, false by default, without which it is never met
+    run: RunSeen | None = None  # the newest recorded run met it
     cell: int | None = None  # a notebook's finding: its cell's 1-based number
     notebook_index: int | None = None  # ... and its place in the notebook module's diagnostics
 
@@ -104,6 +114,7 @@ class FindingData:
             if library
             else None,
             off_by_default=raw.get("off_by_default"),
+            run=RunSeen(run["count"], run["run"], run["recorded_at"]) if (run := raw.get("run")) else None,
             cell=raw.get("cell"),
             notebook_index=raw.get("notebook_index"),
         )
@@ -116,6 +127,8 @@ class FindingData:
                 continue
             if isinstance(value, LibraryCall):
                 value = {"path": value.path, "line": value.line, "callee": value.callee, "via": list(value.via)}
+            elif isinstance(value, RunSeen):
+                value = {"count": value.count, "run": value.run, "recorded_at": value.recorded_at}
             found[name] = list(value) if isinstance(value, tuple) else value
         return found
 

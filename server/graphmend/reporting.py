@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, Severity, TextEdit
+from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, RunSeen, Severity, TextEdit
 from .record.runs import RecordedEvent, placed
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
@@ -90,7 +91,13 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         **({"cuda_graphs": diagnostic.data.cuda_graphs} if diagnostic.data.cuda_graphs is not None else {}),
         # a finding in code outside the checked files, reported at the call that leads there (1-based line)
         **({"library": _library(diagnostic.data.library)} if diagnostic.data.library is not None else {}),
+        # the newest recorded run met it (`graphmend record`): how often, which run, when
+        **({"run": _run_seen(diagnostic.data.run)} if diagnostic.data.run is not None else {}),
     }
+
+
+def _run_seen(seen: RunSeen) -> dict[str, Any]:
+    return {"count": seen.count, "run": seen.run, "recorded_at": seen.recorded_at}
 
 
 def _library(found: LibraryCall) -> dict[str, Any]:
@@ -183,7 +190,18 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
         found.append(f"{OFF_BY_DEFAULT}: `{data.off_by_default}` is false by default")
     if data.cuda_graphs is not None:
         found.append(f"CUDA graphs: {data.cuda_graphs}")
+    if data.run is not None:
+        found.append(f"confirmed: the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}")
     return found
+
+
+def _age(recorded_at: float) -> str:
+    """How long ago a run started, as a person says it."""
+    seconds = max(0, int(time.time() - recorded_at))
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            return f"{plural(seconds // size, unit)} ago"
+    return "a moment ago"
 
 
 def notes(diagnostic: Diagnostic) -> list[str]:

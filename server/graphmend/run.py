@@ -15,7 +15,7 @@ from typing import Any
 from . import notebooks
 from .cache import Cache
 from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
-from .diagnostics import Applicability, Diagnostic, Fix
+from .diagnostics import Applicability, Diagnostic, Fix, RunSeen
 from .files import (
     SourceError,
     decode_notebook,
@@ -34,6 +34,7 @@ from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
 from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
+from .record.runs import current_line, newest_run, placed, project_root, read_run
 from .regions import ProjectContext
 from .semantics import module_name_for
 from .settings import Settings
@@ -320,7 +321,50 @@ def check_paths(
     total += len(again)
     for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
         results[index] = result
-    return results + in_libraries if main.report_library_files else results
+    results = results + in_libraries if main.report_library_files else results
+    return confirmed_by_run(results, files[0] if files else Path.cwd()) if main.runs else results
+
+
+def confirmed_by_run(results: list[FileResult], start: Path) -> list[FileResult]:
+    """The findings the newest recorded run of the project at `start` met, marked so (`data.run`):
+    each graph break, recompile or failure placed at a user's line (`record.runs.placed`) confirms
+    the findings on that line, where the line is now (`current_line`: a file edited since the run
+    keeps its events that can be found again). Without a run, the results as they are."""
+    run_folder = newest_run(project_root(start if start.is_dir() else start.parent))
+    if run_folder is None:
+        return results
+    run = read_run(run_folder)
+    root = project_root(start if start.is_dir() else start.parent)
+    started = min((h.get("started") or 0.0 for h in run.headers), default=0.0)
+    met: dict[tuple[str, int], int] = {}
+    texts: dict[str, str | None] = {}
+    for event in run.events:
+        user, _ = placed(event, root)
+        if user is None:
+            continue
+        path = os.path.realpath(user["path"])
+        if path not in texts:
+            try:
+                texts[path] = Path(path).read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                texts[path] = None
+        text = texts[path]
+        line = current_line(user, event.files.get(user["path"]), text) if text is not None else None
+        if line is not None:
+            met[(path, line)] = met.get((path, line), 0) + event.count
+    confirmed = []
+    for result in results:
+        path = os.path.realpath(result.path)
+        counts = [met.get((path, d.range.start.line + 1)) if d.data.cell is None else None for d in result.diagnostics]
+        if not any(counts):
+            confirmed.append(result)
+            continue
+        diagnostics = tuple(
+            replace(d, data=replace(d.data, run=RunSeen(count, run_folder.name, started))) if count else d
+            for d, count in zip(result.diagnostics, counts)
+        )
+        confirmed.append(replace(result, diagnostics=diagnostics))
+    return confirmed
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:

@@ -55,6 +55,7 @@ _KNOWN_KEYS = {
     "library_paths": "library_paths",
     "report-library-files": "report_library_files",
     "report_library_files": "report_library_files",
+    "runs": "runs",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # Where the CUDA-graph rules (GM4xx) run: "auto" in code compiled by a site that asks for CUDA
@@ -199,6 +200,9 @@ class Settings:
     library_paths: tuple[str, ...] = ()
     # With `follow_libraries`: also list those files' own findings that compiled code reaches.
     report_library_files: bool = False
+    # Mark the findings the newest recorded run met (`graphmend record`, `.graphmend/runs/` at the
+    # project root) as seen there, with the count; without a run nothing changes.
+    runs: bool = True
 
     @property
     def target_torch(self) -> tuple[int, int] | None:
