@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT / "tests")]
 
 
-def recorded_lines(run: object, program: Path) -> set[int]:
+def recorded_lines(run: Path, program: Path) -> set[int]:
     from graphmend import api
 
     lines = set()
-    for event in api.read_run(run).events:  # type: ignore[arg-type]
+    for event in api.read_run(run).events:
         if event.kind != "graph_break":
             continue
         inside = [f for f in event.frames if Path(f["path"]).resolve() == program]
@@ -37,12 +37,12 @@ def recorded_lines(run: object, program: Path) -> set[int]:
     return lines
 
 
-def recorded_project_sites(run: object, folder: Path) -> set[tuple[str, int]]:
+def recorded_project_sites(run: Path, folder: Path) -> set[tuple[str, int]]:
     """(file relative to the project, line) of the innermost frame in the project of each break."""
     from graphmend import api
 
     sites = set()
-    for event in api.read_run(run).events:  # type: ignore[arg-type]
+    for event in api.read_run(run).events:
         if event.kind != "graph_break":
             continue
         inside = []
