@@ -181,6 +181,33 @@ async def test_hover_explains_and_previews(client: LanguageClient, tmp_path: Pat
     assert nothing is None
 
 
+async def test_a_finding_the_last_recorded_run_met_is_confirmed_in_the_editor(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Issue 41: with a run under the project's .graphmend/runs/ (`graphmend record`), a finding on
+    a line the run met carries `run` in its data and the hover says so, also after an unsaved edit
+    moved the line; a line whose text the edit changed is no longer confirmed."""
+    import subprocess
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    uri = write(tmp_path, "figure1.py", FIGURE1 + "\nf(torch.ones(3) * 20, torch.ones(3))\n")
+    subprocess.run(
+        [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "figure1.py"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    edited = "# an unsaved line above\n" + FIGURE1
+    open_document(client, uri, edited)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert diagnostic.range.start.line == 10 and diagnostic.data["run"]["count"] >= 1
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(10, 10))
+    )
+    assert "Confirmed: the run of " in hover.contents.value
+    change_document(client, uri, edited.replace("x.sum() > 10", "x.sum() > 11"), 2)
+    (changed,) = await diagnostics(client, uri)
+    assert "run" not in changed.data
+
+
 async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tmp_path: Path) -> None:
     """GM4xx findings are not graph breaks: their why has its own heading, and the hover shows it."""
     text = (ROOT / "tests" / "fixtures" / "GM401" / "fix_scalar_buffer.in.py").read_text(encoding="utf-8")

@@ -52,6 +52,7 @@ from .run import (
     check_notebook,
     check_paths,
     check_source,
+    confirmed_in_text,
     context_for,
     fix_file,
     fix_notebook_text,
@@ -67,6 +68,7 @@ from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
+    "confirmed_in_text",
     "compare_with_baseline",
     "write_baseline",
     "import_trace",

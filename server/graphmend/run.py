@@ -34,7 +34,7 @@ from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
 from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
-from .record.runs import current_line, newest_run, placed, project_root, read_run
+from .record.runs import Run, current_line, newest_run, placed, project_root, read_run
 from .regions import ProjectContext
 from .semantics import module_name_for
 from .settings import Settings
@@ -330,12 +330,58 @@ def confirmed_by_run(results: list[FileResult], start: Path) -> list[FileResult]
     each graph break, recompile or failure placed at a user's line (`record.runs.placed`) confirms
     the findings on that line, where the line is now (`current_line`: a file edited since the run
     keeps its events that can be found again). Without a run, the results as they are."""
-    run_folder = newest_run(project_root(start if start.is_dir() else start.parent))
-    if run_folder is None:
+    found = _newest_run(start)
+    if found is None:
         return results
-    run = read_run(run_folder)
+    met = _met_lines(*found, _read_text)
+    confirmed = []
+    for result in results:
+        diagnostics = _marked(result.diagnostics, os.path.realpath(result.path), met, found[0])
+        confirmed.append(result if diagnostics is None else replace(result, diagnostics=diagnostics))
+    return confirmed
+
+
+def confirmed_in_text(diagnostics: list[Diagnostic], path: Path, text: str) -> list[Diagnostic]:
+    """A document's findings that the newest recorded run of its project met, where their lines are
+    in `text` (the editor's, unsaved edits included); as they are without a run."""
+    found = _newest_run(path)
+    if found is None:
+        return diagnostics
+    real = os.path.realpath(path)
+    met = _met_lines(*found, lambda name: text if name == real else None)
+    marked = _marked(tuple(diagnostics), real, met, found[0])
+    return diagnostics if marked is None else list(marked)
+
+
+_RUNS: dict[str, tuple[float, Run]] = {}  # run folder → (its newest file's mtime, the run read)
+
+
+def _newest_run(start: Path) -> tuple[Run, Path] | None:
+    """The newest run of the project at `start` (read again only when one of its files changed),
+    and the project's root."""
     root = project_root(start if start.is_dir() else start.parent)
-    started = min((h.get("started") or 0.0 for h in run.headers), default=0.0)
+    folder = newest_run(root)
+    if folder is None:
+        return None
+    try:
+        stamp = max(p.stat().st_mtime for p in folder.iterdir())
+    except (OSError, ValueError):
+        return None
+    kept = _RUNS.get(str(folder))
+    if kept is None or kept[0] != stamp:
+        kept = _RUNS[str(folder)] = (stamp, read_run(folder))
+    return kept[1], root
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _met_lines(run: Run, root: Path, text_of: Callable[[str], str | None]) -> dict[tuple[str, int], int]:
+    """(real path, 1-based line as the file reads now) → how many times the run met an event placed there."""
     met: dict[tuple[str, int], int] = {}
     texts: dict[str, str | None] = {}
     for event in run.events:
@@ -344,27 +390,26 @@ def confirmed_by_run(results: list[FileResult], start: Path) -> list[FileResult]
             continue
         path = os.path.realpath(user["path"])
         if path not in texts:
-            try:
-                texts[path] = Path(path).read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                texts[path] = None
+            texts[path] = text_of(path)
         text = texts[path]
         line = current_line(user, event.files.get(user["path"]), text) if text is not None else None
         if line is not None:
             met[(path, line)] = met.get((path, line), 0) + event.count
-    confirmed = []
-    for result in results:
-        path = os.path.realpath(result.path)
-        counts = [met.get((path, d.range.start.line + 1)) if d.data.cell is None else None for d in result.diagnostics]
-        if not any(counts):
-            confirmed.append(result)
-            continue
-        diagnostics = tuple(
-            replace(d, data=replace(d.data, run=RunSeen(count, run_folder.name, started))) if count else d
-            for d, count in zip(result.diagnostics, counts)
-        )
-        confirmed.append(replace(result, diagnostics=diagnostics))
-    return confirmed
+    return met
+
+
+def _marked(
+    diagnostics: tuple[Diagnostic, ...], path: str, met: dict[tuple[str, int], int], run: Run
+) -> tuple[Diagnostic, ...] | None:
+    """The diagnostics with `data.run` set on the lines the run met (None: none is)."""
+    counts = [met.get((path, d.range.start.line + 1)) if d.data.cell is None else None for d in diagnostics]
+    if not any(counts):
+        return None
+    started = min((h.get("started") or 0.0 for h in run.headers), default=0.0)
+    return tuple(
+        replace(d, data=replace(d.data, run=RunSeen(count, run.path.name, started))) if count else d
+        for d, count in zip(diagnostics, counts)
+    )
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:
