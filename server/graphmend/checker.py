@@ -132,26 +132,25 @@ def _analyse(
     for reach in regions.reached.values():
         unit = layout.unit_of(reach.chain[-1])
         groups.setdefault(unit.name if unit is not None else "", []).append(reach)
-    indent = FixContext(source, index).indent_unit
+    indent = FixContext(source, index).indent_unit if cache is not None else ""  # part of each unit's key
     found: list[Diagnostic] = []
     for name, reaches in groups.items():
         unit = layout.by_name.get(name)
-        key = (
-            layout.reads(unit)[0] if unit is not None else layout.skeleton_digest,
-            indent,
-            tuple(rule.code for rule in rules),
-            settings.layer_skip,
-            settings.cuda_graphs,
-            settings.target_torch,
-            regions.context.base_attributes,
-            regions.context.replaced_forwards,
-            reach_key(layout, reaches, source),
-        )
-        cached = (
-            cache.lookup(unit, key, layout, partial(_file_has_word, layout, unit, index))
-            if cache is not None and unit is not None
-            else None
-        )
+        key: tuple[object, ...] | None = None
+        cached = None
+        if cache is not None and unit is not None:  # the key is computed only for a cache to read
+            key = (
+                layout.reads(unit)[0],
+                indent,
+                tuple(rule.code for rule in rules),
+                settings.layer_skip,
+                settings.cuda_graphs,
+                settings.target_torch,
+                regions.context.base_attributes,
+                regions.context.replaced_forwards,
+                reach_key(layout, reaches, source),
+            )
+            cached = cache.lookup(unit, key, layout, partial(_file_has_word, layout, unit, index))
         if cached is not None:
             found += cached
             continue
@@ -171,7 +170,7 @@ def _analyse(
             except RecursionError:
                 continue  # pathologically deep expressions: skip this function, keep the others
         diagnostics = list(collector.diagnostics.values())
-        if cache is not None and unit is not None:
+        if cache is not None and unit is not None and key is not None:
             cache.store(unit, key, dependencies(layout, regions, reaches), diagnostics, layout, context.asked_names)
         found += diagnostics
     if cache is not None:

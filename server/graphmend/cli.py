@@ -721,12 +721,11 @@ def _print_events(events: list[api.RecordedEvent], root: Path, output_format: st
     for event in events:
         user, elsewhere = api.placed(event, root)
         where = user or elsewhere
-        text = f"{prefix}{event.kind.replace('_', ' ')}: {event.gb_id + ' ' if event.gb_id else ''}{event.reason}"
+        text = prefix + _event_words(event)
         if output_format == "github" and where is not None:
             print(f"::error file={_display(where['path'], root)},line={where['line']},title=graphmend record::{text}")
         else:
-            location = f"{_display(where['path'], root)}:{where['line']}" if where else "(no line)"
-            print(f"{location}: {text}")
+            print(f"{_event_location(where, root)}: {text}")
 
 
 def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: int) -> int:
@@ -768,13 +767,10 @@ def _run_summary(run: api.Run, root: Path) -> list[str]:
     entries: dict[tuple[str, ...], int] = {}
     for event in run.events:
         user, elsewhere = api.placed(event, root)
-        where = user or elsewhere
-        location = f"{_display(where['path'], root)}:{where['line']}" if where else "(no line)"
-        label = f"{event.gb_id} " if event.gb_id else ""
         below = ""
         if user is not None and elsewhere is not None:
-            below = f"  at {_display(elsewhere['path'], root)}:{elsewhere['line']}  {elsewhere['text']}".rstrip()
-        key = (event.kind, f"{location}: {event.kind.replace('_', ' ')}: {label}{event.reason}", below)
+            below = f"  at {_event_location(elsewhere, root)}  {elsewhere['text']}".rstrip()
+        key = (event.kind, f"{_event_location(user or elsewhere, root)}: {_event_words(event)}", below)
         entries[key] = entries.get(key, 0) + event.count
     lines = []
     for (_, text, below), count in sorted(entries.items(), key=lambda item: (item[0][0] != "graph_break", -item[1])):
@@ -793,6 +789,15 @@ def _run_summary(run: api.Run, root: Path) -> list[str]:
             "`python -S` and `python -I` skip the recorder)"
         )
     return lines
+
+
+def _event_words(event: api.RecordedEvent) -> str:
+    """ "graph break: GB0170 Data-dependent branching: ...": an event's kind, gb id and Dynamo's words."""
+    return f"{event.kind.replace('_', ' ')}: {event.gb_id + ' ' if event.gb_id else ''}{event.reason}"
+
+
+def _event_location(frame: dict[str, Any] | None, root: Path) -> str:
+    return f"{_display(frame['path'], root)}:{frame['line']}" if frame is not None else "(no line)"
 
 
 def _display(path: str, root: Path) -> str:

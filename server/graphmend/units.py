@@ -26,19 +26,18 @@ from __future__ import annotations
 import ast
 import bisect
 import hashlib
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from .diagnostics import Diagnostic, TextEdit
+from .fixes.base import WORD
 from .regions import CompiledRegions, Reach
 from .semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .source import Position, Range, SourceText
 
 _UNIT_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_WORD = re.compile(r"[^\W\d]\w*")  # as `FixContext.all_names` reads words
 _READ_EVERYWHERE = frozenset({"torch", "numpy"})  # imports every unit's analysis and rewrites read
 
 Relative = tuple[str, str, int, int]  # see `Layout.relative`
@@ -105,7 +104,7 @@ class Layout:
                     stmt.lineno - 1,
                     end,
                     binds,
-                    frozenset(_WORD.findall(text)),
+                    frozenset(WORD.findall(text)),
                     everywhere,
                     opening,
                 )
@@ -165,7 +164,7 @@ class Layout:
         found = self._words.get(unit.digest)
         if found is None:
             found = self._words[unit.digest] = frozenset(
-                _WORD.findall("\n".join(self.source.lines[unit.start : unit.end + 1]))
+                WORD.findall("\n".join(self.source.lines[unit.start : unit.end + 1]))
             )
         return found
 
@@ -193,7 +192,7 @@ class Layout:
 
     @cached_property
     def skeleton_words(self) -> frozenset[str]:
-        return frozenset(_WORD.findall(self.skeleton_text))
+        return frozenset(WORD.findall(self.skeleton_text))
 
     def prefix(self, statement_id: str) -> str:
         """What an insertion placed at the end of a skeleton statement depends on (the deferral

@@ -13,7 +13,7 @@ from ..regions import Entry
 from ..semantics import ModuleIndex, child_nodes, walk
 from ..source import Position, Range, SourceText
 
-_WORD = re.compile(r"[^\W\d]\w*")
+WORD = re.compile(r"[^\W\d]\w*")  # what `all_names` counts as a word of the text
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class FixContext:
         generated names must collide with none of them (a superset is only more careful, and a
         regular expression over the text is many times faster than a walk of the tree)."""
         text = self.source.text if self.name_text is None else self.name_text
-        return frozenset(_WORD.findall(text)) | frozenset(self.index.imports) | frozenset(self.index.module_names)
+        return frozenset(WORD.findall(text)) | frozenset(self.index.imports) | frozenset(self.index.module_names)
 
     def file_has_word(self, name: str) -> bool:
         """Whether `name` is in `all_names` (a word of the file a generated name must avoid), noted."""

@@ -10,6 +10,7 @@ from lsprotocol import types
 from ..api import Applicability, Diagnostic, Position, Range, apply_fixes
 from . import notebook_analysis
 from .edit.diagnostics import to_lsp_diagnostic
+from .edit.locations import range_from_json
 from .edit.workspace_edits import cells_edit, document_edit, fix_edit, whole_document_edit
 from .session.capabilities import CODE_ACTION_OPTIONS, COMMAND_FIX_ALL, FIX_ALL_KIND
 from .session.state import GraphmendServer, server
@@ -167,16 +168,11 @@ def _carried_fix(ls: GraphmendServer, uri: str, action: types.CodeAction) -> typ
         if not isinstance(fix, dict) or data.get("uri") != uri or data.get("version") != current:
             continue
         try:
-            edits = [types.TextEdit(_range(edit["range"]), edit["newText"]) for edit in fix["edits"]]
+            edits = [types.TextEdit(range_from_json(edit["range"]), edit["newText"]) for edit in fix["edits"]]
         except (KeyError, TypeError, ValueError):
             continue
         return document_edit(uri, current, edits, ls.client_supports.versioned_edits)
     return None
-
-
-def _range(raw: dict) -> types.Range:
-    start, end = raw["start"], raw["end"]
-    return types.Range(types.Position(start["line"], start["character"]), types.Position(end["line"], end["character"]))
 
 
 def _resolve_in_notebook(

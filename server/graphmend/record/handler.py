@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .log import EventLog
-from .runs import Run, new_run, process_file, project_root, read_run
+from .runs import new_run, process_file, project_root
 
 TRACE_LOGGER = "torch.__trace"
 
@@ -69,6 +69,3 @@ def recording(out: Path | None = None) -> Iterator[Path]:
         yield run
     finally:
         uninstall(handler)
-
-
-__all__ = ["Run", "TraceHandler", "install", "read_run", "recording", "uninstall"]

@@ -31,9 +31,14 @@ def event_id(event: Event) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def content_hash(data: bytes) -> str:
+    """What a run keeps of a file's content, to tell later whether it changed since."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
 def file_hash(path: str) -> str | None:
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+        return content_hash(Path(path).read_bytes())
     except OSError:
         return None
 

@@ -46,8 +46,6 @@ def import_trace(folder: Path, run: Path) -> Path:
     for number, log_file in enumerate(logs):
         log = EventLog(run / f"process-trace{number}.jsonl")
         for metadata, payload in _trace_records(log_file):
-            if "str" in metadata or "dynamo_start" in metadata:
-                continue
             log.record(metadata, payload)
         log.close()
     _finish(run, ["import-trace", str(folder)], time.time(), 0)

@@ -8,13 +8,14 @@ identity, with the number of times Dynamo met it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .log import content_hash
 
 RUNS = Path(".graphmend") / "runs"
 _GITIGNORE = "# graphmend's recorded runs: they quote your source; keep them local\n*\n"
@@ -152,7 +153,7 @@ def current_line(frame: dict[str, Any], recorded_hash: str | None, text: str) ->
     """Where a recorded frame's line is in the file as it reads now (`text`): its own line while the
     file is unchanged since the run; after an edit, the one line holding the same text within
     `REANCHOR_LINES` of it; None when there is none, or more than one (the event is stale)."""
-    if recorded_hash is not None and hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] == recorded_hash:
+    if recorded_hash is not None and content_hash(text.encode("utf-8")) == recorded_hash:
         return int(frame["line"])
     wanted = str(frame.get("text") or "").strip()
     if not wanted:

@@ -18,6 +18,7 @@ code traceback:", "Traceback (most recent call last):") and keeps what it cannot
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -100,8 +101,6 @@ def recompile_reasons(payload: str, compile_id: str) -> list[Event]:
     """A `recompile_reasons` artifact: each failed guard, with the user line that made it when torch
     names one (else no frames: the compiled frame is known only from its metrics)."""
     if payload.startswith("["):
-        import json
-
         try:
             reasons = [str(r) for r in json.loads(payload)]
         except ValueError:

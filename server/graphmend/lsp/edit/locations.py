@@ -47,3 +47,9 @@ def range_json(r: types.Range) -> dict[str, Any]:
         "start": {"line": r.start.line, "character": r.start.character},
         "end": {"line": r.end.line, "character": r.end.character},
     }
+
+
+def range_from_json(raw: dict[str, Any]) -> types.Range:
+    """A range as `range_json` wrote it (KeyError or TypeError for one it did not)."""
+    start, end = raw["start"], raw["end"]
+    return types.Range(types.Position(start["line"], start["character"]), types.Position(end["line"], end["character"]))
