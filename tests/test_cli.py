@@ -268,6 +268,10 @@ def test_rules_listing_is_complete(capsys) -> None:
         "GM403",
         "GM404",
         "GM405",
+        "GM501",
+        "GM502",
+        "GM503",
+        "GM504",
     ]
 
 

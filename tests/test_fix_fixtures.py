@@ -13,9 +13,9 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, with_recorded_run
 
-from graphmend.api import check_source, fix_source
+from graphmend.api import Settings, check_source, fix_source, with_run_in_text
 from graphmend.diagnostics import Applicability
 
 FIX_CASES = sorted(FIXTURES.glob("GM*/fix_*.in.py"))
@@ -34,16 +34,18 @@ def test_every_fixable_code_has_rewrite_fixtures() -> None:
 
 
 @pytest.mark.parametrize("case", FIX_CASES, ids=ids(FIX_CASES))
-def test_rewrite(case: Path) -> None:
+def test_rewrite(case: Path, tmp_path: Path) -> None:
+    """A GM5xx case is fixed with its recorded run: the fix is the one its run-only finding carries."""
     before = case.read_text(encoding="utf-8")
     expected = case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
+    case = with_recorded_run(case, tmp_path)
     unsafe = before.startswith(UNSAFE)
     result = fix_source(before, case, unsafe=unsafe)
     assert result.error is None
     assert result.fixed == expected
     ast.parse(result.fixed)
     assert fix_source(result.fixed, case, unsafe=unsafe).fixed == result.fixed, "not idempotent"
-    fixes = [d.fix for d in check_source(before, case) if d.fix is not None]
+    fixes = [d.fix for d in with_run_in_text(check_source(before, case), case, before, Settings()) if d.fix is not None]
     kinds = {f.applicability for f in fixes}
     if unsafe:
         assert Applicability.UNSAFE in kinds

@@ -208,6 +208,43 @@ async def test_a_finding_the_last_recorded_run_met_is_confirmed_in_the_editor(
     assert "run" not in changed.data
 
 
+HANDED_OVER = (ROOT / "tests" / "fixtures" / "GM501" / "helper_passed_to_compiled.py").read_text(encoding="utf-8")
+
+
+async def test_what_only_the_recorded_run_met_is_a_finding_with_the_static_fix(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Issue 41: a real recorded run of a program whose helpers reach compiled code only through an
+    argument: its breaks are GM501 findings (no static rule reports those lines), the hover says it
+    was seen in the run and quotes Dynamo, and the quick fix is GM101's rewrite, which the run's
+    line then no longer matches; the recompile on the helper's identity is a GM502 finding."""
+    import subprocess
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    uri = write(tmp_path, "handed.py", HANDED_OVER)
+    subprocess.run(
+        [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "handed.py"],
+        cwd=tmp_path, check=True, capture_output=True,
+    )  # fmt: skip
+    open_document(client, uri, HANDED_OVER)
+    found = await diagnostics(client, uri)
+    assert [(d.range.start.line + 1, d.code) for d in found] == [(6, "GM501"), (12, "GM501"), (17, "GM502")]
+    branch = found[0]
+    assert branch.data["dynamo"].startswith("Data-dependent branching") and branch.data["rewrite"] == "GM101"
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=branch.range.start)
+    )
+    assert hover.contents.value.startswith("**Fix (safe):** Compute both branches")
+    assert "Seen in the recorded run, not in the source" in hover.contents.value
+    assert "The run of " in hover.contents.value and "gb0170" in hover.contents.value.lower()
+    fix = next(a for a in await code_actions(client, uri, branch) if "torch.where" in a.title)
+    if fix.edit is None:  # lazily resolved
+        fix = await client.code_action_resolve_async(fix)
+    fixed = apply_edits(HANDED_OVER, text_edits(fix.edit, uri)[0], client.encoding)
+    change_document(client, uri, fixed, 2)
+    assert [d.code for d in await diagnostics(client, uri)] == ["GM501", "GM502"]  # the print, the recompile
+
+
 async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tmp_path: Path) -> None:
     """GM4xx findings are not graph breaks: their why has its own heading, and the hover shows it."""
     text = (ROOT / "tests" / "fixtures" / "GM401" / "fix_scalar_buffer.in.py").read_text(encoding="utf-8")

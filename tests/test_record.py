@@ -76,6 +76,26 @@ for scale in (1, 2, 3):
 """  # the guard `scale == 1` comes from line 7 (a frame with no tensor op is not compiled at all)
 
 
+HANDED = """\
+import torch
+
+
+def helper(x):
+    if x.sum() > 0:
+        return x + 1
+    return x - 1
+
+
+def apply(fn, x):
+    return fn(x)
+
+
+stepped = torch.compile(apply, backend="eager")
+stepped(helper, torch.ones(2))
+stepped(helper, -torch.ones(2))
+"""  # no compile site names `helper`: the run shows Dynamo traced it
+
+
 def record(tmp_path: Path, program: str, *extra: str, env: dict[str, str] | None = None) -> api.Run:
     """Run `program` (written to tmp_path/prog.py) under `graphmend record`, in tmp_path (the
     project root: it has a pyproject.toml), and read the run back."""
@@ -166,6 +186,8 @@ def test_a_compile_failure(tmp_path: Path) -> None:
     assert "compile_failure" in kinds, [(e.kind, e.reason) for e in run.events]
     (failure,) = [e for e in run.events if e.kind == "compile_failure"]
     assert "Unsupported" in failure.reason and frames(failure) == [("prog.py", 6)]
+    assert failure.gb_id == "GB0059" and failure.gb_type == "Failed to trace builtin operator"
+    assert failure.frames[0]["text"] == 'print("no")'  # read from the file: the record quotes none
 
 
 def test_the_recorder_reaches_a_subprocess_and_keeps_what_came_before_a_crash(tmp_path: Path) -> None:
@@ -392,5 +414,44 @@ def test_check_marks_the_findings_the_newest_run_met(tmp_path: Path, capsys: pyt
         assert "confirmed: the run of " in capsys.readouterr().out
         assert main(["check", "--no-runs", "--output-format", "json", "prog.py"]) == 1
         assert "run" not in json.loads(capsys.readouterr().out)[0]
+    finally:
+        os.chdir(cwd)
+
+
+def test_check_reports_what_only_the_run_met_and_fix_applies_its_static_rewrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Events at lines no static rule reports are findings of the run's own rules: the library's
+    print at the user's call (GM501, the library line related and in `library`), the recompile at
+    the line that made the guard (GM502, saying what to do). A break in a helper compiled code is
+    handed as an argument carries GM101's rewrite, and `graphmend fix` applies it."""
+    site = tmp_path / "site" / "site-packages"
+    (site / "noisylib").mkdir(parents=True)
+    (site / "noisylib" / "__init__.py").write_text(NOISYLIB)
+    program = LIBRARY_USER + "\n\n" + RECOMPILES.split("\n", 2)[2] + "\n\n" + HANDED.split("\n", 2)[2]
+    record(tmp_path, program, env={"PYTHONPATH": str(site)})
+    runs = tmp_path / ".graphmend" / "runs" / "20990101-000000-1"
+    runs.parent.mkdir(parents=True)
+    (tmp_path / "run").rename(runs)  # the project's newest run
+    cwd = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["check", "--output-format", "json", "prog.py"]) == 1
+        found = {(f["code"], f["line"]): f for f in json.loads(capsys.readouterr().out)}
+        lines = program.splitlines()
+        call = lines.index("    x = noisylib.report(x)") + 1
+        library = found[("GM501", call)]
+        assert library["library"]["line"] == 2 and library["library"]["callee"] == "report"
+        assert library["related"][0]["kind"] == "library" and library["url"].endswith("gb0059.html")
+        guard = found[("GM502", lines.index("    if scale > 1:") + 1)]
+        assert guard["message"].startswith("Pass `scale` as a tensor") and guard["dynamo"] == "guard failed: scale == 1"
+        branch = found[("GM501", lines.index("    if x.sum() > 0:") + 1)]
+        assert branch["rewrite"] == "GM101" and branch["fix"]["applicability"] == "safe"
+        assert main(["fix", "prog.py"]) == 1  # the recompile and the library's print remain
+        fixed = (tmp_path / "prog.py").read_text()
+        assert "torch.where(cond, x + 1, x - 1)" in fixed and "if x.sum() > 0:" not in fixed
+        capsys.readouterr()
+        assert main(["check", "--output-format", "json", "prog.py"]) == 1
+        assert sorted(f["code"] for f in json.loads(capsys.readouterr().out)) == ["GM501", "GM502"]
     finally:
         os.chdir(cwd)

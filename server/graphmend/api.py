@@ -38,7 +38,7 @@ from .record.handler import recording
 from .record.runner import import_trace, record_command
 from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
 from .regions import ProjectContext
-from .reporting import OFF_BY_DEFAULT, Finding, plural, qualifiers, short_clause, without_asides
+from .reporting import OFF_BY_DEFAULT, Finding, is_recorded, plural, qualifiers, short_clause, without_asides
 from .rule_docs import rule_page, rule_pages
 from .rules import RULES, RULES_BY_CODE
 from .rules.base import Family
@@ -52,7 +52,6 @@ from .run import (
     check_notebook,
     check_paths,
     check_source,
-    confirmed_in_text,
     context_for,
     fix_file,
     fix_notebook_text,
@@ -62,13 +61,15 @@ from .run import (
     summarize_file,
     summarize_source,
     too_large,
+    with_run_in_text,
 )
 from .settings import CUDA_GRAPH_SCOPES, Settings, SettingsError, settings_for
 from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
-    "confirmed_in_text",
+    "with_run_in_text",
+    "is_recorded",
     "compare_with_baseline",
     "write_baseline",
     "import_trace",

@@ -594,10 +594,20 @@ def _report(
             print(_summary(findings, files, fixed, args.unsafe_fixes))
 
 
-def _is_cuda_graph_code(code: str) -> bool:
-    """GM4xx: what keeps a graph out of CUDA graphs or recompiles it, not a graph break."""
+_NOT_BREAKS = {
+    "GM502": "CUDA-graph or recompilation issue",
+    "GM503": "compile failure",
+    "GM504": "CUDA-graph or recompilation issue",
+}
+
+
+def _what_it_is(code: str) -> str:
+    """What the summary counts a finding as: a graph break, or (GM4xx and the recorded run's
+    recompiles, CUDA-graph skips and compile failures) something else."""
     rule = api.RULES_BY_CODE.get(code)
-    return rule is not None and rule.family is api.Family.CUDA_GRAPHS
+    if rule is not None and rule.family is api.Family.CUDA_GRAPHS:
+        return "CUDA-graph or recompilation issue"
+    return _NOT_BREAKS.get(code, "graph break")
 
 
 def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsafe_fixes: bool = False) -> str:
@@ -605,13 +615,12 @@ def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsa
     `--fix` (and `--unsafe-fixes`) would take."""
     unparsable = len({f.path for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is None})
     cells = len({(f.path, f.cell) for f in findings if f.diagnostic.code in NOT_ANALYSED_CODES and f.cell is not None})
-    breaks = sum(
-        f.diagnostic.code not in NOT_ANALYSED_CODES and not _is_cuda_graph_code(f.diagnostic.code) for f in findings
-    )
-    blockers = sum(_is_cuda_graph_code(f.diagnostic.code) for f in findings)
-    found = [plural(breaks, "graph break")] if breaks else []
-    if blockers:
-        found.append(plural(blockers, "CUDA-graph or recompilation issue"))
+    counted: dict[str, int] = {"graph break": 0}
+    for finding in findings:
+        if finding.diagnostic.code not in NOT_ANALYSED_CODES:
+            kind = _what_it_is(finding.diagnostic.code)
+            counted[kind] = counted.get(kind, 0) + 1
+    found = [plural(count, kind) for kind, count in counted.items() if count]
     if unparsable:
         found.append(plural(unparsable, "file") + " that could not be analysed")
     if cells:

@@ -22,6 +22,7 @@ from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, Run
 from .record.runs import RecordedEvent, placed
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
+from .rules.base import Family
 
 FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github", "gitlab")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -93,6 +94,9 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         **({"library": _library(diagnostic.data.library)} if diagnostic.data.library is not None else {}),
         # the newest recorded run met it (`graphmend record`): how often, which run, when
         **({"run": _run_seen(diagnostic.data.run)} if diagnostic.data.run is not None else {}),
+        # a recorded run's own finding (GM5xx): Dynamo's words, and the static rule whose fix it carries
+        **({"dynamo": diagnostic.data.dynamo} if diagnostic.data.dynamo is not None else {}),
+        **({"rewrite": diagnostic.data.rewrite} if diagnostic.data.rewrite is not None else {}),
     }
 
 
@@ -191,8 +195,17 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
     if data.cuda_graphs is not None:
         found.append(f"CUDA graphs: {data.cuda_graphs}")
     if data.run is not None:
-        found.append(f"confirmed: the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}")
+        met = f"the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}"
+        found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
+    if data.rewrite is not None:
+        found.append(f"the fix is {data.rewrite}'s: the run shows this function is compiled")
     return found
+
+
+def is_recorded(code: str) -> bool:
+    """A recorded run's own finding (GM5xx), not a static rule's."""
+    rule = RULES_BY_CODE.get(code)
+    return rule is not None and rule.family is Family.RECORDED
 
 
 def _age(recorded_at: float) -> str:
@@ -208,7 +221,8 @@ def notes(diagnostic: Diagnostic) -> list[str]:
     """The text output's notes: the qualifiers, and why there is no automatic fix."""
     no_fix = diagnostic.data.no_fix
     action = f"; {diagnostic.data.action}" if diagnostic.data.action is not None else ""
-    return [*qualifiers(diagnostic), *([f"no automatic fix: {no_fix}{action}"] if no_fix is not None else [])]
+    dynamo = [f"Dynamo: {diagnostic.data.dynamo}"] if diagnostic.data.dynamo is not None else []
+    return [*qualifiers(diagnostic), *dynamo, *([f"no automatic fix: {no_fix}{action}"] if no_fix is not None else [])]
 
 
 def without_asides(text: str) -> str:

@@ -9,13 +9,14 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from . import notebooks
 from .cache import Cache
 from .checker import SYNTAX_ERROR_CODE, check_and_summarize, check_text, over_size_limit
-from .diagnostics import Applicability, Diagnostic, Fix, RunSeen
+from .diagnostics import Applicability, Diagnostic, Fix
 from .files import (
     SourceError,
     decode_notebook,
@@ -34,7 +35,7 @@ from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
 from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
-from .record.runs import Run, current_line, newest_run, placed, project_root, read_run
+from .recorded import merged_file, newest
 from .regions import ProjectContext
 from .semantics import module_name_for
 from .settings import Settings
@@ -322,55 +323,44 @@ def check_paths(
     for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
         results[index] = result
     results = results + in_libraries if main.report_library_files else results
-    return confirmed_by_run(results, files[0] if files else Path.cwd()) if main.runs else results
-
-
-def confirmed_by_run(results: list[FileResult], start: Path) -> list[FileResult]:
-    """The findings the newest recorded run of the project at `start` met, marked so (`data.run`):
-    each graph break, recompile or failure placed at a user's line (`record.runs.placed`) confirms
-    the findings on that line, where the line is now (`current_line`: a file edited since the run
-    keeps its events that can be found again). Without a run, the results as they are."""
-    found = _newest_run(start)
-    if found is None:
+    if not main.runs:
         return results
-    met = _met_lines(*found, _read_text)
-    confirmed = []
+    settings_of = {os.path.realpath(path): settings for path, settings in checked}
+    return with_run(results, files[0] if files else Path.cwd(), settings_of, partial(context_for, project))
+
+
+def with_run(
+    results: list[FileResult],
+    start: Path,
+    settings_of: Mapping[str, Settings],
+    context_of: Callable[[Path], ProjectContext],
+) -> list[FileResult]:
+    """The results with what the newest recorded run of the project at `start` met in their files
+    (`recorded.merged_file`): static findings on its lines confirmed (`data.run`), its other
+    events reported by the GM5xx rules. `settings_of`: each file's settings by real path. Without
+    a run, the results as they are."""
+    recorded = newest(start)
+    if recorded is None:
+        return results
+    merged = []
     for result in results:
-        diagnostics = _marked(result.diagnostics, os.path.realpath(result.path), met, found[0])
-        confirmed.append(result if diagnostics is None else replace(result, diagnostics=diagnostics))
-    return confirmed
+        real = os.path.realpath(result.path)
+        text = _read_text(real) if result.error is None and real in recorded.by_file else None
+        settings = settings_of.get(real)
+        if text is None or settings is None:
+            merged.append(result)
+            continue
+        diagnostics = merged_file(result.diagnostics, result.path, text, settings, context_of(result.path), recorded)
+        merged.append(replace(result, diagnostics=diagnostics))
+    return merged
 
 
-def confirmed_in_text(diagnostics: list[Diagnostic], path: Path, text: str) -> list[Diagnostic]:
-    """A document's findings that the newest recorded run of its project met, where their lines are
-    in `text` (the editor's, unsaved edits included); as they are without a run."""
-    found = _newest_run(path)
-    if found is None:
-        return diagnostics
-    real = os.path.realpath(path)
-    met = _met_lines(*found, lambda name: text if name == real else None)
-    marked = _marked(tuple(diagnostics), real, met, found[0])
-    return diagnostics if marked is None else list(marked)
-
-
-_RUNS: dict[str, tuple[float, Run]] = {}  # run folder → (its newest file's mtime, the run read)
-
-
-def _newest_run(start: Path) -> tuple[Run, Path] | None:
-    """The newest run of the project at `start` (read again only when one of its files changed),
-    and the project's root."""
-    root = project_root(start if start.is_dir() else start.parent)
-    folder = newest_run(root)
-    if folder is None:
-        return None
-    try:
-        stamp = max(p.stat().st_mtime for p in folder.iterdir())
-    except (OSError, ValueError):
-        return None
-    kept = _RUNS.get(str(folder))
-    if kept is None or kept[0] != stamp:
-        kept = _RUNS[str(folder)] = (stamp, read_run(folder))
-    return kept[1], root
+def with_run_in_text(
+    diagnostics: list[Diagnostic], path: Path, text: str, settings: Settings, context: ProjectContext | None = None
+) -> list[Diagnostic]:
+    """A document's findings with what the newest recorded run of its project met at its lines in
+    `text` (the editor's, unsaved edits included); as they are without a run."""
+    return list(merged_file(tuple(diagnostics), path, text, settings, context))
 
 
 def _read_text(path: str) -> str | None:
@@ -378,38 +368,6 @@ def _read_text(path: str) -> str | None:
         return Path(path).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-
-
-def _met_lines(run: Run, root: Path, text_of: Callable[[str], str | None]) -> dict[tuple[str, int], int]:
-    """(real path, 1-based line as the file reads now) → how many times the run met an event placed there."""
-    met: dict[tuple[str, int], int] = {}
-    texts: dict[str, str | None] = {}
-    for event in run.events:
-        user, _ = placed(event, root)
-        if user is None:
-            continue
-        path = os.path.realpath(user["path"])
-        if path not in texts:
-            texts[path] = text_of(path)
-        text = texts[path]
-        line = current_line(user, event.files.get(user["path"]), text) if text is not None else None
-        if line is not None:
-            met[(path, line)] = met.get((path, line), 0) + event.count
-    return met
-
-
-def _marked(
-    diagnostics: tuple[Diagnostic, ...], path: str, met: dict[tuple[str, int], int], run: Run
-) -> tuple[Diagnostic, ...] | None:
-    """The diagnostics with `data.run` set on the lines the run met (None: none is)."""
-    counts = [met.get((path, d.range.start.line + 1)) if d.data.cell is None else None for d in diagnostics]
-    if not any(counts):
-        return None
-    started = min((h.get("started") or 0.0 for h in run.headers), default=0.0)
-    return tuple(
-        replace(d, data=replace(d.data, run=RunSeen(count, run.path.name, started))) if count else d
-        for d, count in zip(diagnostics, counts)
-    )
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:
@@ -480,7 +438,7 @@ def fix_source(
     outer one). Unsafe fixes are applied only when asked for.
     """
     current, applied = text, 0
-    diagnostics = check_source(current, path, settings, context)
+    diagnostics = _checked_with_run(current, path, settings, context)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
     for _ in range(MAX_FIX_ROUNDS):
@@ -503,8 +461,21 @@ def fix_source(
                 internal_error=True,
             )
         current, applied = candidate, applied + count
-        diagnostics = check_source(current, path, settings, context)
+        diagnostics = _checked_with_run(current, path, settings, context)
     return FixResult(path, text, current, applied, tuple(diagnostics))
+
+
+def _checked_with_run(
+    text: str, path: Path | None, settings: Settings | None, context: ProjectContext | None
+) -> list[Diagnostic]:
+    """`check_source`, with the newest recorded run's findings where the `runs` setting is on: a
+    fix run applies what `check` offers (a run-only break's static rewrite) and ends when the
+    rewritten line is no longer the one the run met."""
+    diagnostics = check_source(text, path, settings, context)
+    settings = settings or Settings()
+    if path is None or not settings.runs:
+        return diagnostics
+    return with_run_in_text(diagnostics, path, text, settings, context)
 
 
 def _fixes_to_apply(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
@@ -531,6 +502,8 @@ def fix_file(
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
     cached = cache.get(cache.key(path, data, settings, context)) if cache is not None else None
+    if cached is not None and settings.runs and not notebook:
+        cached = with_run_in_text(cached, path, text, settings, context)
     if cached is not None and not _fixes_to_apply(cached, unsafe):
         return FixResult(path, text, text, 0, tuple(cached))
     result = (fix_notebook_text if notebook else fix_source)(text, path, settings, unsafe, context)

@@ -7,7 +7,17 @@ import re
 
 from lsprotocol import types
 
-from ..api import OFF_BY_DEFAULT, RULES_BY_CODE, Diagnostic, FindingData, TextEdit, plural, qualifiers, without_asides
+from ..api import (
+    OFF_BY_DEFAULT,
+    RULES_BY_CODE,
+    Diagnostic,
+    FindingData,
+    TextEdit,
+    is_recorded,
+    plural,
+    qualifiers,
+    without_asides,
+)
 from .session.state import GraphmendServer, server
 
 # Measured on torch 2.13.0 by benchmarks/nested_breaks.py (see benchmarks/README.md).
@@ -73,8 +83,14 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     if data.nested is not None:
         why += " " + NESTED_BREAK
     parts += ["", why]
-    if diagnostic.url:
-        parts += ["", f"Dynamo logs it as *{rule.reason}*: [{diagnostic.reason_id}]({diagnostic.url})"]
+    link = f": [{diagnostic.reason_id}]({diagnostic.url})" if diagnostic.url else ""
+    if is_recorded(diagnostic.code):
+        parts += [
+            "",
+            f"Seen in the recorded run, not in the source: no static rule reports this line. Dynamo said *{data.dynamo or rule.reason}*{link}",
+        ]
+    elif diagnostic.url:
+        parts += ["", f"Dynamo logs it as *{rule.reason}*{link}"]
     if below:
         parts += ["", *below]
     return "\n".join(parts)

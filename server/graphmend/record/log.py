@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import linecache
 import os
 import sys
 import time
@@ -90,6 +91,7 @@ class EventLog:
             self._write({"again": identity})
             return
         self._seen.add(identity)
+        event = replace(event, frames=tuple(_quoted(f) for f in event.frames))
         files = {f.path: self._hash(f.path) for f in event.frames}
         self._write(
             {
@@ -163,6 +165,14 @@ class EventLog:
                 except (OSError, ValueError):
                     pass
         return self._registry
+
+
+def _quoted(frame: Frame) -> Frame:
+    """The frame with its source line's text, read from the file when the record quoted none (a
+    compile failure's frame): what finds the line again after an edit (`runs.current_line`)."""
+    if frame.text or frame.path.startswith("<"):
+        return frame
+    return replace(frame, text=linecache.getline(frame.path, frame.line).strip())
 
 
 def _at_def(frame: Frame) -> Frame:

@@ -125,8 +125,12 @@ def from_metrics(metrics: dict[str, object], compile_id: str) -> list[Event]:
         failed: tuple[Frame, ...] = (
             (Frame(str(path), int(str(line)), str(metrics.get("co_name") or "")),) if path and line else ()
         )
-        reason = f"{fail_type}: {str(metrics.get('fail_reason') or '').strip()}".strip(": ")
-        events.append(Event(COMPILE_FAILURE, reason, failed, compile_id=compile_id))
+        fail_reason = str(metrics.get("fail_reason") or "")
+        gb_type, words = _innermost_reason(fail_reason)  # Dynamo's reason blocks, when a break failed it
+        urls = _GB_URL.findall(fail_reason)
+        reason = f"{fail_type}: {words}".strip(": ")
+        gb_id = f"GB{urls[-1]}" if urls else None
+        events.append(Event(COMPILE_FAILURE, reason, failed, gb_type, gb_id, compile_id=compile_id))
     skip = metrics.get("cudagraph_skip_reason")
     if skip:
         text, _, found = str(skip).partition("Found from :")

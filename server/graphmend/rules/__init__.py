@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Rule
+from .base import RecordedRule, Rule
 from .gm101_data_dependent_if import DataDependentIf
 from .gm102_data_dependent_ternary import DataDependentTernary
 from .gm103_tensor_truthiness import TensorTruthiness
@@ -26,6 +26,10 @@ from .gm402_masked_index_put import MaskedIndexPut
 from .gm403_mutated_input import MutatedInput
 from .gm404_control_flow_operator import ControlFlowOperator
 from .gm405_changing_python_number import ChangingPythonNumber
+from .gm501_recorded_graph_break import RecordedGraphBreak
+from .gm502_recorded_recompile import RecordedRecompile
+from .gm503_recorded_compile_failure import RecordedCompileFailure
+from .gm504_recorded_cudagraph_skip import RecordedCudagraphSkip
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -51,6 +55,10 @@ RULES: tuple[type[Rule], ...] = (
     MutatedInput,
     ControlFlowOperator,
     ChangingPythonNumber,
+    RecordedGraphBreak,
+    RecordedRecompile,
+    RecordedCompileFailure,
+    RecordedCudagraphSkip,
 )
 
 
@@ -64,5 +72,8 @@ def _check_registry(rules: tuple[type[Rule], ...]) -> dict[str, type[Rule]]:
 
 
 RULES_BY_CODE = _check_registry(RULES)
+RECORDED_RULES: dict[str, type[RecordedRule]] = {  # event kind → the rule reporting it
+    rule.event_kind: rule for rule in RULES if issubclass(rule, RecordedRule)
+}
 
-__all__ = ["RULES", "RULES_BY_CODE", "Rule"]
+__all__ = ["RECORDED_RULES", "RULES", "RULES_BY_CODE", "RecordedRule", "Rule"]

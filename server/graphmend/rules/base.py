@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import enum
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..diagnostics import Fix, Severity
 from ..fixes.base import FixContext, Refusal
 from ..inference import FunctionAnalysis
 from ..semantics import walk
+
+if TYPE_CHECKING:
+    from ..record.runs import RecordedEvent
 
 BREAKS_THE_GRAPH = "Why it breaks the graph"
 
@@ -22,6 +25,7 @@ class Family(str, enum.Enum):
     SIDE_EFFECT = "side-effect"  # GM2xx: print, logging, warnings
     NOT_REWRITABLE = "not-fixable-by-rewrite"  # GM3xx: breaks no source rewrite removes
     CUDA_GRAPHS = "cuda-graphs-or-recompilation"  # GM4xx: not a graph break
+    RECORDED = "recorded-run"  # GM5xx: what a recorded run met where no static rule reports
 
     @property
     def about_a_value(self) -> bool:
@@ -34,6 +38,7 @@ _FAMILY_BY_DIGIT = {
     "2": Family.SIDE_EFFECT,
     "3": Family.NOT_REWRITABLE,
     "4": Family.CUDA_GRAPHS,
+    "5": Family.RECORDED,
 }
 
 
@@ -71,7 +76,8 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        cls.family = _FAMILY_BY_DIGIT[cls.code[2]]
+        if "code" in vars(cls):  # not an abstract kind of rule (`RecordedRule`)
+            cls.family = _FAMILY_BY_DIGIT[cls.code[2]]
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         """Return the node to report (its range is the diagnostic's), or None."""
@@ -96,6 +102,27 @@ class Rule:
     def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         """The message for this site; rules whose sites Dynamo words differently override it."""
         return self.message
+
+
+class RecordedRule(Rule):
+    """A rule whose findings come from a recorded run (`graphmend record`, GM5xx), never from the
+    source alone: each reports one kind of event the run met at a project line no static rule
+    reports (`recorded.py`), with Dynamo's own words."""
+
+    node_types = ()
+    reason = "the recorded run's own words, carried by each finding"
+    reason_id = None
+    fixable = False
+    event_kind: ClassVar[str]  # the `record.trace` event kind it reports
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        return None  # nothing in the source decides it
+
+    @classmethod
+    def message_for_event(cls, event: RecordedEvent) -> str:
+        """The one sentence for this event: the rule's, with what Dynamo named."""
+        named = event.gb_type or event.reason.partition(":")[0]
+        return f"{cls.message}: {named}" if named else cls.message
 
 
 def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:

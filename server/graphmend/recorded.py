@@ -1,0 +1,282 @@
+"""The newest recorded run merged with the static findings (`graphmend record`, issue 41).
+
+Each event of the run is placed at the project line a user acts on (`record.runs.placed`), where
+that line is in the file now (`current_line`: an edited file keeps the events whose line text is
+found again nearby; the others are stale). A static finding on such a line is confirmed
+(`data.run`). A line with none gets a finding of the run's own, a GM5xx rule's (`RECORDED_RULES`),
+with Dynamo's words and the library or torch line it met the event at; a graph break gets the fix of
+a static rule that can rewrite its line once the run shows that the line's function is compiled.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .checker import check_text
+from .diagnostics import Diagnostic, FindingData, LibraryCall, RelatedLocation, RunSeen
+from .record.runs import RecordedEvent, Run, current_line, newest_run, placed, project_root, read_run
+from .record.trace import GRAPH_BREAK
+from .regions import ProjectContext
+from .regions.records import ExternalEntry, Origin
+from .rules import RECORDED_RULES
+from .settings import Settings
+from .source import Position, Range, SourceText
+
+COMPILED_BY_THE_RUN = "compiled in the recorded run (Dynamo traced it there)"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """An event of the run at a frame of a project file, and the frames beyond it (the library's
+    or torch's code it met the event in, outermost first)."""
+
+    event: RecordedEvent
+    frame: dict[str, Any]
+    beyond: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A placement at its line in the file as it reads now (1-based)."""
+
+    line: int
+    placement: Placement
+
+
+@dataclass
+class RecordedRun:
+    """A project's newest run, with its events grouped by the real path of the file they are placed in."""
+
+    run: Run
+    root: Path
+    by_file: dict[str, list[Placement]] = field(default_factory=dict)
+
+    @property
+    def started(self) -> float:
+        return min((h.get("started") or 0.0 for h in self.run.headers), default=0.0)
+
+    def seen(self, count: int) -> RunSeen:
+        return RunSeen(count, self.run.path.name, self.started)
+
+    def sightings(self, path: str, text: str) -> tuple[list[Sighting], int]:
+        """The events placed in the file at `path` whose line is found in `text`, and how many
+        are stale (their line is not found)."""
+        found, stale = [], 0
+        for placement in self.by_file.get(path, ()):
+            line = current_line(placement.frame, placement.event.files.get(placement.frame["path"]), text)
+            if line is None:
+                stale += 1
+            else:
+                found.append(Sighting(line, placement))
+        return found, stale
+
+
+def _placements(run: Run, root: Path) -> dict[str, list[Placement]]:
+    by_file: dict[str, list[Placement]] = {}
+    for event in run.events:
+        user, _ = placed(event, root)
+        if user is None:
+            continue
+        beyond = tuple(event.frames[event.frames.index(user) + 1 :])
+        by_file.setdefault(os.path.realpath(user["path"]), []).append(Placement(event, user, beyond))
+    return by_file
+
+
+_RUNS: dict[str, tuple[float, RecordedRun]] = {}  # run folder → (its newest file's mtime, the run read)
+
+
+def newest(start: Path) -> RecordedRun | None:
+    """The newest run of the project at `start` (read again only when one of its files changed)."""
+    root = project_root(start if start.is_dir() else start.parent)
+    folder = newest_run(root)
+    if folder is None:
+        return None
+    try:
+        stamp = max(p.stat().st_mtime for p in folder.iterdir())
+    except (OSError, ValueError):
+        return None
+    kept = _RUNS.get(str(folder))
+    if kept is None or kept[0] != stamp:
+        run = read_run(folder)
+        kept = _RUNS[str(folder)] = (stamp, RecordedRun(run, root, _placements(run, root)))
+    return kept[1]
+
+
+# The file analysed again with the functions around the given lines (1-based) taken as compiled.
+Recheck = Callable[[set[int]], list[Diagnostic]]
+
+
+def merged(
+    diagnostics: tuple[Diagnostic, ...],
+    path: str,
+    text: str,
+    recorded: RecordedRun,
+    settings: Settings,
+    recheck: Recheck | None,
+) -> tuple[Diagnostic, ...]:
+    """A file's static `diagnostics` with what the run met in it (`path` real, `text` as it reads
+    now): the static findings on its lines confirmed, its other lines reported by GM5xx rules.
+    `recheck` analyses the file again with more compiled entries (None: run-only breaks get no fix)."""
+    sightings, _ = recorded.sightings(path, text)
+    if not sightings:
+        return diagnostics
+    counts: dict[int, int] = {}
+    for sighting in sightings:
+        counts[sighting.line] = counts.get(sighting.line, 0) + sighting.placement.event.count
+    statics = [d.range.start.line + 1 if d.data.cell is None else None for d in diagnostics]
+    confirmed = tuple(
+        replace(d, data=replace(d.data, run=recorded.seen(counts[line]))) if line is not None and line in counts else d
+        for d, line in zip(diagnostics, statics)
+    )
+    alone = [s for s in sightings if s.line not in set(statics)]
+    return tuple(sorted((*confirmed, *_run_only(alone, text, recorded, settings, recheck)), key=_order))
+
+
+def _order(diagnostic: Diagnostic) -> tuple[Position, str]:
+    return diagnostic.range.start, diagnostic.code
+
+
+def _run_only(
+    sightings: list[Sighting], text: str, recorded: RecordedRun, settings: Settings, recheck: Recheck | None
+) -> list[Diagnostic]:
+    """One GM5xx finding per line and message (counts summed), unless turned off or suppressed there."""
+    source = SourceText(text)
+    grouped: dict[tuple[int, str, str], list[Placement]] = {}
+    for sighting in sightings:
+        rule = RECORDED_RULES.get(sighting.placement.event.kind)
+        if rule is None or not settings.is_enabled(rule.code) or source.is_suppressed(sighting.line - 1, rule.code):
+            continue
+        message = rule.message_for_event(sighting.placement.event)
+        grouped.setdefault((sighting.line, rule.code, message), []).append(sighting.placement)
+    breaks = {line for line, code, _ in grouped if code == RECORDED_RULES[GRAPH_BREAK].code}
+    fixes = _static_fixes(breaks, recheck) if breaks and recheck is not None else {}
+    return [
+        _finding(line, code, message, placements, source, recorded, fixes.get(line))
+        for (line, code, message), placements in grouped.items()
+    ]
+
+
+def _finding(
+    line: int,
+    code: str,
+    message: str,
+    placements: list[Placement],
+    source: SourceText,
+    recorded: RecordedRun,
+    static: Diagnostic | None,
+) -> Diagnostic:
+    rule = RECORDED_RULES[placements[0].event.kind]
+    event = placements[0].event
+    beyond = placements[0].beyond
+    library = None
+    related: tuple[RelatedLocation, ...] = ()
+    if beyond:
+        where = beyond[-1]
+        at = max(int(where["line"]) - 1, 0)
+        library = LibraryCall(where["path"], at, beyond[0]["func"], tuple(f["func"] for f in beyond[1:]))
+        words = "broke the graph" if event.kind == GRAPH_BREAK else f"met this {rule.name.removeprefix('recorded-')}"
+        related = (
+            RelatedLocation(
+                Range(Position(at, 0), Position(at, 0)),
+                f"Dynamo {words} here, in `{where['func']}`",
+                where["path"],
+                kind="library",
+            ),
+        )
+    action = None
+    if rule.code == "GM502":
+        action = message.partition(": the recorded run")[0]
+    data = FindingData(
+        rule=rule.name,
+        library=library,
+        run=recorded.seen(sum(p.event.count for p in placements)),
+        dynamo=event.reason or None,
+        action=action,
+        rewrite=static.code if static is not None else None,
+    )
+    return Diagnostic(
+        code=code,
+        message=message,
+        severity=rule.severity,
+        range=_line_range(source, line - 1),
+        reason_id=event.gb_id.lower() if event.gb_id else None,  # as the static rules name the page
+        related=related,
+        fix=static.fix if static is not None else None,
+        data=data,
+    )
+
+
+def _line_range(source: SourceText, line: int) -> Range:
+    """The line's code, without its indentation and trailing space."""
+    text = source.lines[line].rstrip("\r\n") if line < len(source.lines) else ""
+    stripped = text.rstrip()
+    return Range(Position(line, len(text) - len(text.lstrip())), Position(line, len(stripped)))
+
+
+def _static_fixes(lines: set[int], recheck: Recheck) -> dict[int, Diagnostic]:
+    """Line → the static finding with a fix there once the functions holding `lines` are taken as
+    compiled (the run shows Dynamo traced them)."""
+    found: dict[int, Diagnostic] = {}
+    for diagnostic in recheck(lines):
+        line = diagnostic.range.start.line + 1
+        if line in lines and diagnostic.fix is not None and line not in found:
+            found[line] = diagnostic
+    return found
+
+
+def entries_at(path: str, source: SourceText, lines: set[int]) -> tuple[ExternalEntry, ...]:
+    """The innermost function around each line, as an entry compiled by the run."""
+    try:
+        tree = ast.parse(source.code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    spans: list[tuple[int, int, str]] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    spans.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, f"{name}.")
+
+    visit(tree, "")
+    entries: dict[str, ExternalEntry] = {}
+    for line in sorted(lines):
+        around = [s for s in spans if s[0] <= line <= s[1]]
+        if not around:
+            continue
+        start, _, name = max(around, key=lambda s: s[0])
+        entries.setdefault(name, ExternalEntry(name, COMPILED_BY_THE_RUN, Origin(path, start - 1, 0, 0)))
+    return tuple(entries.values())
+
+
+def merged_file(
+    diagnostics: tuple[Diagnostic, ...],
+    path: Path,
+    text: str,
+    settings: Settings,
+    context: ProjectContext | None,
+    recorded: RecordedRun | None = None,
+) -> tuple[Diagnostic, ...]:
+    """`merged` for one file (its own `settings`) of the project at `path`, with the recheck the
+    pipelines share: the file's text analysed again in its project `context`, plus the run's entries.
+    The newest run of the project is read when `recorded` is not given."""
+    recorded = recorded if recorded is not None else newest(path)
+    if recorded is None:
+        return diagnostics
+    real = os.path.realpath(path)
+    base = context or ProjectContext()
+
+    def recheck(lines: set[int]) -> list[Diagnostic]:
+        entries = entries_at(real, SourceText(text), lines)
+        if not entries:
+            return []
+        return check_text(text, path, settings, replace(base, entries=(*base.entries, *entries)))
+
+    return merged(diagnostics, real, text, recorded, settings, recheck)

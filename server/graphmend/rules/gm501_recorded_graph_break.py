@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from ..record.trace import GRAPH_BREAK
+from .base import RecordedRule, RuleDocs
+
+
+class RecordedGraphBreak(RecordedRule):
+    """A graph break the recorded run met at a line no static rule reports."""
+
+    docs = RuleDocs(
+        what=(
+            "reports a graph break that the newest run recorded by `graphmend record` met at one of the "
+            "project's lines, where no static rule reports one: Dynamo's reason, how many times, and the "
+            "library or torch line it broke at when the break is in code the project calls."
+        ),
+        why=(
+            "Dynamo split the compiled function there while the program ran: it compiled the code before "
+            "the line as one graph, ran the line in eager Python and started a new graph after it, so each "
+            "call syncs and loses fusion across the break. The reason is Dynamo's own; source alone did not "
+            "show it (a value known only at run time, a library's code, an object Dynamo cannot trace)."
+        ),
+        example=(
+            "def forward(self, x):\n"
+            "    y = self.encoder(x)\n"
+            "    return helpers.normalise(y)  # the run broke inside normalise"
+        ),
+        action=(
+            "Follow Dynamo's reason and its page: rewrite the construct it names, or move the call out of "
+            "the compiled region (`torch.compiler.disable` on a helper you own)."
+        ),
+        fix=(
+            "when a static rule can rewrite the line (the run shows the function is compiled though no "
+            "compile site in the checked files says so), the finding carries that rule's fix with that "
+            "rule's safety; otherwise none. Record again after a change: the finding goes when the run no "
+            "longer meets the break."
+        ),
+    )
+
+    code = "GM501"
+    name = "recorded-graph-break"
+    message = "Remove the graph break the recorded run met here"
+    fixable = True  # with a static rule's rewrite, where one applies to the line
+    event_kind = GRAPH_BREAK
