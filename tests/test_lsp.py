@@ -208,6 +208,7 @@ async def test_a_finding_the_last_recorded_run_met_is_confirmed_in_the_editor(
     assert "run" not in changed.data
 
 
+<<<<<<< HEAD
 HANDED_OVER = (ROOT / "tests" / "fixtures" / "GM501" / "helper_passed_to_compiled.py").read_text(encoding="utf-8")
 
 
@@ -243,6 +244,68 @@ async def test_what_only_the_recorded_run_met_is_a_finding_with_the_static_fix(
     fixed = apply_edits(HANDED_OVER, text_edits(fix.edit, uri)[0], client.encoding)
     change_document(client, uri, fixed, 2)
     assert [d.code for d in await diagnostics(client, uri)] == ["GM501", "GM502"]  # the print, the recompile
+=======
+async def test_the_newest_runs_status_and_a_new_run_marks_the_open_documents(
+    client: LanguageClient, tmp_path: Path
+) -> None:
+    """Issue 41: `graphmend/runStatus` is null without a run. The command line
+    `graphmend.recordCommand` gives records the script into its project's runs; after
+    `graphmend.runRecorded` the open document's finding is confirmed with no edit, and the status
+    names the run, its events and torch. An unsaved edit of the line's text makes its event stale;
+    the run deleted, seen by the file watchers, takes the mark away."""
+    import asyncio
+    import shutil
+    import subprocess
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    text = FIGURE1 + "\nf(torch.ones(3) * 20, torch.ones(3))\n"
+    uri = write(tmp_path, "figure1.py", text)
+
+    async def status() -> dict | None:
+        answer = await client.protocol.send_request_async("graphmend/runStatus", {"uri": uri})
+        return answer._asdict() if answer is not None else None  # pygls gives a custom method's object as a tuple
+
+    async def command(name: str, *arguments: object) -> dict | None:
+        return await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=list(arguments))
+        )
+
+    assert await status() is None
+    open_document(client, uri, text)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert "run" not in diagnostic.data
+    record = await command("graphmend.recordCommand", uri)
+    assert record["cwd"] == str(tmp_path.resolve())
+    assert record["command"][-2:] == [sys.executable, str(tmp_path / "figure1.py")]
+    subprocess.run(record["command"], cwd=record["cwd"], check=True, capture_output=True)
+    await command("graphmend.runRecorded")
+    (confirmed,) = await diagnostics(client, uri)
+    assert confirmed.data["run"]["count"] >= 1
+    found = await status()
+    (folder,) = (tmp_path / ".graphmend" / "runs").iterdir()
+    assert found["run"] == folder.name and found["stale"] == 0 and found["events"] >= 1
+    assert found["torch"].startswith("2.") and abs(found["recordedAt"] - folder.stat().st_mtime) < 60
+
+    change_document(client, uri, text.replace("x.sum() > 10", "x.sum() > 11"), 2)
+    (changed,) = await diagnostics(client, uri)
+    assert "run" not in changed.data and (await status())["stale"] == 1
+    change_document(client, uri, text, 3)
+    (again,) = await diagnostics(client, uri)
+    assert "run" in again.data
+
+    shutil.rmtree(folder)
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=(folder / "run.json").as_uri(), type=types.FileChangeType.Deleted)]
+        )
+    )
+    for _ in range(40):  # the server waits for the run's files to rest (1 s); a pulling client asks again
+        (gone,) = await diagnostics(client, uri)
+        if "run" not in gone.data:
+            break
+        await asyncio.sleep(0.25)
+    assert "run" not in gone.data and await status() is None
+>>>>>>> f0abb3a (Issue 41: the language server tells the newest run's status and marks a new run's findings without an edit. graphmend/runStatus (a document or folder uri) answers the run, its folder, recordedAt, its events at project lines and how many are stale against the open documents' text, torch (run.run_status); graphmend.recordCommand gives the command line that records a script with this server's graphmend (python -m graphmend, or the server's own library folder for the bundled server), run from its project root; graphmend.runRecorded, and the file watchers on .graphmend/runs/ (after the files rest 1 s), analyse the open documents again; a pulled diagnostic's result id follows its diagnostics. test_lsp (VS Code and Neovim capabilities): status null, then the run, stale after an unsaved edit, marks after runRecorded and gone after the run is deleted)
 
 
 async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from .record.baseline import write_baseline
 from .record.handler import recording
 from .record.runner import import_trace, record_command
 from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
+from .recorded import RunStatus, run_status
 from .regions import ProjectContext
 from .reporting import OFF_BY_DEFAULT, Finding, is_recorded, plural, qualifiers, short_clause, without_asides
 from .rule_docs import rule_page, rule_pages
@@ -70,6 +71,8 @@ from .units import UnitCache
 __all__ = [
     "with_run_in_text",
     "is_recorded",
+    "run_status",
+    "RunStatus",
     "compare_with_baseline",
     "write_baseline",
     "import_trace",

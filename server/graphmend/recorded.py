@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -109,6 +109,42 @@ def newest(start: Path) -> RecordedRun | None:
 
 # The file analysed again with the functions around the given lines (1-based) taken as compiled.
 Recheck = Callable[[set[int]], list[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """What an editor shows of the newest run: which it is, when it started, how many of its events
+    are at the project's lines, and how many of those their line is gone from (edited since)."""
+
+    folder: Path
+    recorded_at: float  # when the run started (seconds since the epoch), as the hover's "the run of ..."
+    events: int
+    stale: int
+    torch: str | None
+
+
+def run_status(start: Path, texts: Mapping[str, str] | None = None) -> RunStatus | None:
+    """The status of the newest run of the project at `start`, each event's line looked for where
+    it is now: in `texts` (real path → the editor's text, unsaved edits included) or else on disk;
+    a file gone makes its events stale. None without a run."""
+    recorded = newest(start)
+    if recorded is None:
+        return None
+    events = stale = 0
+    for path, placements in recorded.by_file.items():
+        text = texts[path] if texts is not None and path in texts else read_text(path)
+        gone = len(placements) if text is None else recorded.sightings(path, text)[1]
+        events += len(placements)
+        stale += gone
+    return RunStatus(recorded.run.path, recorded.started, events, stale, recorded.run.torch)
+
+
+def read_text(path: str) -> str | None:
+    """A file's text as the run's lines are looked for in it (None: unreadable)."""
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def merged(

@@ -35,7 +35,7 @@ from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
 from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
-from .recorded import merged_file, newest
+from .recorded import merged_file, newest, read_text
 from .regions import ProjectContext
 from .semantics import module_name_for
 from .settings import Settings
@@ -345,7 +345,7 @@ def with_run(
     merged = []
     for result in results:
         real = os.path.realpath(result.path)
-        text = _read_text(real) if result.error is None and real in recorded.by_file else None
+        text = read_text(real) if result.error is None and real in recorded.by_file else None
         settings = settings_of.get(real)
         if text is None or settings is None:
             merged.append(result)
@@ -361,13 +361,6 @@ def with_run_in_text(
     """A document's findings with what the newest recorded run of its project met at its lines in
     `text` (the editor's, unsaved edits included); as they are without a run."""
     return list(merged_file(tuple(diagnostics), path, text, settings, context))
-
-
-def _read_text(path: str) -> str | None:
-    try:
-        return Path(path).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:

@@ -28,11 +28,7 @@ def did_change(ls: GraphmendServer, params: types.DidChangeTextDocumentParams) -
 def did_save(ls: GraphmendServer, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     if uri.endswith("pyproject.toml"):
-        for open_uri in list(ls.workspace.text_documents):
-            if open_uri.endswith(".py"):
-                open_documents.schedule(ls, open_uri)
-        for notebook_uri in list(ls.workspace.notebook_documents):
-            open_documents.schedule(ls, notebook_uri)
+        open_documents.analyse_open_again(ls)
     else:
         open_documents.schedule(ls, uri)
 

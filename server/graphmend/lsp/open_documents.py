@@ -21,10 +21,12 @@ from .edit.locations import path_of
 from .session.state import GraphmendServer
 from .worker import Analysis, analyse
 
+RUNS_SETTLE_S = 1.0  # a run writes its events as they come: documents are analysed again once its files rest
 REFRESH_DELAY_S = 0.2  # after a change to the call graph, other documents' contexts are checked this much later
 SUMMARY_DELAY_S = 0.5  # an edited document's summary is taken once the editor pauses this long
 SUMMARY_IN_SERVER_MAX_CHARS = 512_000  # summaries of larger documents are taken in the worker
 _CONTEXTS = "contexts"  # the key of the one pending refresh of contexts
+_RUNS = "runs"  # the key of the one pending analysis of every open document after a run changed
 
 
 def schedule(ls: GraphmendServer, uri: str, delay_ms: int = 0) -> None:
@@ -96,6 +98,26 @@ def clear_diagnostics(ls: GraphmendServer, uri: str) -> None:
     """A closed document's diagnostics go from the editor (a pulling client stops asking itself)."""
     if not ls.client_supports.pull_diagnostics:
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def analyse_open_again(ls: GraphmendServer) -> None:
+    """Every open file and notebook analysed again: what they are judged against changed (a
+    pyproject.toml saved, a run recorded)."""
+    for uri in list(ls.workspace.text_documents):
+        if uri.endswith(".py"):
+            schedule(ls, uri)
+    for uri in list(ls.workspace.notebook_documents):
+        schedule(ls, uri)
+
+
+def runs_changed(ls: GraphmendServer, delay_s: float = RUNS_SETTLE_S) -> None:
+    """A run was recorded, or the newest one's files changed: the open documents are analysed again
+    (which findings it confirms) once they have rested `delay_s`."""
+
+    async def again() -> None:
+        analyse_open_again(ls)
+
+    ls.pending_refresh.restart(_RUNS, again, delay_s)
 
 
 def _refresh_pull(ls: GraphmendServer) -> None:

@@ -28,7 +28,8 @@ async def pull_diagnostics(
     result = ls.current(uri)
     if result is None:
         return types.RelatedFullDocumentDiagnosticReport(items=[])
-    result_id = f"{result.version}:{hash((result.text, result.settings, result.context))}"
+    # The diagnostics count too: the same text gets other marks once a run is recorded.
+    result_id = f"{result.version}:{hash((result.text, result.settings, result.context, result.diagnostics))}"
     if params.previous_result_id == result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     items = to_lsp_diagnostics(uri, result, ls.workspace.position_codec, ls.client_supports.related_information)

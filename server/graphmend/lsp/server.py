@@ -7,7 +7,7 @@ The layout, for finding one's way:
   open_documents, closed_files   what is analysed when, and published
   the handlers, one module per concern, imported here so that importing this module gives a
   complete server: lifecycle, documents, notebook_documents, pull, code_actions, hover, commands,
-  workspace (the index).
+  workspace (the index), runs (recorded runs).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (register the handlers)
     lifecycle,
     notebook_documents,
     pull,
+    runs,
     workspace,
 )
 from .session.state import GraphmendServer, server

@@ -21,7 +21,7 @@ from .. import api
 from . import closed_files, open_documents
 from .edit.locations import path_of
 from .schedule.worker_pool import FILES_PER_JOB, index_pool
-from .session.capabilities import WATCHED_FILES, WATCHER_ID
+from .session.capabilities import RUNS_FOLDER, WATCHED_FILES, WATCHER_ID
 from .session.state import GraphmendServer, server
 from .worker import summarize_files
 
@@ -139,7 +139,10 @@ async def _begin_progress(ls: GraphmendServer, total: int) -> Any:
 # ---------------------------------------------------------------------------------------- file changes
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 async def did_change_watched_files(ls: GraphmendServer, params: types.DidChangeWatchedFilesParams) -> None:
-    paths = {path for change in params.changes if (path := path_of(change.uri)) is not None and path.suffix == ".py"}
+    changed = [path for change in params.changes if (path := path_of(change.uri)) is not None]
+    if any(RUNS_FOLDER in path.as_posix() for path in changed):
+        open_documents.runs_changed(ls)
+    paths = {path for path in changed if path.suffix == ".py"}
     await reindex(ls, [p for p in paths if ls.index.covers(p)])
 
 

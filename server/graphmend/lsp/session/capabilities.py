@@ -34,10 +34,19 @@ COMMAND_FIX_ALL = "graphmend.applyAllFixes"
 COMMAND_SHOW_DIFF = "graphmend.showFixDiff"
 COMMAND_UNSAFE_FIXES = "graphmend.unsafeFixes"
 COMMAND_VERIFY = "graphmend.verify"
-# Registered after `initialized` where the client can: changes on disk keep the workspace index current.
+# Recorded runs (`graphmend record`): the command line that records a script, and "a run was recorded".
+COMMAND_RECORD = "graphmend.recordCommand"
+COMMAND_RUN_RECORDED = "graphmend.runRecorded"
+RUN_STATUS = "graphmend/runStatus"  # a request: the newest run's status, for a status bar
+# Registered after `initialized` where the client can: changes on disk keep the workspace index
+# current, and a run recorded in any terminal re-marks the findings it confirms.
 WATCHER_ID = "graphmend-python-files"
+RUNS_FOLDER = "/.graphmend/runs/"
 WATCHED_FILES = types.DidChangeWatchedFilesRegistrationOptions(
-    watchers=[types.FileSystemWatcher(glob_pattern="**/*.py")]
+    watchers=[
+        types.FileSystemWatcher(glob_pattern="**/*.py"),
+        types.FileSystemWatcher(glob_pattern=f"**{RUNS_FOLDER}**"),
+    ]
 )
 
 

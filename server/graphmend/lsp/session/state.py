@@ -56,7 +56,7 @@ class GraphmendServer(LanguageServer):
         self.worker = AnalysisWorker(self.executor, lambda message: self.log(types.MessageType.Warning, message))
         self.pending_analyses = KeyedTasks(self._report_task_error)  # by document uri; a notebook's by its uri
         self.pending_summaries = KeyedTasks(self._report_task_error)  # by document uri
-        self.pending_refresh = KeyedTasks(self._report_task_error)  # the one re-check of open documents' contexts
+        self.pending_refresh = KeyedTasks(self._report_task_error)  # re-checks of all open documents: contexts, runs
 
     # ------------------------------------------------------------------ errors and logging
     def report_server_error(self, error: Exception, source: Any) -> None:
