@@ -12,11 +12,16 @@ import {
 } from "vscode-languageclient/node";
 import { ServerHealth, troubleIn } from "./health";
 import { GraphmendSettings, serverOptions } from "./options";
+import { RunStatus, runView, splitArguments } from "./runs";
 import { INSTALL_HINT, ServerCommand, probeArgs, serverCandidates } from "./serverCommand";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
+let runItem: vscode.StatusBarItem; // the newest recorded run: "graphmend run: 5 min ago · 2 stale"
+let runStatus: RunStatus | null = null;
+let runRefresh: NodeJS.Timeout | undefined;
+let workspaceState: vscode.Memento;
 let extensionPath: string;
 const health = new ServerHealth();
 let restarts: ErrorHandler; // the current client's default handler: up to 4 restarts in 3 minutes
@@ -145,6 +150,7 @@ async function start(): Promise<void> {
   client.onDidChangeState((event) => {
     health.changed(started, states[event.newState], server.source);
     showHealth();
+    refreshRun(0);
   });
   try {
     await client.start();
@@ -182,9 +188,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   output = vscode.window.createOutputChannel("graphmend");
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
   status.command = "graphmend.showOutput";
+  runItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, -1);
+  workspaceState = context.workspaceState;
+  const runs = vscode.workspace.createFileSystemWatcher("**/.graphmend/runs/**");
+  const ticking = setInterval(showRun, 60_000); // the age grows
   context.subscriptions.push(
     output,
     status,
+    runItem,
+    runs,
+    { dispose: () => clearInterval(ticking) },
+    runs.onDidCreate(() => refreshRun()),
+    runs.onDidChange(() => refreshRun()),
+    runs.onDidDelete(() => refreshRun()),
+    vscode.window.onDidChangeActiveTextEditor(() => refreshRun()),
+    vscode.workspace.onDidChangeTextDocument((event) => {
+      if (event.document.languageId === "python") refreshRun();
+    }),
+    vscode.workspace.onDidSaveTextDocument(() => refreshRun()),
+    vscode.commands.registerCommand("graphmend.recordRun", recordRun),
     vscode.commands.registerCommand("graphmend.showOutput", () => output.show()),
     vscode.commands.registerCommand("graphmend.restart", async () => {
       await stop();
@@ -270,4 +292,132 @@ async function confirmUnsafe(uri: string): Promise<boolean> {
   );
   if (choice === SHOW_PROBLEMS) await vscode.commands.executeCommand("workbench.action.problems.focus");
   return choice === APPLY;
+}
+
+/** The document (a notebook's, for a cell) or else the folder whose newest run the status item shows. */
+function runScope(): vscode.Uri | undefined {
+  const document = vscode.window.activeTextEditor?.document;
+  if (document?.uri.scheme === "vscode-notebook-cell") return document.uri.with({ scheme: "file", fragment: "" });
+  if (document?.uri.scheme === "file") return document.uri;
+  return vscode.workspace.workspaceFolders?.[0]?.uri;
+}
+
+/** The running client, when its server knows recorded runs (an older graphmend-lsp does not). */
+function runsClient(): LanguageClient | undefined {
+  const commands = client?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+  return client?.state === State.Running && commands.includes("graphmend.recordCommand") ? client : undefined;
+}
+
+/** Ask the server for the newest run's status soon (edits come in bursts), then show it. */
+function refreshRun(delayMs = 500): void {
+  clearTimeout(runRefresh);
+  runRefresh = setTimeout(async () => {
+    const scope = runScope();
+    const running = runsClient();
+    try {
+      runStatus = running && scope ? await running.sendRequest<RunStatus | null>("graphmend/runStatus", { uri: scope.toString() }) : null;
+    } catch {
+      runStatus = null; // the server stopped meanwhile
+    }
+    showRun();
+  }, delayMs);
+}
+
+/** The run's status item: hidden without a run; a click shows the run's folder in the explorer. */
+function showRun(): void {
+  if (!runStatus) {
+    runItem.hide();
+    return;
+  }
+  const { text, tooltip } = runView(runStatus, Date.now());
+  runItem.text = text;
+  runItem.tooltip = tooltip;
+  runItem.command = { title: "Show the run's folder", command: "revealInExplorer", arguments: [vscode.Uri.file(runStatus.folder)] };
+  runItem.show();
+}
+
+/** What the server's `graphmend.recordCommand` answers: the command line and where to run it. */
+interface RecordCommand {
+  command: string[];
+  cwd: string;
+}
+
+/**
+ * graphmend: Record a Run…: `graphmend record -- python SCRIPT ARGS` with the server's graphmend, as a task in
+ * the terminal (the active Python file, else one picked; the arguments asked for, the last ones offered). The
+ * script runs with the Python extension's interpreter where there is one, else the server's Python. When the
+ * task ends the server marks what the run met (`graphmend.runRecorded`) and the status item shows the run.
+ */
+async function recordRun(): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage("graphmend: recording a run executes the script; trust this workspace first.");
+    return;
+  }
+  const running = runsClient();
+  if (!running) {
+    void vscode.window.showWarningMessage(
+      client?.state === State.Running
+        ? "graphmend: this graphmend-lsp is too old to record runs; update graphmend."
+        : "graphmend: the server is not running (graphmend: Show Output).",
+    );
+    return;
+  }
+  const script = await scriptToRecord();
+  if (!script) return;
+  const key = `graphmend.recordArguments:${script.fsPath}`;
+  const line = await vscode.window.showInputBox({
+    title: `graphmend: Record a Run of ${path.basename(script.fsPath)}`,
+    prompt: "The script's arguments (empty for none); the run executes the script",
+    placeHolder: "--steps 20",
+    value: workspaceState.get<string>(key, ""),
+  });
+  if (line === undefined) return;
+  await workspaceState.update(key, line);
+  const open = vscode.workspace.textDocuments.find((document) => document.uri.fsPath === script.fsPath);
+  if (open?.isDirty) await open.save(); // the run executes the file on disk
+  const answer: RecordCommand | null = await running.sendRequest("workspace/executeCommand", {
+    command: "graphmend.recordCommand",
+    arguments: [script.toString(), splitArguments(line), (await pythonExtensionInterpreter())?.[0] ?? null],
+  });
+  if (!answer) return;
+  const [command, ...args] = answer.command;
+  const name = `record ${path.basename(script.fsPath)}`;
+  const task = new vscode.Task(
+    { type: "graphmend", script: script.fsPath },
+    vscode.workspace.getWorkspaceFolder(script) ?? vscode.TaskScope.Workspace,
+    name,
+    "graphmend",
+    new vscode.ProcessExecution(command, args, { cwd: answer.cwd }),
+  );
+  task.presentationOptions = { reveal: vscode.TaskRevealKind.Always, panel: vscode.TaskPanelKind.Dedicated, clear: true };
+  // Listening before it starts (a quick one may end before executeTask answers), and by its name: the
+  // execution an event carries is not the one executeTask returned (microsoft/vscode#96643).
+  const ended = vscode.tasks.onDidEndTaskProcess(async (event) => {
+    if (event.execution.task.source !== "graphmend" || event.execution.task.name !== name) return;
+    ended.dispose();
+    output.appendLine(`graphmend: ${name} ended with exit code ${event.exitCode}`);
+    await client?.sendRequest("workspace/executeCommand", { command: "graphmend.runRecorded" }).catch(() => undefined);
+    refreshRun(0);
+    if (event.exitCode) {
+      void vscode.window.showWarningMessage(
+        `graphmend: the recorded command exited with ${event.exitCode}; what it met until then is kept (see the terminal).`,
+      );
+    }
+  });
+  await vscode.tasks.executeTask(task).then(undefined, (error) => {
+    ended.dispose();
+    void vscode.window.showErrorMessage(`graphmend: the recording did not start: ${error}`);
+  });
+}
+
+/** The active Python file, else one the user picks from the workspace. */
+async function scriptToRecord(): Promise<vscode.Uri | undefined> {
+  const active = vscode.window.activeTextEditor?.document;
+  if (active?.languageId === "python" && active.uri.scheme === "file") return active.uri;
+  const files = await vscode.workspace.findFiles("**/*.py", "**/{.venv,venv,node_modules,site-packages,.graphmend}/**", 500);
+  const picked = await vscode.window.showQuickPick(
+    files.map((uri) => ({ label: vscode.workspace.asRelativePath(uri), uri })),
+    { title: "graphmend: Record a Run of…", placeHolder: "The Python script to run" },
+  );
+  return picked?.uri;
 }
