@@ -29,6 +29,8 @@ const T0 = Date.now();
 const FILE_NAME = 'figure1.py';
 const UNSAFE_ONLY_NAME = 'scale.py'; // a file whose only fix is unsafe: Fix All applies nothing and says so
 const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor):\n    n = x.sum().item()\n    return x * n\n';
+const RECORDED_NAME = 'recorded.py'; // Figure 1 and a call of it, for graphmend: Record a Run… to run
+const RECORDED_CALL = '\nf(torch.ones(3) * 20, torch.ones(3))\n';
 const FLAGGED_LINE = 10;
 const EXPECT_PRESENT = 'z = torch.where(cond, z_if, z_else)';
 const EXPECT_ABSENT = 'if x.sum() > 10';
@@ -137,7 +139,10 @@ async function main() {
   const firstFile = opts.bundled ? T5_NAME : FILE_NAME;
   requireFile(path.join(opts.workspace, firstFile), `${firstFile} in the workspace`);
   // Fix All's file, in the workspace before VS Code starts: Quick Open may not see a file made later.
-  if (!opts.bundled) fs.writeFileSync(path.join(opts.workspace, UNSAFE_ONLY_NAME), UNSAFE_ONLY);
+  if (!opts.bundled) {
+    fs.writeFileSync(path.join(opts.workspace, UNSAFE_ONLY_NAME), UNSAFE_ONLY);
+    fs.writeFileSync(path.join(opts.workspace, RECORDED_NAME), fs.readFileSync(path.join(opts.workspace, FILE_NAME), 'utf8') + RECORDED_CALL);
+  }
   requireFile(opts['code-server'], 'code-server (run scripts/install-e2e-prereqs.sh)');
   requireFile(opts.chromium, 'chromium');
   if (opts.server?.includes('/')) requireFile(opts.server, 'graphmend-lsp');
@@ -164,6 +169,7 @@ async function main() {
     notebook: path.join(path.dirname(opts.screenshot), 'notebook-quickfix.png'),
     fixAll: path.join(path.dirname(opts.screenshot), 'fix-all-message.png'),
     hover: path.join(path.dirname(opts.screenshot), 'hover.png'),
+    recorded: path.join(path.dirname(opts.screenshot), 'recorded-run.png'),
   };
   const logFile = `${base}.code-server.log`;
   const vscodeLogsCopy = `${base}.vscode-logs`;
@@ -305,7 +311,7 @@ async function main() {
     log(`workbench rendered in ${((Date.now() - t) / 1000).toFixed(1)} s`);
 
     if (opts.bundled) await bundledScenario({ page, opts, shots, userDir, extDir, codeServer, env: csEnv });
-    else await figureScenario(page, opts, shots);
+    else await figureScenario(page, opts, shots, userDir);
     exitCode = 0;
   } catch (e) {
     failureMsg = e instanceof CheckFailed ? e.message : (e && e.stack) || String(e);
@@ -332,7 +338,7 @@ async function main() {
 
 // The --server run: Figure 1's finding in Problems, its hover and quick fix; Fix All on a file whose
 // only fix is unsafe; the notebook's quick fix.
-async function figureScenario(page, opts, shots) {
+async function figureScenario(page, opts, shots, userDir) {
   // 4. Open figure1.py via Quick Open. Focus starts in the Chat panel; click the editor area first.
   let t = Date.now();
   await openFileViaQuickOpen(page, FILE_NAME);
@@ -430,6 +436,10 @@ async function figureScenario(page, opts, shots) {
   // 8. A notebook: the compiled function in one cell, its call in another. Squiggle in the cell,
   //    Quick Fix, save; the .ipynb on disk holds the rewrite and still loads with nbformat.
   if (opts.notebook) await notebookScenario(page, opts, shots);
+
+  // 9. graphmend: Record a Run… on a script whose break the run meets (issue 41): the hover at the line
+  //    says "Confirmed", and the status bar shows the run.
+  await recordScenario(page, shots, userDir);
 }
 
 // The --bundled run (issue 39): the .vsix's own server, run by a python3 without graphmend, driven past
@@ -794,6 +804,67 @@ async function fixAllScenario(page, opts, shots) {
   await page.screenshot({ path: shots.fixAll });
   log(`wrote ${shots.fixAll}`);
   if (fs.readFileSync(filePath, 'utf8') !== UNSAFE_ONLY) throw new CheckFailed(`${name} changed: only safe fixes apply`);
+  await page.keyboard.press('Escape').catch(() => {});
+}
+
+async function recordScenario(page, shots, userDir) {
+  const name = RECORDED_NAME;
+  await openFileViaQuickOpen(page, name);
+  const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${name}"]`).first();
+  await editor.waitFor({ timeout: 30_000 });
+  await editor.locator('.squiggly-error, .squiggly-warning, .squiggly-info, .squiggly-hint')
+    .first().waitFor({ state: 'attached', timeout: 60_000 });
+  const runItem = page.locator('.statusbar-item', { hasText: 'graphmend run:' }).first();
+  if (await runItem.isVisible()) throw new CheckFailed('the run\'s status item shows before any run was recorded');
+  await focusEditor(page, editor);
+  await runCommand(page, 'graphmend: Record a Run…', 'graphmend.recordRun', async () => {
+    throw new CheckFailed('the command palette has no "graphmend: Record a Run…"');
+  });
+  const prompt = page.locator('.quick-input-widget', { hasText: `Record a Run of ${name}` }).first();
+  await prompt.waitFor({ timeout: 15_000 })
+    .catch(() => { throw new CheckFailed(`Record a Run did not ask for ${name}'s arguments`); });
+  await page.keyboard.press('Enter'); // no arguments
+  let t = Date.now();
+  log(`recording ${name} (no arguments) from the command palette`);
+  // The task runs the script in a terminal; when it ends the server marks what the run met.
+  const column = 10; // inside `x.sum() > 10`, the finding's range
+  let shown = '';
+  const confirmed = await waitFor(async () => {
+    await focusEditor(page, editor);
+    await gotoLine(page, FLAGGED_LINE, column);
+    await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+    });
+    const hover = page.locator('.monaco-hover', { hasText: 'GM101 data-dependent-if' }).first();
+    const seen = await hover.waitFor({ timeout: 5_000 }).then(() => true, () => false);
+    shown = seen ? (await hover.innerText()).replace(/\s+/g, ' ') : shown;
+    if (shown.includes('Confirmed:')) return true;
+    await page.keyboard.press('Escape').catch(() => {});
+    return false;
+  }, 240_000, 1_000);
+  if (!confirmed) {
+    throw new CheckFailed(`the hover on line ${FLAGGED_LINE} of ${name} never said "Confirmed" within 240 s; it said: ${shown || '(nothing)'}; ` +
+      `the status bar: ${await statusBar(page)}`);
+  }
+  log(`hover after ${((Date.now() - t) / 1000).toFixed(1)} s: …${shown.slice(shown.indexOf('Confirmed:')).slice(0, 120)}…`);
+  t = Date.now();
+  await runItem.waitFor({ timeout: 15_000 })
+    .catch(async () => { throw new CheckFailed(`no "graphmend run:" status item after the run; the status bar: ${await statusBar(page)}`); });
+  const itemText = (await runItem.innerText()).trim();
+  if (!/^graphmend run: (just now|\d+ min ago)$/.test(itemText)) throw new CheckFailed(`the run's status item says "${itemText}"`);
+  log(`status item: "${itemText}"`);
+  // The extension saw the task end (it then told the server; the file watchers may have been first).
+  const ended = new RegExp(`graphmend: record ${name.replace('.', '\\.')} ended with exit code (\\d+)`);
+  if (!(await waitFor(() => ended.test(outputLog(userDir)), 120_000))) {
+    throw new CheckFailed(`the extension never saw the recording's task end (no "${ended.source}" in its output)`);
+  }
+  const code = ended.exec(outputLog(userDir))[1];
+  if (code !== '0') throw new CheckFailed(`the recording's task exited with ${code}`);
+  log(`${ended.exec(outputLog(userDir))[0]}, after ${((Date.now() - t) / 1000).toFixed(1)} s more`);
+  await sleep(300);
+  await page.screenshot({ path: shots.recorded });
+  log(`wrote ${shots.recorded}`);
   await page.keyboard.press('Escape').catch(() => {});
 }
 
