@@ -208,7 +208,6 @@ async def test_a_finding_the_last_recorded_run_met_is_confirmed_in_the_editor(
     assert "run" not in changed.data
 
 
-<<<<<<< HEAD
 HANDED_OVER = (ROOT / "tests" / "fixtures" / "GM501" / "helper_passed_to_compiled.py").read_text(encoding="utf-8")
 
 
@@ -244,7 +243,8 @@ async def test_what_only_the_recorded_run_met_is_a_finding_with_the_static_fix(
     fixed = apply_edits(HANDED_OVER, text_edits(fix.edit, uri)[0], client.encoding)
     change_document(client, uri, fixed, 2)
     assert [d.code for d in await diagnostics(client, uri)] == ["GM501", "GM502"]  # the print, the recompile
-=======
+
+
 async def test_the_newest_runs_status_and_a_new_run_marks_the_open_documents(
     client: LanguageClient, tmp_path: Path
 ) -> None:
@@ -305,7 +305,6 @@ async def test_the_newest_runs_status_and_a_new_run_marks_the_open_documents(
             break
         await asyncio.sleep(0.25)
     assert "run" not in gone.data and await status() is None
->>>>>>> f0abb3a (Issue 41: the language server tells the newest run's status and marks a new run's findings without an edit. graphmend/runStatus (a document or folder uri) answers the run, its folder, recordedAt, its events at project lines and how many are stale against the open documents' text, torch (run.run_status); graphmend.recordCommand gives the command line that records a script with this server's graphmend (python -m graphmend, or the server's own library folder for the bundled server), run from its project root; graphmend.runRecorded, and the file watchers on .graphmend/runs/ (after the files rest 1 s), analyse the open documents again; a pulled diagnostic's result id follows its diagnostics. test_lsp (VS Code and Neovim capabilities): status null, then the run, stale after an unsaved edit, marks after runRecorded and gone after the run is deleted)
 
 
 async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tmp_path: Path) -> None:
