@@ -455,3 +455,41 @@ def test_check_reports_what_only_the_run_met_and_fix_applies_its_static_rewrite(
         assert sorted(f["code"] for f in json.loads(capsys.readouterr().out)) == ["GM501", "GM502"]
     finally:
         os.chdir(cwd)
+
+
+NOTEBOOK_CELLS = [
+    "import torch\nimport graphmend",
+    "def helper(x):\n    if x.sum() > 0:\n        return x + 1\n    return x - 1\n\n\ndef apply(fn, x):\n    return fn(x)",
+    'stepped = torch.compile(apply, backend="eager")\nwith graphmend.recording():\n    stepped(helper, torch.ones(2))',
+]
+
+
+def test_a_recording_in_a_notebook_puts_its_events_on_the_cells(tmp_path: Path) -> None:
+    """`with graphmend.recording():` in a real Jupyter kernel: the break in a cell's helper, which
+    compiled code reaches only through an argument, is placed on that cell of the notebook file
+    (found by the cell's code), at its line there, with GM101's rewrite."""
+    jupyter_client = pytest.importorskip("jupyter_client")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    manager, kernel = jupyter_client.manager.start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        for source in NOTEBOOK_CELLS:
+            reply = kernel.execute_interactive(source, timeout=300)
+            assert reply["content"]["status"] == "ok", reply["content"]
+    finally:
+        kernel.stop_channels()
+        manager.shutdown_kernel(now=True)
+    notebook = {
+        "cells": [{"cell_type": "markdown", "metadata": {}, "source": "A model, step by step."}]
+        + [
+            {"cell_type": "code", "metadata": {}, "source": s, "outputs": [], "execution_count": None}
+            for s in NOTEBOOK_CELLS
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "steps.ipynb").write_text(json.dumps(notebook))
+    (result,) = api.check_paths([tmp_path / "steps.ipynb"], jobs=1)
+    (finding,) = result.diagnostics
+    assert (finding.code, finding.data.cell, finding.range.start.line + 1) == ("GM501", 3, 2)
+    assert finding.data.rewrite == "GM101" and finding.fix is not None and finding.data.run is not None

@@ -190,6 +190,19 @@ def _split_cells(module: str) -> dict[int, list[str]]:
     return cells
 
 
+def module_cells(module: str) -> list[tuple[int, int, str]]:
+    """Each code cell of a notebook's module: its number, the 0-based module line of its first line
+    and its text (masked lines as masked)."""
+    found: list[tuple[int, int, list[str]]] = []
+    for index, line in enumerate(module.splitlines()):
+        marker = _MARKER_LINE.match(line)
+        if marker is not None:
+            found.append((int(marker.group(1)), index + 1, []))
+        elif found:
+            found[-1][2].append(line)
+    return [(number, start, "\n".join(lines)) for number, start, lines in found]
+
+
 def read(text: str, verify: bool = True) -> Notebook:
     """The notebook in `text` (JSON of any nbformat version nbformat reads), as one module. With
     `verify=False` the module is not parsed here (the checker parses it anyway): a caller that

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import notebooks
 from .checker import check_text
 from .diagnostics import Diagnostic, FindingData, LibraryCall, RelatedLocation, RunSeen
+from .record.log import cell_key
 from .record.runs import RecordedEvent, Run, current_line, newest_run, placed, project_root, read_run
 from .record.trace import GRAPH_BREAK
 from .regions import ProjectContext
@@ -75,6 +77,21 @@ class RecordedRun:
                 found.append(Sighting(line, placement))
         return found, stale
 
+    def cell_sightings(self, module: str) -> list[Sighting]:
+        """The events placed in a notebook's cells, found by each cell's code (`cell_key`) in the
+        notebook's `module` (`notebooks.from_cells`), at their lines there (1-based)."""
+        found = []
+        for _, start, text in notebooks.module_cells(module):
+            lines = text.splitlines()
+            for placement in self.by_file.get(CELL + cell_key(text), ()):
+                line = int(placement.frame["line"])
+                if 0 < line <= len(lines) and lines[line - 1].strip() == str(placement.frame.get("text", "")).strip():
+                    found.append(Sighting(start + line, placement))
+        return found
+
+
+CELL = "cell:"  # `RecordedRun.by_file`'s key of a notebook cell's events: the prefix, then the cell's key
+
 
 def _placements(run: Run, root: Path) -> dict[str, list[Placement]]:
     by_file: dict[str, list[Placement]] = {}
@@ -83,7 +100,8 @@ def _placements(run: Run, root: Path) -> dict[str, list[Placement]]:
         if user is None:
             continue
         beyond = tuple(event.frames[event.frames.index(user) + 1 :])
-        by_file.setdefault(os.path.realpath(user["path"]), []).append(Placement(event, user, beyond))
+        key = CELL + user["cell"] if "cell" in user else os.path.realpath(user["path"])
+        by_file.setdefault(key, []).append(Placement(event, user, beyond))
     return by_file
 
 
@@ -149,16 +167,15 @@ def read_text(path: str) -> str | None:
 
 def merged(
     diagnostics: tuple[Diagnostic, ...],
-    path: str,
+    sightings: list[Sighting],
     text: str,
     recorded: RecordedRun,
     settings: Settings,
     recheck: Recheck | None,
 ) -> tuple[Diagnostic, ...]:
-    """A file's static `diagnostics` with what the run met in it (`path` real, `text` as it reads
-    now): the static findings on its lines confirmed, its other lines reported by GM5xx rules.
+    """A file's static `diagnostics` with the run's `sightings` in it (`text` as it reads now):
+    the static findings on their lines confirmed, their other lines reported by GM5xx rules.
     `recheck` analyses the file again with more compiled entries (None: run-only breaks get no fix)."""
-    sightings, _ = recorded.sightings(path, text)
     if not sightings:
         return diagnostics
     counts: dict[int, int] = {}
@@ -300,13 +317,16 @@ def merged_file(
     context: ProjectContext | None,
     recorded: RecordedRun | None = None,
 ) -> tuple[Diagnostic, ...]:
-    """`merged` for one file (its own `settings`) of the project at `path`, with the recheck the
-    pipelines share: the file's text analysed again in its project `context`, plus the run's entries.
-    The newest run of the project is read when `recorded` is not given."""
+    """`merged` for one file (its own `settings`) of the project at `path` (a notebook's: `text` is
+    its module), with the recheck the pipelines share: the file's text analysed again in its
+    project `context`, plus the run's entries. The newest run of the project is read when
+    `recorded` is not given."""
     recorded = recorded if recorded is not None else newest(path)
     if recorded is None:
         return diagnostics
     real = os.path.realpath(path)
+    notebook = path.suffix == ".ipynb"  # `text` is its module: events are found by their cells' code
+    sightings = recorded.cell_sightings(text) if notebook else recorded.sightings(real, text)[0]
     base = context or ProjectContext()
 
     def recheck(lines: set[int]) -> list[Diagnostic]:
@@ -315,4 +335,4 @@ def merged_file(
             return []
         return check_text(text, path, settings, replace(base, entries=(*base.entries, *entries)))
 
-    return merged(diagnostics, real, text, recorded, settings, recheck)
+    return merged(diagnostics, sightings, text, recorded, settings, recheck)

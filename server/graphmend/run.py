@@ -96,6 +96,8 @@ def check_notebook(
     if not notebook.verified and any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         notebook = notebooks.verified(notebook)  # a cell with automagic or a syntax error: look cell by cell
         diagnostics = check_source(notebook.module, path, settings, context)
+    if path is not None and (settings or Settings()).runs:  # what a `recording()` in its cells met
+        diagnostics = with_run_in_text(diagnostics, path, notebook.module, settings or Settings(), context)
     return place_in_cells(notebook, diagnostics + broken_cell_diagnostics(notebook, path, settings))
 
 

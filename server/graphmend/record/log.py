@@ -37,6 +37,12 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
+def cell_key(source: str) -> str:
+    """What names a notebook cell's code in a run and in the notebook file alike: the hash of its
+    text without the blank lines and spaces around it (IPython adds some when it compiles a cell)."""
+    return content_hash(source.strip().encode("utf-8"))
+
+
 def file_hash(path: str) -> str | None:
     try:
         return content_hash(Path(path).read_bytes())
@@ -103,7 +109,7 @@ class EventLog:
                 "compile_id": event.compile_id,
                 "stack": event.stack,
                 **event.extra,
-                "frames": [{"path": f.path, "line": f.line, "func": f.func, "text": f.text} for f in event.frames],
+                "frames": [_frame_json(f) for f in event.frames],
                 "files": files,
             }
         )
@@ -165,6 +171,17 @@ class EventLog:
                 except (OSError, ValueError):
                     pass
         return self._registry
+
+
+def _frame_json(frame: Frame) -> dict[str, Any]:
+    """A frame as written; one in a notebook cell (code IPython compiled under a name that is no
+    file, its text in `linecache`) also names the cell's code (`cell_key`), which finds the
+    cell in the notebook file."""
+    written: dict[str, Any] = {"path": frame.path, "line": frame.line, "func": frame.func, "text": frame.text}
+    cached = linecache.cache.get(frame.path)
+    if cached is not None and len(cached) == 4 and cached[1] is None and not os.path.exists(frame.path):
+        written["cell"] = cell_key("".join(cached[2]))
+    return written
 
 
 def _quoted(frame: Frame) -> Frame:

@@ -138,10 +138,11 @@ def is_project_file(path: str, root: Path) -> bool:
 
 
 def placed(event: RecordedEvent, root: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Where a user acts on an event: the innermost frame in a project file (None: none is), and
-    the innermost frame of all when it is elsewhere (a library's or torch's line), else None."""
+    """Where a user acts on an event: the innermost frame in a project file or a notebook cell
+    (None: none is), and the innermost frame of all when it is elsewhere (a library's or torch's
+    line), else None."""
     frames = event.frames
-    user = next((f for f in reversed(frames) if is_project_file(f["path"], root)), None)
+    user = next((f for f in reversed(frames) if "cell" in f or is_project_file(f["path"], root)), None)
     innermost = frames[-1] if frames else None
     return user, innermost if innermost is not None and innermost is not user else None
 
