@@ -25,7 +25,7 @@ from .record.runs import RecordedEvent, Run, current_line, newest_run, placed, p
 from .record.trace import GRAPH_BREAK
 from .regions import ProjectContext
 from .regions.records import ExternalEntry, Origin
-from .rules import RECORDED_RULES
+from .rules import RECORDED_RULES, RecordedRule
 from .settings import Settings
 from .source import Position, Range, SourceText
 
@@ -186,7 +186,8 @@ def merged(
         replace(d, data=replace(d.data, run=recorded.seen(counts[line]))) if line is not None and line in counts else d
         for d, line in zip(diagnostics, statics)
     )
-    alone = [s for s in sightings if s.line not in set(statics)]
+    reported = set(statics)
+    alone = [s for s in sightings if s.line not in reported]
     return tuple(sorted((*confirmed, *_run_only(alone, text, recorded, settings, recheck)), key=_order))
 
 
@@ -199,64 +200,61 @@ def _run_only(
 ) -> list[Diagnostic]:
     """One GM5xx finding per line and message (counts summed), unless turned off or suppressed there."""
     source = SourceText(text)
-    grouped: dict[tuple[int, str, str], list[Placement]] = {}
+    grouped: dict[tuple[int, type[RecordedRule], str], list[Placement]] = {}
     for sighting in sightings:
         rule = RECORDED_RULES.get(sighting.placement.event.kind)
         if rule is None or not settings.is_enabled(rule.code) or source.is_suppressed(sighting.line - 1, rule.code):
             continue
         message = rule.message_for_event(sighting.placement.event)
-        grouped.setdefault((sighting.line, rule.code, message), []).append(sighting.placement)
-    breaks = {line for line, code, _ in grouped if code == RECORDED_RULES[GRAPH_BREAK].code}
+        grouped.setdefault((sighting.line, rule, message), []).append(sighting.placement)
+    breaks = {line for line, rule, _ in grouped if rule.event_kind == GRAPH_BREAK}
     fixes = _static_fixes(breaks, recheck) if breaks and recheck is not None else {}
     return [
-        _finding(line, code, message, placements, source, recorded, fixes.get(line))
-        for (line, code, message), placements in grouped.items()
+        _finding(rule, message, placements, _line_range(source, line - 1), recorded, fixes.get(line))
+        for (line, rule, message), placements in grouped.items()
     ]
 
 
 def _finding(
-    line: int,
-    code: str,
+    rule: type[RecordedRule],
     message: str,
     placements: list[Placement],
-    source: SourceText,
+    at: Range,
     recorded: RecordedRun,
     static: Diagnostic | None,
 ) -> Diagnostic:
-    rule = RECORDED_RULES[placements[0].event.kind]
+    """The run's finding at `at` for the same event met at one line (maybe in several processes or
+    through several callers), with a static rule's finding there whose fix it carries."""
     event = placements[0].event
     beyond = placements[0].beyond
     library = None
     related: tuple[RelatedLocation, ...] = ()
     if beyond:
         where = beyond[-1]
-        at = max(int(where["line"]) - 1, 0)
-        library = LibraryCall(where["path"], at, beyond[0]["func"], tuple(f["func"] for f in beyond[1:]))
+        line = max(int(where["line"]) - 1, 0)
+        library = LibraryCall(where["path"], line, beyond[0]["func"], tuple(f["func"] for f in beyond[1:]))
         words = "broke the graph" if event.kind == GRAPH_BREAK else f"met this {rule.name.removeprefix('recorded-')}"
         related = (
             RelatedLocation(
-                Range(Position(at, 0), Position(at, 0)),
+                Range(Position(line, 0), Position(line, 0)),
                 f"Dynamo {words} here, in `{where['func']}`",
                 where["path"],
                 kind="library",
             ),
         )
-    action = None
-    if rule.code == "GM502":
-        action = message.partition(": the recorded run")[0]
     data = FindingData(
         rule=rule.name,
         library=library,
         run=recorded.seen(sum(p.event.count for p in placements)),
         dynamo=event.reason or None,
-        action=action,
+        action=rule.action_for_event(event),
         rewrite=static.code if static is not None else None,
     )
     return Diagnostic(
-        code=code,
+        code=rule.code,
         message=message,
         severity=rule.severity,
-        range=_line_range(source, line - 1),
+        range=at,
         reason_id=event.gb_id.lower() if event.gb_id else None,  # as the static rules name the page
         related=related,
         fix=static.fix if static is not None else None,

@@ -30,7 +30,10 @@ const FILE_NAME = 'figure1.py';
 const UNSAFE_ONLY_NAME = 'scale.py'; // a file whose only fix is unsafe: Fix All applies nothing and says so
 const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor):\n    n = x.sum().item()\n    return x * n\n';
 const RECORDED_NAME = 'recorded.py'; // Figure 1 and a call of it, for graphmend: Record a Run… to run
-const RECORDED_CALL = '\nf(torch.ones(3) * 20, torch.ones(3))\n';
+// ... and a helper compiled code reaches only through an argument: its print is a break only the run shows (GM501)
+const RECORDED_CALL = '\nf(torch.ones(3) * 20, torch.ones(3))\n\n\ndef helper(x):\n    print("seen", x.shape)\n    return x * 2\n\n\n' +
+  'def apply(fn, x):\n    return fn(x)\n\n\ntorch.compile(apply, backend="eager")(helper, torch.ones(2))\n';
+const RUN_ONLY_TEXT = 'print("seen", x.shape)';
 const FLAGGED_LINE = 10;
 const EXPECT_PRESENT = 'z = torch.where(cond, z_if, z_else)';
 const EXPECT_ABSENT = 'if x.sum() > 10';
@@ -438,8 +441,8 @@ async function figureScenario(page, opts, shots, userDir) {
   if (opts.notebook) await notebookScenario(page, opts, shots);
 
   // 9. graphmend: Record a Run… on a script whose break the run meets (issue 41): the hover at the line
-  //    says "Confirmed", and the status bar shows the run.
-  await recordScenario(page, shots, userDir);
+  //    says "Confirmed", a helper's print only the run met is a GM501 finding, and the status bar shows the run.
+  await recordScenario(page, opts, shots, userDir);
 }
 
 // The --bundled run (issue 39): the .vsix's own server, run by a python3 without graphmend, driven past
@@ -807,7 +810,7 @@ async function fixAllScenario(page, opts, shots) {
   await page.keyboard.press('Escape').catch(() => {});
 }
 
-async function recordScenario(page, shots, userDir) {
+async function recordScenario(page, opts, shots, userDir) {
   const name = RECORDED_NAME;
   await openFileViaQuickOpen(page, name);
   const editor = page.locator(`.editor-group-container .monaco-editor[data-uri$="${name}"]`).first();
@@ -848,9 +851,30 @@ async function recordScenario(page, shots, userDir) {
       `the status bar: ${await statusBar(page)}`);
   }
   log(`hover after ${((Date.now() - t) / 1000).toFixed(1)} s: …${shown.slice(shown.indexOf('Confirmed:')).slice(0, 120)}…`);
+  // What only the run met: the helper's print, a GM501 squiggle at the user's line with GM201's fix.
+  const lines = fs.readFileSync(path.join(opts.workspace, name), 'utf8').split('\n');
+  const runOnlyLine = lines.findIndex((line) => line.includes(RUN_ONLY_TEXT)) + 1;
+  await focusEditor(page, editor);
+  await gotoLine(page, runOnlyLine, 7);
+  await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+  });
+  const runOnly = page.locator('.monaco-hover', { hasText: 'GM501' }).first();
+  await runOnly.waitFor({ timeout: 15_000 })
+    .catch(() => { throw new CheckFailed(`no GM501 finding on line ${runOnlyLine} of ${name}, the helper's print the run met`); });
+  const runOnlyText = (await runOnly.innerText()).replace(/\s+/g, ' ');
+  if (!runOnlyText.includes('Seen in the recorded run') || !runOnlyText.includes('Defer the print')) {
+    throw new CheckFailed(`the hover of the run-only finding says: ${runOnlyText}`);
+  }
+  log(`run-only finding on line ${runOnlyLine}: …${runOnlyText.slice(0, 160)}…`);
   t = Date.now();
   await runItem.waitFor({ timeout: 15_000 })
     .catch(async () => { throw new CheckFailed(`no "graphmend run:" status item after the run; the status bar: ${await statusBar(page)}`); });
+  await sleep(300);
+  await page.screenshot({ path: shots.recorded }); // the run-only finding's hover and the run's status item
+  log(`wrote ${shots.recorded}`);
+  await page.keyboard.press('Escape').catch(() => {});
   const itemText = (await runItem.innerText()).trim();
   if (!/^graphmend run: (just now|\d+ min ago)$/.test(itemText)) throw new CheckFailed(`the run's status item says "${itemText}"`);
   log(`status item: "${itemText}"`);
@@ -862,10 +886,6 @@ async function recordScenario(page, shots, userDir) {
   const code = ended.exec(outputLog(userDir))[1];
   if (code !== '0') throw new CheckFailed(`the recording's task exited with ${code}`);
   log(`${ended.exec(outputLog(userDir))[0]}, after ${((Date.now() - t) / 1000).toFixed(1)} s more`);
-  await sleep(300);
-  await page.screenshot({ path: shots.recorded });
-  log(`wrote ${shots.recorded}`);
-  await page.keyboard.press('Escape').catch(() => {});
 }
 
 async function waitFor(pred, timeoutMs, everyMs = 250) {

@@ -124,6 +124,11 @@ class RecordedRule(Rule):
         named = event.gb_type or event.reason.partition(":")[0]
         return f"{cls.message}: {named}" if named else cls.message
 
+    @classmethod
+    def action_for_event(cls, event: RecordedEvent) -> str | None:
+        """What to do about this event when the rule can say (the hover leads with it), else None."""
+        return None
+
 
 def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
     """`if cond: raise ...` (or `torch._assert(False, msg)`), possibly after assignments that only

@@ -80,3 +80,7 @@ class RecordedRecompile(RecordedRule):
     @classmethod
     def message_for_event(cls, event: RecordedEvent) -> str:
         return f"{advice(event.guard or '')}: the recorded run recompiled here"
+
+    @classmethod
+    def action_for_event(cls, event: RecordedEvent) -> str | None:
+        return advice(event.guard or "")
