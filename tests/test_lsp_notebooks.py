@@ -230,3 +230,34 @@ async def test_hover_in_a_cell(client: LanguageClient, tmp_path: Path) -> None:
         )
     )
     assert nothing is None
+
+
+HELPER = "def helper(x):\n    if x.sum() > 0:\n        return x + 1\n    return x - 1\n\n\ndef apply(fn, x):\n    return fn(x)"
+
+
+async def test_a_run_recorded_in_the_kernel_shows_on_its_cell(client: LanguageClient, tmp_path: Path) -> None:
+    """Issue 41: a run a `recording()` in the notebook's kernel wrote (its frame names the cell's
+    code, `cell_key`) shows on the editor's cell with that code: GM501 at the helper's `if`, with
+    GM101's quick fix; after the cell is edited there, the event is gone."""
+    import json
+
+    from graphmend.record.log import cell_key
+
+    track_versions(client)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    run = tmp_path / ".graphmend" / "runs" / "20261127-000000-1"
+    run.mkdir(parents=True)
+    frame = {"path": "/tmp/ipykernel_1/2.py", "line": 2, "func": "helper", "text": "if x.sum() > 0:"}
+    event = {
+        "id": "1", "kind": "graph_break", "reason": "Data-dependent branching: ...", "gb_type": "Data-dependent branching",
+        "gb_id": "GB0170", "stack": "complete", "frames": [{**frame, "cell": cell_key(HELPER)}], "files": {},
+    }  # fmt: skip
+    (run / "process-1.jsonl").write_text(json.dumps({"header": {"started": 1.0}}) + "\n" + json.dumps(event) + "\n")
+    cells = [("code", "import torch"), ("code", HELPER), ("code", "torch.compile(apply)(helper, torch.ones(2))")]
+    notebook = Notebook(client, tmp_path, cells)
+    notebook.open()
+    found = await notebook.diagnostics()
+    assert [(d.code, d.range.start.line) for d in found[1]] == [("GM501", 1)] and not found[0] and not found[2]
+    (action,) = [a for a in await code_actions(client, notebook.cell_uris[1], found[1][0]) if "torch.where" in a.title]
+    assert notebook.apply((await resolved(client, action)).edit) == [1]
+    assert not (await notebook.diagnostics())[1]
