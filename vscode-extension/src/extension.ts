@@ -180,7 +180,30 @@ async function stop(): Promise<void> {
   const running = client;
   client = undefined;
   health.stop();
-  if (running) await running.stop();
+  if (!running) return;
+  // A restart the client began after the server died is still starting: stop what it starts (the
+  // client refuses to stop while starting, and Restart Server would fail with an error dialog).
+  if (running.state === State.Starting) await leftStarting(running, 15_000);
+  try {
+    if (running.state !== State.Stopped) await running.stop();
+  } catch (error) {
+    output.appendLine(`graphmend: the old server did not stop cleanly: ${error}`);
+  }
+}
+
+/** Resolves when the client is no longer starting, or after `timeoutMs`. */
+function leftStarting(running: LanguageClient, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, timeoutMs);
+    const listener = running.onDidChangeState((event) => {
+      if (event.newState !== State.Starting) done();
+    });
+    function done(): void {
+      clearTimeout(timer);
+      listener.dispose();
+      resolve();
+    }
+  });
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
