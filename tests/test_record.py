@@ -5,8 +5,9 @@ recorder in every Python process through its sitecustomize), and the run read ba
 in user code and in a library written to a temporary site folder, a repeated break (one event,
 counted), a Python-int recompile at the line that made the guard, a shape recompile at the compiled
 function, a compile failure, a subprocess, a crash (what came before is kept), the in-process
-`recording()` of a notebook or test, and a TORCH_TRACE folder of the same program imported into the
-same events."""
+`recording()` of a notebook or test, a TORCH_TRACE folder of the same program imported into the
+same events, and the text logs standing in for structured records a release lacks. The file also
+passes under torch 2.9.1 and 2.14.1 (`benchmarks/torch_versions.py --record`)."""
 
 from __future__ import annotations
 
@@ -128,13 +129,15 @@ def test_a_break_in_user_code_once_per_site_with_its_count(tmp_path: Path) -> No
     user, elsewhere = api.placed(event, tmp_path)
     assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 7) and elsewhere is None
     assert run.torch and run.torch.startswith("2.") and run.ended["exit_code"] == 0
+    assert "Graph break" not in run.ended["stderr"]  # the text log the recorder listens to stays its own
 
 
 def test_a_break_in_a_library_is_placed_at_the_users_call(tmp_path: Path) -> None:
     site = tmp_path / "site" / "site-packages"
     (site / "noisylib").mkdir(parents=True)
     (site / "noisylib" / "__init__.py").write_text(NOISYLIB)
-    run = record(tmp_path, LIBRARY_USER, env={"PYTHONPATH": str(site)})
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))  # graphmend's own too
+    run = record(tmp_path, LIBRARY_USER, env={"PYTHONPATH": path})
     (event,) = [e for e in run.events if e.kind == "graph_break"]
     assert event.gb_id == "GB0059"  # print
     user, library = api.placed(event, tmp_path)
@@ -152,6 +155,7 @@ def test_a_recompile_is_named_at_the_line_that_made_the_guard(tmp_path: Path) ->
     assert ("prog.py", 7) in by_line, [(frames(e), e.reason) for e in recompiles]
     assert by_line[("prog.py", 7)].guard == "scale == 1"
     assert by_line[("prog.py", 7)].frames[-1]["text"] == "if scale > 1:"
+    assert "Recompiling function" not in run.ended["stderr"]
 
 
 def test_a_shape_recompile_is_placed_at_the_compiled_function(tmp_path: Path) -> None:
@@ -220,6 +224,89 @@ def test_recording_in_process(tmp_path: Path) -> None:
     (event,) = [e for e in run.events if e.kind == "graph_break"]
     assert frames(event)[-1] == (Path(__file__).name, scaled.__code__.co_firstlineno + 1)
     torch._dynamo.reset()
+
+
+def test_the_text_logs_stand_in_for_structured_records_a_release_lacks(tmp_path: Path) -> None:
+    """With the structured graph-break and recompile records filtered out (as a release that
+    dropped or renamed them), the `graph_breaks` and `recompiles` text logs give the same events,
+    their stacks marked incomplete; with the records there, the text adds nothing."""
+    import logging
+
+    import torch
+
+    class WithoutRecords(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            artifact = getattr(record, "metadata", {}).get("artifact") or {}
+            return artifact.get("name") not in ("dynamo_graph_break_reason", "recompile_reasons")
+
+    def scaled(x: torch.Tensor, scale: int) -> torch.Tensor:
+        x = x + 1
+        if scale > 1:
+            x = x * scale
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+    def met(run_folder: Path) -> dict[tuple[str, int], api.RecordedEvent]:
+        events = api.read_run(run_folder).events
+        return {
+            (e.kind, e.frames[-1]["line"]): e for e in events if Path(e.frames[-1]["path"]).name == "test_record.py"
+        }
+
+    first = scaled.__code__.co_firstlineno
+    compiled = torch.compile(scaled, backend="eager")
+    trace = logging.getLogger("torch.__trace")
+    without = WithoutRecords()
+    runs = {}
+    for name in ("text", "records"):
+        torch._dynamo.reset()
+        torch._dynamo.utils.reset_graph_break_dup_checker()
+        if name == "text":
+            trace.addFilter(without)
+        try:
+            with graphmend.recording(tmp_path / name) as runs[name]:
+                for scale in (1, 2, 2):
+                    compiled(torch.ones(3), scale)
+        finally:
+            trace.removeFilter(without)
+    text, records = met(runs["text"]), met(runs["records"])
+    assert text.keys() == records.keys() >= {("graph_break", first + 4), ("recompile", first + 2)}, records
+    for key, event in text.items():
+        assert event.stack == "incomplete" and event.id == records[key].id and event.count == records[key].count
+    assert text["graph_break", first + 4].gb_id == "GB0170" and records["graph_break", first + 4].stack == "complete"
+    assert text["recompile", first + 2].guard == "scale == 1"
+    assert text["recompile", first + 2].frames[-1]["text"] == "if scale > 1:"
+    torch._dynamo.reset()
+
+
+def test_the_records_as_other_releases_write_them(tmp_path: Path) -> None:
+    """Record forms measured on torch 2.9.1 (and 2.13.0's skip): a frame Dynamo skips names its user
+    code before Dynamo's traceback and its reason in the exception; a recompile has no user stack, its
+    guard's comment names the line with the path shortened against torch's folder."""
+    from graphmend.record import trace
+
+    skip = (
+        "Graph break: skip: from user code at:\n"
+        '  File "/p/prog.py", line 18, in torch_dynamo_resume_in_forward_at_17\n'
+        "    head = hidden[: np.sum(PLAN)]\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/t/torch/_dynamo/convert_frame.py", line 1625, in __call__\n'
+        "    result = self._inner_convert(\n"
+        "torch._dynamo.exc.Unsupported: Dynamic slicing with Tensor arguments\n"
+        "  Explanation: Creating slices with Tensor arguments is not supported.\n\n"
+        " For more details about this graph break, please visit: "
+        "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0038.html\n"
+    )
+    event = trace.graph_break(skip, "2/0", {})
+    assert [(f.path, f.line, f.text) for f in event.frames] == [("/p/prog.py", 18, "head = hidden[: np.sum(PLAN)]")]
+    assert (event.gb_type, event.gb_id) == ("Dynamic slicing with Tensor arguments", "GB0038")
+    payload = '[\n"0/0: scale == 1' + " " * 47 + '# if scale > 1:  # gmv/rec.py:7 in scaled"\n]'
+    (guard,) = trace.recompile_reasons(payload, "0/1")
+    assert guard.stack == "incomplete" and guard.extra == {"guard": "scale == 1"}
+    code = (trace.Frame("/tmp/gmv/rec.py", 4, "scaled"),)
+    placed = trace.placed_in(guard, code)
+    assert [(f.path, f.line, f.text) for f in placed.frames] == [("/tmp/gmv/rec.py", 7, "if scale > 1:")]
+    assert trace.placed_in(guard, (trace.Frame("/tmp/other.py", 4, "f"),)).frames == guard.frames
 
 
 def test_an_imported_torch_trace_gives_the_same_events(tmp_path: Path) -> None:
@@ -298,7 +385,11 @@ def test_the_recorder_agrees_with_dynamos_graph_break_log_on_corpus_programs(
 ) -> None:
     """The structured trace against the independent graph_breaks text log on every tenth corpus
     program (`benchmarks/record_truth.py` runs all 125): the same break lines in the program, which
-    are its `# dynamo: break` marks."""
+    are its `# dynamo: break` marks. The marks are torch 2.13.0's; under another release the recorder
+    has every line the log has, and more only where 2.13.0 breaks: a frame the release skips
+    (2.9.1: `pos_numpy_sizes.py:18`) is a "skip" message the log's reading does not count."""
+    import torch
+
     monkeypatch.syspath_prepend(str(Path(__file__).parent.parent / "benchmarks"))
     from dynamo_harness import corpus_files, expected_break_lines, measure
     from record_truth import recorded_lines
@@ -307,7 +398,11 @@ def test_the_recorder_agrees_with_dynamos_graph_break_log_on_corpus_programs(
         program = program.resolve()
         with graphmend.recording(tmp_path / str(number)) as run:
             breaks, _ = measure(program)
-        assert recorded_lines(run, program) == {b.line for b in breaks} == expected_break_lines(program), program.name
+        recorded, logged, marks = recorded_lines(run, program), {b.line for b in breaks}, expected_break_lines(program)
+        if torch.__version__.startswith("2.13."):
+            assert recorded == logged == marks, program.name
+        else:
+            assert logged <= recorded <= logged | marks, program.name
 
 
 def test_the_ci_gate_passes_on_its_baseline_and_names_a_new_break(

@@ -61,7 +61,10 @@ class EventLog:
         self._seen: set[str] = set()
         self._hashes: dict[str, str | None] = {}
         self._registry: dict[str, str] | None = None
-        self._waiting: dict[str, list[Event]] = {}  # compile id → its recompiles with no user line
+        self._waiting: dict[str, list[Event]] = {}  # compile id → its recompiles with no user stack
+        self._structured: dict[str, set[tuple[str, str, int]]] = {}  # compile id → what its records gave
+        self._text: dict[str, list[tuple[str, str]]] = {}  # compile id → its text-log messages
+        self._stacks: dict[tuple[str, str, int], tuple[Frame, ...]] = {}  # a text-log break → its stack
         self.counts: dict[str, int] = {}
 
     # ------------------------------------------------------------------ records in
@@ -71,21 +74,53 @@ class EventLog:
         artifact = metadata.get("artifact")
         name = artifact.get("name") if isinstance(artifact, dict) else None
         if name == "dynamo_graph_break_reason" and payload:
-            self.add(trace.graph_break(payload, compile_id, self._gb_registry()))
+            event = trace.graph_break(payload, compile_id, self._gb_registry())
+            self._structured.setdefault(compile_id, set()).add(_site(event))
+            self.add(event)
         elif name == "recompile_reasons" and payload:
+            self._structured.setdefault(compile_id, set()).add((trace.RECOMPILE, "", 0))
             for event in trace.recompile_reasons(payload, compile_id):
-                if event.frames:
+                if event.frames and event.stack == "complete":
                     self.add(event)
-                else:  # a guard of the compiled frame: placed when its compile's metrics come
+                else:  # a guard with no user stack: placed when its compile's metrics come
                     self._waiting.setdefault(compile_id, []).append(event)
         else:
             metrics = metadata.get("compilation_metrics") or metadata.get("bwd_compilation_metrics")
             if isinstance(metrics, dict):
+                code = trace.code_frames(metrics)
                 for event in self._waiting.pop(compile_id, []):
-                    frames = tuple(_at_def(frame) for frame in trace.code_frames(metrics))
-                    self.add(replace(event, frames=frames, stack="incomplete"))
+                    self.add(_placed(event, code))
                 for event in trace.from_metrics(metrics, compile_id):
                     self.add(event)
+                self._settle(compile_id)
+
+    def text(self, artifact: str, message: str, compile_id: str) -> None:
+        """A message of the `graph_breaks` or `recompiles` text log, kept until its compile's
+        metrics: used only where no structured record of its kind came for that compile (and, for
+        a break, that site), as in a release that lacks the record."""
+        self._text.setdefault(compile_id, []).append((artifact, message))
+
+    def _settle(self, compile_id: str) -> None:
+        came = self._structured.pop(compile_id, set())
+        for artifact, message in self._text.pop(compile_id, []):
+            if artifact == "graph_breaks":
+                event = self._with_stack(trace.graph_break_text(message, compile_id, self._gb_registry()))
+                if _site(event) not in came:
+                    self.add(event)
+            elif (trace.RECOMPILE, "", 0) not in came:
+                code, events = trace.recompiles_text(message, compile_id)
+                for event in events:
+                    self.add(event if event.frames else _placed(event, code))
+
+    def _with_stack(self, event: Event) -> Event:
+        """The text log gives a repeated break's site alone: it takes the stack the first one gave."""
+        if not event.frames:
+            return event
+        key = (event.gb_type or event.reason, event.frames[-1].path, event.frames[-1].line)
+        if len(event.frames) > 1:
+            self._stacks[key] = event.frames
+            return event
+        return replace(event, frames=self._stacks.get(key, event.frames))
 
     def add(self, event: Event) -> None:
         """Write the event (or that it happened again)."""
@@ -121,6 +156,8 @@ class EventLog:
             for event in events:
                 self.add(replace(event, stack="incomplete"))
         self._waiting.clear()
+        for compile_id in list(self._text):
+            self._settle(compile_id)
         if self._out is None:
             self._write(None)
         if self._out is not None:
@@ -190,6 +227,20 @@ def _quoted(frame: Frame) -> Frame:
     if frame.text or frame.path.startswith("<"):
         return frame
     return replace(frame, text=linecache.getline(frame.path, frame.line).strip())
+
+
+def _site(event: Event) -> tuple[str, str, int]:
+    """What a text-log message is matched on: a break's innermost frame, a compile's recompile."""
+    frame = event.frames[-1] if event.frames and event.kind == trace.GRAPH_BREAK else None
+    return (event.kind, frame.path, frame.line) if frame else (event.kind, "", 0)
+
+
+def _placed(event: Event, code: tuple[Frame, ...]) -> Event:
+    """A recompile with no user stack: at the line its guard's comment names (torch 2.9), else at
+    the compiled function's `def` (a shape guard belongs to the whole function)."""
+    if event.frames:
+        return trace.placed_in(event, code)
+    return replace(event, frames=tuple(_at_def(frame) for frame in code), stack="incomplete")
 
 
 def _at_def(frame: Frame) -> Frame:

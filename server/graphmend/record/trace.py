@@ -11,6 +11,10 @@ tlparse reads). Three kinds say what went wrong, at the user's lines:
 - `compilation_metrics`: one per compile: the compiled code's file and first line, a compile
   failure (`fail_type`, `fail_reason`, `fail_user_frame_*`) and `cudagraph_skip_reason`.
 
+Where a release lacks one of these records, the same facts come from the `graph_breaks` and
+`recompiles` text logs (`graph_break_text`, `recompiles_text`): the same texts, less the stack of a
+repeated break.
+
 None of this is a promised interface (docs/record.md says what was measured on which release), so
 the parsing keys on the few anchors torch's own tests pin ("Graph break in user code at", "User
 code traceback:", "Traceback (most recent call last):") and keeps what it cannot parse as text.
@@ -20,12 +24,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 _FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
 _GB_URL = re.compile(r"/gb/gb(\d{4})\.html")
-_SITE = re.compile(r"Graph break in user code at (?P<path>.+):(?P<line>\d+)$", re.M)
+_SITE = re.compile(
+    r"Graph break (?:\(user stack suppressed [^)]*\) )?in user code at (?P<path>.+):(?P<line>\d+)$", re.M
+)
 _COMPILE_ID = re.compile(r"^\s*\d+/\d+:\s*")
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*: ")  # "torch._dynamo.exc.Unsupported: "
+_GUARD_SITE = re.compile(r"^(?P<path>.+):(?P<line>\d+) in (?P<func>\S+)$")
+_RECOMPILING = re.compile(r"^Recompiling function (?P<func>\S+) in (?P<path>.+):(?P<line>\d+)$")
+_TRACEBACK = "\nTraceback (most recent call last):"
 
 GRAPH_BREAK = "graph_break"
 RECOMPILE = "recompile"
@@ -51,7 +61,7 @@ class Event:
     gb_type: str | None = None  # the break type (the first line of the innermost reason block)
     gb_id: str | None = None  # its page, "GB0170" (from the URL, else from the registry by type)
     compile_id: str = ""  # "frame/compile" of the compile that logged it
-    stack: str = "complete"  # "incomplete": the frames are only where the compiled code starts
+    stack: str = "complete"  # "incomplete": not the whole user stack (the compiled code's start, a text log)
     extra: dict[str, str] = field(default_factory=dict, compare=False)  # e.g. a recompile's guard
 
 
@@ -78,17 +88,17 @@ def _innermost_reason(text: str) -> tuple[str | None, str]:
         first = next((line.strip() for line in lines if line.strip()), "")
         return None, first
     at = explanations[-1]
-    gb_type = next((lines[n].strip() for n in range(at - 1, -1, -1) if lines[n].strip()), None)
+    gb_type = next((_EXCEPTION.sub("", lines[n].strip()) for n in range(at - 1, -1, -1) if lines[n].strip()), None)
     explanation = lines[at].strip().removeprefix("Explanation:").strip()
     return gb_type, f"{gb_type}: {explanation}" if gb_type else explanation
 
 
 def graph_break(payload: str, compile_id: str, registry: dict[str, str]) -> Event:
-    """A `dynamo_graph_break_reason` artifact as an event (the frames: the user traceback)."""
-    head, _, rest = payload.partition("\nUser code traceback:\n")
-    traceback_text = rest.split("\nTraceback (most recent call last):", 1)[0]
-    frames = frames_of(traceback_text)
-    if not frames:  # no traceback: the site line alone
+    """A `dynamo_graph_break_reason` artifact as an event (the frames: the user traceback; a frame
+    Dynamo skips names its user code before Dynamo's own traceback, and its reason after)."""
+    head, marker, rest = payload.partition("\nUser code traceback:\n")
+    frames = frames_of((rest if marker else head).split(_TRACEBACK, 1)[0])
+    if not frames:  # no traceback (a repeated break in the text log): the site line alone
         site = _SITE.search(head)
         frames = (Frame(site["path"], int(site["line"]), ""),) if site else ()
     gb_type, reason = _innermost_reason(head.split("Graph Break Reason:", 1)[-1])
@@ -107,13 +117,55 @@ def recompile_reasons(payload: str, compile_id: str) -> list[Event]:
             reasons = [payload]
     else:
         reasons = [payload]
-    events = []
-    for text in reasons:
-        guard_text, _, stack = text.partition("\nUser stack trace:\n")
-        guard = _COMPILE_ID.sub("", guard_text.split("  #", 1)[0]).strip() or guard_text.strip()
-        frames = frames_of(stack)
-        events.append(Event(RECOMPILE, f"guard failed: {guard}", frames, compile_id=compile_id, extra={"guard": guard}))
-    return events
+    return [_recompile(text, compile_id) for text in reasons]
+
+
+def _recompile(text: str, compile_id: str) -> Event:
+    """One failed guard: its user stack where torch gives one (2.13, 2.14), else the line its comment
+    names (2.9.1: `scale == 1  # if scale > 1:  # dir/prog.py:7 in scaled`, the path shortened against
+    torch's folder: `placed_in` completes it), with the stack marked incomplete."""
+    guard_text, _, stack = text.partition("\nUser stack trace:\n")
+    guard = _COMPILE_ID.sub("", guard_text.split("  #", 1)[0]).strip() or guard_text.strip()
+    event = Event(RECOMPILE, f"guard failed: {guard}", frames_of(stack), compile_id=compile_id, extra={"guard": guard})
+    _, *comment = (guard_text.splitlines() or [""])[0].split("  # ")
+    site = _GUARD_SITE.match(comment[-1].strip()) if comment and not event.frames else None
+    if site is None:
+        return event
+    quoted = "  # ".join(comment[:-1]).strip()
+    return replace(event, frames=(Frame(site["path"], int(site["line"]), site["func"], quoted),), stack="incomplete")
+
+
+def placed_in(event: Event, code: tuple[Frame, ...]) -> Event:
+    """A recompile at the line its guard's comment names, in the compiled code's file when the
+    comment's shortened path is the end of that file's (else as the comment names it)."""
+    if event.stack != "incomplete" or len(event.frames) != 1 or not code:
+        return event
+    frame, path = event.frames[0], code[0].path
+    if path == frame.path or path.endswith("/" + frame.path):
+        return replace(event, frames=(replace(frame, path=path),))
+    return event
+
+
+def graph_break_text(message: str, compile_id: str, registry: dict[str, str]) -> Event:
+    """A `graph_breaks` text-log message (the artifact's text less Dynamo's traceback; a repeated
+    break gives only its site) as an event whose stack is marked incomplete."""
+    return replace(graph_break(message, compile_id, registry), stack="incomplete")
+
+
+def recompiles_text(message: str, compile_id: str) -> tuple[tuple[Frame, ...], list[Event]]:
+    """A `recompiles` text-log message: the compiled function's first line, and each failed guard
+    as an event whose stack is marked incomplete."""
+    lines = message.splitlines()
+    header = _RECOMPILING.match(lines[0].strip()) if lines else None
+    code = (Frame(header["path"], int(header["line"]), header["func"]),) if header else ()
+    reasons: list[list[str]] = []
+    for line in lines[2:]:  # after "triggered by the following guard failure(s):", "    - " and a line
+        text = line.removeprefix("    - ")
+        if _COMPILE_ID.match(text) or not reasons:
+            reasons.append([])
+        reasons[-1].append(text)
+    events = [placed_in(_recompile("\n".join(reason), compile_id), code) for reason in reasons]
+    return code, [replace(event, stack="incomplete") for event in events]
 
 
 def from_metrics(metrics: dict[str, object], compile_id: str) -> list[Event]:
