@@ -3,6 +3,7 @@
     python -m venv /tmp/t291 && /tmp/t291/bin/pip install torch==2.9.1 numpy libcst==1.9.0
     python -m venv /tmp/t214 && /tmp/t214/bin/pip install torch==2.14.1 numpy libcst==1.9.0
     python benchmarks/torch_versions.py /tmp/t291/bin/python /tmp/t214/bin/python .venv/bin/python [--json OUT]
+    python benchmarks/torch_versions.py --record /tmp/t291/bin/python /tmp/t214/bin/python .venv/bin/python
 
 Each interpreter is its own environment, never the test one. In a subprocess of each, every
 program of `tests/dynamo_corpus/` runs under that torch (`dynamo_harness.measure`: the graph_breaks
@@ -10,6 +11,10 @@ log on inputs that take every branch). Then graphmend checks each program with `
 to that release. Per release: the lines where Dynamo's breaks differ from the corpus's
 `# dynamo: break` marks (which are torch 2.13.0's), and graphmend's misses (Dynamo breaks, graphmend
 is silent) and false alarms (graphmend reports a line where Dynamo does not break).
+
+With `--record`, each environment runs the recorder's tests instead (`tests/test_record.py`, real
+Dynamo under that torch, graphmend from this tree on PYTHONPATH; the environment needs pytest, and
+transformers 4.49.0 for the corpus programs that import it): each test's outcome per release.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT / "tests")]
@@ -86,15 +92,57 @@ def compare(record: dict) -> dict:
     }
 
 
+def record_tests(python: str) -> dict:
+    """tests/test_record.py in the release's environment: each test's outcome."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+    version = subprocess.run(
+        [python, "-c", "import torch; print(torch.__version__)"], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as folder:
+        report = Path(folder) / "junit.xml"
+        subprocess.run(
+            [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={report}", "tests/test_record.py"],
+            cwd=ROOT, env=env, capture_output=True, check=False,
+        )  # fmt: skip
+        if not report.exists():
+            raise SystemExit(f"{python}: pytest did not run tests/test_record.py")
+        cases = ElementTree.parse(report).getroot().iter("testcase")
+        outcomes = {str(case.get("name")): _outcome(case) for case in cases}
+    return {"torch": version, "tests": outcomes}
+
+
+def _outcome(case: ElementTree.Element) -> str:
+    for tag in ("failure", "error", "skipped"):
+        found = case.find(tag)
+        if found is not None:
+            message = (found.get("message") or "").splitlines()
+            return f"{tag}: {message[0][:120]}" if message else tag
+    return "passed"
+
+
+def print_record_tests(results: list[dict]) -> None:
+    print("| test | " + " | ".join(r["torch"] for r in results) + " |")
+    print("|---" * (len(results) + 1) + "|")
+    for name in dict.fromkeys(name for r in results for name in r["tests"]):
+        print(f"| `{name}` | " + " | ".join(r["tests"].get(name, "not run") for r in results) + " |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pythons", nargs="*", help="interpreters of the environments, one torch release each")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--record", action="store_true", help="run tests/test_record.py in each environment")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         worker(args.worker)
         return 0
+    if args.record:
+        outcomes = [record_tests(python) for python in args.pythons]
+        print_record_tests(outcomes)
+        if args.json is not None:
+            args.json.write_text(json.dumps(outcomes, indent=1))
+        return 1 if any(o.startswith(("failure", "error")) for r in outcomes for o in r["tests"].values()) else 0
     results = [compare(measure_release(python)) for python in args.pythons]
     print("| torch | programs | lines that differ from 2.13.0's marks | graphmend misses | false alarms |")
     print("|---|---|---|---|---|")
