@@ -4,10 +4,12 @@ Each program is run for real under the recorder (`graphmend record -- python PRO
 recorder in every Python process through its sitecustomize), and the run read back: graph breaks
 in user code and in a library written to a temporary site folder, a repeated break (one event,
 counted), a Python-int recompile at the line that made the guard, a shape recompile at the compiled
-function, a compile failure, a subprocess, a crash (what came before is kept), the in-process
-`recording()` of a notebook or test, a TORCH_TRACE folder of the same program imported into the
-same events, and the text logs standing in for structured records a release lacks. The file also
-passes under torch 2.9.1 and 2.14.1 (`benchmarks/torch_versions.py --record`)."""
+function, a torch module rebuilt per step recompiling at the user's call, a break under a `forward`
+calling a `forward` (torch's first traceback loses the caller) at the user's call, a compile
+failure, a subprocess, a crash (what came before is kept), the in-process `recording()` of a
+notebook or test, a TORCH_TRACE folder of the same program imported into the same events, and the
+text logs standing in for structured records a release lacks. The file also passes under torch
+2.9.1 and 2.14.1 (`benchmarks/torch_versions.py --record`)."""
 
 from __future__ import annotations
 
@@ -171,6 +173,63 @@ def test_a_shape_recompile_is_placed_at_the_compiled_function(tmp_path: Path) ->
     (event,) = [e for e in run.events if e.kind == "recompile"]
     assert "size mismatch at index 0. expected 2, actual 3" in event.reason
     assert frames(event) == [("prog.py", 5)] and event.stack == "incomplete"  # no user line: the function's
+
+
+def test_a_torch_module_rebuilt_per_step_recompiles_at_the_users_line(tmp_path: Path) -> None:
+    program = (
+        "import torch\n\n"
+        "x = torch.ones(2, 4)\n"
+        "for slope in (0.1, 0.2):\n"
+        '    torch.compile(torch.nn.LeakyReLU(slope), backend="eager")(x)\n'  # line 5: the rebuild
+    )
+    run = record(tmp_path, program)
+    (event,) = [e for e in run.events if e.kind == "recompile"]
+    assert event.guard == "fn.negative_slope == 0.1"
+    user, guard = api.placed(event, tmp_path)  # the guard is made in torch's forward, the call is the user's
+    assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 5)
+    assert user["text"] == 'torch.compile(torch.nn.LeakyReLU(slope), backend="eager")(x)'
+    assert guard is not None and guard["path"].endswith("torch/nn/modules/activation.py")
+
+
+SAME_NAMED_FORWARDS = """\
+import torch
+import pairlib
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pairs = pairlib.Pairs()
+
+    def forward(self, x):
+        return self.pairs(x * 2)
+
+
+torch.compile(Model(), backend="eager")(torch.randn(8))
+"""  # the user's call: line 11; the break: pairlib/__init__.py line 6
+
+PAIRLIB = """\
+import torch
+
+
+class Pairs(torch.nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0)[0]
+"""
+
+
+def test_a_break_under_a_forward_calling_a_forward_is_placed_at_the_users_call(tmp_path: Path) -> None:
+    # the first compile's traceback loses the user's `forward` (torch collapses a frame into the
+    # same-named one it calls); the later compile's has it: one break, at the user's call
+    site = tmp_path / "site" / "site-packages"
+    (site / "pairlib").mkdir(parents=True)
+    (site / "pairlib" / "__init__.py").write_text(PAIRLIB)
+    run = record(tmp_path, SAME_NAMED_FORWARDS, env={"PYTHONPATH": str(site)})
+    (event,) = [e for e in run.events if e.kind == "graph_break"]
+    user, library = api.placed(event, tmp_path)
+    assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 11)
+    assert library is not None and library["path"].endswith("pairlib/__init__.py") and library["line"] == 6
+    assert event.count >= 2
 
 
 def test_a_compile_failure(tmp_path: Path) -> None:

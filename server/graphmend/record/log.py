@@ -61,7 +61,7 @@ class EventLog:
         self._seen: set[str] = set()
         self._hashes: dict[str, str | None] = {}
         self._registry: dict[str, str] | None = None
-        self._waiting: dict[str, list[Event]] = {}  # compile id → its recompiles with no user stack
+        self._waiting: dict[str, list[Event]] = {}  # compile id → its recompiles, until its metrics
         self._structured: dict[str, set[tuple[str, str, int]]] = {}  # compile id → what its records gave
         self._text: dict[str, list[tuple[str, str]]] = {}  # compile id → its text-log messages
         self._stacks: dict[tuple[str, str, int], tuple[Frame, ...]] = {}  # a text-log break → its stack
@@ -79,17 +79,17 @@ class EventLog:
             self.add(event)
         elif name == "recompile_reasons" and payload:
             self._structured.setdefault(compile_id, set()).add((trace.RECOMPILE, "", 0))
-            for event in trace.recompile_reasons(payload, compile_id):
-                if event.frames and event.stack == "complete":
-                    self.add(event)
-                else:  # a guard with no user stack: placed when its compile's metrics come
-                    self._waiting.setdefault(compile_id, []).append(event)
+            # the guard's own stack starts in the compiled code: the call that led there comes with
+            # the compile's metrics (a library's function recompiling is placed at the user's call)
+            self._waiting.setdefault(compile_id, []).extend(trace.recompile_reasons(payload, compile_id))
         else:
             metrics = metadata.get("compilation_metrics") or metadata.get("bwd_compilation_metrics")
             if isinstance(metrics, dict):
                 code = trace.code_frames(metrics)
                 for event in self._waiting.pop(compile_id, []):
-                    self.add(_placed(event, code))
+                    calls = tuple(_quoted(frame) for frame in trace.call_frames(metrics))
+                    placed = event if event.frames and event.stack == "complete" else _placed(event, code)
+                    self.add(replace(placed, frames=calls + placed.frames))
                 for event in trace.from_metrics(metrics, compile_id):
                     self.add(event)
                 self._settle(compile_id)
@@ -154,7 +154,7 @@ class EventLog:
         process that met nothing."""
         for events in self._waiting.values():
             for event in events:
-                self.add(replace(event, stack="incomplete"))
+                self.add(event if event.frames else replace(event, stack="incomplete"))
         self._waiting.clear()
         for compile_id in list(self._text):
             self._settle(compile_id)
@@ -223,7 +223,8 @@ def _frame_json(frame: Frame) -> dict[str, Any]:
 
 def _quoted(frame: Frame) -> Frame:
     """The frame with its source line's text, read from the file when the record quoted none (a
-    compile failure's frame): what finds the line again after an edit (`runs.current_line`)."""
+    compile failure's frame, the calls metrics name): what finds the line again after an edit
+    (`runs.current_line`)."""
     if frame.text or frame.path.startswith("<"):
         return frame
     return replace(frame, text=linecache.getline(frame.path, frame.line).strip())

@@ -114,7 +114,38 @@ def read_run(path: Path) -> Run:
         ended = json.loads((path / "run.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
-    return Run(path, list(events.values()), headers, ended)
+    return Run(path, _merge_collapsed(list(events.values())), headers, ended)
+
+
+def _site(frame: dict[str, Any]) -> tuple[str, int, str]:
+    return frame["path"], frame["line"], frame.get("func", "")
+
+
+def _collapsed(short: list[dict[str, Any]], full: list[dict[str, Any]]) -> bool:
+    """Whether `short` is `full` less one run of frames whose first is named like the frame after
+    it: what torch's `collapse_resume_frames` makes of a `forward` calling another `forward` in the
+    first compile of a frame (the caller, the user's line, is dropped; a later compile logs the
+    same break with it)."""
+    if len(full) <= len(short):
+        return False
+    shorts, fulls = [_site(f) for f in short], [_site(f) for f in full]
+    start = next((n for n, (a, b) in enumerate(zip(shorts, fulls)) if a != b), len(shorts))
+    gap = len(fulls) - len(shorts)
+    return start < len(shorts) and shorts[start:] == fulls[start + gap :] and fulls[start][2] == shorts[start][2]
+
+
+def _merge_collapsed(events: list[RecordedEvent]) -> list[RecordedEvent]:
+    """Each graph break seen through a collapsed stack counted in the same break with its full stack."""
+    breaks = [e for e in events if e.kind == "graph_break"]
+    kept = []
+    for event in events:
+        full = next((o for o in breaks if o.reason == event.reason and _collapsed(event.frames, o.frames)), None)
+        if event.kind != "graph_break" or full is None:
+            kept.append(event)
+        else:
+            full.count += event.count
+            full.processes |= event.processes
+    return kept
 
 
 def newest_run(root: Path) -> Path | None:

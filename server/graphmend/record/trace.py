@@ -8,8 +8,9 @@ tlparse reads). Three kinds say what went wrong, at the user's lines:
   through the user's call to the library line;
 - `recompile_reasons` (an artifact): the guard that failed, with a "User stack trace" when a source
   line made the guard (a shape guard has none: it belongs to the compiled frame);
-- `compilation_metrics`: one per compile: the compiled code's file and first line, a compile
-  failure (`fail_type`, `fail_reason`, `fail_user_frame_*`) and `cudagraph_skip_reason`.
+- `compilation_metrics`: one per compile: the stack that called the compiled code, the compiled
+  code's file and first line, a compile failure (`fail_type`, `fail_reason`, `fail_user_frame_*`)
+  and `cudagraph_skip_reason`.
 
 Where a release lacks one of these records, the same facts come from the `graph_breaks` and
 `recompiles` text logs (`graph_break_text`, `recompiles_text`): the same texts, less the stack of a
@@ -36,6 +37,7 @@ _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*: ")  # "torch._dynamo
 _GUARD_SITE = re.compile(r"^(?P<path>.+):(?P<line>\d+) in (?P<func>\S+)$")
 _RECOMPILING = re.compile(r"^Recompiling function (?P<func>\S+) in (?P<path>.+):(?P<line>\d+)$")
 _TRACEBACK = "\nTraceback (most recent call last):"
+_STACK_ENTRY = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*?), Filename: (?P<path>.+)$")
 
 GRAPH_BREAK = "graph_break"
 RECOMPILE = "recompile"
@@ -190,6 +192,15 @@ def from_metrics(metrics: dict[str, object], compile_id: str) -> list[Event]:
             Event(CUDAGRAPH_SKIP, text.strip(), frames_of(found) or code_frames(metrics), compile_id=compile_id)
         )
     return events
+
+
+def call_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:
+    """The frames that called a compile's code (its `stack_trace`, outermost first, without the
+    compiled code's own first line, its last entry): where the user's call is when the compiled
+    function is a library's or torch's."""
+    entries = metrics.get("stack_trace")
+    found = [_STACK_ENTRY.match(str(e)) for e in entries[:-1]] if isinstance(entries, list) else []
+    return tuple(Frame(m["path"], int(m["line"]), m["func"]) for m in found if m)
 
 
 def code_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:
