@@ -66,18 +66,24 @@ def _run(model: Any, batches: list[tuple[Any, ...]]) -> None:
                 first.float().sum().backward()
 
 
-def worker(program: Path, site: Path, out: Path) -> None:
-    import logging
-
-    import torch
-    import transformers
-
+def load(program: Path, site: Path) -> Any:
+    """The program imported as a module, with SITE's libraries first on the path."""
     sys.path.insert(0, str(site))
     spec = importlib.util.spec_from_file_location(program.stem, program)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[program.stem] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def worker(program: Path, site: Path, out: Path) -> None:
+    import logging
+
+    import torch
+    import transformers
+
+    module = load(program, site)
     compiled, batches = module.model, module.inputs()
     eager = compiled._orig_mod
     roots = (
@@ -127,10 +133,12 @@ def worker(program: Path, site: Path, out: Path) -> None:
 # ---------------------------------------------------------------- the driver
 
 
-def measure(program: Path, site: Path, out: Path, timeout: float) -> dict[str, Any]:
+def measure(program: Path, site: Path, out: Path, timeout: float, wrapper: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The worker's record for `program`, run in a fresh process (under `wrapper`, a command prefix
+    such as `graphmend record --out RUN --`, when given)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
-        [sys.executable, __file__, "--worker", str(program), str(site), str(out)],
+        [*wrapper, sys.executable, __file__, "--worker", str(program), str(site), str(out)],
         capture_output=True,
         text=True,
         timeout=timeout,
