@@ -10,6 +10,13 @@ the program where the log attributes a break, the lines where the recorder place
 innermost frame in the program's file), and the corpus's `# dynamo: break` marks. Printed: recall
 and precision of the recorder's distinct break lines against the log's and against the marks, and
 every program where they differ.
+
+    python benchmarks/record_truth.py --recompiles
+
+Each program of `benchmarks/record_recompiles/` runs in this process under `graphmend.recording()`;
+printed per program: the lines where the recorder places its recompiles (`runs.placed`, the
+program's folder as the project) against its `# recompile` marks, with the library's line when the
+guard was made in one.
 """
 
 from __future__ import annotations
@@ -56,10 +63,39 @@ def recorded_project_sites(run: Path, folder: Path) -> set[tuple[str, int]]:
     return sites
 
 
+def recompiles() -> int:
+    """The recompile programs' placed lines against their marks; 1 when any differs."""
+    import runpy
+
+    import torch
+
+    import graphmend
+    from graphmend import api
+
+    differ = 0
+    with tempfile.TemporaryDirectory(prefix="graphmend-recompiles-") as scratch:
+        for program in sorted((ROOT / "benchmarks" / "record_recompiles").glob("*.py")):
+            marks = [n for n, text in enumerate(program.read_text().splitlines(), 1) if text.endswith("# recompile")]
+            torch._dynamo.reset()
+            with graphmend.recording(Path(scratch) / program.stem) as run:
+                runpy.run_path(str(program), run_name="__main__")
+            placed = [(api.placed(e, program.parent), e) for e in api.read_run(run).events if e.kind == "recompile"]
+            lines = sorted({user["line"] for (user, _), _ in placed if user is not None})
+            differ += lines != marks or len(lines) != len(placed)
+            print(f"{program.name}: marks {marks}, recompiles placed at:")
+            for (user, library), event in placed:
+                guard = f" (guard at {library['path']}:{library['line']})" if library else ""
+                print(f"  {user['line'] if user else None}{guard}, met {event.count}x: {event.reason}")
+    return int(differ > 0)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--recompiles", action="store_true", help="the recompile programs instead of the corpus")
     args = parser.parse_args()
+    if args.recompiles:
+        return recompiles()
     from dynamo_harness import (
         corpus_files,
         expected_break_lines,
