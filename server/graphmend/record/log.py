@@ -86,13 +86,13 @@ class EventLog:
             metrics = metadata.get("compilation_metrics") or metadata.get("bwd_compilation_metrics")
             if isinstance(metrics, dict):
                 code = trace.code_frames(metrics)
+                calls = tuple(_quoted(frame) for frame in trace.call_frames(metrics))
                 for event in self._waiting.pop(compile_id, []):
-                    calls = tuple(_quoted(frame) for frame in trace.call_frames(metrics))
                     placed = event if event.frames and event.stack == "complete" else _placed(event, code)
                     self.add(replace(placed, frames=calls + placed.frames))
                 for event in trace.from_metrics(metrics, compile_id):
                     self.add(event)
-                self._settle(compile_id)
+                self._settle(compile_id, calls)
 
     def text(self, artifact: str, message: str, compile_id: str) -> None:
         """A message of the `graph_breaks` or `recompiles` text log, kept until its compile's
@@ -100,7 +100,9 @@ class EventLog:
         a break, that site), as in a release that lacks the record."""
         self._text.setdefault(compile_id, []).append((artifact, message))
 
-    def _settle(self, compile_id: str) -> None:
+    def _settle(self, compile_id: str, calls: tuple[Frame, ...] = ()) -> None:
+        """The compile's text-log messages that no structured record stood for, as events; a
+        recompile under the `calls` that led to the compiled code, as a record's would be."""
         came = self._structured.pop(compile_id, set())
         for artifact, message in self._text.pop(compile_id, []):
             if artifact == "graph_breaks":
@@ -110,7 +112,8 @@ class EventLog:
             elif (trace.RECOMPILE, "", 0) not in came:
                 code, events = trace.recompiles_text(message, compile_id)
                 for event in events:
-                    self.add(event if event.frames else _placed(event, code))
+                    placed = event if event.frames else _placed(event, code)
+                    self.add(replace(placed, frames=calls + placed.frames))
 
     def _with_stack(self, event: Event) -> Event:
         """The text log gives a repeated break's site alone: it takes the stack the first one gave."""
