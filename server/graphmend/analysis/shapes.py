@@ -72,8 +72,8 @@ def elementwise_bases(
     expr: ast.expr, analysis: FunctionAnalysis, resolve: Callable[[str], Signature | None] | None = None
 ) -> Signature | None:
     """The tensors `expr` is computed from elementwise, and what may change their dtype
-    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5` and `torch.sigmoid(x)` → ({x}, {float}): a float
-    literal or a floating function makes integer tensors float; `mask * 2` → ({mask}, {int}): a
+    (`x_1 + y_1` → ({x_1, y_1}, {}); `x * 0.5`, `x / 2` and `torch.sigmoid(x)` → ({x}, {float}): a
+    float literal, true division or a floating function makes integer tensors float; `mask * 2` → ({mask}, {int}): a
     number makes a bool tensor int64, and changes no other dtype); None when it is not plainly
     elementwise. Two values with equal signatures have the same shape and dtype, so `torch.where`
     neither broadcasts nor promotes either of them. `resolve` gives the signature a local name
@@ -95,7 +95,8 @@ def elementwise_bases(
         name = dotted(expr)
         return None if name is None else _opaque(name)
     parts: list[ast.expr]
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult)):
+    selection = False  # `torch.where(cond, a, b)`: promotes like `a + b`
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
         parts = [expr.left, expr.right]
     elif isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
         parts = [expr.operand]
@@ -106,17 +107,26 @@ def elementwise_bases(
             if qualname
             else (expr.func.attr if isinstance(expr.func, ast.Attribute) else None)
         )
-        if name not in _ELEMENTWISE or any(k.arg not in _BOUND_KEYWORDS.get(name, ()) for k in expr.keywords):
+        if qualname == "torch.where" and len(expr.args) == 3 and not expr.keywords:
+            # A selection on one element is one of its values, broadcast and promoted as `a + b` is
+            # (what a predicated `if` inside another one leaves: the outer rewrite compares it)
+            if not is_scalar_condition(expr.args[0], analysis):
+                return None
+            parts, selection = list(expr.args[1:]), True
+        elif name not in _ELEMENTWISE or any(k.arg not in _BOUND_KEYWORDS.get(name, ()) for k in expr.keywords):
             return None
-        parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
-        parts.extend(k.value for k in expr.keywords)
+        else:
+            parts = list(expr.args) if qualname else [expr.func.value, *expr.args]  # type: ignore[attr-defined]
+            parts.extend(k.value for k in expr.keywords)
     else:
         return None
     bases: set[str] = set()
     literals: set[str] = set()
-    if isinstance(expr, ast.Call) and name in _FLOATING:
-        literals.add("float")
-    if isinstance(expr, ast.BinOp) and any(analysis.kind(p) is Kind.BOOL_TENSOR for p in parts):
+    if (isinstance(expr, ast.Call) and name in _FLOATING) or (
+        isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div)
+    ):
+        literals.add("float")  # true division too: an integer tensor divided is floating
+    if (isinstance(expr, ast.BinOp) or selection) and any(analysis.kind(p) is Kind.BOOL_TENSOR for p in parts):
         if any(not analysis.kind(p).is_tensor for p in parts):
             literals.add("int")  # bool tensor and a number
     for part in parts:
