@@ -177,6 +177,17 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
         )
     if plan.helper is not None and _may_raise_after(call, analysis):
         plan.reasons.append(LOST_IF_RAISES)
+    changing = _guarded_numbers(call, analysis)
+    if changing:
+        names = ", ".join(f"`{name}`" for name, _ in changing)
+        known = all(number for _, number in changing)
+        plan.reasons.append(
+            f"{'' if known else 'if '}{names} {'are' if len(changing) > 1 else 'is'} a Python number"
+            f"{'' if len(changing) == 1 else 's'}{':' if known else ','} Dynamo guards on "
+            f"{'its' if len(changing) == 1 else 'their'} value once the message is formatted in the graph, and a "
+            "new value compiles the function again (pass it as a tensor, or format the message outside the "
+            "compiled code)"
+        )
     if plan.helper is not None and frame == MAYBE_INLINED:
         plan.reasons.append(
             "if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
@@ -457,6 +468,28 @@ def _elementwise_on_a_tensor(call: ast.Call, analysis: FunctionAnalysis) -> bool
         and not call.args
         and analysis.kind(func.value) is Kind.TENSOR
     )
+
+
+def _guarded_numbers(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[str, bool]]:
+    """The compiled function's parameters a message reads that may be Python numbers (neither a
+    tensor nor a known object), each with whether it is known to be one: the break ran the message
+    eagerly, but a message kept in the graph makes Dynamo guard on such a value, and a value that
+    changes between calls recompiles."""
+    function = analysis.function
+    if function is None:
+        return []
+    found: dict[str, bool] = {}
+    for value in _printed_values(call):
+        for node in walk(value):
+            if (
+                isinstance(node, ast.Name)
+                and node.id in function.parameter_names
+                and node.id not in ("self", "cls")
+                and not analysis.kind(node).is_tensor
+                and analysis.kind(node) not in (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY, Kind.NONE)
+            ):
+                found[node.id] = analysis.kind(node) is Kind.PYTHON
+    return list(found.items())
 
 
 def _printed_values(call: ast.Call) -> list[ast.expr]:
