@@ -305,6 +305,8 @@ def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
             done.failed = done.failed or result.internal_error
             done.remaining += len(result.remaining)
             continue
+        if not result.converged:
+            print(f"graphmend: warning: {path}: {_NOT_CONVERGED}", file=sys.stderr)
         if result.fixed != result.original:
             done.applied += result.applied
             done.changed = True
@@ -373,6 +375,8 @@ def _fix_stdin(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if result.error is not None:
         print(f"graphmend: warning: {path}: {result.error}", file=sys.stderr)
+    if not result.converged:
+        print(f"graphmend: warning: {path}: {_NOT_CONVERGED}", file=sys.stderr)
     print(
         f"{'Would fix' if args.diff else 'Fixed'} {plural(result.applied, 'graph break')}; "
         f"{len(result.remaining)} remaining.",
@@ -608,6 +612,9 @@ def _what_it_is(code: str) -> str:
     if rule is not None and rule.family is api.Family.CUDA_GRAPHS:
         return "CUDA-graph or recompilation issue"
     return _NOT_BREAKS.get(code, "graph break")
+
+
+_NOT_CONVERGED = "fixes still applied in the last round allowed; run `graphmend fix` again for the rest"
 
 
 def _summary(findings: list[Finding], files: int, fixed: int | None = None, unsafe_fixes: bool = False) -> str:

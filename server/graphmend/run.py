@@ -405,7 +405,7 @@ def attach_called_findings(
     return [FileResult(Path(path), diagnostics) for path, diagnostics in own.items() if diagnostics]
 
 
-MAX_FIX_ROUNDS = 10
+MAX_FIX_ROUNDS = 100  # as Ruff: nested `if`s are fixed one level per round, inner first
 
 
 @dataclass(frozen=True)
@@ -417,6 +417,7 @@ class FixResult:
     remaining: tuple[Diagnostic, ...]  # what is still reported in the fixed text
     error: str | None = None
     internal_error: bool = False  # the error is graphmend's own bug (a rewrite that did not parse)
+    converged: bool = True  # False: fixes still applied after MAX_FIX_ROUNDS rounds (run `fix` again)
 
 
 def fix_source(
@@ -457,6 +458,10 @@ def fix_source(
             )
         current, applied = candidate, applied + count
         diagnostics = _checked_with_run(current, path, settings, context)
+    else:  # every round applied something: more may be left
+        return FixResult(
+            path, text, current, applied, tuple(diagnostics), converged=not _fixes_to_apply(diagnostics, unsafe)
+        )
     return FixResult(path, text, current, applied, tuple(diagnostics))
 
 
@@ -570,4 +575,5 @@ def fix_notebook_text(
         return FixResult(path, text, text, 0, tuple(check_notebook(notebook, path, settings, context)), str(error))
     fixed = notebook.with_sources(changed) if changed else text
     after = notebook_from_text(fixed) if changed else notebook
-    return FixResult(path, text, fixed, result.applied, tuple(check_notebook(after, path, settings, context)))
+    left = tuple(check_notebook(after, path, settings, context))
+    return FixResult(path, text, fixed, result.applied, left, converged=result.converged)
