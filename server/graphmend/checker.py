@@ -11,6 +11,7 @@ from pathlib import Path
 from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
 from .diagnostics import Diagnostic, FindingData, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
+from .fixes.text import keep_lost_comments
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
 from .project.library_calls import call_site_diagnostics
@@ -294,7 +295,7 @@ class _Collector:
             return Refusal(f"internal error while computing it ({type(error).__name__})")
         if isinstance(outcome, Fix) and context.torch_import_requested:
             outcome = replace(outcome, edits=(context.torch_import_edit(), *outcome.edits))
-        return outcome
+        return keep_lost_comments(outcome, context) if isinstance(outcome, Fix) else outcome
 
     def _related(self, reach: Reach) -> RelatedLocation:
         entry = reach.entry

@@ -66,6 +66,25 @@ class SourceText:
         return Range(start, end)
 
     @cached_property
+    def comments(self) -> list[tuple[Position, str]]:
+        """Every comment (where it starts, its text), for rewrites that must keep them; none when
+        the text does not tokenize."""
+        if "#" not in self.text:
+            return []
+        found = []
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self.code).readline):
+                if token.type == tokenize.COMMENT:
+                    line, column = (
+                        token.start[0] - 1,
+                        token.start[1] + (1 if self.has_bom and token.start[0] == 1 else 0),
+                    )
+                    found.append((Position(line, column), token.string))
+        except (tokenize.TokenError, SyntaxError):
+            return []
+        return found
+
+    @cached_property
     def suppressions(self) -> dict[int, frozenset[str]]:
         """Map 0-based line → codes suppressed there (`ALL_CODES` for a bare ignore).
 

@@ -11,7 +11,9 @@ import ast
 import io
 import tokenize
 
+from ..diagnostics import Fix, TextEdit
 from ..semantics import walk
+from ..source import Position, Range
 from .base import FixContext
 
 
@@ -76,3 +78,47 @@ def comments_outside(ctx: FixContext, stmt: ast.stmt, kept: list[ast.stmt]) -> l
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return []
     return found
+
+
+def keep_lost_comments(fix: Fix, ctx: FixContext) -> Fix:
+    """The fix with every comment it would drop kept: a comment inside replaced text that no new
+    text carries (a multi-line `print(...)` made one call, a conditional expression made a
+    `torch.where`) goes on a line of its own above the statement it was in, at its indentation."""
+    carried = "".join(edit.new_text for edit in fix.edits)
+    lost: dict[int, list[str]] = {}  # 1-based first line of the statement → its lost comments
+    for at, text in ctx.source.comments:
+        if text in carried or not any(e.range.start <= at < e.range.end for e in fix.edits):
+            continue
+        stmt = _innermost_statement(ctx.index.tree, at.line + 1)
+        if stmt is None:
+            return fix
+        lost.setdefault(stmt.lineno, []).append(text)
+    if not lost:
+        return fix
+    edits = list(fix.edits)
+    for line, comments in lost.items():
+        start = Position(line - 1, 0)
+        if any(e.range.start < start < e.range.end for e in edits):
+            return fix  # the statement's line is inside a replacement: nowhere safe to put them
+        indent = indent_of(ctx.source.lines[line - 1])
+        block = "".join(f"{indent}{comment}\n" for comment in comments)
+        same = next((i for i, e in enumerate(edits) if e.range.start == start), None)
+        if same is not None:  # an edit of the whole line: the comments lead its text
+            edits[same] = TextEdit(edits[same].range, block + edits[same].new_text)
+        else:
+            edits.append(TextEdit(Range(start, start), block))
+    return Fix(fix.title, fix.applicability, tuple(sorted(edits, key=lambda e: e.range.start)), fix.hazards)
+
+
+def _innermost_statement(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The innermost statement whose lines hold `line` (1-based)."""
+    found = None
+    body: list[ast.stmt] = tree.body
+    while True:
+        holder = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if holder is None:
+            return found
+        found = holder
+        blocks = [getattr(holder, field, []) for field in ("body", "orelse", "finalbody")]
+        blocks += [part.body for part in (*getattr(holder, "handlers", []), *getattr(holder, "cases", []))]
+        body = [child for block in blocks for child in block if isinstance(child, ast.stmt)]
