@@ -22,7 +22,7 @@ from .checker import check_text
 from .diagnostics import Diagnostic, FindingData, LibraryCall, RelatedLocation, RunSeen
 from .record.log import cell_key
 from .record.runs import RecordedEvent, Run, current_line, newest_run, placed, project_root, read_run
-from .record.trace import GRAPH_BREAK
+from .record.trace import COMPILE_FAILURE, GRAPH_BREAK
 from .regions import ProjectContext
 from .regions.records import ExternalEntry, Origin
 from .rules import RECORDED_RULES, RecordedRule
@@ -212,6 +212,7 @@ def _run_only(
     return [
         _finding(rule, message, placements, _line_range(source, line - 1), recorded, fixes.get(line))
         for (line, rule, message), placements in grouped.items()
+        if not (rule.event_kind == COMPILE_FAILURE and line in breaks)  # a frame Dynamo skipped: the break says it
     ]
 
 
