@@ -52,6 +52,7 @@ class Hazard:
     operand: ast.expr | None
     safe: str | None
     raises: str | None = None  # why it raises, when it may: the fix is refused
+    may_raise: str | None = None  # why it raises if an unknown dtype is bool: the fix is unsafe, this named
     # the operation is torch's (a torch function, a tensor method, or an operator with a tensor
     # operand), so an operand of unknown kind is a tensor or a number torch takes as a 0-d one
     on_tensors: bool = False
@@ -65,6 +66,33 @@ class Hazard:
             "torch.where's backward would multiply a zero gradient by it (NaN gradients); it can be kept off "
             "those values only for a condition of one element and a tensor operand"
         )
+
+
+def _floating(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+    """`expr` is provably not a bool tensor: arithmetic with a Python number (a bool tensor and a
+    number give int64 or floating), a function whose result is floating, or a name the function
+    assigns once to such a value."""
+    if isinstance(expr, ast.Name) and expr.id not in seen and analysis.function is not None:
+        values = [
+            node.value
+            for node in walk(analysis.function.node)
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
+        ]
+        return len(values) == 1 and _floating(values[0], analysis, seen | {expr.id})
+    if isinstance(expr, ast.BinOp):
+        return any(
+            (isinstance(side, ast.Constant) and type(side.value) in (int, float)) or analysis.kind(side) is Kind.PYTHON
+            for side in (expr.left, expr.right)
+        )
+    if isinstance(expr, ast.Call):
+        qualname = analysis.qualified_name(expr.func)
+        name = (qualname or "").rsplit(".", 1)[-1] or (expr.func.attr if isinstance(expr.func, ast.Attribute) else "")
+        return name in _FLOATING_RESULTS
+    return False
+
+
+# Functions whose result is floating whatever their input's dtype.
+_FLOATING_RESULTS = frozenset("sigmoid tanh exp expm1 log1p sin cos silu gelu softmax log_softmax".split())
 
 
 def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
@@ -103,8 +131,18 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
             return Hazard(node, "`**`", node.left, "1", on_tensors=True)
         return None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        if analysis.kind(node.operand).present is Kind.BOOL_TENSOR:
+        kind = analysis.kind(node.operand).present
+        if kind is Kind.BOOL_TENSOR:
             return Hazard(node, "`-`", None, None, raises="a branch negates a bool tensor (`-`), which raises")
+        if kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS) and not _floating(node.operand, analysis):
+            return Hazard(
+                node,
+                "`-`",
+                None,
+                None,
+                may_raise=f"a branch negates `{ast.unparse(node.operand)}`, whose dtype graphmend does not know: if "
+                "it is a bool tensor, `-` raises, and the rewrite runs that branch on every call",
+            )
         return None
     if not isinstance(node, ast.Call):
         return None

@@ -220,6 +220,9 @@ class _Selection:
 
     def _check_expression(self, expr: ast.expr) -> None:
         for hazard in hazards(expr, self.analysis):  # it runs for a skipped layer too, unshielded
+            if hazard.may_raise is not None:
+                self._note(hazard.may_raise)
+                continue
             raise Refused(
                 hazard.raises
                 or f"the layer's branch has {hazard.operation}, which would run for a skipped layer too and may "

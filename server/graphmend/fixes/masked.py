@@ -81,7 +81,9 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
         for hazard in hazards(stmt, analysis):
             if hazard.raises is not None:
                 return Refusal(hazard.raises)
-            if stmt in writes and hazard.words() not in reasons:
+            if hazard.may_raise is not None and hazard.may_raise not in reasons:
+                reasons.append(hazard.may_raise)  # it now runs with any mask
+            elif hazard.may_raise is None and stmt in writes and hazard.words() not in reasons:
                 reasons.append(hazard.words())
         if stmt in writes:
             for value in _written_values(stmt):

@@ -204,7 +204,8 @@ class _Statements:
         """Each operation of `expr` that may give inf/NaN or raise on the values the condition
         excluded: shielded where it can be, refused where not (`shield.add_shields`)."""
         site = self.site
-        add_shields(self.arm.shields, expr, site.scalar_conditions, site.analysis, site.ctx.segment)
+        for reason in add_shields(self.arm.shields, expr, site.scalar_conditions, site.analysis, site.ctx.segment):
+            site.unsafe(reason)
 
 
 def _is_idempotent_refresh(stmt: ast.Assign | ast.AnnAssign) -> bool:

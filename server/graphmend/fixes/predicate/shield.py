@@ -27,13 +27,21 @@ from ..base import Refused
 Shields = dict[str, tuple[str, str]]
 
 
-def add_shields(shields: Shields, expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, segment: Segment) -> None:
+def add_shields(
+    shields: Shields, expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, segment: Segment
+) -> list[str]:
     """Record each hazardous operation of `expr` (now run whatever the condition) by the source
     text of the operation and its operand; raise `Refused` for one that raises, or that cannot be
-    shielded (`scalar`: the condition is one element): no rewrite may write NaN into gradients."""
+    shielded (`scalar`: the condition is one element): no rewrite may write NaN into gradients.
+    Returns what makes the fix unsafe: an operation that raises if a dtype graphmend does not know
+    is bool."""
+    unsafe: list[str] = []
     for hazard in hazards(expr, analysis):
         if hazard.raises is not None:
             raise Refused(hazard.raises)
+        if hazard.may_raise is not None:
+            unsafe.append(hazard.may_raise)
+            continue
         if not (scalar and shieldable(hazard, analysis)):
             raise Refused(hazard.words())
         assert hazard.operand is not None and hazard.safe is not None
@@ -41,6 +49,7 @@ def add_shields(shields: Shields, expr: ast.expr, scalar: bool, analysis: Functi
         if analysis.kind(hazard.operand).present is Kind.BOOL_TENSOR:
             safe = "ones_like" if safe == "1" else "zeros_like"
         shields[segment(hazard.node)] = (segment(hazard.operand), safe)
+    return unsafe
 
 
 def shielded(node: cst.CSTNode, shields: Shields, predicate: str, torch_name: str) -> cst.CSTNode:

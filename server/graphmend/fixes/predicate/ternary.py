@@ -45,9 +45,11 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         return Refusal(refusal.reason)
     scalar = is_scalar_condition(split.rest, analysis)
     try:
-        body = _operand_text(node.body, ctx, _shields(node.body, scalar, analysis, ctx), condition, torch_name)
+        body = _operand_text(node.body, ctx, _shields(node.body, scalar, analysis, ctx, reasons), condition, torch_name)
         negation = f"~({condition})" if " " in condition else f"~{condition}"
-        orelse = _operand_text(node.orelse, ctx, _shields(node.orelse, scalar, analysis, ctx), negation, torch_name)
+        orelse = _operand_text(
+            node.orelse, ctx, _shields(node.orelse, scalar, analysis, ctx, reasons), negation, torch_name
+        )
     except Refused as refusal:
         return Refusal(refusal.reason)
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
@@ -67,10 +69,11 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     return offer((edit,), reasons)
 
 
-def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext) -> Shields:
-    """The hazardous operations of one operand, now evaluated whatever the condition (`shield`)."""
+def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext, reasons: list[str]) -> Shields:
+    """The hazardous operations of one operand, now evaluated whatever the condition (`shield`);
+    what makes the fix unsafe goes into `reasons`."""
     shields: Shields = {}
-    add_shields(shields, expr, scalar, analysis, ctx.segment)
+    reasons.extend(r for r in add_shields(shields, expr, scalar, analysis, ctx.segment) if r not in reasons)
     return shields
 
 
