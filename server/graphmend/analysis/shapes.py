@@ -126,9 +126,9 @@ def elementwise_bases(
         isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div)
     ):
         literals.add("float")  # true division too: an integer tensor divided is floating
-    if (isinstance(expr, ast.BinOp) or selection) and any(analysis.kind(p) is Kind.BOOL_TENSOR for p in parts):
+    if (isinstance(expr, ast.BinOp) or selection) and any(_may_be_bool(p, analysis) for p in parts):
         if any(not analysis.kind(p).is_tensor for p in parts):
-            literals.add("int")  # bool tensor and a number
+            literals.add("int")  # a bool tensor and a number: int64 (a dtype graphmend does not know may be bool)
     for part in parts:
         found = elementwise_bases(part, analysis, resolve)
         if found is None:
@@ -136,6 +136,20 @@ def elementwise_bases(
         bases |= found[0]
         literals |= found[1]
     return frozenset(bases), frozenset(literals)
+
+
+def _may_be_bool(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A tensor operand that may be bool: one known to be, or one whose dtype is not known (issue
+    42: an unknown dtype is taken for possibly bool). A Python value or a constant is not."""
+    if isinstance(expr, ast.Constant):
+        return False
+    kind = analysis.kind(expr).present
+    if kind is Kind.BOOL_TENSOR:
+        return True
+    if kind not in (Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS):
+        return False
+    made = elementwise_bases(expr, analysis)
+    return made is None or not made[1]  # made floating, or int64 from a bool: not bool any more
 
 
 def _follow(name: str, analysis: FunctionAnalysis, seen: frozenset[str]) -> Signature | None:

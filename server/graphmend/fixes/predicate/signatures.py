@@ -54,7 +54,28 @@ def require_same_shape(site: Site, signatures_per_path: list[Signature | None]) 
     """Mark the fix unsafe unless every path's value provably has the same shape and dtype."""
     signatures = {_without_promotion(site, s) for s in signatures_per_path}
     if None in signatures or len(signatures) != 1 or not next(iter(signatures))[0]:  # type: ignore[index]
-        site.unsafe("the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)")
+        site.unsafe(dtype_difference(signatures) or SHAPE_OR_DTYPE)
+
+
+SHAPE_OR_DTYPE = "the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)"
+
+
+def dtype_difference(signatures: set[Signature | None]) -> str | None:
+    """What differs when the paths' values are elementwise in the same tensors and differ only by
+    what a number does to their dtype: the hazard in words; None otherwise."""
+    known = [signature for signature in signatures if signature is not None]
+    if len(known) != len(signatures) or len({bases for bases, _ in known}) != 1 or not known[0][0]:
+        return None
+    names = ", ".join(f"`{name}`" for name in sorted(known[0][0]))
+    literals = {literal for _, found in known for literal in found}
+    if literals == {"int"}:
+        return (
+            f"if {names} is a bool tensor (graphmend does not know its dtype), a number makes one path's value "
+            "int64 where another's stays bool"
+        )
+    if literals == {"float"}:
+        return f"if {names} is an integer or bool tensor, one path's value is floating point where another's is not"
+    return None
 
 
 def _without_promotion(site: Site, signature: Signature | None) -> Signature | None:
@@ -69,7 +90,7 @@ def _without_promotion(site: Site, signature: Signature | None) -> Signature | N
         or any(bases <= signature[0] for bases in _floating_bases(site))
         or any(_made_floating(site, name) for name in signature[0])
     ):
-        return signature[0], signature[1] - {"float"}
+        return signature[0], signature[1] - {"float", "int"}  # a floating tensor keeps its dtype with any number
     return signature
 
 

@@ -18,6 +18,7 @@ from .effects import assumptions
 from .merge import require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
+from .signatures import dtype_difference
 
 
 def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -65,7 +66,10 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         reasons.append("the condition may have more than one element")
     signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
     if None in signatures or len(signatures) != 1:
-        reasons.append("the two values may differ in shape or dtype (torch.where broadcasts and promotes)")
+        reasons.append(
+            dtype_difference(signatures)
+            or "the two values may differ in shape or dtype (torch.where broadcasts and promotes)"
+        )
     return offer((edit,), reasons)
 
 
