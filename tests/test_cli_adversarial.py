@@ -212,7 +212,7 @@ def test_a_one_megabyte_line_is_fixed(tree: Path) -> None:
     values = ", ".join(str(i) for i in range(150_000))
     long_line.write_text(
         f"import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    values = [{values}]\n"
-        "    if x.sum() > 0:\n        x = x * x\n    return x\n",
+        "    if x.sum() > 0:\n        x = x * x\n    return x.relu()\n",
         encoding="utf-8",
     )
     assert run("fix", str(long_line), cwd=tree.parent).returncode == 0
@@ -277,7 +277,7 @@ def test_nested_ifs_are_fixed_round_by_round_and_a_bound_says_so(tree: Path, mon
     text = (
         "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         + "\n".join(body)
-        + f"\n{'    ' * (depth + 2)}x = x * x\n        return x\n"
+        + f"\n{'    ' * (depth + 2)}x = x * x\n        return x.relu()\n"
     )
     nested = tree / "nested.py"
     nested.write_text(text, encoding="utf-8")

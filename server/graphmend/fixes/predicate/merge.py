@@ -12,10 +12,11 @@ import libcst as cst
 
 from ...analysis import liveness
 from ...kinds import Kind
+from ...semantics import walk
 from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
 from .arms import Arm, Store, code, is_number
-from .signatures import old_signature, require_same_shape, signature
+from .signatures import old_signature, reaching_definition, require_same_shape, signature
 from .site import Site
 
 
@@ -59,6 +60,8 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
         _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
+        if missing and store is None and _identity_escapes(site, name):
+            _require_new_identity(site, name)
         selected = _select(site, values, conditions_)
         if store is None:
             lines.append(f"{name} = {selected}")
@@ -73,6 +76,66 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
     if arms[0].returned is not None:
         lines.append(_merged_return(site, arms, conditions_))
     return lines
+
+
+def _identity_escapes(site: Site, name: str) -> bool:
+    """Whether the object `name` holds after the `if` may reach anyone who could tell a new tensor
+    from the old one: returned or stored as it is, or changed in place, before it is rebound. Read
+    from the statements after the `if`, block by enclosing block; in a loop, whenever it is live."""
+    if not liveness.live_after(site.function.node, site.end, name):
+        return False
+    statement: ast.stmt = site.end
+    while True:
+        found = liveness.locate(site.function.node, statement)
+        if found is None or isinstance(found[0], (ast.For, ast.AsyncFor, ast.While)):
+            return True  # in a loop the object comes round again: not read here
+        holder, block, index = found
+        escapes = _escapes_in(block[index + 1 :], name)
+        if escapes is not None:
+            return escapes
+        if holder is site.function.node or not isinstance(holder, ast.stmt):
+            return False
+        statement = holder  # the rest of the enclosing block comes next
+
+
+def _escapes_in(statements: list[ast.stmt], name: str) -> bool | None:
+    """True: one of `statements` returns, stores or changes in place the object `name` holds;
+    False: one rebinds `name` first; None: neither."""
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, (ast.Return, ast.Yield)) and node.value is not None:
+                values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+                if any(isinstance(v, ast.Name) and v.id == name for v in values):
+                    return True
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+                return True  # in place on a tensor
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
+                return True  # another name or an attribute holds the same object
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr.endswith("_")
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == name
+            ):
+                return True  # an in-place method
+        if any(isinstance(t, ast.Name) and t.id == name for t in getattr(stmt, "targets", [])):
+            return False  # rebound: the old object is gone
+    return None
+
+
+def _require_new_identity(site: Site, name: str) -> None:
+    """A path that leaves `name` as the caller's own tensor (a parameter not rebound before the
+    `if`) gave the caller that object back; the selection is always a new tensor (issue 42)."""
+    if name not in site.function.parameter_names or name in ("self", "cls"):
+        return
+    definition = reaching_definition(site, name)
+    if isinstance(definition, ast.Name) and definition.id == name:
+        site.unsafe(
+            f"`{name}` is the caller's own tensor on a path where the branch does not change it, and the rewrite "
+            "makes it a new tensor: an in-place change of the result no longer reaches the caller's, and a "
+            "returned leaf tensor no longer collects `.grad`"
+        )
 
 
 def require_mergeable(
@@ -229,4 +292,7 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
             raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
     require_same_shape(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
     _require_same_gradient_flow(site, [arm.returned for arm in arms])
+    for arm in arms:
+        if isinstance(arm.returned, ast.Name) and arm.returned.id not in arm.mapping:
+            _require_new_identity(site, arm.returned.id)
     return f"return {_select(site, [a.returned_text or '' for a in arms], conditions_)}"

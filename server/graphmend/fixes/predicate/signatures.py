@@ -21,14 +21,14 @@ def signature(site: Site, value: ast.expr, known: dict[str, Signature | None]) -
 def old_signature(site: Site, name: str) -> Signature | None:
     if "." in name:  # a stored attribute: its value before the `if` is opaque
         return frozenset({name}), frozenset()
-    definition = _reaching_definition(site, name)
+    definition = reaching_definition(site, name)
     if isinstance(definition, ast.Name) and definition.id == name:
         return frozenset({name}), frozenset()
     # Elementwise in other names: compare by those; anything else is this one tensor.
     return elementwise_bases(definition, site.analysis) or (frozenset({name}), frozenset())
 
 
-def _reaching_definition(site: Site, name: str) -> ast.expr:
+def reaching_definition(site: Site, name: str) -> ast.expr:
     """The value `name` holds before the `if`, when plain assignments before it say so.
 
     Walks back through the enclosing blocks (out of `if`/`with` bodies, never out of a loop,
@@ -109,7 +109,7 @@ def _made_floating(site: Site, name: str) -> bool:
     owner = site.owner
     if owner is None or "." in name:
         return False
-    definition = _reaching_definition(site, name)
+    definition = reaching_definition(site, name)
     if not (
         isinstance(definition, ast.Call)
         and isinstance(definition.func, ast.Attribute)
