@@ -82,6 +82,10 @@ class RunSeen:
     run: str  # the run's folder name
     recorded_at: float  # when the run started (seconds since the epoch)
 
+    def to_json(self) -> dict[str, Any]:
+        """Its form in JSON: the CLI's `run` and the LSP diagnostic's `data.run`."""
+        return {"count": self.count, "run": self.run, "recorded_at": self.recorded_at}
+
 
 @dataclass(frozen=True)
 class FindingData:
@@ -133,7 +137,7 @@ class FindingData:
             if isinstance(value, LibraryCall):
                 value = {"path": value.path, "line": value.line, "callee": value.callee, "via": list(value.via)}
             elif isinstance(value, RunSeen):
-                value = {"count": value.count, "run": value.run, "recorded_at": value.recorded_at}
+                value = value.to_json()
             found[name] = list(value) if isinstance(value, tuple) else value
         return found
 

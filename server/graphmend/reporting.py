@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, RunSeen, Severity, TextEdit
+from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, Severity, TextEdit
 from .record.runs import RecordedEvent, placed
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
@@ -93,15 +93,11 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         # a finding in code outside the checked files, reported at the call that leads there (1-based line)
         **({"library": _library(diagnostic.data.library)} if diagnostic.data.library is not None else {}),
         # the newest recorded run met it (`graphmend record`): how often, which run, when
-        **({"run": _run_seen(diagnostic.data.run)} if diagnostic.data.run is not None else {}),
+        **({"run": diagnostic.data.run.to_json()} if diagnostic.data.run is not None else {}),
         # a recorded run's own finding (GM5xx): Dynamo's words, and the static rule whose fix it carries
         **({"dynamo": diagnostic.data.dynamo} if diagnostic.data.dynamo is not None else {}),
         **({"rewrite": diagnostic.data.rewrite} if diagnostic.data.rewrite is not None else {}),
     }
-
-
-def _run_seen(seen: RunSeen) -> dict[str, Any]:
-    return {"count": seen.count, "run": seen.run, "recorded_at": seen.recorded_at}
 
 
 def _library(found: LibraryCall) -> dict[str, Any]:

@@ -376,12 +376,7 @@ async function figureScenario(page, opts, shots, userDir) {
   log(`wrote ${shots.problems}`);
 
   // 5b. The hover on the finding leads with the action (issue 32): the fix, then why, then the link.
-  await focusEditor(page, editor);
-  await gotoLine(page, FLAGGED_LINE, column);
-  await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
-    await page.keyboard.press('Control+K');
-    await page.keyboard.press('Control+I');
-  });
+  await showHoverAt(page, editor, FLAGGED_LINE, column);
   // VS Code renders the problem's own part first and the server's part when its answer
   // arrives: wait for the server's part (its rule heading), not only the problem's.
   const hover = page.locator('.monaco-hover', { hasText: 'GM101 data-dependent-if' }).first();
@@ -497,12 +492,7 @@ async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer,
   // Hover and code actions on the first finding with an unsafe fix.
   await page.locator('.tabs-container .tab', { hasText: T5_NAME }).first().click();
   await page.locator('.tabs-container .tab.active', { hasText: T5_NAME }).waitFor({ timeout: 10_000 });
-  await focusEditor(page, editor);
-  await gotoLine(page, line, column);
-  await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
-    await page.keyboard.press('Control+K');
-    await page.keyboard.press('Control+I');
-  });
+  await showHoverAt(page, editor, line, column);
   const fixLine = `Fix (${finding.data.fix.applicability}):`; // the server's hover, below VS Code's rows
   const hover = page.locator('.monaco-hover', { hasText: fixLine }).first();
   await hover.waitFor({ timeout: 30_000 })
@@ -833,15 +823,8 @@ async function recordScenario(page, opts, shots, userDir) {
   const column = 10; // inside `x.sum() > 10`, the finding's range
   let shown = '';
   const confirmed = await waitFor(async () => {
-    await focusEditor(page, editor);
-    await gotoLine(page, FLAGGED_LINE, column);
-    await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
-      await page.keyboard.press('Control+K');
-      await page.keyboard.press('Control+I');
-    });
-    const hover = page.locator('.monaco-hover', { hasText: 'GM101 data-dependent-if' }).first();
-    const seen = await hover.waitFor({ timeout: 5_000 }).then(() => true, () => false);
-    shown = seen ? (await hover.innerText()).replace(/\s+/g, ' ') : shown;
+    await showHoverAt(page, editor, FLAGGED_LINE, column);
+    shown = (await serverHover(page, 'GM101 data-dependent-if')) || shown;
     if (shown.includes('Confirmed:')) return true;
     await page.keyboard.press('Escape').catch(() => {});
     return false;
@@ -856,19 +839,11 @@ async function recordScenario(page, opts, shots, userDir) {
   const runOnlyLine = lines.findIndex((line) => line.includes(RUN_ONLY_TEXT)) + 1;
   let runOnlyText = '';
   const runOnlyShown = await waitFor(async () => {
-    await focusEditor(page, editor);
-    await gotoLine(page, runOnlyLine, 7);
-    await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
-      await page.keyboard.press('Control+K');
-      await page.keyboard.press('Control+I');
-    });
-    const hover = page.locator('.monaco-hover', { hasText: 'GM501 recorded-graph-break' }).first();
-    if (!(await hover.waitFor({ timeout: 5_000 }).then(() => true, () => false))) {
-      await page.keyboard.press('Escape').catch(() => {});
-      return false;
-    }
-    runOnlyText = (await hover.innerText()).replace(/\s+/g, ' ');
-    return true;
+    await showHoverAt(page, editor, runOnlyLine, 7);
+    runOnlyText = await serverHover(page, 'GM501 recorded-graph-break');
+    if (runOnlyText) return true;
+    await page.keyboard.press('Escape').catch(() => {});
+    return false;
   }, 60_000, 1_000);
   if (!runOnlyShown) throw new CheckFailed(`no GM501 hover on line ${runOnlyLine} of ${name}, the helper's print the run met`);
   if (!runOnlyText.includes('Seen in the recorded run') || !runOnlyText.includes('Defer the print')) {
@@ -907,6 +882,24 @@ async function waitFor(pred, timeoutMs, everyMs = 250) {
 async function editorText(page) {
   return page.locator(`.editor-group-container .monaco-editor[data-uri$="${FILE_NAME}"] .view-lines`)
     .first().innerText();
+}
+
+// Put the cursor at (line, column) of `editor` and show the hover there.
+async function showHoverAt(page, editor, line, column) {
+  await focusEditor(page, editor);
+  await gotoLine(page, line, column);
+  await runCommand(page, 'Show or Focus Hover', 'editor.action.showHover', async () => {
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+I');
+  });
+}
+
+// The text of the hover's server part, the one under `heading`, once it shows within 5 s ('' if not):
+// VS Code renders the problem's own part first and the server's when its answer arrives.
+async function serverHover(page, heading) {
+  const hover = page.locator('.monaco-hover', { hasText: heading }).first();
+  if (!(await hover.waitFor({ timeout: 5_000 }).then(() => true, () => false))) return '';
+  return (await hover.innerText()).replace(/\s+/g, ' ');
 }
 
 async function focusEditor(page, editor) {

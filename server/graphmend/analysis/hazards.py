@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
+from .shapes import FLOATING, assigned_once
 
 # Operations defined (finite, with a finite derivative) at 1 but not everywhere: roots, logarithms,
 # inverses, and the gamma family's poles (division: `_DIVISORS`).
@@ -68,17 +69,13 @@ class Hazard:
         )
 
 
-def _floating(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+def _not_bool(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
     """`expr` is provably not a bool tensor: arithmetic with a Python number (a bool tensor and a
     number give int64 or floating), a function whose result is floating, or a name the function
     assigns once to such a value."""
-    if isinstance(expr, ast.Name) and expr.id not in seen and analysis.function is not None:
-        values = [
-            node.value
-            for node in walk(analysis.function.node)
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
-        ]
-        return len(values) == 1 and _floating(values[0], analysis, seen | {expr.id})
+    if isinstance(expr, ast.Name) and expr.id not in seen:
+        value = assigned_once(expr.id, analysis)
+        return value is not None and _not_bool(value, analysis, seen | {expr.id})
     if isinstance(expr, ast.BinOp):
         return any(
             (isinstance(side, ast.Constant) and type(side.value) in (int, float)) or analysis.kind(side) is Kind.PYTHON
@@ -91,8 +88,8 @@ def _floating(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] =
     return False
 
 
-# Functions whose result is floating whatever their input's dtype.
-_FLOATING_RESULTS = frozenset("sigmoid tanh exp expm1 log1p sin cos silu gelu softmax log_softmax".split())
+# Functions whose result is floating whatever their input's dtype: the elementwise ones, and softmax.
+_FLOATING_RESULTS = FLOATING | {"softmax", "log_softmax"}
 
 
 def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
@@ -134,7 +131,7 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
         kind = analysis.kind(node.operand).present
         if kind is Kind.BOOL_TENSOR:
             return Hazard(node, "`-`", None, None, raises="a branch negates a bool tensor (`-`), which raises")
-        if kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS) and not _floating(node.operand, analysis):
+        if kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS) and not _not_bool(node.operand, analysis):
             return Hazard(
                 node,
                 "`-`",

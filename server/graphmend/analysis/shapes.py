@@ -44,14 +44,22 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
         if isinstance(func, ast.Attribute) and func.attr in _SCALAR_REDUCTIONS:
             return not expr.args and without_dim
         return False
-    if isinstance(expr, ast.Name) and expr.id not in seen and analysis.function is not None:
-        values = [
-            node.value
-            for node in walk(analysis.function.node)
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == expr.id for t in node.targets)
-        ]
-        return len(values) == 1 and is_scalar_condition(values[0], analysis, seen | {expr.id})
+    if isinstance(expr, ast.Name) and expr.id not in seen:
+        value = assigned_once(expr.id, analysis)
+        return value is not None and is_scalar_condition(value, analysis, seen | {expr.id})
     return False
+
+
+def assigned_once(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
+    """The value of the function's one plain assignment to `name` (None: none, or several)."""
+    if analysis.function is None:
+        return None
+    values = [
+        node.value
+        for node in walk(analysis.function.node)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    ]
+    return values[0] if len(values) == 1 else None
 
 
 _ELEMENTWISE = frozenset(
@@ -59,7 +67,7 @@ _ELEMENTWISE = frozenset(
 )
 # Those of them whose result is floating for an integer or bool input (`torch.sigmoid` of an int64
 # tensor is float32): like a float literal, they may change the dtype.
-_FLOATING = frozenset("sigmoid tanh exp expm1 log1p sin cos silu gelu".split())
+FLOATING = frozenset("sigmoid tanh exp expm1 log1p sin cos silu gelu".split())
 
 
 # Keyword arguments of elementwise functions that are operands like the positional ones.
@@ -122,7 +130,7 @@ def elementwise_bases(
         return None
     bases: set[str] = set()
     literals: set[str] = set()
-    if (isinstance(expr, ast.Call) and name in _FLOATING) or (
+    if (isinstance(expr, ast.Call) and name in FLOATING) or (
         isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div)
     ):
         literals.add("float")  # true division too: an integer tensor divided is floating
