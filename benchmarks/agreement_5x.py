@@ -129,6 +129,13 @@ def _first_tensor(output: Any, detach: bool = True) -> torch.Tensor | None:
     return None
 
 
+def _step_losses(compiled: Any, inputs: dict[str, Any]) -> list[torch.Tensor]:
+    """One optimiser step's loss: the first output tensor of a seeded compiled forward."""
+    _seed()
+    first = _first_tensor(compiled(**inputs), detach=False)
+    return [] if first is None else [first]
+
+
 def _gradients(model: torch.nn.Module, output: Any) -> harness.Gradients | None:
     """Every parameter's gradient after the backward of the first output tensor's sum (None when
     that tensor does not require grad)."""
@@ -206,16 +213,20 @@ def worker(model_type: str, mode: str, out: Path) -> None:
         _seed()
         compiled_output = compiled(**inputs)
     saved: dict[str, Any] = {"eager": _first_tensor(eager_output), "compiled": _first_tensor(compiled_output)}
-    if train:  # the fixes are judged backward included
+    graphs = counter.frame_count  # before the optimiser steps: layerdrop set to 0 recompiles
+    if train:  # the fixes are judged backward included, and over optimiser steps
         saved["eager_gradients"] = _gradients(model, eager_output)
         saved["compiled_gradients"] = _gradients(twin, compiled_output)
+        if saved["compiled_gradients"] is not None:  # no layer skipped: a LayerDrop gate's named zero-for-none aside
+            harness.without_layerdrop(twin)
+            saved["compiled_steps"] = harness.optimiser_steps(twin, partial(_step_losses, compiled, inputs))
     torch.save(saved, out.with_suffix(".pt"))
     out.write_text(
         json.dumps(
             {
                 "executed": {path: sorted({p[0] for p in ran}) for path, ran in executed.items()},
                 "positions": {path: sorted(ran) for path, ran in executed.items()},
-                "graphs": counter.frame_count,
+                "graphs": graphs,
                 "reasons": sites,
                 "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
             }
@@ -305,7 +316,7 @@ def mend(built: dict[str, dict[str, Any]], work: Path, folder: Path, jobs: int, 
         rows.append(row)
     print(
         "\n| case | every break in models/ rewritable | graphs before → after | break sites left in models/ | "
-        "eager equal | compiled equal | before: compiled = eager | gradients before = after (eager / compiled) |"
+        "eager equal | compiled equal | before: compiled = eager | gradients before = after (eager / compiled) / parameters after 3 SGD and AdamW steps |"
     )
     print("|---|---|---:|---|---|---|---|---|")
     yes = {True: "yes", False: "NO"}
@@ -331,6 +342,10 @@ def _gradient_verdict(before: dict[str, Any], after: dict[str, Any]) -> str:
             continue
         differ, zeros = harness.gradient_difference([old], [new])
         verdicts.append(f"NO: {differ}" if differ else f"yes ({zeros} zero for none)" if zeros else "yes")
+    old, new = before.get("compiled_steps"), after.get("compiled_steps")
+    if old is not None or new is not None:
+        differ = harness.parameters_difference(old or {}, new or {}) if old and new else "steps on one side only"
+        verdicts.append(f"NO: {differ}" if differ else "yes")
     return " / ".join(verdicts)
 
 

@@ -164,6 +164,60 @@ def parameter_gradients(model: torch.nn.Module, output: torch.Tensor) -> Gradien
     return {name: None if p.grad is None else p.grad.detach().clone() for name, p in parameters.items()}
 
 
+OPTIMISERS = {
+    "SGD": lambda parameters: torch.optim.SGD(parameters, lr=0.1, momentum=0.9, weight_decay=0.01),
+    "AdamW": lambda parameters: torch.optim.AdamW(parameters, lr=0.01, weight_decay=0.1),
+}
+STEPS = 3
+
+
+def optimiser_steps(model: torch.nn.Module, losses: Callable[[], list[torch.Tensor]]) -> dict[str, Gradients]:
+    """Every parameter after STEPS steps of SGD with momentum and of AdamW with weight decay, each
+    from the model's weights as they are now (restored after), gradients set to None between steps
+    (`zero_grad(set_to_none=True)`): a zero gradient where there was none moves a parameter under
+    weight decay or momentum, which one backward's gradients do not show. `losses` runs the
+    model's forwards of one step."""
+    initial = {name: value.detach().clone() for name, value in model.state_dict().items()}
+    trained: dict[str, Gradients] = {}
+    for name, make in OPTIMISERS.items():
+        model.load_state_dict(initial)
+        optimiser = make([p for p in model.parameters() if p.requires_grad])
+        for _ in range(STEPS):
+            optimiser.zero_grad(set_to_none=True)
+            for loss in losses():
+                loss.float().sum().backward()
+            optimiser.step()
+        trained[name] = {key: value.detach().clone() for key, value in model.named_parameters()}
+    model.load_state_dict(initial)
+    return trained
+
+
+def without_layerdrop(model: torch.nn.Module) -> None:
+    """Layerdrop set to 0 everywhere, so training skips no layer: a fixed LayerDrop gate then runs
+    each layer as the original does, and any parameter that differs after optimiser steps is a
+    change the fixes make, not the gate's named zero-for-none gradient."""
+    configs = [model.config, *(v for v in vars(model.config).values() if isinstance(v, transformers.PretrainedConfig))]
+    for config in configs:
+        for key, value in list(vars(config).items()):
+            if "layerdrop" in key and isinstance(value, float):
+                setattr(config, key, 0.0)
+    for module in model.modules():
+        for key, value in list(vars(module).items()):
+            if "layerdrop" in key and isinstance(value, float):
+                setattr(module, key, 0.0)
+
+
+def parameters_difference(first: dict[str, Gradients], second: dict[str, Gradients]) -> str | None:
+    """The first parameter that differs after the optimiser steps, in words (None: all agree)."""
+    for optimiser, old in first.items():
+        new = second.get(optimiser, {})
+        for name, value in old.items():
+            other = new.get(name)
+            if value is None or other is None or not close(value, other):
+                return f"after {STEPS} {optimiser} steps `{name}` differs"
+    return None
+
+
 def gradient_difference(first: list[Gradients], second: list[Gradients]) -> tuple[str | None, int]:
     """The first way two runs' gradients differ, in words (None when they agree: the same
     parameters, a gradient for each where the other has one, equal values, NaN only where the other

@@ -10,7 +10,10 @@
    graph_breaks log) and the first output (logits). Eval cases run under no_grad; `-fp16` cases
    run the model in half precision (the fp16 clamp guards only break there); `-train-layerdrop`
    cases run model.train() with layerdrop 0.5 and every dropout probability 0.0, reseeding
-   before each forward so the layerdrop draws are the only randomness.
+   before each forward so the layerdrop draws are the only randomness. Training cases also run
+   backward (every parameter's gradient compared) and then, with layerdrop set to 0, 3 steps of SGD
+   with momentum and of AdamW with weight decay (`zero_grad(set_to_none=True)`): the parameters after
+   them must agree.
 3. Prints the table: graphs before → after, break sites left, whether the outputs of before and
    after are bit-identical and allclose (NaN counts as equal to NaN in the same place), and whether
    compiled matched eager bit for bit in each variant; then the break sites that `graphmend check`
@@ -50,10 +53,13 @@ from harness import (
     flagged_lines,
     gradient_difference,
     identical,
+    optimiser_steps,
     parameter_gradients,
+    parameters_difference,
     run_worker,
     same,
     trace_lines,
+    without_layerdrop,
     worker_env,
 )
 from torch import nn
@@ -944,6 +950,16 @@ def _forward(
     return outputs, gradients
 
 
+def _outputs(model: nn.Module, calls: list[Inputs], seeds: tuple[int, ...]) -> list[torch.Tensor]:
+    """The first output of every call under every seed, reseeded before each, as one step's losses."""
+    outputs = []
+    for inputs in calls:
+        for seed in seeds:
+            torch.manual_seed(seed)
+            outputs.append(model(**inputs)[0])
+    return outputs
+
+
 def _models_file(path: str) -> str | None:
     """A file of `transformers/models/` by its path inside the package (the others are not traced)."""
     return path.split("/transformers/")[-1] if "/transformers/models/" in path else None
@@ -986,13 +1002,19 @@ def worker(name: str, out: Path, expected_package: Path) -> None:
             sys.settrace(None)
         torch._dynamo.reset()
         output, gradients = _forward(compiled, calls, seeds, backward=case.train)
+        graphs = counter.frame_count  # before the steps: layerdrop set to 0 recompiles
+        if case.train:  # optimiser steps with no layer skipped: the parameters after must agree
+            without_layerdrop(model)
+            steps = optimiser_steps(model, partial(_outputs, compiled, calls, seeds))
     torch.save(output, f"{out}.pt")
     torch.save(gradients, f"{out}.grads.pt")
+    if case.train:
+        torch.save(steps, f"{out}.steps.pt")
     out.write_text(
         json.dumps(
             {
                 "executed": {path: sorted(lines) for path, lines in executed.items()},
-                "graphs": counter.frame_count,
+                "graphs": graphs,
                 "reasons": sites,
                 "sites": sorted(sites, key=lambda site: (site.rsplit(":", 1)[0], int(site.rsplit(":", 1)[1]))),
                 "compiled_equal_eager": same(output, eager, identical),
@@ -1053,6 +1075,7 @@ def compare(case: Case, before: dict[str, Any], after: dict[str, Any], work: Pat
         "logits_allclose": None,
         "gradients_differ": None,  # training cases: the first difference in words, "" when none
         "gradients_zero_for_none": None,  # training cases: parameter gradients zero after, none before
+        "parameters_after_steps_differ": None,  # training cases without layerdrop: the first difference, "" when none
     }
     if "error" not in before and "error" not in after:
         first, second = (torch.load(work / f"{case.name}.{variant}.json.pt") for variant in ("before", "after"))
@@ -1061,6 +1084,8 @@ def compare(case: Case, before: dict[str, Any], after: dict[str, Any], work: Pat
             old, new = (torch.load(work / f"{case.name}.{variant}.json.grads.pt") for variant in ("before", "after"))
             differ, row["gradients_zero_for_none"] = gradient_difference(old, new)
             row["gradients_differ"] = differ or ""
+            old, new = (torch.load(work / f"{case.name}.{variant}.json.steps.pt") for variant in ("before", "after"))
+            row["parameters_after_steps_differ"] = parameters_difference(old, new) or ""
     return row
 
 
@@ -1078,6 +1103,12 @@ def _gradients(row: dict[str, Any]) -> str:
     return f"yes ({zeros} zero for none ‡)" if zeros else "yes"
 
 
+def _steps(row: dict[str, Any]) -> str:
+    """Training cases: whether the parameters agree after SGD and AdamW steps without layerdrop."""
+    differ = row.get("parameters_after_steps_differ")
+    return "—" if differ is None else ("NO: " + differ.replace("|", "\\|") if differ else "yes")
+
+
 def _cell(row: dict[str, Any], variant: str) -> str:
     """A variant's break sites, or why it failed, for a markdown cell."""
     if row[f"error_{variant}"]:
@@ -1089,9 +1120,10 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     """The markdown table, then the break sites graphmend does not flag."""
     print(
         "| case | graphs before | graphs after | break sites before | break sites left | fixed % "
-        "| before = after (equal / allclose) | gradients before = after | compiled = eager (before / after) |"
+        "| before = after (equal / allclose) | gradients before = after | parameters after 3 steps "
+        "| compiled = eager (before / after) |"
     )
-    print("|---|---:|---:|---|---|---:|---|---|---|")
+    print("|---|---:|---:|---|---|---:|---|---|---|---|")
     for row in rows:
         before, after = row["sites_before"], row["sites_after"]
         failed = row["error_before"] or row["error_after"]
@@ -1101,7 +1133,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"| {name} | {graphs[0]} | {graphs[1]} | {_cell(row, 'before')} | {_cell(row, 'after')} | {fixed} "
             f"| {_yes(row['logits_equal'])} / {_yes(row['logits_allclose'])} "
-            f"| {_gradients(row)} "
+            f"| {_gradients(row)} | {_steps(row)} "
             f"| {_yes(row['compiled_equal_eager_before'])} / {_yes(row['compiled_equal_eager_after'])} |"
         )
     if any(row["nan_in_outputs"] for row in rows):

@@ -9,7 +9,7 @@ case's original model breaks the graph at that site: Dynamo reached the data-dep
 rewritten code runs in its place in the fixed model. The case then compares the fixed model's
 outputs with the original's (`torch.equal`, NaN in the same places counted equal) and, in training
 cases, every parameter's gradient after backward (a zero gradient where there was none counts as
-unchanged only when the fix's title names it). The sample is drawn, seeded, from the executed
+unchanged only when the fix's hazards name it) and every parameter after optimiser steps. The sample is drawn, seeded, from the executed
 fixes; the report lists each with its shape (the fix title), the cases that run it, and whether
 every one of them kept its outputs and gradients.
 """
@@ -60,14 +60,20 @@ def shape(title: str) -> str:
     return title.split(" (unsafe")[0]
 
 
-def _gradients_unchanged(title: str, cases: list[dict[str, Any]]) -> bool | None:
-    """Whether the training cases that run the fix kept every gradient (None: no training case runs
-    it); zero gradients where there were none are what the fix's title must announce."""
+def _gradients_unchanged(fix: dict[str, Any], cases: list[dict[str, Any]]) -> bool | None:
+    """Whether the training cases that run the fix kept every gradient and, after SGD and AdamW
+    steps without layerdrop, every parameter (None: no training case runs it); zero gradients where
+    there were none are what the fix's title must announce."""
     training = [row for row in cases if row.get("gradients_differ") is not None]
     if not training:
         return None
-    announced = "zero gradient instead of none" in title
-    return all(not row["gradients_differ"] and (announced or not row["gradients_zero_for_none"]) for row in training)
+    announced = "zero gradient instead of none" in " ".join([fix["title"], *fix.get("hazards", [])])
+    return all(
+        not row["gradients_differ"]
+        and not row.get("parameters_after_steps_differ")
+        and (announced or not row["gradients_zero_for_none"])
+        for row in training
+    )
 
 
 def main() -> int:
@@ -87,14 +93,14 @@ def main() -> int:
         f"population: {len(fixes)} control-flow fixes in {models}; executed by the {len(rows)} Table 2 cases: {len(executed)}; "
         f"sampled: {len(chosen)} (seed {args.seed})\n"
     )
-    print("| # | site | shape | cases that run it | outputs unchanged | gradients unchanged |")
+    print("| # | site | shape | cases that run it | outputs unchanged | gradients and steps unchanged |")
     print("|---:|---|---|---|---|---|")
     changed = 0
     for number, index in enumerate(chosen, 1):
         fix = fixes[index]
         cases = executed[index]
         unchanged = all(row["logits_equal"] for row in cases)
-        gradients = _gradients_unchanged(fix["fix"]["title"], cases)
+        gradients = _gradients_unchanged(fix["fix"], cases)
         changed += not unchanged or gradients is False
         site = f"{Path(fix['path']).relative_to(models)}:{fix['line']}"
         names = ", ".join(sorted(row["case"] for row in cases))

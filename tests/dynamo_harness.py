@@ -202,26 +202,36 @@ def _silenced():
 
 
 @contextlib.contextmanager
+def capture_log(logger_name: str, artifact: str):
+    """Collect the raw messages of one of torch's artifact logs (`graph_breaks`, `recompiles`),
+    turned on for the duration and not propagated anywhere else."""
+    logger = logging.getLogger(logger_name)
+    handler = _ListHandler()
+    old_propagate = logger.propagate
+    torch._logging.set_logs(**{artifact: True})
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+        torch._logging.set_logs()
+        logger.propagate = old_propagate
+
+
+@contextlib.contextmanager
 def _capture_graph_breaks():
-    """Collect the raw messages of Dynamo's graph_breaks log (not propagated anywhere else)."""
-    gb_logger = logging.getLogger(GRAPH_BREAK_LOGGER)
+    """Collect the raw messages of Dynamo's graph_breaks log."""
     checker = torch._dynamo.utils.graph_break_dup_warning_checker
     old_maxsize = checker.maxsize
-    handler = _ListHandler()
-    old_propagate = gb_logger.propagate
-    torch._logging.set_logs(graph_breaks=True)
-    gb_logger.propagate = False
-    gb_logger.addHandler(handler)
     # A duplicate break is logged without its user stack; with maxsize 0 the checker forgets
     # every key at once, so each record keeps the stack we need for attribution.
     checker.maxsize = 0
     try:
-        yield handler.messages
+        with capture_log(GRAPH_BREAK_LOGGER, "graph_breaks") as messages:
+            yield messages
     finally:
         checker.maxsize = old_maxsize
-        gb_logger.removeHandler(handler)
-        torch._logging.set_logs()
-        gb_logger.propagate = old_propagate
 
 
 def _reset_dynamo() -> None:

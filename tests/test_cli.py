@@ -76,7 +76,8 @@ def test_an_unsafe_fix_s_hazards_are_a_list_beside_a_short_title(tmp_path: Path,
     assert item["fix"]["title"] == "Defer the print until the compiled graph has run"
     assert item["fix"]["applicability"] == "unsafe"
     assert item["fix"]["hazards"] == [
-        "the message is lost if later code in the graph raises (Dynamo replays it after the graph)"
+        "the message is lost if later code in the graph raises (Dynamo replays it after the graph)",
+        "torch.jit.script no longer compiles the function (TorchScript cannot compile the deferred helper)",
     ]
 
 

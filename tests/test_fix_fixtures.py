@@ -2,7 +2,7 @@
 
 `tests/fixtures/<CODE>/fix_<case>.in.py` is fixed (with unsafe fixes when its first line says
 `# fix-applicability: unsafe`) and must equal `fix_<case>.out.py`, parse, and stay unchanged when
-fixed again. `refuse_<case>.in.py` must stay unchanged even with unsafe fixes, and the line marked
+fixed again; each `# hazard: <words>` comment must be among its fixes' hazards. `refuse_<case>.in.py` must stay unchanged even with unsafe fixes, and the line marked
 `# no-fix: <words>` must give why there is no automatic fix (`data["no_fix"]`) in those words.
 """
 
@@ -22,6 +22,7 @@ FIX_CASES = sorted(FIXTURES.glob("GM*/fix_*.in.py"))
 REFUSAL_CASES = sorted(FIXTURES.glob("GM*/refuse_*.in.py"))
 UNSAFE = "# fix-applicability: unsafe"
 NO_FIX = re.compile(r"no-fix:\s*(.+)$")
+HAZARD = re.compile(r"# hazard:\s*(.+)$", re.MULTILINE)
 
 
 def ids(paths: list[Path]) -> list[str]:
@@ -47,6 +48,9 @@ def test_rewrite(case: Path, tmp_path: Path) -> None:
     assert fix_source(result.fixed, case, unsafe=unsafe).fixed == result.fixed, "not idempotent"
     fixes = [d.fix for d in with_run_in_text(check_source(before, case), case, before, Settings()) if d.fix is not None]
     kinds = {f.applicability for f in fixes}
+    named = " ".join(h for f in fixes for h in f.hazards)
+    for words in HAZARD.findall(before):
+        assert words.strip() in named, f"no hazard names {words.strip()!r}"
     if unsafe:
         assert Applicability.UNSAFE in kinds
         assert fix_source(before, case, unsafe=False).fixed != expected, "an unsafe fix was applied by default"

@@ -1,10 +1,16 @@
 """Proof that rewrites are right: every corpus program, fixed with --unsafe-fixes, runs through
 real Dynamo (torch 2.13.0) with no fixable break left, the same outputs on inputs taking every
 branch, the same gradients after backward, and the same prints, log records and warnings in the
-same order."""
+same order. Then where users run (`where_users_run`): optimiser steps, graph and recompile counts,
+inductor, torch.export, torch.jit.script, inference_mode with load_state_dict, warnings as errors.
+A safe fix changes nothing there; an unsafe fix's hazards name every difference.
+
+Inductor compiles C++ per graph: CI runs it on `INDUCTOR_SAMPLE`; `GRAPHMEND_PROOF_INDUCTOR=all`
+runs it on every program."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +19,24 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import dynamo_harness  # noqa: E402
+import where_users_run  # noqa: E402
 
 from graphmend.api import check_source, fix_source  # noqa: E402
 
 PROGRAMS = [p for p in dynamo_harness.corpus_files() if p.name.startswith("pos_")]
 FIXABLE = ("GM1", "GM2")
+# Programs whose fixes move code into graphs inductor compiles differently: the loop that ran
+# eagerly (random draws), a layer gate, a safe predicated fix, a deferral.
+INDUCTOR_SAMPLE = {
+    "pos_trust_loop_dropout",
+    "pos_layerdrop_branch",
+    "pos_figure1_sum_gt",
+    "pos_module_forward",
+    "pos_trust_overflow",
+    "pos_print_fig5",
+    "pos_loop_if",
+}
+ALL_INDUCTOR = os.environ.get("GRAPHMEND_PROOF_INDUCTOR") == "all"
 
 
 def _same(a, b) -> bool:  # noqa: ANN001
@@ -98,6 +117,22 @@ def test_rewrite_keeps_behaviour_and_removes_fixable_breaks(path: Path, mended) 
         assert diagnostic.data.no_fix, "a fixable break was left without a reason"
     if not result["remaining"]:
         assert dynamo_harness.fullgraph_passes(fixed_path), "no break is reported, yet fullgraph=True fails"
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_rewrite_changes_nothing_unnamed_where_users_run(path: Path, mended) -> None:
+    """A safe fix changes nothing where users run; an unsafe one names each difference found."""
+    result = mended[path]
+    if result["fixed_text"] == path.read_text(encoding="utf-8"):
+        pytest.skip("nothing fixed")
+    inductor = ALL_INDUCTOR or path.stem in INDUCTOR_SAMPLE
+    found = where_users_run.differences(
+        where_users_run.observe(path, inductor), where_users_run.observe(result["fixed_path"], inductor)
+    )
+    hazards = [h for d in result["before"] if d.fix for h in d.fix.hazards]
+    if not hazards:
+        assert not found, f"a safe fix changes {found}"
+    assert not where_users_run.unnamed(found, hazards), f"no hazard names {found}"
 
 
 def test_mending_report(mended) -> None:

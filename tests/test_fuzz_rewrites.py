@@ -3,7 +3,8 @@ conditions mixing a Python flag with tensor tests, masked writes under `if m.any
 iterations (`continue` and flags), prints and logger calls. `fix --unsafe-fixes` must give code that parses, is idempotent, keeps every
 comment, and — run with torch on inputs that take every branch, boundary values among them (0,
 -1, tiny and large magnitudes, empty tensors) — returns the same values, prints/logs the same text in the same order,
-and gives the same gradients after backward (NaN only where the original has NaN).
+and gives the same gradients after backward (NaN only where the original has NaN); compiled, it
+makes no more graphs or recompiles (where the original compiled every frame) unless a hazard says so.
 
 CI runs a seed-fixed sample; the documented longer run is
 `GRAPHMEND_FUZZ_PARSE=10000 GRAPHMEND_FUZZ_EXECUTE=500 pytest tests/test_fuzz_rewrites.py`.
@@ -22,6 +23,8 @@ import types
 import pytest
 
 torch = pytest.importorskip("torch")
+import dynamo_harness  # noqa: E402
+import where_users_run  # noqa: E402
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from torch.overrides import TorchFunctionMode  # noqa: E402
@@ -314,6 +317,37 @@ def _gradients(text: str, inputs: list[tuple[object, object, object]], original:
     return found
 
 
+def _compiles(text: str, inputs: list[tuple[object, object, object]]) -> where_users_run.Observed:
+    """The compiled program (`compiled`, the eager backend) over every input: its graphs, skipped
+    frames and recompiles, which a rewrite must not add unless a hazard says so."""
+    module = types.ModuleType("fuzzed_program")
+    logger = logging.getLogger("fuzzed")
+    logger.disabled = True
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    try:
+        exec(compile(text, "<fuzzed>", "exec"), module.__dict__)  # noqa: S102 - our own generated program
+        with (
+            dynamo_harness.capture_log(where_users_run.RECOMPILES_LOGGER, "recompiles") as recompiles,
+            contextlib.redirect_stdout(io.StringIO()),
+        ):
+            for x, y, flag in inputs:
+                try:
+                    module.compiled(x.clone(), y.clone(), flag)
+                except Exception:  # noqa: BLE001 - the same error happens eagerly (compared above)
+                    continue
+    finally:
+        logger.disabled = False
+    counters = torch._dynamo.utils.counters
+    seen = where_users_run.Observed(
+        graphs=int(counters["stats"]["unique_graphs"]),
+        skipped=counters["frames"]["total"] - counters["frames"]["ok"],
+        recompiles=len(recompiles),
+    )
+    torch._dynamo.reset()
+    return seen
+
+
 def _same(a: object, b: object) -> bool:
     """Equal; tensors in shape, dtype and value, NaN only where the other has NaN."""
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
@@ -354,3 +388,6 @@ def test_fixed_code_behaves_the_same(generated: tuple[str, int]) -> None:
     before, after = _gradients(text, INPUTS), _gradients(fixed, INPUTS, original=False)
     kept = [(a, b) for a, b in zip(before, after) if a is not None]  # inputs the original computes finitely
     assert all(_same(a, b) for a, b in kept), ("gradients", text, fixed)
+    found = where_users_run.differences(_compiles(text, INPUTS), _compiles(fixed, INPUTS))
+    hazards = [h for d in check_source(text) if d.fix for h in d.fix.hazards]
+    assert not where_users_run.unnamed(found, hazards), (found, text, fixed)

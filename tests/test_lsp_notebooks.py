@@ -14,8 +14,9 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 IMPORTS = "%matplotlib inline\nimport logging\nimport torch\n\nlogger = logging.getLogger(__name__)"
+# `**options`: TorchScript could not compile gate, so the print's fix is safe (Fix All applies it)
 MODEL = """@torch.compile
-def gate(x):
+def gate(x, **options):
     if x.sum() > 0:
         y = x * 2
     else:

@@ -11,6 +11,7 @@ from pathlib import Path
 from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
 from .diagnostics import Diagnostic, FindingData, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
+from .fixes.compiled_random import random_moved_into_graph, with_hazard
 from .fixes.text import keep_lost_comments
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
@@ -27,6 +28,7 @@ from .units import Layout, Unit, UnitCache, dependencies, reach_key
 SYNTAX_ERROR_CODE = "GM001"
 TOO_LARGE_CODE = "GM002"  # the file is over `max-file-size-kb`: not analysed, one note says so
 NOT_ANALYSED_CODES = frozenset({SYNTAX_ERROR_CODE, TOO_LARGE_CODE})
+BREAK_FAMILIES = ("GM1", "GM2", "GM3")  # rules whose fixes remove a graph break (GM4xx ones do not)
 
 
 def check_text(
@@ -295,6 +297,10 @@ class _Collector:
             return Refusal(f"internal error while computing it ({type(error).__name__})")
         if isinstance(outcome, Fix) and context.torch_import_requested:
             outcome = replace(outcome, edits=(context.torch_import_edit(), *outcome.edits))
+        if isinstance(outcome, Fix) and rule.code.startswith(BREAK_FAMILIES):
+            moved = random_moved_into_graph(node, analysis)
+            if moved is not None:
+                outcome = with_hazard(outcome, moved)
         return keep_lost_comments(outcome, context) if isinstance(outcome, Fix) else outcome
 
     def _related(self, reach: Reach) -> RelatedLocation:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
-from .shapes import FLOATING, assigned_once
+from .purity import assigned_once
+from .shapes import FLOATING
 
 # Operations defined (finite, with a finite derivative) at 1 but not everywhere: roots, logarithms,
 # inverses, and the gamma family's poles (division: `_DIVISORS`).
@@ -53,15 +54,23 @@ class Hazard:
     operand: ast.expr | None
     safe: str | None
     raises: str | None = None  # why it raises, when it may: the fix is refused
+    # the operand may have overflowed to inf on the values the condition excluded: shielded where it
+    # can be, else the fix is unsafe with the hazard named (a refusal would give up on every product)
+    overflow: bool = False
     may_raise: str | None = None  # why it raises if an unknown dtype is bool: the fix is unsafe, this named
     # the operation is torch's (a torch function, a tensor method, or an operator with a tensor
     # operand), so an operand of unknown kind is a tensor or a number torch takes as a 0-d one
     on_tensors: bool = False
 
     def words(self) -> str:
-        """Why no exact rewrite runs it on every call: a refusal's reason."""
+        """Why no exact rewrite runs it on every call: a refusal's reason, or an unsafe fix's hazard."""
         if self.raises is not None:
             return self.raises
+        if self.overflow:
+            return (
+                f"{self.operation} would also run on values the condition excluded, where an operand may overflow "
+                "to inf, and torch.where's backward would multiply a zero gradient by it (NaN gradients)"
+            )
         return (
             f"{self.operation} would also run on values the condition excluded, where it may give inf or NaN, and "
             "torch.where's backward would multiply a zero gradient by it (NaN gradients); it can be kept off "
@@ -126,7 +135,7 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
             return Hazard(node, f"`{symbol}`", node.right, "1", on_tensors=True)
         if isinstance(node.op, ast.Pow) and not _polynomial_exponent(node.right):
             return Hazard(node, "`**`", node.left, "1", on_tensors=True)
-        return None
+        return _overflowing_operand(node, analysis)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         kind = analysis.kind(node.operand).present
         if kind is Kind.BOOL_TENSOR:
@@ -173,6 +182,65 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
         or _empty_reduction(node, operation, name, operands)
         or _function_hazard(node, operation, name, operands)
     )
+
+
+def _overflowing_operand(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | None:
+    """`x * x * x` where the guard was `x.abs().max() < 1e10`: on the excluded values `x * x` is
+    inf, and the backward of the outer product multiplies the zero gradient by it (NaN). Likewise
+    `x ** 3` (its derivative `3 * x ** 2`) and `(x * x) ** 2`. The overflowing operand gets 0 on the
+    discarded side, where every product and power is finite with a finite derivative: `False` where
+    the operand may be a bool tensor, which `0` would promote to int64 and `False` promotes nothing."""
+    symbol = {ast.Mult: "*", ast.MatMult: "@", ast.Pow: "**"}.get(type(node.op))
+    if symbol is None:
+        return None
+    if isinstance(node.op, ast.Pow):
+        exponent = _literal(node.right)
+        if exponent is not None and (exponent >= 3 or (exponent > 1 and _may_overflow(node.left, analysis))):
+            return _zeroed(node, symbol, node.left, analysis)
+        return None
+    for side, other in ((node.left, node.right), (node.right, node.left)):
+        if _literal(other) is None and _may_overflow(side, analysis):
+            return _zeroed(node, symbol, side, analysis)
+    return None
+
+
+def _zeroed(node: ast.BinOp, symbol: str, operand: ast.expr, analysis: FunctionAnalysis) -> Hazard:
+    safe = "0" if _not_bool(operand, analysis) else "False"
+    return Hazard(node, f"`{symbol}`", operand, safe, on_tensors=True, overflow=True)
+
+
+# Functions whose result grows without bound faster than their input: a product of them, or with
+# them, may overflow where the inputs are finite.
+_GROWING = frozenset("exp expm1 exp2 sinh cosh pow matmul mm bmm einsum prod cumprod outer kron".split())
+
+
+def _may_overflow(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+    """`expr` may be inf where its inputs are finite: a product of two computed values, a power
+    above one, an exponential, a matrix product, or a name the function assigns once to one. Sums
+    and products by a number written in the code are taken to stay finite: they overflow only for
+    inputs already within that factor of the dtype's largest value."""
+    if isinstance(expr, ast.Name) and expr.id not in seen:
+        value = assigned_once(expr.id, analysis)
+        return value is not None and _may_overflow(value, analysis, seen | {expr.id})
+    if isinstance(expr, ast.BinOp):
+        if analysis.kind(expr.left) is Kind.PYTHON and analysis.kind(expr.right) is Kind.PYTHON:
+            return False
+        if isinstance(expr.op, (ast.Mult, ast.MatMult)):
+            return _literal(expr.left) is None and _literal(expr.right) is None
+        if isinstance(expr.op, ast.Pow):
+            exponent = _literal(expr.right)
+            return exponent is None or exponent > 1
+        return False
+    if isinstance(expr, ast.Call):
+        qualname = analysis.qualified_name(expr.func) or ""
+        if qualname.startswith("torch."):
+            return qualname.rsplit(".", 1)[-1] in _GROWING
+        return (
+            isinstance(expr.func, ast.Attribute)
+            and expr.func.attr in _GROWING
+            and analysis.kind(expr.func.value).is_tensor
+        )
+    return False
 
 
 def _empty_reduction(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:

@@ -322,12 +322,34 @@ def _tensor_method_impurity(method: str) -> str | None:
     return None
 
 
+def assigned_once(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
+    """The value of the function's one plain assignment to `name` (None: none, or several). A
+    parameter is bound by the call too: a read of it may be the caller's value, so None."""
+    if analysis.function is None:
+        return None
+    arguments = analysis.function.node.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    if any(argument is not None and argument.arg == name for argument in every):
+        return None
+    values = [
+        node.value
+        for node in walk(analysis.function.node)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    ]
+    return values[0] if len(values) == 1 else None
+
+
 def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     """`self.<attribute>` that holds parameters, as `node` uses it: a submodule it calls (any but
     the torch.nn layers known to hold none) or an `nn.Parameter` it reads. A rewrite that runs such
     code where the original did not gives those parameters a zero gradient instead of none."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):  # `g = self.gamma`, then `g`
+        value = assigned_once(node.id, analysis)
+        return trained_state(value, analysis) if isinstance(value, ast.Attribute) else None
     if not isinstance(node, ast.Attribute) or not analysis.is_self(node.value) or not isinstance(node.ctx, ast.Load):
         return None
+    if _registered_parameter(node.attr, analysis):
+        return f"self.{node.attr}"
     for constructor in _attribute_constructors(node.attr, analysis) or ():
         if constructor in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return f"self.{node.attr}"
@@ -340,6 +362,25 @@ def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
         if not parameterless and constructor != "?":
             return f"self.{node.attr}"
     return None
+
+
+def _registered_parameter(attribute: str, analysis: FunctionAnalysis) -> bool:
+    """`self.register_parameter("<attribute>", ...)` somewhere in this method's class."""
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None:
+        return False
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "register_parameter"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == attribute
+        for klass in owner.mro()
+        for other in klass.methods.values()
+        for node in walk(other.node)
+    )
 
 
 def _attribute_constructors(attribute: str, analysis: FunctionAnalysis) -> frozenset[str] | None:

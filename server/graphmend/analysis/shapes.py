@@ -15,7 +15,7 @@ from .. import torch_api
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
-from .purity import dotted
+from .purity import assigned_once, dotted
 
 _SCALAR_REDUCTIONS = torch_api.REDUCTION_METHODS
 
@@ -40,9 +40,15 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
         without_dim = not any(k.arg in ("dim", "axis") for k in expr.keywords)
         qualname = analysis.qualified_name(func)
         if qualname is not None:
-            return qualname.rsplit(".", 1)[-1] in _SCALAR_REDUCTIONS and len(expr.args) == 1 and without_dim
+            if qualname.rsplit(".", 1)[-1] not in _SCALAR_REDUCTIONS or not expr.args:
+                return False
+            if len(expr.args) == 1 and without_dim:
+                return True
+            return _reduces_a_vector(expr, expr.args[0], expr.args[1:], analysis)
         if isinstance(func, ast.Attribute) and func.attr in _SCALAR_REDUCTIONS:
-            return not expr.args and without_dim
+            if not expr.args and without_dim:
+                return True
+            return _reduces_a_vector(expr, func.value, expr.args, analysis)
         return False
     if isinstance(expr, ast.Name) and expr.id not in seen:
         value = assigned_once(expr.id, analysis)
@@ -50,16 +56,63 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
     return False
 
 
-def assigned_once(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
-    """The value of the function's one plain assignment to `name` (None: none, or several)."""
-    if analysis.function is None:
-        return None
-    values = [
-        node.value
-        for node in walk(analysis.function.node)
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-    ]
-    return values[0] if len(values) == 1 else None
+def _reduces_a_vector(call: ast.Call, reduced: ast.expr, dims: list[ast.expr], analysis: FunctionAnalysis) -> bool:
+    """`torch.sum(v.view(-1), dim=0)`, `v.flatten().amax(-1)`: a reduction along the only dimension
+    of a one-dimensional value, without `keepdim`, is 0-d."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    if (analysis.qualified_name(call.func) or name).rsplit(".", 1)[-1] not in _DIM_REDUCTIONS:
+        return False
+    dim = [*dims, *(k.value for k in call.keywords if k.arg in ("dim", "axis"))]
+    if len(dim) != 1 or not (_is_minus_one(dim[0]) or _is_zero(dim[0])):
+        return False
+    if any(
+        k.arg == "keepdim" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords
+    ):
+        return False
+    return is_one_dimensional(reduced, analysis)
+
+
+# Reductions whose first positional argument is `dim` and that return one tensor with it (`max`,
+# `min`, `median` return values and indices; `norm`'s first argument is `p`).
+_DIM_REDUCTIONS = frozenset(
+    "sum mean prod amax amin any all count_nonzero logsumexp nansum nanmean argmax argmin".split()
+)
+
+
+def _is_zero(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and type(expr.value) is int and expr.value == 0
+
+
+def is_one_dimensional(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+    """`v.view(-1)`, `v.reshape(-1)`, `v.flatten()`, `v.ravel()`, `torch.flatten(v)`, or a name the
+    function assigns once to one of them."""
+    if isinstance(expr, ast.Name) and expr.id not in seen:
+        value = assigned_once(expr.id, analysis)
+        return value is not None and is_one_dimensional(value, analysis, seen | {expr.id})
+    if not isinstance(expr, ast.Call) or expr.keywords:
+        return False
+    qualname = analysis.qualified_name(expr.func)
+    if qualname in ("torch.flatten", "torch.ravel"):
+        return len(expr.args) == 1
+    if not isinstance(expr.func, ast.Attribute) or analysis.kind(expr.func.value) is Kind.PYTHON:
+        return False  # the reduction of it is a tensor (its caller's test): so is this, unless a Python value
+    method, arguments = expr.func.attr, expr.args
+    if method in ("flatten", "ravel"):
+        return not arguments
+    return method in ("view", "reshape") and len(arguments) == 1 and _is_minus_one(arguments[0])
+
+
+def _is_minus_one(expr: ast.expr) -> bool:
+    """`-1` or `(-1,)`."""
+    if isinstance(expr, ast.Tuple) and len(expr.elts) == 1:
+        expr = expr.elts[0]
+    return (
+        isinstance(expr, ast.UnaryOp)
+        and isinstance(expr.op, ast.USub)
+        and isinstance(expr.operand, ast.Constant)
+        and type(expr.operand.value) is int
+        and expr.operand.value == 1
+    )
 
 
 _ELEMENTWISE = frozenset(

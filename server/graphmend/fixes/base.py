@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..diagnostics import TextEdit
+from ..inference import FunctionAnalysis
+from ..messages import is_logging
 from ..regions import Entry
 from ..semantics import ModuleIndex, child_nodes, walk
 from ..source import Position, Range, SourceText
@@ -32,6 +34,36 @@ def zero_gradients(parameters: str) -> str:
         f"{parameters} get a zero gradient instead of none where the original did not run them, so an "
         "optimiser with momentum or weight decay (Adam, AdamW, SGD with momentum) still updates them"
     )
+
+
+def may_be_scripted(analysis: FunctionAnalysis) -> bool:
+    """Whether torch.jit.script may compile the function as written: not when its signature takes
+    `*args`/`**kwargs`, nor when its body has what TorchScript rejects (`try`, `lambda`, nested
+    `def`, `yield`, `global`, a logging call). Only there can a rewrite stop it scripting."""
+    function = analysis.function
+    if function is None:
+        return False
+    arguments = function.node.args
+    if arguments.vararg is not None or arguments.kwarg is not None:
+        return False
+    for node in walk(function.node):
+        if node is not function.node and isinstance(
+            node,
+            (
+                ast.Try,
+                ast.Lambda,
+                ast.FunctionDef,
+                ast.AsyncFunctionDef,
+                ast.Yield,
+                ast.YieldFrom,
+                ast.Global,
+                ast.Nonlocal,
+            ),
+        ):
+            return False
+        if isinstance(node, ast.Call) and is_logging(node, analysis):
+            return False
+    return True
 
 
 class Refused(Exception):

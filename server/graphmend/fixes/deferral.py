@@ -35,7 +35,7 @@ from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print,
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
-from .base import FixContext, Refusal, Refused
+from .base import FixContext, Refusal, Refused, may_be_scripted
 
 DOCSTRING = "torch.compile runs this after its graph instead of breaking the graph for it."
 # The public name of Dynamo's registry of deferred functions exists from torch 2.10 (read from the
@@ -110,8 +110,35 @@ def _formatted_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext
     kind = analysis.kind(node)
     if kind in (Kind.LOGGER, Kind.SELF, Kind.NUMPY):
         raise Refused(f"`{ctx.segment(node)}` cannot be formatted after the graph ({kind.value})")
+    traced = _traced_object(node)
+    if traced is not None:
+        raise Refused(
+            f"the message shows `{ctx.segment(traced)}`, which Dynamo formats once while tracing: every call "
+            "would show the traced object, not its own"
+        )
     text = ctx.segment(node)
     return f"({text})" if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
+
+
+# What a tensor has per call that Dynamo, tracing fake tensors, turns into a constant of the trace:
+# the autograd node, the version counter, the storage's address.
+_PER_CALL_ATTRIBUTES = frozenset({"grad_fn", "_version"})
+_PER_CALL_METHODS = frozenset({"data_ptr", "untyped_storage", "storage"})
+
+
+def _traced_object(node: ast.expr) -> ast.expr | None:
+    """The part of a formatted value that would be the trace's object, not the call's: `y.grad_fn`,
+    `y._version`, `y.data_ptr()`, `id(y)`."""
+    for part in walk(node):
+        if isinstance(part, ast.Attribute) and part.attr in _PER_CALL_ATTRIBUTES:
+            return part
+        if isinstance(part, ast.Call):
+            func = part.func
+            if (isinstance(func, ast.Attribute) and func.attr in _PER_CALL_METHODS) or (
+                isinstance(func, ast.Name) and func.id == "id"
+            ):
+                return part
+    return None
 
 
 def _message(template: str, values: list[str]) -> str:
@@ -190,10 +217,29 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
         )
     if plan.helper is not None and frame == MAYBE_INLINED:
         plan.reasons.append(
-            "if this forward runs inside another compiled module's forward (as a submodule), Dynamo "
-            "(torch 2.13) drops the deferred message: it replays deferred calls only in the compiled frame itself"
+            "as a submodule in another compiled forward, the message is dropped (Dynamo 2.13 replays deferred "
+            "calls only in the compiled frame itself)"
         )
+    if plan.helper is None:
+        plan.reasons.append(IN_EXPORTED_PROGRAM)
+    if is_warning(call, analysis):
+        plan.reasons.append(WARNING_AS_ERROR)
+    if may_be_scripted(analysis):
+        plan.reasons.append(NOT_SCRIPTABLE if plan.helper is not None else NOT_SCRIPTABLE_IN_GRAPH)
     return plan
+
+
+IN_EXPORTED_PROGRAM = (
+    "under torch.export the print runs on every call of the exported program, not once while exporting"
+)
+WARNING_AS_ERROR = (
+    "under warnings-as-errors it raises after the graph, keeping later changes (`-W error`: the module's state, "
+    "in-place writes after the call)"
+)
+NOT_SCRIPTABLE = "torch.jit.script no longer compiles the function (TorchScript cannot compile the deferred helper)"
+NOT_SCRIPTABLE_IN_GRAPH = (
+    "torch.jit.script no longer compiles the function (TorchScript cannot compile the in-graph print)"
+)
 
 
 ROOT, MAYBE_INLINED, INLINED = "root", "maybe inlined", "inlined"
@@ -674,8 +720,8 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     suffix = "" if category == "UserWarning" else f"_{category}"
     helper = _Helper(f"_deferred_warn{suffix}", "message", warn)
     reasons = [
-        "under torch.compile the warning is attributed to the compiled function's `def` line (Dynamo replays "
-        "it from the frame's start), so Python's once-per-location filter sees one location per function"
+        "the warning's location becomes the `def` line, also for once-per-location filters (Dynamo replays it "
+        "from the frame's start)"
     ]
     _refuse_mutated(call, analysis)
     return Plan(helper, [argument], "Defer the warning until the compiled graph has run", reasons)

@@ -220,8 +220,8 @@ class _Selection:
 
     def _check_expression(self, expr: ast.expr) -> None:
         for hazard in hazards(expr, self.analysis):  # it runs for a skipped layer too, unshielded
-            if hazard.may_raise is not None:
-                self._note(hazard.may_raise)
+            if hazard.may_raise is not None or hazard.overflow:
+                self._note(hazard.may_raise or hazard.words())
                 continue
             raise Refused(
                 hazard.raises

@@ -25,7 +25,7 @@ import ast
 from ..analysis import conditions, liveness
 from ..diagnostics import Applicability, Fix
 from ..inference import FunctionAnalysis
-from .base import FixContext, Refusal, Refused, zero_gradients
+from .base import FixContext, Refusal, Refused, may_be_scripted, zero_gradients
 from .gate_cond import CondForm, cond_form
 from .gate_recognition import Gate, recognise_gate
 from .gate_where import BROADCAST_NOTE, where_form
@@ -81,4 +81,6 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
         )
         reasons.append(zeros)
     reasons.extend(selected.notes)
+    if may_be_scripted(analysis):
+        reasons.append("torch.jit.script no longer compiles the function (its skip flag is None or a tensor)")
     return Fix(f"{TITLE}, {choice}", Applicability.UNSAFE, (*gate.definition, *selected.edits), tuple(reasons))

@@ -35,6 +35,7 @@ from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_message
+from ..semantics import walk
 from .base import FixContext, Refusal, Refused
 from .cudagraphs import rebinding_refusal
 from .deferral import message_in_branch
@@ -58,9 +59,12 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
         return None
     reasons: list[str] = []
     if extreme is not None:
+        array = ast.unparse(extreme.left)
         reasons.append(
-            f"where `{ast.unparse(extreme.left)}` holds a NaN the original skipped the write (its extreme is NaN)"
+            f"where `{array}` is empty the original raised (its extreme has no value) and the rewrite does not"
         )
+        if not _indexes_later(extreme.left, node, analysis):
+            reasons.append(f"where `{array}` holds a NaN the original skipped the write (its extreme is NaN)")
     edits: list[TextEdit] = []
     indent = indent_of(ctx.source.lines[node.lineno - 1])
     lines = [indent + comment for comment in comments_outside(ctx, node, node.body)]
@@ -215,3 +219,34 @@ def _written_values(stmt: ast.stmt) -> list[ast.expr]:
         return [stmt.value, stmt.targets[0].value]  # type: ignore[attr-defined]
     call = stmt.value  # type: ignore[attr-defined]
     return [call.args[1], call.func.value]
+
+
+# Calls whose argument at this position must be an integer array (NumPy and torch raise otherwise).
+_INDEX_ARGUMENTS = {"put_along_axis": 1, "take_along_axis": 1, "gather": 2, "scatter": 2, "index_select": 2}
+
+
+def _indexes_later(value: ast.expr, node: ast.If, analysis: FunctionAnalysis) -> bool:
+    """`value` (a name) is used as indices after the `if` (`np.put_along_axis(m, value, 1, -1)`,
+    `t[value]`), so in any run that does not raise it is an integer array: it holds no NaN, and the
+    write the check guards changes nothing where its extreme is within the bound. A float `value`
+    raises there, with or without the check."""
+    function = analysis.function
+    if function is None or not isinstance(value, ast.Name):
+        return False
+    end = node.end_lineno or node.lineno
+    for later in walk(function.node):
+        if getattr(later, "lineno", 0) <= end:
+            continue
+        if isinstance(later, ast.Call):
+            name = (analysis.qualified_name(later.func) or "").rsplit(".", 1)[-1]
+            position = _INDEX_ARGUMENTS.get(name)
+            arguments = later.args
+            if position is not None and len(arguments) > position and _is_name(arguments[position], value.id):
+                return True
+        if isinstance(later, ast.Subscript) and isinstance(later.ctx, ast.Load) and _is_name(later.slice, value.id):
+            return True
+    return False
+
+
+def _is_name(expr: ast.expr, name: str) -> bool:
+    return isinstance(expr, ast.Name) and expr.id == name

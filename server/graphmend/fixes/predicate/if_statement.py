@@ -10,8 +10,10 @@ from ...analysis.purity import names_in
 from ...analysis.shapes import is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
-from ..base import FixContext, Refusal, Refused
-from .arms import temporaries
+from ...kinds import Kind
+from ...semantics import walk
+from ..base import FixContext, Refusal, Refused, zero_gradients
+from .arms import Arm, temporaries
 from .condition import arm_predicate, floating_names, name_conditions
 from .effects import collect
 from .merge import merges
@@ -55,6 +57,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     site.scalar_conditions = all(is_scalar_condition(arm.test, analysis) for arm in arms if arm.test is not None)
     for arm in arms:
         collect(site, arm, guarded, kept)
+    _passed_in_gradients(site, arms)
     returns = [arm.returned is not None for arm in arms]
     if any(returns) and not all(returns):
         raise Refused("only some paths return")
@@ -67,3 +70,28 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     for arm in arms:  # the shields' predicates, now that the conditions have names
         text = text.replace(arm.predicate_token, arm_predicate(arm.number, condition_names))
     return offer((*site.helper_edits, TextEdit(ctx.line_range(node.lineno, site.last_line), text)), site.unsafe_reasons)
+
+
+def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:
+    """An argument only some paths read: where the original took another path no gradient reached
+    it, and now a zero one does. If the caller passes a trained parameter (`scaled(x, self.w)`),
+    an optimiser with momentum or weight decay then moves it."""
+    node = site.function.node
+    inside = {id(n) for n in walk(site.node)} | {id(n) for s in site.following for n in walk(s)}
+    every_path = arms[-1].test is None
+    for argument in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+        name = argument.arg
+        if name == site.self_name or site.before.get(name) is Kind.PYTHON:
+            continue
+        reading = [arm for arm in arms if any(_reads(s, name) for s in arm.body)]
+        if not reading or (every_path and len(reading) == len(arms)):
+            continue
+        if any(
+            _reads(n, name) and id(n) not in inside for n in walk(node) if isinstance(n, ast.stmt) and n is not node
+        ):
+            continue
+        site.unsafe(zero_gradients(f"`{name}` (where the caller passes a trained parameter)"))
+
+
+def _reads(tree: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(tree))

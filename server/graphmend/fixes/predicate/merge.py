@@ -207,6 +207,11 @@ def _keep_on_module(site: Site, label: str) -> None:
         f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
         '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay'
     )
+    site.unsafe(
+        f"{label} is assigned on every call, not only when the branch runs: after a call under "
+        "`torch.inference_mode()` it holds an inference tensor, and the module's state then changes (`load_state_dict` "
+        "into it raises)"
+    )
 
 
 def _initial_value(site: Site, store: Store | None) -> ast.expr | None:

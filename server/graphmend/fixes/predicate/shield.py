@@ -43,6 +43,9 @@ def add_shields(
             unsafe.append(hazard.may_raise)
             continue
         if not (scalar and shieldable(hazard, analysis)):
+            if hazard.overflow:
+                unsafe.append(hazard.words())
+                continue
             raise Refused(hazard.words())
         assert hazard.operand is not None and hazard.safe is not None
         safe = hazard.safe
