@@ -198,11 +198,11 @@ def _error(error: Exception) -> str:
     return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
 
 
-def _state_round_trip(path: pathlib.Path) -> list[str | None]:
+def _state_round_trip(path: pathlib.Path, inputs: int) -> list[str | None]:
     """Per input, on a fresh module: a pass under inference_mode, then loading the module's own
     state, as serving code does; the error, or None."""
     errors: list[str | None] = []
-    for position in range(len(_fresh(path).INPUTS)):
+    for position in range(inputs):
         module = _fresh(path)
         try:
             with dynamo_harness._silenced():
@@ -216,11 +216,11 @@ def _state_round_trip(path: pathlib.Path) -> list[str | None]:
     return errors
 
 
-def _strict_warnings(path: pathlib.Path) -> list[tuple[str | None, list[torch.Tensor]]]:
+def _strict_warnings(path: pathlib.Path, inputs: int) -> list[tuple[str | None, list[torch.Tensor]]]:
     """Per input, on a fresh module, under a filter that makes warnings errors (pytest `-W error`):
     what the call raises, and the module's state after it."""
     seen: list[tuple[str | None, list[torch.Tensor]]] = []
-    for position in range(len(_fresh(path).INPUTS)):
+    for position in range(inputs):
         module = _fresh(path)
         error: str | None = None
         with dynamo_harness._silenced(), warnings.catch_warnings():
@@ -250,11 +250,11 @@ def observe(path: pathlib.Path, inductor: bool = True) -> Observed:
         seen.inductor = _inductor(path)
     exported = _export(path)
     seen.exported = None if isinstance(exported, str) else exported
-    scripted = _script(path)
-    seen.scripted = scripted
-    if _is_module(_fresh(path)):
-        seen.state_round_trip = _state_round_trip(path)
-    seen.strict_warnings = _strict_warnings(path)
+    seen.scripted = _script(path)
+    program = _fresh(path)
+    if _is_module(program):
+        seen.state_round_trip = _state_round_trip(path, len(program.INPUTS))
+    seen.strict_warnings = _strict_warnings(path, len(program.INPUTS))
     dynamo_harness._reset_dynamo()
     return seen
 

@@ -325,15 +325,15 @@ def _tensor_method_impurity(method: str) -> str | None:
 def assigned_once(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
     """The value of the function's one plain assignment to `name` (None: none, or several). A
     parameter is bound by the call too: a read of it may be the caller's value, so None."""
-    if analysis.function is None:
+    function = analysis.function
+    if function is None:
         return None
-    arguments = analysis.function.node.args
-    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-    if any(argument is not None and argument.arg == name for argument in every):
+    starred = (function.node.args.vararg, function.node.args.kwarg)
+    if name in function.parameter_names or any(a is not None and a.arg == name for a in starred):
         return None
     values = [
         node.value
-        for node in walk(analysis.function.node)
+        for node in walk(function.node)
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
     ]
     return values[0] if len(values) == 1 else None

@@ -86,12 +86,14 @@ def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:
         reading = [arm for arm in arms if any(_reads(s, name) for s in arm.body)]
         if not reading or (every_path and len(reading) == len(arms)):
             continue
-        if any(
-            _reads(n, name) and id(n) not in inside for n in walk(node) if isinstance(n, ast.stmt) and n is not node
-        ):
+        if any(_is_read(n, name) and id(n) not in inside for n in walk(node)):
             continue
         site.unsafe(zero_gradients(f"`{name}` (where the caller passes a trained parameter)"))
 
 
 def _reads(tree: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(tree))
+    return any(_is_read(n, name) for n in walk(tree))
+
+
+def _is_read(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
