@@ -11,26 +11,19 @@ names masked so that one reason is counted once).
 from __future__ import annotations
 
 import argparse
-import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+from harness import graphmend_check
 
 REASON = re.compile(r"\(no automatic fix: (.*)\)$")
 NAME = re.compile(r"`[^`]*`")
 
 
 def report(path: Path) -> None:
-    graphmend = Path(sys.executable).with_name("graphmend")
-    result = subprocess.run(
-        [str(graphmend), "check", str(path), "--output-format", "json", "--no-cache"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    diagnostics = json.loads(result.stdout)
+    diagnostics = graphmend_check(path)
     control = [d for d in diagnostics if d["code"] in ("GM101", "GM102")]
     messages = [d for d in diagnostics if d["code"] in ("GM201", "GM202", "GM203")]
     fixed = [d for d in control if d.get("fix")]

@@ -33,24 +33,40 @@ WRONG_PACKAGE = 3  # worker exit status: it imported another transformers than t
 # ---------------------------------------------------------------- the fixed copy
 
 
-def fixed_copy(work: Path, families: Iterable[str]) -> Path:
+def fixed_copy(work: Path, families: Iterable[str], unsafe: bool = True) -> Path:
     """`work`/site, holding a copy of the installed transformers (made once: a kept folder reuses it) whose
-    families' model files (`models/<family>/modeling_<family>.py`) and SHARED_FILES carry
-    `graphmend fix --unsafe-fixes`; prints what the fix reports."""
+    families' model files (`models/<family>/modeling_<family>.py`, `<family>` a folder under models/) and SHARED_FILES carry
+    `graphmend fix --unsafe-fixes` (without `unsafe`, the safe fixes only); prints what the fix reports."""
     site = work / "site"
     if not (site / "transformers").exists():
         shutil.copytree(
             Path(transformers.__file__).parent, site / "transformers", ignore=shutil.ignore_patterns("__pycache__")
         )
-    targets = [str(site / "transformers" / "models" / family / f"modeling_{family}.py") for family in families]
+    targets = [
+        str(site / "transformers" / "models" / family / f"modeling_{Path(family).name}.py") for family in families
+    ]
     targets += [str(site / "transformers" / file) for file in SHARED_FILES]
     fix = subprocess.run(
-        [sys.executable, "-m", "graphmend", "fix", "--unsafe-fixes", *targets], capture_output=True, text=True
+        [sys.executable, "-m", "graphmend", "fix", *(["--unsafe-fixes"] if unsafe else []), *targets],
+        capture_output=True,
+        text=True,
     )
     print(fix.stdout.strip())
     if fix.stderr.strip():
         print(fix.stderr.strip(), file=sys.stderr)
     return site
+
+
+def graphmend_check(path: Path) -> list[dict[str, Any]]:
+    """`graphmend check PATH --output-format json --no-cache`: every diagnostic, as JSON."""
+    graphmend = Path(sys.executable).with_name("graphmend")
+    result = subprocess.run(
+        [str(graphmend), "check", str(path), "--output-format", "json", "--no-cache"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return json.loads(result.stdout)
 
 
 # ---------------------------------------------------------------- worker processes

@@ -19,24 +19,17 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from harness import graphmend_check
+
 
 def population(models: Path) -> list[dict[str, Any]]:
     """GM101/GM102 diagnostics with a fix, over the installed models tree."""
-    graphmend = Path(sys.executable).with_name("graphmend")
-    result = subprocess.run(
-        [str(graphmend), "check", str(models), "--output-format", "json", "--no-cache"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    diagnostics = json.loads(result.stdout)
-    return [d for d in diagnostics if d["code"] in ("GM101", "GM102") and d.get("fix")]
+    return [d for d in graphmend_check(models) if d["code"] in ("GM101", "GM102") and d.get("fix")]
 
 
 def executed_by(

@@ -3,7 +3,9 @@ real Dynamo (torch 2.13.0) with no fixable break left, the same outputs on input
 branch, the same gradients after backward, and the same prints, log records and warnings in the
 same order. Then where users run (`where_users_run`): optimiser steps, graph and recompile counts,
 inductor, torch.export, torch.jit.script, inference_mode with load_state_dict, warnings as errors.
-A safe fix changes nothing there; an unsafe fix's hazards name every difference.
+A safe fix changes nothing there; an unsafe fix's hazards name every difference. Every safe
+rewrite fixture (`tests/fixtures/GM*/fix_*.in.py`, its `ENTRY` on its `INPUTS`) runs the same way
+against its expected rewrite.
 
 Inductor compiles C++ per graph: CI runs it on `INDUCTOR_SAMPLE`; `GRAPHMEND_PROOF_INDUCTOR=all`
 runs it on every program."""
@@ -20,6 +22,7 @@ torch = pytest.importorskip("torch")
 
 import dynamo_harness  # noqa: E402
 import where_users_run  # noqa: E402
+from conftest import FIXTURES  # noqa: E402
 
 from graphmend.api import check_source, fix_source  # noqa: E402
 
@@ -37,6 +40,13 @@ INDUCTOR_SAMPLE = {
     "pos_loop_if",
 }
 ALL_INDUCTOR = os.environ.get("GRAPHMEND_PROOF_INDUCTOR") == "all"
+# Rewrite fixtures whose fixes are safe: each says how it runs (ENTRY on INPUTS that take every branch).
+SAFE_FIXTURES = [
+    p
+    for p in sorted(FIXTURES.glob("GM*/fix_*.in.py"))
+    if not p.read_text(encoding="utf-8").startswith("# fix-applicability: unsafe")
+]
+FIXTURE_INDUCTOR_SAMPLE = {"fix_branch_temporaries", "fix_clamp_floating_on_every_path"}
 
 
 def _same(a, b) -> bool:  # noqa: ANN001
@@ -185,3 +195,26 @@ def test_deferred_warning_keeps_the_users_file_and_line(tmp_path: Path) -> None:
         torch.compile(module.Net(), backend="eager", fullgraph=True)(torch.ones(2))
     found = [(w.filename, w.lineno, w.category) for w in caught if str(w.message) == "positive input"]
     assert found == [(str(target), call_line, UserWarning), (str(target), def_line, UserWarning)]
+
+
+@pytest.mark.parametrize(
+    "case", SAFE_FIXTURES, ids=[f"{p.parent.name}/{p.name.removesuffix('.in.py')}" for p in SAFE_FIXTURES]
+)
+def test_safe_fixture_changes_nothing_where_users_run(case: Path, tmp_path: Path) -> None:
+    """A safe rewrite fixture and its expected rewrite give the same outputs, gradients and messages
+    on inputs that take every branch, and differ in nothing `where_users_run` sees."""
+    text = case.read_text(encoding="utf-8")
+    assert "\nENTRY = " in text and "\nINPUTS = " in text, "a safe fixture must say how it runs (ENTRY, INPUTS)"
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(text, encoding="utf-8")
+    after.write_text(case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8"))
+    outputs_before, events_before, gradients_before = dynamo_harness.run_observed_with_gradients(before)
+    outputs_after, events_after, gradients_after = dynamo_harness.run_observed_with_gradients(after)
+    assert _same(outputs_before, outputs_after)
+    assert _same_gradients(gradients_before, gradients_after, zero_for_none=False), "the gradients differ"
+    assert events_after == events_before
+    inductor = ALL_INDUCTOR or case.name.removesuffix(".in.py") in FIXTURE_INDUCTOR_SAMPLE
+    found = where_users_run.differences(
+        where_users_run.observe(before, inductor), where_users_run.observe(after, inductor)
+    )
+    assert not found, f"a safe fix changes {found}"

@@ -16,7 +16,7 @@ from ...semantics import walk
 from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
 from .arms import Arm, Store, code, is_number
-from .signatures import old_signature, reaching_definition, require_same_shape, signature
+from .signatures import old_signature, reaching_values, require_same_shape, signature
 from .site import Site
 
 
@@ -129,8 +129,8 @@ def _require_new_identity(site: Site, name: str) -> None:
     `if`) gave the caller that object back; the selection is always a new tensor (issue 42)."""
     if name not in site.function.parameter_names or name in ("self", "cls"):
         return
-    definition = reaching_definition(site, name)
-    if isinstance(definition, ast.Name) and definition.id == name:
+    values = reaching_values(site, site.node, name)
+    if values is None or any(where is None for where, _ in values):
         site.unsafe(
             f"`{name}` is the caller's own tensor on a path where the branch does not change it, and the rewrite "
             "makes it a new tensor: an in-place change of the result no longer reaches the caller's, and a "

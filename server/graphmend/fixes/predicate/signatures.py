@@ -4,9 +4,11 @@ provably neither broadcasts nor promotes."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from functools import partial
 
 from ...analysis import liveness
-from ...analysis.shapes import Signature, elementwise_bases
+from ...analysis.shapes import FLOATING, Signature, elementwise_bases
 from ...semantics import walk
 from .site import Site
 
@@ -29,25 +31,9 @@ def old_signature(site: Site, name: str) -> Signature | None:
 
 
 def reaching_definition(site: Site, name: str) -> ast.expr:
-    """The value `name` holds before the `if`, when plain assignments before it say so.
-
-    Walks back through the enclosing blocks (out of `if`/`with` bodies, never out of a loop,
-    where the value may come from the previous iteration).
-    """
-    target: ast.stmt = site.node
-    while True:
-        found = liveness.locate(site.function.node, target)
-        if found is None:
-            return ast.Name(id=name)
-        holder, block, index = found
-        for stmt in reversed(block[:index]):
-            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
-                return stmt.value if len(stmt.targets) == 1 else ast.Name(id=name)
-            if name in {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}:
-                return ast.Name(id=name)
-        if not isinstance(holder, (ast.If, ast.With)) or block is not getattr(holder, "body", None):
-            return ast.Name(id=name)
-        target = holder
+    """The value `name` holds before the `if` when one plain assignment gives it; else the name."""
+    values = reaching_values(site, site.node, name)
+    return values[0][1] if values is not None and len(values) == 1 else ast.Name(id=name)
 
 
 def require_same_shape(site: Site, signatures_per_path: list[Signature | None]) -> None:
@@ -104,21 +90,115 @@ _FLOATING_LAYERS = frozenset(
 
 
 def _made_floating(site: Site, name: str) -> bool:
-    """`name` holds, before the `if`, the output of a submodule built in `__init__` as a layer with
-    floating weights (`h = self.final_layer_norm(h)` after `self.final_layer_norm = nn.LayerNorm(d)`)."""
-    owner = site.owner
-    if owner is None or "." in name:
+    """`name` holds a floating point tensor before the `if` by every assignment that can reach it:
+    a submodule built in `__init__` as a layer with floating weights (`h = self.final_layer_norm(h)`
+    after `self.final_layer_norm = nn.LayerNorm(d)`), a sum, difference, product or quotient with
+    such a value (`h = residual + h`: int or bool with float is float), or what keeps its operand's
+    dtype (dropout, clamp). An `if` before it counts when each of its paths
+    leaves `name` floating (rt_detr's `if not self.normalize_before: h = self.final_layer_norm(h)`)."""
+    if "." in name:
         return False
-    definition = reaching_definition(site, name)
+    return _floating_before(site, site.node, name, _DEPTH)
+
+
+_DEPTH = 8  # definitions followed back, at most: enough for a layer's residual chain
+# Functions whose result has their first argument's dtype (or raises).
+_DTYPE_KEEPING = frozenset(
+    "torch.nn.functional.dropout torch.dropout torch.clamp torch.clip torch.relu torch.nn.functional.relu".split()
+)
+_FLOATING_METHODS = frozenset("float half double bfloat16".split())
+
+
+def _floating_before(site: Site, stmt: ast.stmt, name: str, depth: int) -> bool:
+    values = reaching_values(site, stmt, name)
+    return values is not None and all(
+        where is not None and _floating_value(site, where, value, depth - 1) for where, value in values
+    )
+
+
+Reaching = list[tuple[ast.stmt | None, ast.expr]]
+
+
+def reaching_values(site: Site, stmt: ast.stmt, name: str) -> Reaching | None:
+    """Every value `name` may hold just before `stmt`, each with the assignment that gives it
+    (`None` with the name itself: its value on entry to the function); None when one comes from
+    something else (a loop's previous iteration, a `for` target, a `try`, a tuple unpacking, `+=`).
+    Walks out of `if` and `with` bodies; an `if` before `stmt` gives the values of both its paths."""
+    found = liveness.locate(site.function.node, stmt)
+    if found is None:
+        return None
+    holder, block, index = found
+    if holder is site.function.node:
+        return _values_after(block[:index], name, lambda: [(None, ast.Name(id=name))])
+    if isinstance(holder, (ast.If, ast.With)) and (block is holder.body or block is getattr(holder, "orelse", None)):
+        outer = holder
+        return _values_after(block[:index], name, lambda: reaching_values(site, outer, name))
+    return None
+
+
+def _values_after(block: list[ast.stmt], name: str, before: Callable[[], Reaching | None]) -> Reaching | None:
+    """The values `name` may hold after `block` runs, `before` giving those it may hold on entry."""
+    for index in range(len(block) - 1, -1, -1):
+        stmt = block[index]
+        if not _stores(stmt, name):
+            continue
+        rest = partial(_values_after, block[:index], name, before)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            return [(stmt, stmt.value)]
+        if isinstance(stmt, ast.If) and not _stores(stmt.test, name):  # `if (h := ...)`: not followed
+            return _union(_values_after(stmt.body, name, rest), _values_after(stmt.orelse, name, rest))
+        if isinstance(stmt, ast.With) and not any(_stores(item.optional_vars, name) for item in stmt.items):
+            # a context manager may swallow an exception raised before the body's assignment
+            return _union(_values_after(stmt.body, name, rest), rest())
+        return None
+    return before()
+
+
+def _union(first: Reaching | None, second: Reaching | None) -> Reaching | None:
+    return None if first is None or second is None else first + second
+
+
+def _stores(node: ast.AST | None, name: str) -> bool:
+    return node is not None and any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk(node)
+    )
+
+
+def _floating_value(site: Site, stmt: ast.stmt, value: ast.expr, depth: int) -> bool:
+    """`value`, evaluated at `stmt`, is a floating point tensor."""
+    if depth <= 0:
+        return False
+    if isinstance(value, ast.Name):
+        return _floating_before(site, stmt, value.id, depth)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        # a floating tensor with anything it combines with is floating (promotion by category)
+        return _floating_value(site, stmt, value.left, depth - 1) or _floating_value(site, stmt, value.right, depth - 1)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _FLOATING_METHODS and not value.args and not value.keywords:
+        return site.analysis.kind(func.value).is_tensor
+    qualname = site.analysis.qualified_name(func)
+    if qualname is not None and qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in FLOATING:
+        return bool(value.args)  # floating for any input dtype
+    if qualname in _DTYPE_KEEPING and value.args:
+        return _floating_value(site, stmt, value.args[0], depth - 1)
+    return _floating_layer(site, value)
+
+
+def _floating_layer(site: Site, call: ast.Call) -> bool:
+    """`call` runs a submodule built in `__init__` as a layer with floating weights."""
+    owner = site.owner
+    func = call.func
     if not (
-        isinstance(definition, ast.Call)
-        and isinstance(definition.func, ast.Attribute)
-        and isinstance(definition.func.value, ast.Name)
-        and definition.func.value.id == site.self_name
-        and owner.find_method(definition.func.attr) is None
+        owner is not None
+        and isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id == site.self_name
+        and owner.find_method(func.attr) is None
     ):
         return False
-    built = site.analysis.module.constructors(owner).get(definition.func.attr, frozenset())
+    built = site.analysis.module.constructors(owner).get(func.attr, frozenset())
     return bool(built) and all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _FLOATING_LAYERS for c in built)
 
 

@@ -1,0 +1,646 @@
+"""Every fix graphmend labels safe in transformers 4.49.0 `models/`, run where users run (issue 42).
+
+    python benchmarks/safe_fixes.py [--families a,b] [--jobs N] [--json OUT] [--keep DIR] [--no-inductor]
+
+The population is every GM101/GM102 diagnostic whose fix is safe in the installed `models/` tree
+(what `graphmend check` reports there). For each family that holds one and has a tiny model here
+(paper_table2's builders, and a few more), a fresh process per variant (installed = before; a copy
+with `graphmend fix` applied, safe fixes only = after) runs the model in half precision, where the
+fp16 clamp guards that make up most of these fixes break (detectors, whose clamps run under
+`self.training` in any dtype, in float32), each way a user runs it:
+
+- **eval**: compiled (a counting backend), no_grad: every floating point output, the graphs and the
+  recompiles;
+- **train**: every dropout 0, `model.train()`, compiled (a counting backend): the graphs, every
+  parameter's gradient after backward of the sum of every output, then
+  3 SGD (momentum, weight decay) and 3 AdamW (weight decay) steps: the parameters after them;
+- **inductor**: compiled with inductor (`fallback_random`), no_grad, at its default precision (a
+  graph's intermediate values kept in float32) and with `emulate_precision_casts` (rounded to their
+  dtype as eager does): the outputs on the model as built, equal to rounding (2 ulps, or within
+  twice the original's own distance under inductor from eager). Inductor
+  fuses the rewrite's one graph differently from the original's pieces; in the overflowing settings
+  that rounding is amplified (a layer norm over hidden states clamped to the same value but for
+  rounding turns one ulp into an O(1) difference, and at the default precision a value past 65504
+  at the former break is inf before and finite after), so there the outputs are reported, not judged;
+- **serving**: one compiled pass under `inference_mode`, then `load_state_dict` of its own state.
+
+Each way runs three times (`SETTINGS`): on the model as built (no hidden state overflows: the
+guarded branch is not taken), and with the projections that add attention's, or the feed-forward
+block's, output to the residual stream made to overflow (weights 0 and bias inf; without a bias,
+weights at 0.9 of their dtype's largest value): hidden states hold inf there, the branch is taken. Eager runs of the original, in eval and in training,
+record the lines of the model file they execute, so each fix's report says whether its branch ran
+in each setting. Safe means every comparison agrees (NaN equal to NaN in the same place).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import paper_table2
+import torch
+import torch._dynamo
+import torch._dynamo.testing
+import torch._inductor.config
+import transformers
+from harness import (
+    exit_unless_imported_from,
+    fixed_copy,
+    gradient_difference,
+    graphmend_check,
+    identical,
+    max_difference,
+    optimiser_steps,
+    parameter_gradients,
+    parameters_difference,
+    run_worker,
+    same,
+    trace_lines,
+    worker_env,
+)
+from torch import nn
+
+RECOMPILES_LOGGER = "torch._dynamo.guards.__recompiles"
+# The weight settings each way runs with: as built, and with the Linear layers whose output joins the
+# residual stream after attention, or after the feed-forward block, set near their dtype's largest
+# value, so the hidden states overflow there (a clamp testing only for inf is taken only where no
+# NaN came first: each site needs its own setting).
+SETTINGS: dict[str, frozenset[str]] = {
+    "": frozenset(),
+    "-attention": frozenset({"out_proj", "o", "o_proj", "output"}),
+    "-feed-forward": frozenset({"fc2", "wo", "down_proj"}),
+}
+
+
+# Families whose clamp runs under `self.training` in any dtype: they run in float32 (their models are
+# not all usable in half precision on the CPU); the others' clamps break in half precision only.
+FLOAT32 = frozenset(
+    "detr conditional_detr table_transformer deformable_detr deprecated/deta rt_detr rt_detr_v2 mask2former "
+    "grounding_dino oneformer omdet_turbo".split()
+)
+DECODER = dict(decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=32)
+
+
+def _bigbird_pegasus() -> paper_table2.Built:
+    return paper_table2._bart_like("BigBirdPegasusForConditionalGeneration", attention_type="original_full")
+
+
+def _time_series(model: str) -> paper_table2.Built:
+    """A forecasting transformer on a batch of two random series with one time feature."""
+    model_class = paper_table2._model_class(model)
+    config = model_class.config_class(
+        prediction_length=4,
+        context_length=8,
+        lags_sequence=[1, 2],
+        num_time_features=1,
+        d_model=16,
+        encoder_layers=2,
+        encoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        **DECODER,
+    )
+    past = 8 + 2  # the context and the largest lag
+    inputs = dict(
+        past_values=torch.randn(2, past),
+        past_time_features=torch.randn(2, past, 1),
+        past_observed_mask=torch.ones(2, past),
+        future_values=torch.randn(2, 4),
+        future_time_features=torch.randn(2, 4, 1),
+    )
+    return model_class(config), [inputs]
+
+
+def _detection(model: str, stages: int = 1, text: bool = False, **overrides: Any) -> paper_table2.Built:
+    """A DETR-style detector on a tiny ResNet backbone built from its config (nothing downloaded):
+    `stages` feature maps (2 for the deformable ones, with `DEFORMABLE`), a tiny BERT with `text`."""
+    model_class = paper_table2._model_class(model)
+    d_model = overrides.pop("d_model", 16)
+    settings: dict[str, Any] = dict(
+        backbone_config=_resnet(2),
+        use_pretrained_backbone=False,
+        backbone=None,
+        d_model=d_model,
+        encoder_layers=1,
+        encoder_attention_heads=2,
+        encoder_ffn_dim=2 * d_model,
+        num_queries=4,
+        **{**DECODER, "decoder_ffn_dim": 2 * d_model},
+    )
+    settings["backbone_config"].out_features = settings["backbone_config"].out_features[-stages:]
+    inputs: dict[str, torch.Tensor] = dict(pixel_values=torch.randn(2, 3, 32, 32))
+    if text:
+        settings["text_config"] = dict(
+            model_type="bert",
+            vocab_size=32,
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+        )
+        inputs["input_ids"] = torch.randint(3, 32, (2, 6))
+    else:
+        inputs["pixel_mask"] = torch.ones(2, 32, 32, dtype=torch.long)
+    return model_class(model_class.config_class(**settings, **overrides)), [inputs]
+
+
+# The deformable detectors' settings: d_model a multiple of their GroupNorm's 32 groups, two levels.
+DEFORMABLE = dict(d_model=32, stages=2, num_feature_levels=2, encoder_n_points=2, decoder_n_points=2)
+
+
+def _rt_detr(model: str) -> paper_table2.Built:
+    """RT-DETR on a tiny ResNet backbone with three feature levels."""
+    model_class = paper_table2._model_class(model)
+    backbone = transformers.RTDetrResNetConfig(
+        embedding_size=8,
+        hidden_sizes=[8, 16, 16],
+        depths=[1, 1, 1],
+        out_features=["stage1", "stage2", "stage3"],
+        out_indices=[1, 2, 3],
+    )
+    config = model_class.config_class(
+        backbone_config=backbone,
+        use_pretrained_backbone=False,
+        backbone=None,
+        d_model=16,
+        encoder_hidden_dim=16,
+        encoder_in_channels=[8, 16, 16],
+        encoder_layers=1,
+        encoder_ffn_dim=32,
+        encoder_attention_heads=2,
+        decoder_in_channels=[16, 16, 16],
+        num_queries=4,
+        num_feature_levels=3,
+        decoder_n_points=2,
+        num_denoising=0,
+        hidden_expansion=0.5,
+        anchor_image_size=None,
+        **DECODER,
+    )
+    return model_class(config), [dict(pixel_values=torch.randn(2, 3, 64, 64))]
+
+
+def _resnet(stages: int) -> transformers.ResNetConfig:
+    return transformers.ResNetConfig(
+        embedding_size=8,
+        hidden_sizes=[8, 16, 16, 16][:stages],
+        depths=[1] * stages,
+        out_features=[f"stage{index + 1}" for index in range(stages)],
+    )
+
+
+def _mask2former() -> paper_table2.Built:
+    config = transformers.Mask2FormerConfig(
+        backbone_config=_resnet(4),
+        use_pretrained_backbone=False,
+        backbone=None,
+        feature_size=32,
+        mask_feature_size=32,
+        hidden_dim=32,
+        encoder_feedforward_dim=64,
+        dim_feedforward=64,
+        encoder_layers=1,
+        decoder_layers=2,
+        num_attention_heads=2,
+        num_queries=4,
+        common_stride=4,
+    )
+    return transformers.Mask2FormerModel(config), [dict(pixel_values=torch.randn(2, 3, 64, 64))]
+
+
+def _oneformer() -> paper_table2.Built:
+    """OneFormer with its text encoder (`is_training`: its clamp runs only then)."""
+    config = transformers.OneFormerConfig(
+        backbone_config=_resnet(4),
+        use_pretrained_backbone=False,
+        backbone=None,
+        hidden_dim=64,
+        mask_dim=64,
+        conv_dim=64,
+        encoder_feedforward_dim=64,
+        dim_feedforward=64,
+        encoder_layers=1,
+        decoder_layers=2,
+        num_attention_heads=2,
+        num_queries=4,
+        text_encoder_width=64,
+        text_encoder_context_length=8,
+        text_encoder_num_layers=1,
+        text_encoder_vocab_size=32,
+        text_encoder_proj_layers=1,
+        text_encoder_n_ctx=2,
+        common_stride=4,
+        task_seq_len=8,
+        max_seq_len=8,
+        is_training=True,
+    )
+    inputs = dict(
+        pixel_values=torch.randn(2, 3, 64, 64),
+        task_inputs=torch.randint(0, 32, (2, 8)),
+        text_inputs=torch.randint(0, 32, (2, 2, 8)),
+    )
+    return transformers.OneFormerModel(config), [inputs]
+
+
+def _pix2struct() -> paper_table2.Built:
+    """Pix2Struct with its vision encoder, so the decoder's cross-attention runs too."""
+    config = transformers.Pix2StructConfig(
+        text_config=dict(vocab_size=32, hidden_size=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2),
+        vision_config=dict(
+            hidden_size=16, patch_embed_hidden_size=12, d_ff=32, d_kv=8, num_hidden_layers=1, num_attention_heads=2
+        ),
+    )
+    patches = torch.randn(2, 6, 14)
+    patches[:, :, 0] = torch.arange(1, 7).float()  # row and column of each patch (1-based)
+    patches[:, :, 1] = 1.0
+    inputs = dict(
+        flattened_patches=patches, attention_mask=torch.ones(2, 6), decoder_input_ids=torch.randint(3, 32, (2, 4))
+    )
+    return transformers.Pix2StructForConditionalGeneration(config), [inputs]
+
+
+def _builders() -> dict[str, Any]:
+    """Per family, how to build its tiny model: paper_table2's first eval case, and more here."""
+    found: dict[str, Any] = {}
+    for case in paper_table2.CASES.values():
+        if not case.half and not case.train:
+            found.setdefault(case.family, case.build)
+    return found | {
+        "bigbird_pegasus": _bigbird_pegasus,
+        "time_series_transformer": partial(_time_series, "TimeSeriesTransformerModel"),
+        "informer": partial(_time_series, "InformerModel"),
+        "detr": partial(_detection, "DetrModel", use_timm_backbone=False),
+        "conditional_detr": partial(_detection, "ConditionalDetrModel", use_timm_backbone=False),
+        "table_transformer": partial(_detection, "TableTransformerModel", use_timm_backbone=False),
+        "deformable_detr": partial(_detection, "DeformableDetrModel", use_timm_backbone=False, **DEFORMABLE),
+        "rt_detr": partial(_rt_detr, "RTDetrModel"),
+        "rt_detr_v2": partial(_rt_detr, "RTDetrV2Model"),
+        "pix2struct": _pix2struct,
+        "deprecated/deta": partial(_detection, "DetaModel", two_stage=False, with_box_refine=False, **DEFORMABLE),
+        "mask2former": _mask2former,
+        "grounding_dino": partial(_detection, "GroundingDinoModel", text=True, max_text_len=8, **DEFORMABLE),
+        "oneformer": _oneformer,
+    }
+
+
+# Families with a safe fix and no tiny model here, and why.
+NOT_RUN = {
+    "autoformer": "its clamp breaks in half precision only, and its autocorrelation's FFT has no half kernel on the CPU",
+    "omdet_turbo": "no tiny configuration tried here runs (with a ResNet backbone its decoder has no `task_project`)",
+}
+
+
+BUILDERS = _builders()
+
+
+def population(models: Path) -> list[dict[str, Any]]:
+    """GM101/GM102 diagnostics with a safe fix, over the installed models tree."""
+    return [
+        d
+        for d in graphmend_check(models)
+        if d["code"] in ("GM101", "GM102") and d.get("fix") and d["fix"]["applicability"] == "safe"
+    ]
+
+
+def family_of(path: str) -> str:
+    """The folder under models/ (`deprecated/deta` for the deprecated ones)."""
+    return str(Path(path).resolve().parent).split("/transformers/models/")[-1]
+
+
+# ---------------------------------------------------------------- the worker (one family, one variant)
+
+
+def _built(family: str, train: bool) -> tuple[nn.Module, list[dict[str, Any]]]:
+    """The family's tiny model in half precision (FLOAT32: as built) with seeded weights, its inputs likewise; for
+    training every dropout probability 0 and no layerdrop (the clamps are what is compared)."""
+    torch.manual_seed(0)
+    model, calls = BUILDERS[family]()
+    if train:
+        for owner in [model.config, *model.modules()]:
+            for key, value in list(vars(owner).items()):
+                if isinstance(value, float) and ("dropout" in key or "layerdrop" in key or "drop_path" in key):
+                    setattr(owner, key, 0.0)
+        for module in model.modules():
+            if isinstance(module, nn.Dropout):
+                module.p = 0.0
+        signature = model.forward.__code__.co_varnames
+        if "use_cache" in signature:
+            calls = [dict(inputs, use_cache=False) for inputs in calls]
+    model.train(train)
+    if family in FLOAT32:
+        return model, calls
+    model.half()
+    calls = [
+        {k: v.half() if torch.is_tensor(v) and v.is_floating_point() else v for k, v in inputs.items()}
+        for inputs in calls
+    ]
+    return model, calls
+
+
+def _set(model: nn.Module, built: dict[str, torch.Tensor], setting: str) -> None:
+    """The model's weights as built, then the `setting`'s projections made to overflow (in place:
+    compiled code keeps them): weights 0 and bias inf, so the output is inf whatever the input's
+    signs; without a bias, weights at 0.9 of their dtype's largest value."""
+    model.load_state_dict(built)
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] in SETTINGS[setting]:
+                if module.bias is not None:
+                    module.weight.zero_()
+                    module.bias.fill_(float("inf"))
+                else:
+                    module.weight.fill_(0.9 * torch.finfo(module.weight.dtype).max)
+
+
+def _outputs(model: nn.Module, calls: list[dict[str, Any]]) -> list[torch.Tensor]:
+    """Every floating point tensor every call returns (a detector's first output, its reference
+    points, does not depend on the encoder its clamp is in: all of them are compared)."""
+    return [tensor for inputs in calls for tensor in _floating(model(**inputs))]
+
+
+def _floating(value: object) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value] if value.is_floating_point() else []
+    if isinstance(value, dict):  # a ModelOutput
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [tensor for part in value for tensor in _floating(part)]
+    return []
+
+
+def _losses(model: nn.Module, calls: list[dict[str, Any]]) -> list[torch.Tensor]:
+    """Per call, the sum of every floating point tensor it returns, for backward."""
+    return [torch.stack([t.float().sum() for t in _floating(model(**inputs))]).sum() for inputs in calls]
+
+
+@contextlib.contextmanager
+def _recompiles() -> Any:
+    """The records of Dynamo's recompiles log while the block runs."""
+    import logging
+
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    torch._logging.set_logs(recompiles=True)
+    logger = logging.getLogger(RECOMPILES_LOGGER)
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
+        torch._logging.set_logs(recompiles=False)
+
+
+def _traced(model: nn.Module, calls: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """The lines of models/ an eager run of the model executes."""
+    executed: dict[str, set[int]] = {}
+    sys.settrace(partial(trace_lines, _models_file, executed))
+    try:
+        _outputs(model, calls)
+    finally:
+        sys.settrace(None)
+    return {path: sorted(lines) for path, lines in executed.items()}
+
+
+def _models_file(path: str) -> str | None:
+    return path.split("/transformers/")[-1] if "/transformers/models/" in path else None
+
+
+def worker(family: str, out: Path, expected_package: Path, inductor: bool) -> None:
+    """Run one family's model every way, in every weight setting; write the record and tensors."""
+    exit_unless_imported_from(expected_package)
+    torch.set_num_threads(1)
+    transformers.logging.set_verbosity_error()
+    record: dict[str, Any] = {"executed": [], "graphs": None, "recompiles": None, "serving": []}
+    tensors: dict[str, Any] = {}
+
+    model, calls = _built(family, train=False)
+    built = {key: value.clone() for key, value in model.state_dict().items()}
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(model, backend=counter)
+    with torch.no_grad(), _recompiles() as recompiles:
+        for setting in SETTINGS:
+            _set(model, built, setting)
+            record["executed"].append(_traced(model, calls))
+            tensors[f"eval{setting}"] = [t.detach() for t in _outputs(compiled, calls)]
+    record["graphs"], record["recompiles"] = counter.frame_count, len(recompiles)
+
+    torch._dynamo.reset()
+    model, calls = _built(family, train=True)
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(model, backend=counter)
+    for index, setting in enumerate(SETTINGS):
+        _set(model, built, setting)
+        for path, lines in _traced(model, calls).items():  # clamps under `self.training` run here
+            record["executed"][index][path] = sorted({*record["executed"][index].get(path, []), *lines})
+        tensors[f"train{setting}"] = [parameter_gradients(model, loss) for loss in _losses(compiled, calls)]
+        tensors[f"steps{setting}"] = optimiser_steps(model, partial(_losses, compiled, calls))
+    record["train_graphs"] = counter.frame_count
+
+    if inductor:
+        torch._dynamo.reset()
+        model, calls = _built(family, train=False)
+        for exact in (False, True):
+            torch._dynamo.reset()
+            compiled = torch.compile(model, backend="inductor")
+            patch = dict(fallback_random=True, emulate_precision_casts=exact)
+            with torch.no_grad(), torch._inductor.config.patch(**patch):
+                for setting in SETTINGS:
+                    _set(model, built, setting)
+                    key = f"{'exact-' * exact}inductor{setting}"
+                    tensors[key] = [t.detach() for t in _outputs(compiled, calls)]
+
+    for setting in SETTINGS:
+        torch._dynamo.reset()
+        model, calls = _built(family, train=False)
+        _set(model, built, setting)
+        try:
+            with torch.inference_mode():
+                _outputs(torch.compile(model, backend="eager"), calls)
+            model.load_state_dict(model.state_dict())
+        except Exception as error:  # noqa: BLE001 - an error is what serving code would see
+            record["serving"].append(f"{type(error).__name__}: {error}"[:200])
+        else:
+            record["serving"].append(None)
+    torch.save(tensors, f"{out}.pt")
+    out.write_text(json.dumps(record))
+
+
+# ---------------------------------------------------------------- the driver
+
+
+def _rounding(first: torch.Tensor, second: torch.Tensor) -> bool:
+    """Equal to 2 ulps of the dtype's precision at 1 (relative and absolute), NaN where NaN: inductor
+    fuses the rewrite's one graph differently from the original's pieces."""
+    tolerance = 2 * torch.finfo(first.dtype).eps
+    return first.shape == second.shape and torch.allclose(
+        first.double(), second.double(), rtol=tolerance, atol=tolerance, equal_nan=True
+    )
+
+
+def _inductor_agrees(eager: list[torch.Tensor], before: list[torch.Tensor], after: list[torch.Tensor]) -> bool:
+    """Before and after agree under inductor to rounding: within 2 ulps, or no further apart than
+    twice the original's own distance under inductor from eager (float32 outputs computed from
+    half precision ones move by more than an ulp of float32), NaN in the same places."""
+    return len(before) == len(after) and all(
+        _rounding(b, a) or max_difference(b, a) <= 2 * max_difference(e, b) for e, b, a in zip(eager, before, after)
+    )
+
+
+def _described(before: list[torch.Tensor], after: list[torch.Tensor]) -> str:
+    """How inductor's outputs before and after differ, in words."""
+    if same(before, after, _rounding):
+        return "equal to rounding"
+    past = any(not torch.equal(b.isfinite(), a.isfinite()) for b, a in zip(before, after))
+    largest = max(map(max_difference, before, after))
+    return f"max |Δ| {largest:.3g}" + (", inf/NaN in other places" if past else "")
+
+
+def _file(family: str) -> str:
+    return family.replace("/", "-")
+
+
+def _differences(work: Path, family: str, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """What the safe fixes change in one family, in words (empty: nothing)."""
+    found = []
+    if after["train_graphs"] > before["train_graphs"]:
+        found.append(f"graphs in training {before['train_graphs']} → {after['train_graphs']}")
+    if (after["graphs"], after["recompiles"]) > (before["graphs"], before["recompiles"]):
+        found.append(
+            f"graphs {before['graphs']} → {after['graphs']}, recompiles {before['recompiles']} → {after['recompiles']}"
+        )
+    if before["serving"] != after["serving"]:
+        found.append(f"serving: {before['serving']} → {after['serving']}")
+    old, new = (torch.load(work / f"{_file(family)}.{variant}.json.pt") for variant in ("before", "after"))
+    for key in sorted(old):
+        if key.startswith("eval") and not same(old[key], new.get(key, []), identical):
+            found.append(f"{key}: outputs differ")
+        elif key in ("inductor", "exact-inductor") and not _inductor_agrees(old["eval"], old[key], new[key]):
+            found.append(f"{key}: outputs differ by {max(map(max_difference, old[key], new[key]))}")
+        elif key.startswith("train") and gradient_difference(old[key], new[key]) != (None, 0):
+            found.append(f"{key}: {gradient_difference(old[key], new[key])}")
+        elif key.startswith("steps") and parameters_difference(old[key], new[key]):
+            found.append(f"{key}: {parameters_difference(old[key], new[key])}")
+    return found
+
+
+def _inductor_overflowing(work: Path, family: str) -> str:
+    """Inductor's outputs before and after in the overflowing settings, at its default precision
+    and with emulated casts, in words."""
+    old, new = (torch.load(work / f"{_file(family)}.{variant}.json.pt") for variant in ("before", "after"))
+    keys = [f"{exact}inductor{setting}" for setting in list(SETTINGS)[1:] for exact in ("", "exact-")]
+    return " / ".join(_described(old[key], new[key]) for key in keys if key in old) or "—"
+
+
+def _body_lines(path: Path, line: int) -> set[int]:
+    """The lines of the statements the `if` (or conditional expression) at `line` runs when taken."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.If) and node.lineno == line:
+            return {n.lineno for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.stmt)}
+        if isinstance(node, ast.IfExp) and node.lineno == line:
+            return {node.body.lineno}
+    return set()
+
+
+def _branch(reached: bool, taken: bool) -> str:
+    return "taken" if taken else "not taken" if reached else "not reached"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--families", help="comma-separated subset of the families with a safe fix")
+    parser.add_argument("--json", type=Path, help="write the per-fix rows as JSON to this file")
+    parser.add_argument("--keep", type=Path, help="folder for the fixed copy and outputs (default: a temp dir)")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per worker process")
+    parser.add_argument("--no-inductor", action="store_true", help="leave out the inductor runs (they compile C++)")
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        family, out, package, inductor = args.worker
+        worker(family, Path(out), Path(package), inductor == "1")
+        return 0
+    started = time.monotonic()
+    installed = Path(transformers.__file__).parent
+    fixes = population(installed / "models")
+    families = sorted({family_of(f["path"]) for f in fixes})
+    runnable = [f for f in families if f in BUILDERS and (not args.families or f in args.families.split(","))]
+    work = args.keep or Path(tempfile.mkdtemp(prefix="graphmend-safe-fixes-"))
+    work.mkdir(parents=True, exist_ok=True)
+    copy_root = fixed_copy(work, runnable, unsafe=False)
+    variants = {"before": (installed, None), "after": (copy_root / "transformers", copy_root)}
+    jobs = [(family, variant) for family in runnable for variant in variants]
+
+    def run(job: tuple[str, str]) -> dict[str, Any]:
+        family, variant = job
+        package, pythonpath = variants[variant]
+        arguments = [
+            family,
+            str(work / f"{_file(family)}.{variant}.json"),
+            str(package),
+            "0" if args.no_inductor else "1",
+        ]
+        return run_worker(
+            __file__, arguments, worker_env(pythonpath), work / f"{_file(family)}.{variant}.json", args.timeout
+        )
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        records = dict(zip(jobs, pool.map(run, jobs)))
+    rows = []
+    print(
+        f"population: {len(fixes)} safe control-flow fixes in {len(families)} families; runnable here: {len(runnable)}\n"
+    )
+    print(
+        "| site | branch run (as built / attention / feed-forward overflowing) | graphs before → after (eval; train) "
+        "| what differs | inductor, overflowing (attention: default / emulated casts; feed-forward: the same) |"
+    )
+    print("|---|---|---|---|---|")
+    for fix in fixes:
+        family = family_of(fix["path"])
+        site = f"{family}/{Path(fix['path']).name}:{fix['line']}"
+        if family not in runnable:
+            rows.append({"site": site, "run": False})
+            print(f"| {site} | not run: {NOT_RUN.get(family, 'left out (--families)')} | — | — | — |")
+            continue
+        before, after = records[family, "before"], records[family, "after"]
+        if "error" in before or "error" in after:
+            rows.append({"site": site, "run": False, "error": before.get("error") or after.get("error")})
+            print(f"| {site} | FAILED: {before.get('error') or after.get('error')} | — | — | — |")
+            continue
+        body = _body_lines(Path(fix["path"]), fix["line"])
+        runs = [lines.get(f"models/{family}/{Path(fix['path']).name}", []) for lines in before["executed"]]
+        branch = [_branch(fix["line"] in lines, any(line in body for line in lines)) for lines in runs]
+        differs = _differences(work, family, before, after)
+        overflowing = _inductor_overflowing(work, family)
+        rows.append({"site": site, "run": True, "branch": branch, "differs": differs, "inductor": overflowing})
+        print(
+            f"| {site} | {' / '.join(branch)} | {before['graphs']} → {after['graphs']}; "
+            f"{before['train_graphs']} → {after['train_graphs']} "
+            f"| {'; '.join(differs) or 'nothing'} | {overflowing} |"
+        )
+    ran = [row for row in rows if row["run"]]
+    changed = [row for row in ran if row["differs"]]
+    both = sum(row["branch"][0] == "not taken" and "taken" in row["branch"] for row in ran)
+    print(
+        f"\n{len(ran)} of {len(fixes)} safe fixes run; branch not taken as built and taken overflowing: {both}; "
+        f"behaviour changes: {len(changed)}; {time.monotonic() - started:.0f} s (--jobs {args.jobs})"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
