@@ -143,7 +143,13 @@ def _values_after(block: list[ast.stmt], name: str, before: Callable[[], Reachin
         if not _stores(stmt, name):
             continue
         rest = partial(_values_after, block[:index], name, before)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name
+            and not _stores(stmt.value, name)
+        ):
             return [(stmt, stmt.value)]
         if isinstance(stmt, ast.If) and not _stores(stmt.test, name):  # `if (h := ...)`: not followed
             return _union(_values_after(stmt.body, name, rest), _values_after(stmt.orelse, name, rest))
