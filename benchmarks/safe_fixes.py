@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import inspect
 import json
 import sys
 import tempfile
@@ -63,6 +64,7 @@ from harness import (
     run_worker,
     same,
     trace_lines,
+    without_layerdrop,
     worker_env,
 )
 from torch import nn
@@ -320,17 +322,10 @@ def _built(family: str, train: bool) -> tuple[nn.Module, list[dict[str, Any]]]:
     """The family's tiny model in half precision (FLOAT32: as built) with seeded weights, its inputs likewise; for
     training every dropout probability 0 and no layerdrop (the clamps are what is compared)."""
     torch.manual_seed(0)
-    model, calls = BUILDERS[family]()
-    if train:
-        for owner in [model.config, *model.modules()]:
-            for key, value in list(vars(owner).items()):
-                if isinstance(value, float) and ("dropout" in key or "layerdrop" in key or "drop_path" in key):
-                    setattr(owner, key, 0.0)
-        for module in model.modules():
-            if isinstance(module, nn.Dropout):
-                module.p = 0.0
-        signature = model.forward.__code__.co_varnames
-        if "use_cache" in signature:
+    model, calls = paper_table2._for_training(BUILDERS[family]) if train else BUILDERS[family]()
+    if train:  # paper_table2's training dropouts (sub-configs included), then no layerdrop either
+        without_layerdrop(model)
+        if "use_cache" in inspect.signature(model.forward).parameters:
             calls = [dict(inputs, use_cache=False) for inputs in calls]
     model.train(train)
     if family in FLOAT32:

@@ -131,8 +131,7 @@ def reaching_values(site: Site, stmt: ast.stmt, name: str) -> Reaching | None:
     if holder is site.function.node:
         return _values_after(block[:index], name, lambda: [(None, ast.Name(id=name))])
     if isinstance(holder, (ast.If, ast.With)) and (block is holder.body or block is getattr(holder, "orelse", None)):
-        outer = holder
-        return _values_after(block[:index], name, lambda: reaching_values(site, outer, name))
+        return _values_after(block[:index], name, partial(reaching_values, site, holder, name))
     return None
 
 
