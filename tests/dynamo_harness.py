@@ -235,6 +235,11 @@ def _capture_graph_breaks():
 
 
 def _reset_dynamo() -> None:
+    """Dynamo as a fresh process has it: no compiled code, no counters, and none of the message
+    functions an earlier program registered (its `reorderable_logging_functions.add(print)` would
+    silence every later program's prints)."""
+    torch._dynamo.config.reorderable_logging_functions.clear()
+    torch._dynamo.config.ignore_logging_functions.clear()
     torch._dynamo.reset()
     torch._dynamo.utils.reset_graph_break_dup_checker()
     torch._dynamo.utils.counters.clear()

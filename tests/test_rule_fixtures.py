@@ -67,3 +67,22 @@ def test_fixture(case: Path, tmp_path: Path) -> None:
     assert got == expected(text)
     if case.stem.startswith("neg_"):
         assert not got
+
+
+def test_a_disabled_call_points_at_the_decorator() -> None:
+    """GM314 names the function and links its `disable` decorator (related kind "cause"), so the
+    editor jumps from the call to the workaround; the `disable(f)(x)` form has no such place."""
+    case = FIXTURES / "GM314" / "disabled_calls.py"
+    text = case.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    causes = {
+        d.range.start.line + 1: [lines[r.range.start.line].strip() for r in d.related if r.kind == "cause"]
+        for d in check_source(text, case)
+        if d.code == "GM314"
+    }
+    assert causes == {
+        35: ["@torch.compiler.disable"],
+        36: ["@torch._dynamo.disable(recursive=False)"],
+        37: ["@torch.compiler.disable"],
+        39: [],
+    }

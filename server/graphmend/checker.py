@@ -270,6 +270,7 @@ class _Collector:
                     self._related(self.reach),
                     *(value_chain(subject, analysis, self.source) if rule.family.about_a_value else ()),
                     *resumed_call_breaks(subject, analysis, self.source),
+                    *rule.related_for(target, analysis, self.source),
                 ),
                 fix=outcome if isinstance(outcome, Fix) else None,
                 data=data,
@@ -280,6 +281,10 @@ class _Collector:
         the method's name, the line CPython (and so Dynamo's break report) gives the call, and an
         `if` (or a conditional expression) reported for its test covers it up to the test's end."""
         found = self.source.node_range(target)
+        if isinstance(target, ast.ClassDef):  # the header, `class Name`
+            return Range(
+                found.start, self.source.position(target.lineno, target.col_offset + 6 + len(target.name.encode()))
+            )
         if isinstance(target, (ast.If, ast.IfExp)):  # the header, from `if` to the end of its test
             return Range(found.start, self.source.node_range(target.test).end)
         func = target.func if isinstance(target, ast.Call) else None

@@ -60,7 +60,7 @@ class RelatedLocation:
     path: str | None = None
     # "compiled": why the code is compiled; "value": a step of why a value is a tensor; "resume":
     # where the same break makes Dynamo break again; "library": the break a call leads to, in code
-    # outside the checked files
+    # outside the checked files; "cause": what makes this line break (the `disable`d function called)
     kind: str = "compiled"
 
 

@@ -44,6 +44,27 @@ def is_message(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     return is_print(call, analysis) or is_logging(call, analysis) or is_warning(call, analysis)
 
 
+def passed_by_dynamo(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A message call the module has told Dynamo to pass over without a break
+    (`ModuleIndex.registered_messages`): a function it drops, or one it replays after the graph
+    whose arguments are constants, names or f-strings (measured on torch 2.13.0: `y.shape` or a
+    list as an argument still breaks)."""
+    registered = analysis.index.registered_messages
+    if not registered["replayed"] and not registered["dropped"]:
+        return False
+    func = call.func
+    names = {"builtins.print"} if is_print(call, analysis) else {analysis.qualified_name(func)}
+    if isinstance(func, ast.Attribute) and is_logging(call, analysis):
+        names.add(f"logging.Logger.{func.attr}")
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id not in analysis.shadowed_names:
+            names.add(f"{receiver.id}.{func.attr}")
+    if names & registered["dropped"]:
+        return True
+    plain = all(isinstance(a, (ast.Constant, ast.JoinedStr, ast.Name)) for a in call.args)
+    return plain and bool(names & registered["replayed"])
+
+
 def is_replayed(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A call of a module-level function registered as reorderable: a message already deferred."""
     func = call.func

@@ -16,7 +16,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES, REORDERABLE_REGISTRIES
+from .torch_api import (
+    DROPPED_MESSAGE_SETS,
+    IS_COMPILING_FUNCTIONS,
+    LIBRARY_LOGGER_FACTORIES,
+    REORDERABLE_REGISTRIES,
+    REPLAYED_MESSAGE_SETS,
+)
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -281,6 +287,43 @@ class ModuleIndex:
             ):
                 found[call.args[0].id] = stmt
         return found
+
+    @cached_property
+    def registered_messages(self) -> dict[str, frozenset[str]]:
+        """The message functions the module's top level puts in Dynamo's sets (`REPLAYED_MESSAGE_SETS`:
+        "replayed", `DROPPED_MESSAGE_SETS`: "dropped") with `.add(f)`, `.update({...})`, `= {...}` or
+        `|= {...}`: each a qualified name (`builtins.print`, `warnings.warn`, `logging.Logger.info`: every
+        logger's) or a module-level receiver and method (`logger.debug`: that logger's)."""
+        found: dict[str, set[str]] = {"replayed": set(), "dropped": set()}
+        for stmt in self.tree.body:
+            registry, members = self._message_registration(stmt)
+            for kind, names in (("replayed", REPLAYED_MESSAGE_SETS), ("dropped", DROPPED_MESSAGE_SETS)):
+                if registry in names:
+                    found[kind].update(filter(None, map(self._message_function, members)))
+        return {kind: frozenset(names) for kind, names in found.items()}
+
+    def _message_registration(self, stmt: ast.stmt) -> tuple[str | None, list[ast.expr]]:
+        """The set a top-level statement adds to (its qualified name) and the functions it adds."""
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if isinstance(call.func, ast.Attribute) and call.func.attr in ("add", "update"):
+                members = call.args[:1] if call.func.attr == "add" else _elements(call.args)
+                return self.qualified_name(call.func.value), members
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            return self.qualified_name(stmt.targets[0]), _elements([stmt.value])
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.BitOr):
+            return self.qualified_name(stmt.target), _elements([stmt.value])
+        return None, []
+
+    def _message_function(self, expr: ast.expr) -> str | None:
+        if isinstance(expr, ast.Name) and expr.id == "print" and self.is_builtin("print", frozenset()):
+            return "builtins.print"
+        qualname = self.qualified_name(expr)
+        if qualname is not None:
+            return qualname
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+            return f"{expr.value.id}.{expr.attr}"
+        return None
 
     def _module_aliases(self) -> dict[str, str]:
         """Module-level names bound once, at the top level, to an imported name (`Tensor =
@@ -610,6 +653,11 @@ def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for case in getattr(stmt, "cases", ()) or ():
             children.extend(case.body)
         stack.extend(reversed(children))
+
+
+def _elements(values: list[ast.expr]) -> list[ast.expr]:
+    """The members of set, list and tuple displays (`{print, warnings.warn}`)."""
+    return [e for v in values if isinstance(v, (ast.Set, ast.List, ast.Tuple)) for e in v.elts]
 
 
 def argument_names(args: ast.arguments) -> list[str]:

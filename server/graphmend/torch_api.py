@@ -296,6 +296,20 @@ REORDERABLE_REGISTRIES = frozenset(
     f"torch.{config}.config.reorderable_logging_functions.add" for config in ("compiler", "_dynamo")
 )
 
+# Decorators that keep a function out of every graph: Dynamo never traces its body, and each call
+# from compiled code splits the graph there ("Skip calling `torch.compiler.disable()`d function", gb0098).
+DISABLE_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+
+# The sets a program fills so that Dynamo neither breaks at nor traces a message call: functions it
+# records and replays after the graph, and functions it drops (`ignore_logger_methods` is the older
+# name of `ignore_logging_functions`), measured on torch 2.13.0 (`dynamo_corpus/neg_registered_messages.py`).
+REPLAYED_MESSAGE_SETS = frozenset(
+    f"torch.{config}.config.reorderable_logging_functions" for config in ("compiler", "_dynamo")
+)
+DROPPED_MESSAGE_SETS = frozenset(
+    f"torch._dynamo.config.{name}" for name in ("ignore_logging_functions", "ignore_logger_methods")
+)
+
 # Breaks an older torch does not have, and the first release that has them. Measured on the Dynamo
 # corpus under torch 2.9.1, 2.10.0, 2.11.0 and 2.12.0 (`benchmarks/torch_versions.py`): `.tolist()`
 # traces on 2.9.1 and breaks from 2.10.0; a tensor used as a slice bound traces on 2.9.1 and 2.10.0

@@ -70,7 +70,7 @@ class ModuleSummary:
     functions: tuple[FunctionSummary, ...] = ()
     classes: tuple[ClassSummary, ...] = ()
     entries: tuple[EntrySummary, ...] = ()
-    replayed: tuple[str, ...] = ()  # registered as reorderable logging functions: never traced
+    replayed: tuple[str, ...] = ()  # never traced: registered as reorderable logging functions, or disabled
     tables: tuple[tuple[str, tuple[str, ...]], ...] = ()  # module-level dicts of its functions
     # Dynamo capture settings set at module level (`torch._dynamo.config.capture_scalar_outputs = True`):
     # they hold for the whole process, so for what this file's compile sites compile in other files too.
@@ -188,7 +188,7 @@ def summarize_module(
         EntrySummary(ref, why, *_site_position(site, None, source), cuda_graph_request(site))
         for ref, why, site in regions.remote_entries
     ]
-    replayed = tuple(f.qualname for f in index.all_functions if id(f.node) in regions.replayed)
+    replayed = tuple(f.qualname for f in index.all_functions if regions.untraced(f))
     return ModuleSummary(
         str(path),
         name,

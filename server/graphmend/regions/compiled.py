@@ -9,6 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
+from ..torch_api import DISABLE_DECORATORS
 from .call_graph import CallGraph
 from .entries import EntryFinder
 from .instances import Instances
@@ -39,6 +40,7 @@ class CompiledRegions:
         self.resolution = CallResolution(index, self.facts, self.instances)
         self.call_graph = CallGraph(index, self.facts, self.instances, self.resolution)
         self.replayed = _reorderable_functions(index)
+        self.disabled = _disabled_functions(index)
         self.entry_finder = EntryFinder(
             index, self.facts, self.instances, self.resolution, self.context, module_forward_is_compiled, compile_lines
         )
@@ -57,11 +59,15 @@ class CompiledRegions:
             reach = queue.popleft()
             current = reach.chain[-1]
             for callee in self.callees(current):
-                if id(callee.node) not in reached and id(callee.node) not in self.replayed:
+                if id(callee.node) not in reached and not self.untraced(callee):
                     nxt = Reach(reach.entry, (*reach.chain, callee))
                     reached[id(callee.node)] = nxt
                     queue.append(nxt)
         return reached
+
+    def untraced(self, function: FunctionInfo) -> bool:
+        """Dynamo never traces the function's body: it is replayed after the graph, or disabled."""
+        return id(function.node) in self.replayed or id(function.node) in self.disabled
 
     def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
         """The same-file functions `function` calls (`self.block(x)` counts as `Block.forward`)."""
@@ -132,3 +138,18 @@ def _reorderable_functions(index: ModuleIndex) -> frozenset[int]:
     their bodies, so nothing in them is compiled code."""
     functions = index.functions
     return frozenset(id(functions[name].node) for name in index.deferred_registrations if name in functions)
+
+
+def _disabled_functions(index: ModuleIndex) -> frozenset[int]:
+    """Functions decorated with `@torch.compiler.disable` (or `torch._dynamo.disable`, with or without
+    arguments): Dynamo skips their frames, so nothing in them is compiled code, and each call of one
+    from compiled code splits the graph."""
+    return frozenset(id(function.node) for function in index.all_functions if is_disabled(function, index))
+
+
+def is_disabled(function: FunctionInfo, index: ModuleIndex) -> bool:
+    shadowed = function.parent.local_names if function.parent else frozenset()
+    return any(
+        index.qualified_name(d.func if isinstance(d, ast.Call) else d, shadowed) in DISABLE_DECORATORS
+        for d in function.node.decorator_list
+    )

@@ -92,15 +92,18 @@ class EntryFinder:
         }
         for scope, node in calls:
             shadowed = scope.local_names if scope else frozenset()
-            if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS:
+            compiler = self._compiler_options(node.func, scope) if node.args else None
+            if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS or compiler is not None:
+                # `torch.compile(f, ...)`, or options first: `torch.compile(backend=...)(f)`, `compile_fn(f)`
                 target = node.args[0] if node.args else _keyword(node, "model")
                 if target is not None:
                     why = f"compiled by torch.compile at line {node.lineno}"
+                    site = compiler if compiler is not None else node  # the call that holds the options
                     compiled = self._compile_target(target, scope)
-                    add(compiled, why, node, wrapped.get(id(node), frozenset()))
+                    add(compiled, why, site, wrapped.get(id(site), frozenset()))
                     remote = None if compiled is not None else self._remote_target(target, scope)
                     if remote is not None:
-                        self.remote_entries.append((remote, why, node))
+                        self.remote_entries.append((remote, why, site))
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
                 why = f"compiled by .compile() at line {node.lineno}"
                 cls = self.instances.instance_class(node.func.value, scope)
@@ -170,9 +173,43 @@ class EntryFinder:
         return frozenset(found)
 
     def _is_compile_callable(self, decorator: ast.expr, scope: FunctionInfo | None) -> bool:
+        """`@torch.compile`, `@torch.compile(...)`, and a name bound to options (`@compile_fn`)."""
         shadowed = scope.local_names if scope else frozenset()
         func = decorator.func if isinstance(decorator, ast.Call) else decorator
-        return self.index.qualified_name(func, shadowed) in _COMPILE_FUNCTIONS
+        return self.index.qualified_name(func, shadowed) in _COMPILE_FUNCTIONS or (
+            isinstance(decorator, ast.Name) and self._compiler_options(decorator, scope) is not None
+        )
+
+    def _compiler_options(self, expr: ast.expr, scope: FunctionInfo | None) -> ast.Call | None:
+        """The compile call whose options `expr` applies when it is called on a function or module:
+        `torch.compile(backend="eager")` itself (a compile call without a target returns a compiler),
+        or a name bound, in the scope that binds it, only to one (`compile_fn = torch.compile(**opts)`)."""
+        if isinstance(expr, ast.Call):
+            shadowed = scope.local_names if scope else frozenset()
+            untargeted = not expr.args and _keyword(expr, "model") is None
+            return expr if untargeted and self.index.qualified_name(expr.func, shadowed) in _COMPILE_FUNCTIONS else None
+        if not isinstance(expr, ast.Name):
+            return None
+        values = self._values(expr.id, scope)
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        return self._compiler_options(values[0], self._binding_scope(expr.id, scope))
+
+    def _binding_scope(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
+        """The scope whose own body binds `name` as seen from `scope` (None: the module)."""
+        current = scope
+        while current is not None and name not in current.local_names:
+            current = current.parent
+        return current
+
+    def _values(self, name: str, scope: FunctionInfo | None) -> list[ast.expr]:
+        """The values `name = value` statements give `name` in the scope that binds it (empty if
+        another binding, a parameter or an import, binds it there)."""
+        binder = self._binding_scope(name, scope)
+        if binder is None and (name in self.index.imports or name in self.index.functions):
+            return []
+        values = self.facts.assigned_values(binder).get(name, [])
+        return [] if binder is not None and name in binder.parameter_names else values
 
     def _remote_target(self, target: ast.expr, scope: FunctionInfo | None) -> ExternalRef | None:
         """What `torch.compile(target)` compiles when it is defined in another file."""
@@ -186,11 +223,16 @@ class EntryFinder:
             return ExternalRef("instance", instance)
         return self.resolution.call_ref(target, scope) if isinstance(target, ast.Name) else None
 
-    def _compile_target(self, target: ast.expr, scope: FunctionInfo | None) -> FunctionInfo | None:
+    def _compile_target(self, target: ast.expr, scope: FunctionInfo | None, aliases: int = 3) -> FunctionInfo | None:
+        """The same-file function or module `forward` `torch.compile(target)` compiles, through up to
+        `aliases` names bound once to another (`fn = f_info`)."""
         if isinstance(target, ast.Name):
             function = self.resolution.resolve_function_name(target.id, scope)
             if function is not None:
                 return function
+            values = self._values(target.id, scope)
+            if aliases and len(values) == 1 and isinstance(values[0], ast.Name):
+                return self._compile_target(values[0], self._binding_scope(target.id, scope), aliases - 1)
         if isinstance(target, ast.Attribute):
             owner = self.instances.instance_class(target.value, scope)
             if owner is not None:
@@ -217,13 +259,21 @@ class EntryFinder:
 
 
 def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[int]:
-    """The 1-based lines where a compile call may start: `compile(`, `optimize(` and any name a
-    compile function is imported as (`from torch import compile as c`: `c(`), or such a name at
-    the end of a line. A superset, found by substring search and a regular expression on the lines
+    """The 1-based lines where a compile call may start: `compile(`, `optimize(`, any name a
+    compile function is imported as (`from torch import compile as c`: `c(`) or bound to compile
+    options as (`compile_fn = torch.compile(**opts)`: `compile_fn(`), or such a name at the end of a line. A superset, found by substring search and a regular expression on the lines
     that hold a name, instead of a walk of every function."""
     names = {"compile", "optimize"}
     scopes: list[dict[str, str]] = [index.imports, *(f.local_imports for f in index.all_functions)]
     names |= {name for scope in scopes for name, qualname in scope.items() if qualname in _COMPILE_FUNCTIONS}
+    names |= {  # `compile_fn = torch.compile(**opts)` at the top level, called in a function later
+        target.id
+        for stmt in index.tree.body
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
+        if index.qualified_name(stmt.value.func) in _COMPILE_FUNCTIONS
+        for target in stmt.targets
+        if isinstance(target, ast.Name)
+    }
     present = [name for name in names if name in text]
     if not present:
         return []  # most files: a substring search instead of a regular expression per line

@@ -66,15 +66,15 @@ class ScopeFacts:
             self._binding_cache[key] = bindings
         return self._call_cache[key]
 
-    def bindings(self, function: FunctionInfo) -> list[ast.stmt | ast.expr]:
-        """The statements (and walrus expressions) that bind names in a scope's own body."""
+    def bindings(self, function: FunctionInfo | None) -> list[ast.stmt | ast.expr]:
+        """The statements (and walrus expressions) that bind names in a scope's own body (None: the module's)."""
         self._facts(function)
-        return self._binding_cache[id(function.node)]
+        return self._binding_cache[id(function.node) if function else 0]
 
-    def assigned_values(self, function: FunctionInfo) -> dict[str, list[ast.expr]]:
-        """name → the values `name = value` gives it in a scope's own body; a binding of another
-        form (unpacking, `for`, `with`, `+=`, `:=`) counts as `UNKNOWN_VALUE`."""
-        key = id(function.node)
+    def assigned_values(self, function: FunctionInfo | None) -> dict[str, list[ast.expr]]:
+        """name → the values `name = value` gives it in a scope's own body (None: the module's); a
+        binding of another form (unpacking, `for`, `with`, `+=`, `:=`) counts as `UNKNOWN_VALUE`."""
+        key = id(function.node) if function else 0
         if key not in self._values_cache:
             found: dict[str, list[ast.expr]] = {}
             for node in self.bindings(function):

@@ -21,6 +21,11 @@ from .gm309_tensor_as_size import TensorAsSize
 from .gm310_autograd_in_compiled_code import AutogradInCompiledCode
 from .gm311_unsupported_numpy_call import UnsupportedNumpyCall
 from .gm312_non_tensor_torch_call import NonTensorTorchCall
+from .gm313_deliberate_graph_break import DeliberateGraphBreak
+from .gm314_disabled_function_call import DisabledFunctionCall
+from .gm315_data_dependent_bool_op import DataDependentBoolOp
+from .gm316_class_in_compiled_code import ClassInCompiledCode
+from .gm317_checkpoint_side_effect import CheckpointSideEffect
 from .gm401_cpu_tensor_attribute import CpuTensorAttribute
 from .gm402_masked_index_put import MaskedIndexPut
 from .gm403_mutated_input import MutatedInput
@@ -50,6 +55,11 @@ RULES: tuple[type[Rule], ...] = (
     AutogradInCompiledCode,
     UnsupportedNumpyCall,
     NonTensorTorchCall,
+    DeliberateGraphBreak,
+    DisabledFunctionCall,
+    DataDependentBoolOp,
+    ClassInCompiledCode,
+    CheckpointSideEffect,
     CpuTensorAttribute,
     MaskedIndexPut,
     MutatedInput,

@@ -7,10 +7,11 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..diagnostics import Fix, Severity
+from ..diagnostics import Fix, RelatedLocation, Severity
 from ..fixes.base import FixContext, Refusal
 from ..inference import FunctionAnalysis
 from ..semantics import walk
+from ..source import SourceText
 
 if TYPE_CHECKING:
     from ..record.runs import RecordedEvent
@@ -102,6 +103,12 @@ class Rule:
     def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         """The message for this site; rules whose sites Dynamo words differently override it."""
         return self.message
+
+    def related_for(
+        self, reported: ast.AST, analysis: FunctionAnalysis, source: SourceText
+    ) -> tuple[RelatedLocation, ...]:
+        """Other places of the file that cause this break (kind "cause"), for rules that can point at one."""
+        return ()
 
 
 class RecordedRule(Rule):

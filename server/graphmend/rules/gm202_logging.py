@@ -6,7 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
-from ..messages import is_logging
+from ..messages import is_logging, passed_by_dynamo
 from .base import Rule, RuleDocs
 
 
@@ -18,7 +18,10 @@ class LoggingCall(Rule):
             "flags logging in compiled code: `logging.warning(...)` and the other level "
             "functions of the stdlib `logging` module, and methods of loggers made by "
             "`logging.getLogger(...)` or Hugging Face's `transformers.utils.logging.get_logger(...)` "
-            "(including `warning_once`), held in module-level names, locals or `self` attributes."
+            "(including `warning_once`), held in module-level names, locals or `self` attributes. A method "
+            "the module registers at its top level with `torch._dynamo.config.ignore_logging_functions` (or "
+            "`ignore_logger_methods`), for one logger (`logger.debug`) or for all (`logging.Logger.debug`), is "
+            "not flagged: Dynamo drops those calls without a break."
         ),
         why=(
             "a logger call runs handlers, formatting and I/O that Dynamo does not "
@@ -54,7 +57,7 @@ class LoggingCall(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
-        return node if is_logging(node, analysis) else None
+        return node if is_logging(node, analysis) and not passed_by_dynamo(node, analysis) else None
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: the module function `logging.warning(...)` breaks inside the

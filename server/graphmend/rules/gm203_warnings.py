@@ -6,7 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
-from ..messages import is_warning
+from ..messages import is_warning, passed_by_dynamo
 from .base import Rule, RuleDocs
 
 
@@ -14,7 +14,11 @@ class WarningsWarn(Rule):
     """`warnings.warn` in compiled code."""
 
     docs = RuleDocs(
-        what=("flags `warnings.warn(...)` (also imported as `from warnings import warn`) in compiled code."),
+        what=(
+            "flags `warnings.warn(...)` (also imported as `from warnings import warn`) in compiled code, "
+            "unless the module registers `warnings.warn` with `torch._dynamo.config.reorderable_logging_functions` "
+            "and the call's arguments are constants, names or f-strings (Dynamo then replays it after the graph)."
+        ),
         why=(
             'Dynamo marks `warnings.warn` as a function it must skip ("Attempted '
             'to call function marked as skipped"), so it ends the graph at the call.'
@@ -43,4 +47,4 @@ class WarningsWarn(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
-        return node if is_warning(node, analysis) else None
+        return node if is_warning(node, analysis) and not passed_by_dynamo(node, analysis) else None
