@@ -268,7 +268,7 @@ class _Collector:
                 reason_id=rule.reason_id_for(target, analysis),
                 related=(
                     self._related(self.reach),
-                    *(value_chain(subject, analysis, self.source) if rule.family.about_a_value else ()),
+                    *(value_chain(subject, analysis, self.source) if rule.about_a_value else ()),
                     *resumed_call_breaks(subject, analysis, self.source),
                     *rule.related_for(target, analysis, self.source),
                 ),

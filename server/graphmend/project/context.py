@@ -45,7 +45,7 @@ class Contexts:
             return ProjectContext()
         entries = self._entries(summary)  # in this order: resolving a name may load a library module
         bases, plain, attributes = self._bases(summary)
-        verdicts, guards = self._called(summary)
+        verdicts, guards, disabled = self._called(summary)
         replaced = self._replaced_forwards(summary)
         return ProjectContext(
             entries,
@@ -59,6 +59,7 @@ class Contexts:
             tuple(called_findings),
             self._torch_aliases(summary),
             self._unpassed_parameters(summary) if path in self.names.library_paths else (),
+            tuple(disabled),
         )
 
     def _entries(self, summary: ModuleSummary) -> tuple[ExternalEntry, ...]:
@@ -98,11 +99,12 @@ class Contexts:
 
     def _called(
         self, summary: ModuleSummary
-    ) -> tuple[list[tuple[str, str | None, str | None]], list[tuple[str, bool]]]:
+    ) -> tuple[list[tuple[str, str | None, str | None]], list[tuple[str, bool]], list[tuple[str, str, int]]]:
         """For the functions (and tables) of other files this file calls: what a rewrite may run,
-        and those that return a value fixed under compile."""
+        those that return a value fixed under compile, and those decorated with `disable` (where)."""
         verdicts = []
         guards = []
+        disabled = []
         called = {ref.target for f in summary.functions for ref in f.external if ref.kind in ("call", "table")}
         for qualname in sorted(called):
             verdict = self._verdict(qualname, summary)
@@ -111,7 +113,10 @@ class Contexts:
             function = self.names.function(qualname, summary)
             if function is not None and function.compile_constant is not None:
                 guards.append((qualname, function.compile_constant))
-        return verdicts, guards
+            found = self.names.resolve(qualname, summary)
+            if function is not None and found is not None and found[2] in found[1].disabled:
+                disabled.append((qualname, found[1].path, function.line + 1))
+        return verdicts, guards, disabled
 
     def _verdict(self, qualname: str, importer: ModuleSummary) -> tuple[str | None, str | None] | None:
         """Purity of the function (or table of functions) `qualname` names, from its summary."""
@@ -258,6 +263,7 @@ def context_key(context: ProjectContext) -> str:
             context.called_findings,
             context.torch_aliases,
             [(name, sorted(names)) for name, names in context.unpassed_parameters],
+            context.disabled_functions,
         )
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

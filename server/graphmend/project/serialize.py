@@ -52,6 +52,7 @@ def summary_to_json(summary: ModuleSummary) -> dict[str, object]:
         "captures": list(summary.captures),
         "arguments": [[name, count, list(names)] for name, count, names in summary.arguments],
         "escaped": list(summary.escaped),
+        "disabled": list(summary.disabled),
     }
 
 
@@ -94,4 +95,5 @@ def summary_from_json(raw: dict) -> ModuleSummary:
         tuple(raw["captures"]),
         tuple((name, count, tuple(names)) for name, count, names in raw["arguments"]),
         tuple(raw["escaped"]),
+        tuple(raw["disabled"]),
     )

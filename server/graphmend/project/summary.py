@@ -81,6 +81,8 @@ class ModuleSummary:
     # Imported names and functions of this file used other than by calling them (`partial(f, ...)`,
     # `table = {"a": f}`): what they are called with cannot be seen.
     escaped: tuple[str, ...] = ()
+    # Functions decorated with `torch.compiler.disable` (not replayed): a call from compiled code splits the graph.
+    disabled: tuple[str, ...] = ()
     _by_qualname: dict[str, FunctionSummary] = field(default_factory=dict, compare=False, repr=False)
 
     def function(self, qualname: str) -> FunctionSummary | None:
@@ -201,6 +203,11 @@ def summarize_module(
         tuple(index.function_tables.items()),
         tuple(sorted(regions.module_level_captures())),
         *_call_arguments(index),
+        disabled=tuple(
+            f.qualname
+            for f in index.all_functions
+            if id(f.node) in regions.disabled and id(f.node) not in regions.replayed
+        ),
     )
 
 

@@ -96,6 +96,13 @@ class ProjectContext:
     # Module-level functions of a library module → the parameters no call in the project passes:
     # they hold their defaults wherever compiled code runs them (`Project._unpassed_parameters`).
     unpassed_parameters: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Functions of other files decorated with `torch.compiler.disable`, as this file imports them →
+    # (their file, the line of the decorated `def`): each call from compiled code splits the graph.
+    disabled_functions: tuple[tuple[str, str, int], ...] = ()
+
+    def disabled_function(self, qualname: str) -> tuple[str, int] | None:
+        """Where the imported function `qualname` is defined, if it is decorated with `disable`."""
+        return next(((path, line) for name, path, line in self.disabled_functions if name == qualname), None)
 
     def compile_guard(self, qualname: str) -> bool | None:
         return next((value for name, value in self.compile_guards if name == qualname), None)

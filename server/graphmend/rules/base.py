@@ -72,6 +72,9 @@ class Rule:
     # GM4xx: not a graph break but what keeps a graph out of CUDA graphs; checked only where the
     # code is compiled for them (`FixContext.cuda_graph_scope`)
     cuda_graphs: ClassVar[bool] = False
+    # Whether its findings are about a tensor's value (related information then says why it is one):
+    # by family (GM1xx, GM3xx), unless a rule's break does not come from a value (a `class` statement).
+    about_a_value: ClassVar[bool]
     node_types: ClassVar[tuple[type[ast.AST], ...]]
     docs: ClassVar[RuleDocs]
 
@@ -79,6 +82,8 @@ class Rule:
         super().__init_subclass__(**kwargs)
         if "code" in vars(cls):  # not an abstract kind of rule (`RecordedRule`)
             cls.family = _FAMILY_BY_DIGIT[cls.code[2]]
+            if "about_a_value" not in vars(cls):
+                cls.about_a_value = cls.family.about_a_value
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         """Return the node to report (its range is the diagnostic's), or None."""

@@ -39,6 +39,7 @@ class DeliberateGraphBreak(Rule):
     reason_id = "gb0025"
     also_reported_as = ("gb4636",)
     fixable = False
+    about_a_value = False  # the break comes from the call or statement, not from a tensor value
     node_types = (ast.Call,)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:

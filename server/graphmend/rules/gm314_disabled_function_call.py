@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
+from pathlib import Path
 
 from ..diagnostics import RelatedLocation, Severity
 from ..inference import FunctionAnalysis
-from ..semantics import FunctionInfo
-from ..source import SourceText
+from ..source import Position, Range, SourceText
 from ..torch_api import DISABLE_DECORATORS
 from .base import Rule, RuleDocs
 
@@ -50,6 +51,7 @@ class DisabledFunctionCall(Rule):
     reason_id = _DISABLED_CALL
     also_reported_as = (_DISABLE_IN_GRAPH,)
     fixable = False
+    about_a_value = False  # the break comes from the call or statement, not from a tensor value
     node_types = (ast.Call,)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
@@ -66,7 +68,7 @@ class DisabledFunctionCall(Rule):
         if callee is None:
             return self.message
         return (
-            f"This call runs `{callee.qualname}` (line {callee.node.lineno}), kept out of compilation, splitting "
+            f"This call runs `{callee.name}` ({callee.where}), kept out of compilation, splitting "
             "the graph at every call; let it compile or call it outside the compiled region"
         )
 
@@ -77,19 +79,26 @@ class DisabledFunctionCall(Rule):
         callee = _disabled_callee(reported, analysis)
         if callee is None:
             return ()
-        node = callee.node
-        decorator = next(
-            d
-            for d in node.decorator_list
-            if analysis.qualified_name(d.func if isinstance(d, ast.Call) else d) in DISABLE_DECORATORS
-        )
-        return (
-            RelatedLocation(
-                source.node_range(decorator),
-                f"`{callee.qualname}` is kept out of compilation here: every call from compiled code splits the graph",
-                kind="cause",
-            ),
-        )
+        if callee.decorator is not None:
+            place = source.node_range(callee.decorator)
+        else:  # in another file: its `def` line
+            place = Range(Position(callee.line - 1, 0), Position(callee.line - 1, 0))
+        message = f"`{callee.name}` is kept out of compilation here: every call from compiled code splits the graph"
+        return (RelatedLocation(place, message, callee.path, kind="cause"),)
+
+
+@dataclass(frozen=True)
+class _Callee:
+    """A function decorated with `disable` that a call runs: in this file (its decorator) or another."""
+
+    name: str
+    line: int  # 1-based: the decorator here, the `def` in another file
+    path: str | None = None
+    decorator: ast.expr | None = None
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" if self.path is None else f"{Path(self.path).name}:{self.line}"
 
 
 def _disabled_in_graph(call: ast.Call, analysis: FunctionAnalysis) -> bool:
@@ -98,13 +107,23 @@ def _disabled_in_graph(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     return isinstance(inner, ast.Call) and analysis.qualified_name(inner.func) in DISABLE_DECORATORS
 
 
-def _disabled_callee(call: ast.Call, analysis: FunctionAnalysis) -> FunctionInfo | None:
-    """The same-file function decorated with `disable` that the call runs (not a replayed one)."""
+def _disabled_callee(call: ast.Call, analysis: FunctionAnalysis) -> _Callee | None:
+    """The function decorated with `disable` (and not replayed) that the call runs: one of this
+    file, or one of another file of the project (`ProjectContext.disabled_functions`)."""
     regions = analysis.module.regions
     scope = analysis.function
     if scope is None:
         return None
     callee = regions.resolve_call(call, scope) or regions.module_call_target(call, scope)
-    if callee is None or id(callee.node) not in regions.disabled or id(callee.node) in regions.replayed:
-        return None
-    return callee
+    if callee is not None:
+        if id(callee.node) not in regions.disabled or id(callee.node) in regions.replayed:
+            return None
+        decorator = next(
+            d
+            for d in callee.node.decorator_list
+            if analysis.qualified_name(d.func if isinstance(d, ast.Call) else d) in DISABLE_DECORATORS
+        )
+        return _Callee(callee.qualname, decorator.lineno, decorator=decorator)
+    ref = regions.resolution.external_call(call, scope)
+    found = regions.context.disabled_function(ref.target) if ref is not None and ref.kind == "call" else None
+    return _Callee(ref.target.rsplit(".", 1)[-1], found[1], found[0]) if ref is not None and found else None

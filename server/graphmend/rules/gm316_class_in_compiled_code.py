@@ -32,6 +32,7 @@ class ClassInCompiledCode(Rule):
     reason = "Invalid call to __build_class__"
     reason_id = "gb8977"
     fixable = False
+    about_a_value = False  # the break comes from the call or statement, not from a tensor value
     node_types = (ast.ClassDef,)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:

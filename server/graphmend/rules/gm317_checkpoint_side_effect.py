@@ -47,6 +47,7 @@ class CheckpointSideEffect(Rule):
     reason = "HOP: Unsafe side effect"
     reason_id = "gb0067"
     fixable = False
+    about_a_value = False  # the break comes from the call or statement, not from a tensor value
     node_types = (ast.Call,)
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
