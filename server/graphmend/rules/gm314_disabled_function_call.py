@@ -19,7 +19,7 @@ class DisabledFunctionCall(Rule):
 
     docs = RuleDocs(
         what=(
-            "flags a call, in compiled code, of a function of the same file decorated with "
+            "flags a call, in compiled code, of a function of the same file or of another file of the project decorated with "
             "`@torch.compiler.disable` or `@torch._dynamo.disable`, and a call of `torch._dynamo.disable(f)` "
             "(or `torch.compiler.disable(f)`) made inside compiled code. The message names the function and "
             "its line. A function registered with `reorderable_logging_functions` as well (graphmend's own "
