@@ -47,22 +47,31 @@ def is_message(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 def passed_by_dynamo(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A message call the module has told Dynamo to pass over without a break
     (`ModuleIndex.registered_messages`): a function it drops, or one it replays after the graph
-    whose arguments are constants, names or f-strings (measured on torch 2.13.0: `y.shape` or a
-    list as an argument still breaks)."""
+    called with what Dynamo can replay (measured on torch 2.13.0: constants, f-strings and tensors,
+    keywords with constant values; a shape, a list, a warning category or `file=` still break)."""
     registered = analysis.index.registered_messages
     if not registered["replayed"] and not registered["dropped"]:
         return False
     func = call.func
-    names = {"builtins.print"} if is_print(call, analysis) else {analysis.qualified_name(func)}
-    if isinstance(func, ast.Attribute) and is_logging(call, analysis):
+    qualname = analysis.qualified_name(func)
+    names = {"builtins.print"} if is_print(call, analysis) else {qualname}
+    if qualname is None and isinstance(func, ast.Attribute) and is_logging(call, analysis):  # a logger's method
         names.add(f"logging.Logger.{func.attr}")
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id not in analysis.shadowed_names:
             names.add(f"{receiver.id}.{func.attr}")
     if names & registered["dropped"]:
         return True
-    plain = all(isinstance(a, (ast.Constant, ast.JoinedStr, ast.Name)) for a in call.args)
-    return plain and bool(names & registered["replayed"])
+    replayable = all(_replayable(a, analysis) for a in call.args) and all(
+        k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords
+    )
+    return replayable and bool(names & registered["replayed"])
+
+
+def _replayable(argument: ast.expr, analysis: FunctionAnalysis) -> bool:
+    if isinstance(argument, (ast.Constant, ast.JoinedStr)):
+        return True
+    return isinstance(argument, ast.Name) and analysis.kind(argument).is_tensor
 
 
 def is_replayed(call: ast.Call, analysis: FunctionAnalysis) -> bool:

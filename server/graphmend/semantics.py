@@ -290,34 +290,53 @@ class ModuleIndex:
 
     @cached_property
     def registered_messages(self) -> dict[str, frozenset[str]]:
-        """The message functions the module's top level puts in Dynamo's sets (`REPLAYED_MESSAGE_SETS`:
-        "replayed", `DROPPED_MESSAGE_SETS`: "dropped") with `.add(f)`, `.update({...})`, `= {...}` or
-        `|= {...}`: each a qualified name (`builtins.print`, `warnings.warn`, `logging.Logger.info`: every
-        logger's) or a module-level receiver and method (`logger.debug`: that logger's)."""
+        """The functions the module's top level leaves in Dynamo's sets (`REPLAYED_MESSAGE_SETS`:
+        "replayed", `DROPPED_MESSAGE_SETS`: "dropped"), its statements taken in order: `.add(f)`,
+        `.update({...})` and `|= {...}` add; `.discard(f)`, `.remove(f)` and `-= {...}` take out;
+        `.clear()` empties; `= {...}` replaces. Each is a qualified name (`builtins.print`,
+        `warnings.warn`, `logging.Logger.info`: every logger's), a module-level receiver and method
+        (`logger.debug`: that logger's), or the name of a function of the module."""
         found: dict[str, set[str]] = {"replayed": set(), "dropped": set()}
         for stmt in self.tree.body:
-            registry, members = self._message_registration(stmt)
+            registry, operation, members = self._message_registration(stmt)
             for kind, names in (("replayed", REPLAYED_MESSAGE_SETS), ("dropped", DROPPED_MESSAGE_SETS)):
-                if registry in names:
-                    found[kind].update(filter(None, map(self._message_function, members)))
+                if registry not in names:
+                    continue
+                functions = set(filter(None, map(self._message_function, members)))
+                if operation == "replace":
+                    found[kind] = functions
+                elif operation == "add":
+                    found[kind] |= functions
+                else:
+                    found[kind] -= functions
         return {kind: frozenset(names) for kind, names in found.items()}
 
-    def _message_registration(self, stmt: ast.stmt) -> tuple[str | None, list[ast.expr]]:
-        """The set a top-level statement adds to (its qualified name) and the functions it adds."""
+    def _message_registration(self, stmt: ast.stmt) -> tuple[str | None, str, list[ast.expr]]:
+        """The set a top-level statement changes (its qualified name), how ("add", "remove",
+        "replace") and the functions it names."""
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
-            if isinstance(call.func, ast.Attribute) and call.func.attr in ("add", "update"):
-                members = call.args[:1] if call.func.attr == "add" else _elements(call.args)
-                return self.qualified_name(call.func.value), members
+            if isinstance(call.func, ast.Attribute):
+                registry = self.qualified_name(call.func.value)
+                method = call.func.attr
+                if method in ("add", "discard", "remove"):
+                    return registry, "add" if method == "add" else "remove", call.args[:1]
+                if method == "update":
+                    return registry, "add", _elements(call.args)
+                if method == "clear":
+                    return registry, "replace", []
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            return self.qualified_name(stmt.targets[0]), _elements([stmt.value])
-        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.BitOr):
-            return self.qualified_name(stmt.target), _elements([stmt.value])
-        return None, []
+            return self.qualified_name(stmt.targets[0]), "replace", _elements([stmt.value])
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, (ast.BitOr, ast.Sub)):
+            operation = "add" if isinstance(stmt.op, ast.BitOr) else "remove"
+            return self.qualified_name(stmt.target), operation, _elements([stmt.value])
+        return None, "add", []
 
     def _message_function(self, expr: ast.expr) -> str | None:
         if isinstance(expr, ast.Name) and expr.id == "print" and self.is_builtin("print", frozenset()):
             return "builtins.print"
+        if isinstance(expr, ast.Name) and expr.id in self.functions:
+            return expr.id
         qualname = self.qualified_name(expr)
         if qualname is not None:
             return qualname

@@ -40,7 +40,8 @@ class CompiledRegions:
         self.resolution = CallResolution(index, self.facts, self.instances)
         self.call_graph = CallGraph(index, self.facts, self.instances, self.resolution)
         self.replayed = _reorderable_functions(index)
-        self.disabled = _disabled_functions(index)
+        # Functions decorated with `torch.compiler.disable` → the decorator
+        self.disabled = {id(f.node): d for f in index.all_functions if (d := disable_decorator(f, index)) is not None}
         self.entry_finder = EntryFinder(
             index, self.facts, self.instances, self.resolution, self.context, module_forward_is_compiled, compile_lines
         )
@@ -59,10 +60,14 @@ class CompiledRegions:
             reach = queue.popleft()
             current = reach.chain[-1]
             for callee in self.callees(current):
-                if id(callee.node) not in reached and not self.untraced(callee):
-                    nxt = Reach(reach.entry, (*reach.chain, callee))
-                    reached[id(callee.node)] = nxt
-                    queue.append(nxt)
+                # `disable(recursive=False)`: its own frame is skipped, the functions it calls compile
+                through = self.callees(callee) if is_shallow(self.disabled.get(id(callee.node))) else []
+                for chain in ((callee,), *((callee, inner) for inner in through)):
+                    function = chain[-1]
+                    if id(function.node) not in reached and not self.untraced(function):
+                        nxt = Reach(reach.entry, (*reach.chain, *chain))
+                        reached[id(function.node)] = nxt
+                        queue.append(nxt)
         return reached
 
     def untraced(self, function: FunctionInfo) -> bool:
@@ -133,23 +138,36 @@ class CompiledRegions:
 
 
 def _reorderable_functions(index: ModuleIndex) -> frozenset[int]:
-    """Functions registered with `torch.compiler.config.reorderable_logging_functions.add(f)` at
-    module level: Dynamo records calls to them and replays them after the graph, never tracing
-    their bodies, so nothing in them is compiled code."""
+    """Functions of the module its top level registers with `reorderable_logging_functions`
+    (Dynamo records calls to them and replays them after the graph) or `ignore_logging_functions`
+    (Dynamo drops the calls): it never traces their bodies, so nothing in them is compiled code."""
     functions = index.functions
-    return frozenset(id(functions[name].node) for name in index.deferred_registrations if name in functions)
+    registered = {
+        *index.deferred_registrations,
+        *index.registered_messages["replayed"],
+        *index.registered_messages["dropped"],
+    }
+    return frozenset(id(functions[name].node) for name in registered if name in functions)
 
 
-def _disabled_functions(index: ModuleIndex) -> frozenset[int]:
-    """Functions decorated with `@torch.compiler.disable` (or `torch._dynamo.disable`, with or without
-    arguments): Dynamo skips their frames, so nothing in them is compiled code, and each call of one
-    from compiled code splits the graph."""
-    return frozenset(id(function.node) for function in index.all_functions if is_disabled(function, index))
-
-
-def is_disabled(function: FunctionInfo, index: ModuleIndex) -> bool:
+def disable_decorator(function: FunctionInfo, index: ModuleIndex) -> ast.expr | None:
+    """The function's `@torch.compiler.disable` (or `torch._dynamo.disable`, with or without
+    arguments), read where the function is defined: Dynamo skips its frame, so nothing in it is
+    compiled code, and each call of it from compiled code splits the graph."""
     shadowed = function.parent.local_names if function.parent else frozenset()
-    return any(
-        index.qualified_name(d.func if isinstance(d, ast.Call) else d, shadowed) in DISABLE_DECORATORS
-        for d in function.node.decorator_list
+    return next(
+        (
+            d
+            for d in function.node.decorator_list
+            if index.qualified_name(d.func if isinstance(d, ast.Call) else d, shadowed) in DISABLE_DECORATORS
+        ),
+        None,
+    )
+
+
+def is_shallow(decorator: ast.expr | None) -> bool:
+    """`disable(recursive=False)`: Dynamo skips the function's own frame but compiles what it calls."""
+    return isinstance(decorator, ast.Call) and any(
+        k.arg == "recursive" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in decorator.keywords
     )

@@ -24,7 +24,8 @@ from .records import (
 from .resolution import CallResolution
 from .scope_facts import ScopeFacts
 
-_COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize"})
+_OPTIMIZE = "torch._dynamo.optimize"  # its arguments are options: `torch._dynamo.optimize("eager")(f)`
+_COMPILE_FUNCTIONS = frozenset({"torch.compile", _OPTIMIZE})
 
 
 def _guess_note(cls: ClassInfo) -> str:
@@ -93,7 +94,7 @@ class EntryFinder:
         for scope, node in calls:
             shadowed = scope.local_names if scope else frozenset()
             compiler = self._compiler_options(node.func, scope) if node.args else None
-            if self.index.qualified_name(node.func, shadowed) in _COMPILE_FUNCTIONS or compiler is not None:
+            if self.index.qualified_name(node.func, shadowed) == "torch.compile" or compiler is not None:
                 # `torch.compile(f, ...)`, or options first: `torch.compile(backend=...)(f)`, `compile_fn(f)`
                 target = node.args[0] if node.args else _keyword(node, "model")
                 if target is not None:
@@ -186,8 +187,13 @@ class EntryFinder:
         or a name bound, in the scope that binds it, only to one (`compile_fn = torch.compile(**opts)`)."""
         if isinstance(expr, ast.Call):
             shadowed = scope.local_names if scope else frozenset()
-            untargeted = not expr.args and _keyword(expr, "model") is None
-            return expr if untargeted and self.index.qualified_name(expr.func, shadowed) in _COMPILE_FUNCTIONS else None
+            qualname = self.index.qualified_name(expr.func, shadowed)
+            if qualname == "functools.partial" and len(expr.args) == 1:  # `functools.partial(torch.compile, ...)`
+                qualname = self.index.qualified_name(expr.args[0], shadowed)
+                untargeted = qualname == "torch.compile" and _keyword(expr, "model") is None
+            else:  # `torch._dynamo.optimize(...)` takes options only; `torch.compile(...)` without a target
+                untargeted = qualname == _OPTIMIZE or (not expr.args and _keyword(expr, "model") is None)
+            return expr if untargeted and qualname in _COMPILE_FUNCTIONS else None
         if not isinstance(expr, ast.Name):
             return None
         values = self._values(expr.id, scope)
@@ -261,7 +267,8 @@ class EntryFinder:
 def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[int]:
     """The 1-based lines where a compile call may start: `compile(`, `optimize(`, any name a
     compile function is imported as (`from torch import compile as c`: `c(`) or bound to compile
-    options as (`compile_fn = torch.compile(**opts)`: `compile_fn(`), or such a name at the end of a line. A superset, found by substring search and a regular expression on the lines
+    options as (`compile_fn = torch.compile(**opts)`: `compile_fn(`), or such a name at the end of
+    a line. A superset, found by substring search and a regular expression on the lines
     that hold a name, instead of a walk of every function."""
     names = {"compile", "optimize"}
     scopes: list[dict[str, str]] = [index.imports, *(f.local_imports for f in index.all_functions)]
@@ -271,6 +278,7 @@ def compile_call_lines(text: str, lines: list[str], index: ModuleIndex) -> list[
         for stmt in index.tree.body
         if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
         if index.qualified_name(stmt.value.func) in _COMPILE_FUNCTIONS
+        or (stmt.value.args and index.qualified_name(stmt.value.args[0]) in _COMPILE_FUNCTIONS)  # functools.partial
         for target in stmt.targets
         if isinstance(target, ast.Name)
     }

@@ -17,8 +17,9 @@ class PrintCall(Rule):
         what=(
             "flags a call of the builtin `print` in compiled code. A module-level or local "
             "function named `print` is not the builtin and is not flagged, nor is a print the module registers "
-            "with `torch._dynamo.config.reorderable_logging_functions` whose arguments are constants, names or "
-            "f-strings (Dynamo replays it after the graph; with a shape or a list as an argument it still breaks)."
+            "with `torch._dynamo.config.reorderable_logging_functions` whose arguments are constants, f-strings or "
+            "tensors and whose keywords are constants (Dynamo replays it after the graph; with a shape, a list or "
+            "`file=` it still breaks)."
         ),
         why=(
             "`print` writes to a stream, a side effect Dynamo cannot put in a "

@@ -17,7 +17,8 @@ class WarningsWarn(Rule):
         what=(
             "flags `warnings.warn(...)` (also imported as `from warnings import warn`) in compiled code, "
             "unless the module registers `warnings.warn` with `torch._dynamo.config.reorderable_logging_functions` "
-            "and the call's arguments are constants, names or f-strings (Dynamo then replays it after the graph)."
+            "and Dynamo can replay the call after the graph (its arguments constants, f-strings or tensors; with a "
+            "warning category it still breaks, gb0296)."
         ),
         why=(
             'Dynamo marks `warnings.warn` as a function it must skip ("Attempted '
@@ -37,6 +38,7 @@ class WarningsWarn(Rule):
     message = "`warnings.warn` breaks the graph; defer it past the compiled region"
     reason = "Attempted to call function marked as skipped"
     reason_id = "gb0007"
+    also_reported_as = ("gb0296",)  # a registered warning Dynamo cannot replay
     node_types = (ast.Call,)
 
     def fix(
@@ -48,3 +50,10 @@ class WarningsWarn(Rule):
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.Call)
         return node if is_warning(node, analysis) and not passed_by_dynamo(node, analysis) else None
+
+    def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
+        # Measured on torch 2.13.0: a registered `warnings.warn` with a category argument is "attempted
+        # to reorder a debugging function that can't actually be reordered".
+        assert isinstance(reported, ast.Call)
+        registered = analysis.qualified_name(reported.func) in analysis.index.registered_messages["replayed"]
+        return "gb0296" if registered else self.reason_id

@@ -6,11 +6,13 @@ from pathlib import Path
 
 from ..diagnostics import RelatedLocation, Severity
 from ..inference import FunctionAnalysis
+from ..regions.compiled import is_shallow
 from ..source import Position, Range, SourceText
 from ..torch_api import DISABLE_DECORATORS
 from .base import Rule, RuleDocs
 
 _DISABLED_CALL = "gb0098"  # "Skip calling `torch.compiler.disable()`d function"
+_DISABLED_INLINE = "gb0099"  # "Skip inlining `torch.compiler.disable()`d function": a method, `recursive=False`
 _DISABLE_IN_GRAPH = "gb0007"  # `torch._dynamo.disable(f)(x)` inside compiled code: the wrapper is skipped
 
 
@@ -19,16 +21,20 @@ class DisabledFunctionCall(Rule):
 
     docs = RuleDocs(
         what=(
-            "flags a call, in compiled code, of a function of the same file or of another file of the project decorated with "
-            "`@torch.compiler.disable` or `@torch._dynamo.disable`, and a call of `torch._dynamo.disable(f)` "
-            "(or `torch.compiler.disable(f)`) made inside compiled code. The message names the function and "
-            "its line. A function registered with `reorderable_logging_functions` as well (graphmend's own "
-            "deferred messages) is replayed after the graph, not called in it, and is not flagged."
+            "flags a call, in compiled code, of a function of the project decorated with "
+            "`@torch.compiler.disable` or `@torch._dynamo.disable` (a method too, and `recursive=False`), of a "
+            "name the module binds to `torch.compiler.disable(f)`, and of `torch._dynamo.disable(f)` made inside "
+            "compiled code. The message names the function and its line, and links the decorator. A function "
+            "registered with `reorderable_logging_functions` or `ignore_logging_functions` as well (graphmend's "
+            "own deferred messages) is replayed or dropped, not called in the graph, and is not flagged. Nothing "
+            "inside a disabled function is reported: Dynamo never traces it (with `recursive=False`, the "
+            "functions it calls do compile, and are checked)."
         ),
         why=(
             "Dynamo does not trace a disabled function: it ends the graph at each call, runs the function "
             'in Python and starts a new graph after it ("Skip calling `torch.compiler.disable()`d function", '
-            "gb0098). Wrapping a function with `disable` inside compiled code is a call Dynamo skips too "
+            'gb0098; "Skip inlining" for a method or `recursive=False`, gb0099). Wrapping a function with '
+            "`disable` inside compiled code is a call Dynamo skips too "
             '("Attempted to call function marked as skipped", gb0007). Both are common workarounds whose '
             "cost (a break at every call, every step) is easy to miss."
         ),
@@ -49,7 +55,7 @@ class DisabledFunctionCall(Rule):
     severity = Severity.INFORMATION
     reason = "Skip calling `torch.compiler.disable()`d function"
     reason_id = _DISABLED_CALL
-    also_reported_as = (_DISABLE_IN_GRAPH,)
+    also_reported_as = (_DISABLED_INLINE, _DISABLE_IN_GRAPH)
     fixable = False
     about_a_value = False  # the break comes from the call or statement, not from a tensor value
     node_types = (ast.Call,)
@@ -60,7 +66,10 @@ class DisabledFunctionCall(Rule):
 
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         assert isinstance(reported, ast.Call)
-        return _DISABLE_IN_GRAPH if _disabled_in_graph(reported, analysis) else _DISABLED_CALL
+        if _disabled_in_graph(reported, analysis):
+            return _DISABLE_IN_GRAPH
+        callee = _disabled_callee(reported, analysis)
+        return _DISABLED_INLINE if callee is not None and callee.inlined else _DISABLED_CALL
 
     def message_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         assert isinstance(reported, ast.Call)
@@ -95,6 +104,7 @@ class _Callee:
     line: int  # 1-based: the decorator here, the `def` in another file
     path: str | None = None
     decorator: ast.expr | None = None
+    inlined: bool = False  # a method or `recursive=False`: Dynamo reports gb0099
 
     @property
     def where(self) -> str:
@@ -116,14 +126,17 @@ def _disabled_callee(call: ast.Call, analysis: FunctionAnalysis) -> _Callee | No
         return None
     callee = regions.resolve_call(call, scope) or regions.module_call_target(call, scope)
     if callee is not None:
-        if id(callee.node) not in regions.disabled or id(callee.node) in regions.replayed:
+        decorator = regions.disabled.get(id(callee.node))
+        if decorator is None or id(callee.node) in regions.replayed:
             return None
-        decorator = next(
-            d
-            for d in callee.node.decorator_list
-            if analysis.qualified_name(d.func if isinstance(d, ast.Call) else d) in DISABLE_DECORATORS
-        )
-        return _Callee(callee.qualname, decorator.lineno, decorator=decorator)
+        # Dynamo's words differ for a method or a shallow disable ("Skip inlining", gb0099)
+        inlined = callee.owner is not None or is_shallow(decorator)
+        return _Callee(callee.qualname, decorator.lineno, decorator=decorator, inlined=inlined)
+    if isinstance(call.func, ast.Name):  # `c = torch.compiler.disable(c_impl)` at the top level
+        values = regions.facts.assigned_values(None).get(call.func.id, [])
+        wrapper = values[0] if len(values) == 1 and call.func.id not in scope.local_names else None
+        if isinstance(wrapper, ast.Call) and analysis.qualified_name(wrapper.func) in DISABLE_DECORATORS:
+            return _Callee(call.func.id, wrapper.lineno, decorator=wrapper)
     ref = regions.resolution.external_call(call, scope)
     found = regions.context.disabled_function(ref.target) if ref is not None and ref.kind == "call" else None
     return _Callee(ref.target.rsplit(".", 1)[-1], found[1], found[0]) if ref is not None and found else None

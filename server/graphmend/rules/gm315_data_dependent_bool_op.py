@@ -4,7 +4,6 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
-from ..kinds import Kind
 from .base import Rule, RuleDocs
 
 # torch functions (and the same-named tensor methods) whose Python bool result depends on the
@@ -18,7 +17,8 @@ class DataDependentBoolOp(Rule):
     docs = RuleDocs(
         what=(
             "flags `torch.equal(a, b)`, `torch.allclose(a, b)` and `torch.is_nonzero(t)` (and the "
-            "tensor methods `a.equal(b)`, `a.allclose(b)`, `t.is_nonzero()`) in compiled code."
+            "tensor methods `a.equal(b)`, `a.allclose(b)`, `t.is_nonzero()` on a value known to be a tensor) in "
+            "compiled code."
         ),
         why=(
             "each returns a Python `bool` computed from the tensors' values, which a graph cannot hold: "
@@ -53,5 +53,4 @@ class DataDependentBoolOp(Rule):
             return node if qualname.startswith("torch.") and qualname.removeprefix("torch.") in _BOOL_OPS else None
         if not isinstance(func, ast.Attribute) or func.attr not in _BOOL_OPS:
             return None
-        receiver = analysis.kind(func.value)  # no Python, NumPy or container type has these methods
-        return node if receiver.is_tensor or receiver is Kind.UNKNOWN else None
+        return node if analysis.kind(func.value).is_tensor else None  # a user's class may have `equal` too

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
-from ..semantics import FunctionInfo, walk
+from ..regions import CompiledRegions
+from ..semantics import FunctionInfo
 from .base import Rule, RuleDocs
 
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
+_CONTAINER_FACTORIES = frozenset(f"collections.{name}" for name in ("deque", "defaultdict", "OrderedDict", "Counter"))
 # Methods that change a list, dict or set in place.
 _MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem", "add", "discard"}
@@ -21,8 +24,10 @@ class CheckpointSideEffect(Rule):
         what=(
             "flags, in a function of the same file that compiled code runs through "
             "`torch.utils.checkpoint.checkpoint(fn, ...)`, a change of a Python object the function did not "
-            "create: a list, dict or set of the module or an enclosing function changed in place "
-            "(`stack.append(...)`, `cache.update(...)`), or a name declared `global` or `nonlocal` rebound."
+            "create: a list, dict or set that the module or an enclosing function binds, changed in place "
+            "(`stack.append(...)`, `cache.update(...)`, `cache[k] = v`), or a name declared `global` or `nonlocal` "
+            "rebound. Also through `functools.partial(fn, ...)`. A container passed in as an argument, or an "
+            "attribute of `self`, is not seen."
         ),
         why=(
             "Dynamo traces a checkpointed function as one higher-order operator whose body must be free of "
@@ -55,24 +60,70 @@ class CheckpointSideEffect(Rule):
         if analysis.qualified_name(node.func) not in _CHECKPOINT or not node.args or analysis.function is None:
             return None
         target = node.args[0]
+        if isinstance(target, ast.Call) and analysis.qualified_name(target.func) == "functools.partial" and target.args:
+            target = target.args[0]  # `checkpoint(functools.partial(block, scale=2.0), x)`
         if not isinstance(target, ast.Name):
             return None
-        function = analysis.module.regions.resolution.resolve_function_name(target.id, analysis.function)
-        return _first_outer_change(function) if function is not None else None
+        regions = analysis.module.regions
+        function = regions.resolution.resolve_function_name(target.id, analysis.function)
+        return _first_outer_change(function, regions) if function is not None else None
 
 
-def _first_outer_change(function: FunctionInfo) -> ast.AST | None:
-    """The first statement-level change of state the function did not create, in source order."""
-    declared = {name for n in walk(function.node) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-    local = function.local_names - declared
-    found: list[ast.AST] = []
-    for node in walk(function.node):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
-            receiver = node.func.value
-            if isinstance(receiver, ast.Name) and receiver.id not in local:
-                found.append(node)
-        elif isinstance(node, (ast.Assign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id in declared for t in targets):
-                found.append(node)
-    return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)  # type: ignore[attr-defined]
+def _first_outer_change(function: FunctionInfo, regions: CompiledRegions) -> ast.AST | None:
+    """The first change, in the function's own body, of a container it did not create (a list,
+    dict or set bound by the module or an enclosing function: `stack.append(...)`,
+    `cache[k] = v`) or of a name it declares `global` or `nonlocal`."""
+    declared = {
+        name for n in _own_nodes(function.node) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names
+    }
+
+    def outer_container(expr: ast.expr) -> bool:
+        return isinstance(expr, ast.Name) and _outer_container(expr.id, function, regions, declared)
+
+    found: list[ast.stmt | ast.expr] = [
+        call
+        for call in regions.facts.calls(function)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in _MUTATORS and outer_container(call.func.value)
+    ]
+    for binding in regions.facts.bindings(function):
+        if isinstance(binding, (ast.Assign, ast.AugAssign)):
+            targets = binding.targets if isinstance(binding, ast.Assign) else [binding.target]
+            if any(
+                (isinstance(t, ast.Name) and t.id in declared)
+                or (isinstance(t, ast.Subscript) and outer_container(t.value))
+                for t in targets
+            ):
+                found.append(binding)
+    return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
+
+
+def _outer_container(name: str, function: FunctionInfo, regions: CompiledRegions, declared: set[str]) -> bool:
+    """`name` is, in `function`, a list, dict or set that the module or an enclosing function binds."""
+    if name in function.local_names and name not in declared:
+        return False
+    scope = function.parent
+    while scope is not None and name not in scope.local_names:
+        scope = scope.parent
+    values = regions.facts.assigned_values(scope).get(name, [])
+    return bool(values) and all(_is_container(value, regions) for value in values)
+
+
+def _is_container(value: ast.expr, regions: CompiledRegions) -> bool:
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Name) and func.id in ("list", "dict", "set"):
+        return regions.index.is_builtin(func.id)
+    return regions.index.qualified_name(func) in _CONTAINER_FACTORIES
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own body, not of the functions, classes or lambdas in it."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        current = stack.pop()
+        yield current
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(current))
