@@ -311,6 +311,16 @@ class ModuleIndex:
                     found[kind] -= functions
         return {kind: frozenset(names) for kind, names in found.items()}
 
+    @cached_property
+    def replayed_set_resets(self) -> list[ast.stmt]:
+        """The top-level statements that take functions out of Dynamo's replayed set (`.discard`,
+        `.remove`, `-=`, `.clear()`, `= {...}`): a function registered before one may not stay registered."""
+        return [
+            stmt
+            for stmt in self.tree.body
+            if (found := self._message_registration(stmt))[0] in REPLAYED_MESSAGE_SETS and found[1] != "add"
+        ]
+
     def _message_registration(self, stmt: ast.stmt) -> tuple[str | None, str, list[ast.expr]]:
         """The set a top-level statement changes (its qualified name), how ("add", "remove",
         "replace") and the functions it names."""

@@ -873,8 +873,9 @@ def _registry(ctx: FixContext, torch_name: str) -> str:
 
 def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
     """The top-level statement after which the helper goes: after the leading docstring/imports,
-    and after every top-level statement that binds a name the helper needs when it is defined or
-    registered (torch) or called (the logger, `sys`, `warnings`)."""
+    after every top-level statement that binds a name the helper needs when it is defined or
+    registered (torch) or called (the logger, `sys`, `warnings`), and after every one that takes
+    functions out of Dynamo's replayed set."""
     body = ctx.index.tree.body
     last = body[0]
     for stmt in body:
@@ -888,6 +889,9 @@ def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
         for binding in (ctx.top_level_bindings.get(name), ctx.index.deferred_registrations.get(name)):
             if binding is not None and binding.lineno > last.lineno:
                 last = binding
+    for reset in ctx.index.replayed_set_resets:  # and after what empties the set: the helper stays in it
+        if reset.lineno > last.lineno:
+            last = reset
     return last
 
 

@@ -142,8 +142,7 @@ def _reorderable_functions(index: ModuleIndex) -> frozenset[int]:
     (Dynamo records calls to them and replays them after the graph) or `ignore_logging_functions`
     (Dynamo drops the calls): it never traces their bodies, so nothing in them is compiled code."""
     functions = index.functions
-    registered = {
-        *index.deferred_registrations,
+    registered = {  # in the order the module's statements leave them: `.discard`, `= set()` take them out
         *index.registered_messages["replayed"],
         *index.registered_messages["dropped"],
     }

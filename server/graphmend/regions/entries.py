@@ -70,12 +70,21 @@ class EntryFinder:
         seen: set[int] = set()
         everywhere = self.module_level_captures()
 
-        def add(function: FunctionInfo | None, why: str, site: ast.AST, captures: frozenset[str] = frozenset()) -> None:
+        def add(
+            function: FunctionInfo | None,
+            why: str,
+            site: ast.AST,
+            captures: frozenset[str] = frozenset(),
+            options: ast.AST | None = None,
+        ) -> None:
+            """`site`: the expression whose value is the compiled function (a fix wraps it);
+            `options`: the call holding the compile options, when another (`compile_fn = torch.compile(...)`)."""
             if FORCE_EAGER in everywhere:
                 return  # nothing compiles in a process that runs this file
             if function is not None and id(function.node) not in seen:
                 seen.add(id(function.node))
-                entries.append(Entry(function, why, site, captures | everywhere, cuda_graphs=cuda_graph_request(site)))
+                cuda_graphs = cuda_graph_request(options or site)
+                entries.append(Entry(function, why, site, captures | everywhere, cuda_graphs=cuda_graphs))
 
         for function in self.index.all_functions:
             captures: set[str] = set()
@@ -99,12 +108,11 @@ class EntryFinder:
                 target = node.args[0] if node.args else _keyword(node, "model")
                 if target is not None:
                     why = f"compiled by torch.compile at line {node.lineno}"
-                    site = compiler if compiler is not None else node  # the call that holds the options
                     compiled = self._compile_target(target, scope)
-                    add(compiled, why, site, wrapped.get(id(site), frozenset()))
+                    add(compiled, why, node, wrapped.get(id(node), frozenset()), compiler)
                     remote = None if compiled is not None else self._remote_target(target, scope)
                     if remote is not None:
-                        self.remote_entries.append((remote, why, site))
+                        self.remote_entries.append((remote, why, node))
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
                 why = f"compiled by .compile() at line {node.lineno}"
                 cls = self.instances.instance_class(node.func.value, scope)
@@ -298,6 +306,8 @@ def cuda_graph_request(site: ast.AST) -> str | None:
     (`mode="reduce-overhead"`, `options={"triton.cudagraphs": True}`), or None."""
     if not isinstance(site, ast.Call):
         return None
+    if isinstance(site.func, ast.Call):  # the options first: `torch.compile(mode=...)(model)`
+        site = site.func
     mode = _keyword(site, "mode")
     if isinstance(mode, ast.Constant) and mode.value in CUDA_GRAPH_MODES:
         return f'mode="{mode.value}" at line {site.lineno}'
