@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 from .instances import Instances
@@ -94,34 +94,7 @@ class EntryFinder:
                     break
                 captures |= self._patched_settings(decorator, function.parent)  # a patch above the compile wraps it
 
-        calls = list(self._scoped_calls())
-        wrapped = {  # `torch._dynamo.config.patch(...)(torch.compile(...))`
-            id(node.args[0]): self._patched_settings(node.func, scope)
-            for scope, node in calls
-            if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call)
-        }
-        for scope, node in calls:
-            shadowed = scope.local_names if scope else frozenset()
-            compiler = self._compiler_options(node.func, scope) if node.args else None
-            if self.index.qualified_name(node.func, shadowed) == "torch.compile" or compiler is not None:
-                # `torch.compile(f, ...)`, or options first: `torch.compile(backend=...)(f)`, `compile_fn(f)`
-                target = node.args[0] if node.args else _keyword(node, "model")
-                if target is not None:
-                    why = f"compiled by torch.compile at line {node.lineno}"
-                    compiled = self._compile_target(target, scope)
-                    add(compiled, why, node, wrapped.get(id(node), frozenset()), compiler)
-                    remote = None if compiled is not None else self._remote_target(target, scope)
-                    if remote is not None:
-                        self.remote_entries.append((remote, why, node))
-            elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
-                why = f"compiled by .compile() at line {node.lineno}"
-                cls = self.instances.instance_class(node.func.value, scope)
-                if cls is not None and cls.is_module:
-                    add(cls.find_method("forward"), why, node)
-                elif cls is None:
-                    imported = self.instances.imported_instance(node.func.value, scope)
-                    if imported is not None:
-                        self.remote_entries.append((ExternalRef("instance", imported), why, node))
+        self._compile_calls(add)
 
         if self.module_forward_is_compiled:
             for cls in self.index.classes.values():
@@ -151,6 +124,38 @@ class EntryFinder:
                 if entries[assumed].why.startswith(FORWARD_IS_COMPILED):
                     entries[assumed] = entry
         return entries
+
+    def _compile_calls(self, add: Callable[..., None]) -> None:
+        """The compile sites that are calls (`torch.compile(f, ...)`, the options first, `m.compile()`):
+        their entries through `add`, and in `remote_entries` those aimed at code of other files."""
+        calls = list(self._scoped_calls())
+        wrapped = {  # `torch._dynamo.config.patch(...)(torch.compile(...))`
+            id(node.args[0]): self._patched_settings(node.func, scope)
+            for scope, node in calls
+            if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call)
+        }
+        for scope, node in calls:
+            shadowed = scope.local_names if scope else frozenset()
+            compiler = self._compiler_options(node.func, scope) if node.args else None
+            if self.index.qualified_name(node.func, shadowed) == "torch.compile" or compiler is not None:
+                # `torch.compile(f, ...)`, or options first: `torch.compile(backend=...)(f)`, `compile_fn(f)`
+                target = node.args[0] if node.args else _keyword(node, "model")
+                if target is not None:
+                    why = f"compiled by torch.compile at line {node.lineno}"
+                    compiled = self._compile_target(target, scope)
+                    add(compiled, why, node, wrapped.get(id(node), frozenset()), compiler)
+                    remote = None if compiled is not None else self._remote_target(target, scope)
+                    if remote is not None:
+                        self.remote_entries.append((remote, why, node))
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+                why = f"compiled by .compile() at line {node.lineno}"
+                cls = self.instances.instance_class(node.func.value, scope)
+                if cls is not None and cls.is_module:
+                    add(cls.find_method("forward"), why, node)
+                elif cls is None:
+                    imported = self.instances.imported_instance(node.func.value, scope)
+                    if imported is not None:
+                        self.remote_entries.append((ExternalRef("instance", imported), why, node))
 
     def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:
         """`torch._dynamo.config.patch(capture_scalar_outputs=True)` → {"capture_scalar_outputs"}."""
