@@ -20,7 +20,6 @@ from .torch_api import (
     DROPPED_MESSAGE_SETS,
     IS_COMPILING_FUNCTIONS,
     LIBRARY_LOGGER_FACTORIES,
-    REORDERABLE_REGISTRIES,
     REPLAYED_MESSAGE_SETS,
 )
 
@@ -273,20 +272,16 @@ class ModuleIndex:
 
     @cached_property
     def deferred_registrations(self) -> dict[str, ast.stmt]:
-        """Functions the module registers, at its top level, as ones Dynamo records and replays
-        after the graph (`torch.compiler.config.reorderable_logging_functions.add(f)`): name →
-        the registering statement."""
-        found: dict[str, ast.stmt] = {}
-        for stmt in self.tree.body:
-            call = stmt.value if isinstance(stmt, ast.Expr) else None
-            if (
-                isinstance(call, ast.Call)
-                and len(call.args) == 1
-                and isinstance(call.args[0], ast.Name)
-                and self.qualified_name(call.func) in REORDERABLE_REGISTRIES
-            ):
-                found[call.args[0].id] = stmt
-        return found
+        """Names the module's top level adds to Dynamo's replayed set (`reorderable_logging_functions`:
+        Dynamo records calls to them and replays them after the graph): name → the last statement
+        adding it. Whether it is still there at the end: `registered_messages`."""
+        return {
+            member.id: stmt
+            for stmt, kind, operation, members in self._message_set_changes
+            if kind == "replayed" and operation == "add"
+            for member in members
+            if isinstance(member, ast.Name)
+        }
 
     @cached_property
     def registered_messages(self) -> dict[str, frozenset[str]]:
@@ -297,18 +292,14 @@ class ModuleIndex:
         `warnings.warn`, `logging.Logger.info`: every logger's), a module-level receiver and method
         (`logger.debug`: that logger's), or the name of a function of the module."""
         found: dict[str, set[str]] = {"replayed": set(), "dropped": set()}
-        for stmt in self.tree.body:
-            registry, operation, members = self._message_registration(stmt)
-            for kind, names in (("replayed", REPLAYED_MESSAGE_SETS), ("dropped", DROPPED_MESSAGE_SETS)):
-                if registry not in names:
-                    continue
-                functions = set(filter(None, map(self._message_function, members)))
-                if operation == "replace":
-                    found[kind] = functions
-                elif operation == "add":
-                    found[kind] |= functions
-                else:
-                    found[kind] -= functions
+        for _, kind, operation, members in self._message_set_changes:
+            functions = set(filter(None, map(self._message_function, members)))
+            if operation == "replace":
+                found[kind] = functions
+            elif operation == "add":
+                found[kind] |= functions
+            else:
+                found[kind] -= functions
         return {kind: frozenset(names) for kind, names in found.items()}
 
     @cached_property
@@ -316,10 +307,22 @@ class ModuleIndex:
         """The top-level statements that take functions out of Dynamo's replayed set (`.discard`,
         `.remove`, `-=`, `.clear()`, `= {...}`): a function registered before one may not stay registered."""
         return [
-            stmt
-            for stmt in self.tree.body
-            if (found := self._message_registration(stmt))[0] in REPLAYED_MESSAGE_SETS and found[1] != "add"
+            stmt for stmt, kind, operation, _ in self._message_set_changes if kind == "replayed" and operation != "add"
         ]
+
+    @cached_property
+    def _message_set_changes(self) -> list[tuple[ast.stmt, str, str, list[ast.expr]]]:
+        """Each top-level statement that changes one of Dynamo's message sets, in order: (the
+        statement, "replayed" or "dropped", "add" | "remove" | "replace", the functions it names).
+        The one reader of these sets: the replayed functions, the resets and the rewrites' helpers."""
+        changes = []
+        for stmt in self.tree.body:
+            registry, operation, members = self._message_registration(stmt)
+            if registry in REPLAYED_MESSAGE_SETS:
+                changes.append((stmt, "replayed", operation, members))
+            elif registry in DROPPED_MESSAGE_SETS:
+                changes.append((stmt, "dropped", operation, members))
+        return changes
 
     def _message_registration(self, stmt: ast.stmt) -> tuple[str | None, str, list[ast.expr]]:
         """The set a top-level statement changes (its qualified name), how ("add", "remove",

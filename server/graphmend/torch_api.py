@@ -290,12 +290,6 @@ UNTRACEABLE_CALLS: dict[str, str] = {
 # corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
 TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14)}
 
-# Where a module registers a function Dynamo records and replays after the graph: the public name
-# (torch 2.10 and later) and the private one it aliases (every release).
-REORDERABLE_REGISTRIES = frozenset(
-    f"torch.{config}.config.reorderable_logging_functions.add" for config in ("compiler", "_dynamo")
-)
-
 # Decorators that keep a function out of every graph: Dynamo never traces its body, and each call
 # from compiled code splits the graph there ("Skip calling `torch.compiler.disable()`d function", gb0098).
 DISABLE_DECORATORS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})

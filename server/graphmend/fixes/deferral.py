@@ -856,7 +856,7 @@ def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str, ctx: F
         ast.dump(s) for s in wanted.body
     ]
     disabled = any(ctx.index.qualified_name(d) in _DISABLES for d in function.decorator_list)
-    return same and disabled and function.name in ctx.index.deferred_registrations
+    return same and disabled and function.name in ctx.index.registered_messages["replayed"]
 
 
 _DISABLES = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
