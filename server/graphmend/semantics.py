@@ -104,6 +104,23 @@ class FunctionInfo:
         """Names bound in this function's own scope (parameters, assignments, imports, defs)."""
         return _local_names(self.node, self.may_have_walrus)
 
+    @cached_property
+    def declared_outer(self) -> frozenset[str]:
+        """Names its own body declares `global` or `nonlocal` (not among `local_names`)."""
+        return frozenset(
+            name
+            for stmt in _scope_statements(self.node.body)
+            if isinstance(stmt, (ast.Global, ast.Nonlocal))
+            for name in stmt.names
+        )
+
+
+def binding_scope(name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
+    """The function whose own scope binds `name` as `scope` sees it, lexically (None: the module)."""
+    while scope is not None and name not in scope.local_names:
+        scope = scope.parent
+    return scope
+
 
 @dataclass
 class ClassInfo:

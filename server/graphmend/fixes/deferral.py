@@ -35,6 +35,7 @@ from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print,
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import walk
 from ..source import Position, Range
+from ..torch_api import DISABLE_DECORATORS
 from .base import FixContext, Refusal, Refused, may_be_scripted
 
 DOCSTRING = "torch.compile runs this after its graph instead of breaking the graph for it."
@@ -855,11 +856,8 @@ def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str, ctx: F
     same = ast.dump(function.args) == ast.dump(wanted.args) and [ast.dump(s) for s in body] == [
         ast.dump(s) for s in wanted.body
     ]
-    disabled = any(ctx.index.qualified_name(d) in _DISABLES for d in function.decorator_list)
+    disabled = any(ctx.index.qualified_name(d) in DISABLE_DECORATORS for d in function.decorator_list)
     return same and disabled and function.name in ctx.index.registered_messages["replayed"]
-
-
-_DISABLES = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
 
 def _registry(ctx: FixContext, torch_name: str) -> str:

@@ -110,12 +110,15 @@ class Contexts:
             verdict = self._verdict(qualname, summary)
             if verdict is not None:
                 verdicts.append((qualname, *verdict))
-            function = self.names.function(qualname, summary)
+            found = self.names.resolve(qualname, summary)
+            if found is None or found[0] != "function":
+                continue
+            module, member = found[1], found[2]
+            function = module.function(member)
             if function is not None and function.compile_constant is not None:
                 guards.append((qualname, function.compile_constant))
-            found = self.names.resolve(qualname, summary)
-            if function is not None and found is not None and found[2] in found[1].disabled:
-                disabled.append((qualname, found[1].path, function.line + 1))
+            if function is not None and member in module.disabled:
+                disabled.append((qualname, module.path, function.line + 1))
         return verdicts, guards, disabled
 
     def _verdict(self, qualname: str, importer: ModuleSummary) -> tuple[str | None, str | None] | None:

@@ -9,7 +9,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterator
 
-from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
+from ..semantics import ClassInfo, FunctionInfo, ModuleIndex, binding_scope
 from .instances import Instances
 from .records import (
     CAPTURE_SETTINGS,
@@ -212,19 +212,12 @@ class EntryFinder:
         values = self._values(expr.id, scope)
         if len(values) != 1 or not isinstance(values[0], ast.Call):
             return None
-        return self._compiler_options(values[0], self._binding_scope(expr.id, scope))
-
-    def _binding_scope(self, name: str, scope: FunctionInfo | None) -> FunctionInfo | None:
-        """The scope whose own body binds `name` as seen from `scope` (None: the module)."""
-        current = scope
-        while current is not None and name not in current.local_names:
-            current = current.parent
-        return current
+        return self._compiler_options(values[0], binding_scope(expr.id, scope))
 
     def _values(self, name: str, scope: FunctionInfo | None) -> list[ast.expr]:
         """The values `name = value` statements give `name` in the scope that binds it (empty if
         another binding, a parameter or an import, binds it there)."""
-        binder = self._binding_scope(name, scope)
+        binder = binding_scope(name, scope)
         if binder is None and (name in self.index.imports or name in self.index.functions):
             return []
         values = self.facts.assigned_values(binder).get(name, [])
@@ -251,7 +244,7 @@ class EntryFinder:
                 return function
             values = self._values(target.id, scope)
             if aliases and len(values) == 1 and isinstance(values[0], ast.Name):
-                return self._compile_target(values[0], self._binding_scope(target.id, scope), aliases - 1)
+                return self._compile_target(values[0], binding_scope(target.id, scope), aliases - 1)
         if isinstance(target, ast.Attribute):
             owner = self.instances.instance_class(target.value, scope)
             if owner is not None:

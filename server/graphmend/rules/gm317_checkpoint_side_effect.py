@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
 from ..regions import CompiledRegions
-from ..semantics import FunctionInfo
+from ..semantics import FunctionInfo, binding_scope
 from .base import Rule, RuleDocs
 
 _CHECKPOINT = frozenset({"torch.utils.checkpoint.checkpoint"})
@@ -73,12 +72,10 @@ def _first_outer_change(function: FunctionInfo, regions: CompiledRegions) -> ast
     """The first change, in the function's own body, of a container it did not create (a list,
     dict or set bound by the module or an enclosing function: `stack.append(...)`,
     `cache[k] = v`) or of a name it declares `global` or `nonlocal`."""
-    declared = {
-        name for n in _own_nodes(function.node) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names
-    }
+    declared = function.declared_outer
 
     def outer_container(expr: ast.expr) -> bool:
-        return isinstance(expr, ast.Name) and _outer_container(expr.id, function, regions, declared)
+        return isinstance(expr, ast.Name) and _outer_container(expr.id, function, regions)
 
     found: list[ast.stmt | ast.expr] = [
         call
@@ -97,14 +94,11 @@ def _first_outer_change(function: FunctionInfo, regions: CompiledRegions) -> ast
     return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
 
 
-def _outer_container(name: str, function: FunctionInfo, regions: CompiledRegions, declared: set[str]) -> bool:
+def _outer_container(name: str, function: FunctionInfo, regions: CompiledRegions) -> bool:
     """`name` is, in `function`, a list, dict or set that the module or an enclosing function binds."""
-    if name in function.local_names and name not in declared:
+    if name in function.local_names:  # without the names it declares `global` or `nonlocal`
         return False
-    scope = function.parent
-    while scope is not None and name not in scope.local_names:
-        scope = scope.parent
-    values = regions.facts.assigned_values(scope).get(name, [])
+    values = regions.facts.assigned_values(binding_scope(name, function.parent)).get(name, [])
     return bool(values) and all(_is_container(value, regions) for value in values)
 
 
@@ -117,13 +111,3 @@ def _is_container(value: ast.expr, regions: CompiledRegions) -> bool:
     if isinstance(func, ast.Name) and func.id in ("list", "dict", "set"):
         return regions.index.is_builtin(func.id)
     return regions.index.qualified_name(func) in _CONTAINER_FACTORIES
-
-
-def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's own body, not of the functions, classes or lambdas in it."""
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        current = stack.pop()
-        yield current
-        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(current))
