@@ -11,7 +11,7 @@ from pathlib import Path
 from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
 from .diagnostics import Diagnostic, FindingData, Fix, RelatedLocation, Severity
 from .fixes.base import FixContext, Refusal
-from .fixes.compiled_random import random_moved_into_graph, with_hazard
+from .fixes.newly_compiled import loop_recompiles, random_moved_into_graph, with_hazard
 from .fixes.text import keep_lost_comments
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
@@ -303,9 +303,9 @@ class _Collector:
         if isinstance(outcome, Fix) and context.torch_import_requested:
             outcome = replace(outcome, edits=(context.torch_import_edit(), *outcome.edits))
         if isinstance(outcome, Fix) and rule.code.startswith(BREAK_FAMILIES):
-            moved = random_moved_into_graph(node, analysis)
-            if moved is not None:
-                outcome = with_hazard(outcome, moved)
+            for hazard in (random_moved_into_graph(node, analysis), loop_recompiles(node, analysis)):
+                if hazard is not None:
+                    outcome = with_hazard(outcome, hazard)
         return keep_lost_comments(outcome, context) if isinstance(outcome, Fix) else outcome
 
     def _related(self, reach: Reach) -> RelatedLocation:

@@ -24,50 +24,72 @@ from .purity import dotted
 _MAY_RETURN_SELF = frozenset("to type type_as contiguous float double half bfloat16 int long bool cpu cuda".split())
 
 
-def _sources(expr: ast.expr, analysis: FunctionAnalysis) -> set[str]:
-    """The names whose memory `expr` may share."""
+def memory_sources(expr: ast.expr, analysis: FunctionAnalysis, elements_are_new: bool = False) -> set[str]:
+    """The names whose memory `expr` may share. With `elements_are_new`, an item of a value not
+    known to be a tensor (`outputs[0]` of a layer's tuple) is its own object, as a call's result is."""
     if isinstance(expr, (ast.Name, ast.Attribute)) and dotted(expr) is not None:
         if isinstance(expr, ast.Attribute) and expr.attr in VIEW_METHODS:
-            return _sources(expr.value, analysis) | {dotted(expr) or ""}
+            return memory_sources(expr.value, analysis, elements_are_new) | {dotted(expr) or ""}
         return {dotted(expr) or ""}
     if isinstance(expr, ast.Attribute) and expr.attr in VIEW_METHODS:  # `(x + 1).T`: a view of a new tensor
-        return _sources(expr.value, analysis)
+        return memory_sources(expr.value, analysis, elements_are_new)
     if isinstance(expr, ast.Subscript):
-        return _sources(expr.value, analysis)
+        if elements_are_new and not analysis.used_as_tensor(expr.value):
+            return set()
+        return memory_sources(expr.value, analysis, elements_are_new)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
         if _is_torch_function(expr.func, analysis):  # `torch.transpose(x, 0, 1)`
-            return _sources(expr.args[0], analysis) if expr.args and expr.func.attr in VIEW_METHODS else set()
+            return memory_sources(expr.args[0], analysis) if expr.args and expr.func.attr in VIEW_METHODS else set()
         if expr.func.attr in VIEW_METHODS or expr.func.attr in _MAY_RETURN_SELF:
-            return _sources(expr.func.value, analysis)
+            return memory_sources(expr.func.value, analysis)
     if isinstance(expr, ast.IfExp):
-        return _sources(expr.body, analysis) | _sources(expr.orelse, analysis)
+        return memory_sources(expr.body, analysis) | memory_sources(expr.orelse, analysis)
     if isinstance(expr, (ast.Tuple, ast.List)):
-        return {name for element in expr.elts for name in _sources(element, analysis)}
+        return {name for element in expr.elts for name in memory_sources(element, analysis)}
     if isinstance(expr, ast.NamedExpr):
-        return _sources(expr.value, analysis)
+        return memory_sources(expr.value, analysis)
     return set()
 
 
-def _bindings(function: ast.AST, analysis: FunctionAnalysis) -> Iterator[tuple[list[str], set[str]]]:
-    """(names bound, names whose memory they may share) for each binding in `function`."""
+def _bindings(
+    function: ast.AST, analysis: FunctionAnalysis, elements_are_new: bool, lines: tuple[int, int] | None
+) -> Iterator[tuple[list[str], set[str]]]:
+    """(names bound, names whose memory they may share) for each binding in `function` (only those
+    on `lines`, first to last, when given)."""
     for node in walk(function):
+        if lines is not None and not lines[0] <= getattr(node, "lineno", 0) <= lines[1]:
+            continue
         if isinstance(node, ast.Assign):
-            sources = _sources(node.value, analysis)
+            sources = memory_sources(node.value, analysis, elements_are_new)
             for target in node.targets:
                 yield [*target_names(target), *(d for d in [dotted(target)] if d and "." in d)], sources
         elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-            yield target_names(node.target), _sources(node.value, analysis)
+            yield target_names(node.target), memory_sources(node.value, analysis, elements_are_new)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            yield target_names(node.target), _sources(node.iter, analysis)
+            yield target_names(node.target), memory_sources(node.iter, analysis, elements_are_new)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
-                    yield target_names(item.optional_vars), _sources(item.context_expr, analysis)
+                    yield (
+                        target_names(item.optional_vars),
+                        memory_sources(item.context_expr, analysis, elements_are_new),
+                    )
 
 
-def alias_group(function: ast.AST, names: set[str], analysis: FunctionAnalysis) -> set[str]:
-    """`names` and every name that may share memory with one of them in `function`."""
-    pairs = [(set(bound), sources) for bound, sources in _bindings(function, analysis) if sources]
+def alias_group(
+    function: ast.AST,
+    names: set[str],
+    analysis: FunctionAnalysis,
+    elements_are_new: bool = False,
+    lines: tuple[int, int] | None = None,
+) -> set[str]:
+    """`names` and every name that may share memory with one of them in `function`, through the
+    bindings on `lines` when given (those between a value's making and its use)."""
+    pairs = [  # `_` is a throwaway target: it links nothing (`b, s, _ = x.shape` and `_, y = x.chunk(2)`)
+        (set(bound) - {"_"}, sources)
+        for bound, sources in _bindings(function, analysis, elements_are_new, lines)
+        if sources
+    ]
     group = set(names)
     changed = True
     while changed:
@@ -90,14 +112,14 @@ def _written(node: ast.AST, group: set[str], analysis: FunctionAnalysis) -> str 
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
             if _is_torch_function(func, analysis):  # `torch.clamp_(x)`, `nn.init.zeros_(w)`
-                written = _sources(node.args[0], analysis) & group if node.args else set()
+                written = memory_sources(node.args[0], analysis) & group if node.args else set()
             else:
-                written = _sources(func.value, analysis) & group
+                written = memory_sources(func.value, analysis) & group
             if written:
                 return sorted(written)[0]
         for keyword in node.keywords:
             if keyword.arg == "out":
-                written = _sources(keyword.value, analysis) & group
+                written = memory_sources(keyword.value, analysis) & group
                 if written:
                     return sorted(written)[0]
     if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -108,7 +130,7 @@ def _written(node: ast.AST, group: set[str], analysis: FunctionAnalysis) -> str 
                 base = target.value if isinstance(target, ast.Subscript) else target
                 if isinstance(target, ast.Attribute) and target.attr not in ("data", "real", "imag"):
                     continue
-                written = _sources(base, analysis) & group
+                written = memory_sources(base, analysis) & group
                 if written:
                     return sorted(written)[0]
     return None

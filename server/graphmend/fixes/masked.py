@@ -15,7 +15,8 @@ Recognised tests: `m.any()`, `torch.any(m)`, `m.sum() > 0`, `m.sum() != 0`, `m.s
 too (SpecAugment's `if idxs.max() > n - 1: idxs[idxs > n - 1] = n - 1`): dropping the test adds no
 torch call. A message in the branch is replayed only when the test holds (torch values only).
 
-A torch write to a local `x` nothing else holds is made out of place, `x = x.masked_fill(m, v)`
+A torch write to a local `x` nothing else holds is made out of place, `x = x.index_put((m,),
+torch.tensor(v, dtype=x.dtype, device=x.device))` for `x[m] = v` and `x = x.masked_fill(m, v)` for `x.masked_fill_(m, v)`
 (`masked_scatter` likewise), exact for autograd too. Written in place on every call, as other
 writes stay (the caller's tensor, a view), it counts as a change for autograd even when the mask is
 all false, and backward raises where a tensor autograd saved is changed (measured: `x =
@@ -130,20 +131,34 @@ IN_PLACE = (
 
 
 def _out_of_place(stmt: ast.stmt, analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
-    """`x[m] = v` / `x.masked_fill_(m, v)` → `x = x.masked_fill(m, v)`, `x.masked_scatter_(m, s)` →
-    `x = x.masked_scatter(m, s)`: the same values, and no in-place change for autograd to trip on;
-    None where `x` is not a local that can be rebound (it is written in place then)."""
+    """`x[m] = v` → `x = x.index_put((m,), torch.tensor(v, dtype=x.dtype, device=x.device))` (the
+    number converted as the write converts it; TorchScript has no `new_tensor`), `x.masked_fill_(m, v)` →
+    `x = x.masked_fill(m, v)`, `x.masked_scatter_(m, s)` → `x = x.masked_scatter(m, s)`: the same
+    values, and no in-place change for autograd to trip on; None where `x` is not a local that can
+    be rebound (it is written in place then).
+
+    `x[m] = v` is `index_put_` itself, so its out-of-place twin keeps what `masked_fill` would not
+    (measured, torch 2.13): a mask over the leading dimensions (`(batch, seq)` on `(batch, seq,
+    dim)`: indexing selects rows, `masked_fill` broadcasts from the trailing ones), a number the
+    dtype cannot hold (`-1e9` into float16 is -inf; `masked_fill` raises), and the IndexError of a
+    mask whose shape does not match."""
     target = _written_values(stmt)[1]
-    if not isinstance(target, ast.Name) or rebinding_refusal(target.id, stmt, analysis) is not None:
+    if not isinstance(target, ast.Name) or analysis.kind(target) is Kind.NUMPY:
+        return None
+    if rebinding_refusal(target.id, stmt, analysis) is not None:
         return None
     if isinstance(stmt, ast.Assign):
         value = stmt.value
         if analysis.kind(value) is not Kind.PYTHON:
-            return None  # a tensor written through the mask: `masked_fill` takes a number or a 0-d tensor
-        method, mask, written = "masked_fill", stmt.targets[0].slice, value  # type: ignore[attr-defined]
-    else:
-        call = stmt.value  # type: ignore[attr-defined]
-        method, mask, written = call.func.attr.removesuffix("_"), call.args[0], call.args[1]
+            return None  # a tensor written through the mask: its dtype may differ from the target's
+        if ctx.torch_name is None:
+            return None
+        mask = stmt.targets[0].slice  # type: ignore[attr-defined]
+        name = target.id
+        converted = f"{ctx.torch_name}.tensor({ctx.segment(value)}, dtype={name}.dtype, device={name}.device)"
+        return f"{name} = {name}.index_put(({ctx.segment(mask)},), {converted})"
+    call = stmt.value  # type: ignore[attr-defined]
+    method, mask, written = call.func.attr.removesuffix("_"), call.args[0], call.args[1]
     return f"{target.id} = {target.id}.{method}({ctx.segment(mask)}, {ctx.segment(written)})"
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from ..kinds import Env, Kind, join
 from ..regions import CompiledRegions
-from ..semantics import BOUND, ClassInfo, FunctionInfo, ModuleIndex, init_bindings
+from ..semantics import BOUND, ClassInfo, FunctionInfo, ModuleIndex, init_bindings, walk
 from .walk import FunctionAnalysis
 
 
@@ -88,24 +88,35 @@ class ModuleAnalysis:
         if key in self._numpy_parameters:
             return self._numpy_parameters[key]
         self._numpy_parameters[key] = frozenset()  # a recursive call sees none while this is computed
-        args = function.node.args
-        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-        decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
-        if function.owner is not None and "staticmethod" not in decorators:
-            positional = positional[1:]  # `self` / `cls` is bound
-        names = set(positional) | {a.arg for a in args.kwonlyargs}
         found: set[str] = set()
         for caller, call in self._callers_with_numpy().get(key, []):
-            probe = FunctionAnalysis(self, caller)
-            probe.env = dict(self.final_env(caller))
-            for position, argument in enumerate(call.args):
-                if isinstance(argument, ast.Starred):
-                    break
-                if position < len(positional) and probe.kind(argument) is Kind.NUMPY:
-                    found.add(positional[position])
-            found |= {k.arg for k in call.keywords if k.arg in names and probe.kind(k.value) is Kind.NUMPY}
+            found |= _numpy_passed(call, function, _probe_at_end(self, caller))
         self._numpy_parameters[key] = frozenset(found)
         return self._numpy_parameters[key]
+
+    def numpy_call_lines(self, function: FunctionInfo) -> list[int]:
+        """Lines of this file's calls of `function` that pass it a NumPy value: from functions that
+        call NumPy, and from module-level code (`arr = squash(np.ones(3))`)."""
+        lines = {
+            call.lineno
+            for caller, call in self._callers_with_numpy().get(id(function.node), [])
+            if _numpy_passed(call, function, _probe_at_end(self, caller))
+        }
+        if function.owner is None:
+            probe = FunctionAnalysis(self, None)
+            probe.env = dict(self.module_env)
+            for stmt in self.index.tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                for call in walk(stmt):
+                    if (
+                        isinstance(call, ast.Call)
+                        and isinstance(call.func, ast.Name)
+                        and call.func.id == function.node.name
+                        and _numpy_passed(call, function, probe)
+                    ):
+                        lines.add(call.lineno)
+        return sorted(lines)
 
     def _callers_with_numpy(self) -> dict[int, list[tuple[FunctionInfo, ast.Call]]]:
         """callee → (caller, call) for the same-file calls made by functions that call NumPy."""
@@ -211,6 +222,8 @@ def _assignments_and_calls(body: list[ast.stmt]) -> Iterator[ast.Assign | ast.Ca
 
 
 def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -> str:  # "?" unless `Ctor(...)`
+    if isinstance(value, ast.Call) and _may_be_in_place(value):
+        return "?"  # `nn.ReLU(inplace=True)` writes its input: not the layer the purity table knows
     if isinstance(value, ast.Call):
         if (
             isinstance(value.func, ast.Name)
@@ -222,3 +235,33 @@ def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -
         if qualname is not None:
             return qualname
     return "?"
+
+
+def _may_be_in_place(call: ast.Call) -> bool:
+    """A layer built with `inplace=` anything but a literal False."""
+    return any(
+        k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords
+    )
+
+
+def _probe_at_end(module: ModuleAnalysis, caller: FunctionInfo) -> FunctionAnalysis:
+    probe = FunctionAnalysis(module, caller)
+    probe.env = dict(module.final_env(caller))
+    return probe
+
+
+def _numpy_passed(call: ast.Call, function: FunctionInfo, probe: FunctionAnalysis) -> set[str]:
+    """The parameters of `function` that `call` passes a NumPy value, by the kinds `probe` knows."""
+    args = function.node.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
+    if function.owner is not None and "staticmethod" not in decorators:
+        positional = positional[1:]  # `self` / `cls` is bound
+    names = set(positional) | {a.arg for a in args.kwonlyargs}
+    found: set[str] = set()
+    for position, argument in enumerate(call.args):
+        if isinstance(argument, ast.Starred):
+            break
+        if position < len(positional) and probe.kind(argument) is Kind.NUMPY:
+            found.add(positional[position])
+    return found | {k.arg for k in call.keywords if k.arg in names and probe.kind(k.value) is Kind.NUMPY}

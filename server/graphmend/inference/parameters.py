@@ -23,6 +23,9 @@ _TENSOR_ANNOTATIONS = frozenset(
     "torch.ByteTensor torch.nn.Parameter torch.nn.parameter.Parameter".split()
 )
 _PYTHON_ANNOTATIONS = frozenset("bool int float str complex bytes".split())
+# NumPy arrays: a parameter so annotated is an array however the body uses it (`.max()`, `.shape`
+# are tensor-like too), so a rewrite never gives it a tensor-only method.
+_NUMPY_ANNOTATIONS = frozenset("numpy.ndarray numpy.typing.NDArray".split())
 _MAPPING_ANNOTATIONS = frozenset(
     "typing.Dict typing.Mapping typing.MutableMapping collections.abc.Mapping collections.abc.MutableMapping".split()
 )
@@ -260,6 +263,8 @@ def annotation_kind(annotation: ast.expr, scope: Scope) -> Kind:
     if isinstance(annotation, ast.Subscript):
         origin = scope.qualified_name(annotation.value)
         inner = annotation.slice
+        if origin in _NUMPY_ANNOTATIONS:
+            return Kind.NUMPY  # `npt.NDArray[np.float32]`
         if origin in ("typing.Optional", "typing_extensions.Optional"):
             return join(annotation_kind(inner, scope), Kind.NONE)
         if origin in ("typing.Union", "typing_extensions.Union") and isinstance(inner, ast.Tuple):
@@ -282,6 +287,8 @@ def annotation_kind(annotation: ast.expr, scope: Scope) -> Kind:
         return Kind.TENSOR
     if qualname == "torch.BoolTensor":
         return Kind.BOOL_TENSOR
+    if qualname in _NUMPY_ANNOTATIONS:
+        return Kind.NUMPY
     return Kind.UNKNOWN
 
 

@@ -20,6 +20,7 @@ from .merge import merges
 from .render import comment_lines, offer, place, render_arm
 from .site import Site
 from .structure import following_statements, isolate, split_arms, without_comments
+from .surroundings import check_surroundings
 
 
 def predicate_if(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -66,6 +67,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     for number, arm in enumerate(arms):
         lines.extend(render_arm(arm, arm_predicate(number, condition_names)))
     lines.extend(merges(site, arms, condition_names))
+    check_surroundings(site, arms)
     text = place(site, lines, indent, split.static)
     for arm in arms:  # the shields' predicates, now that the conditions have names
         text = text.replace(arm.predicate_token, arm_predicate(arm.number, condition_names))
