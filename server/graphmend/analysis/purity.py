@@ -364,6 +364,21 @@ def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     return None
 
 
+def called_submodule(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
+    """`self.<attribute>` when `node` calls it and `__init__` built it as an `nn.Module` (a torch.nn
+    layer or a module class of this file): a call that runs its forward hooks and parametrizations."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    func = node.func
+    if not analysis.is_self(func.value):
+        return None
+    for constructor in _attribute_constructors(func.attr, analysis) or ():
+        klass = analysis.index.classes.get(constructor)
+        if constructor.startswith("torch.nn.") or (klass is not None and klass.is_module):
+            return f"self.{func.attr}"
+    return None
+
+
 def _registered_parameter(attribute: str, analysis: FunctionAnalysis) -> bool:
     """`self.register_parameter("<attribute>", ...)` somewhere in this method's class."""
     method = analysis.function.method if analysis.function else None

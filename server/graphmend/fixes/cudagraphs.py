@@ -24,7 +24,7 @@ from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from ..semantics import FunctionInfo, walk
+from ..semantics import ClassInfo, FunctionInfo, self_stores, walk
 from ..source import Position, Range
 from ..torch_api import VIEW_METHODS
 from .base import FixContext, Refusal
@@ -58,6 +58,15 @@ def buffer_edit(
     owner = init.owner
     if owner is not None and any(attribute in _class_level_names(klass.node) for klass in owner.mro()):
         return Refusal(f"the class itself defines `{attribute}`, and `register_buffer` refuses a name that exists")
+    if owner is not None:
+        for subclass in ctx.index.classes.values():
+            stores = [node for _, node in self_stores(subclass, attribute)] if subclass is not owner else []
+            if stores and owner in subclass.mro() and any(not _in_class(owner, node) for node in stores):
+                line = next(node.lineno for node in stores if not _in_class(owner, node))
+                return Refusal(
+                    f"the subclass `{subclass.node.name}` assigns `self.{attribute}` (line {line}), which a buffer "
+                    "accepts only as a tensor or None"
+                )
     self_name = ctx.segment(assign.targets[0].value)
     text = f'{self_name}.register_buffer("{attribute}", {value_text or ctx.segment(value)}, persistent=False)'
     return TextEdit(ctx.source.node_range(assign), text)
@@ -86,7 +95,16 @@ def register_buffer(
     """The unsafe fix `title` (with its `hazards`) that makes `self.<attribute> = value` a non-persistent
     buffer (`buffer_edit`)."""
     edit = buffer_edit(init, value, attribute, ctx, value_text)
-    return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,), hazards)
+    subclass = (
+        f"a subclass (of another file) that assigns `self.{attribute}` anything but a tensor or None raises "
+        "TypeError: a registered buffer accepts nothing else"
+    )
+    return edit if isinstance(edit, Refusal) else Fix(title, Applicability.UNSAFE, (edit,), (*hazards, subclass))
+
+
+def _in_class(cls: ClassInfo, node: ast.AST) -> bool:
+    """Whether `node` lies inside the class statement of `cls`."""
+    return any(n is node for n in walk(cls.node))
 
 
 def rebinding_refusal(name: str, stmt: ast.stmt, analysis: FunctionAnalysis) -> str | None:

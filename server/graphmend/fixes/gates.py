@@ -76,8 +76,9 @@ def _fix(gate: Gate, analysis: FunctionAnalysis, ctx: FixContext) -> Fix:
     reasons = []
     if zeros is not None:
         reasons.append(
-            f"a skipped layer still runs ({layers}): it costs its compute, and in training its random draws (dropout) "
-            "shift later ones"
+            f"a skipped layer still runs ({layers}): it costs its compute, in training its random draws (dropout) "
+            "shift later ones and its batch norms update their running statistics (`num_batches_tracked` counts "
+            "every step; later eval outputs differ), and its forward hooks fire"
         )
         reasons.append(zeros)
     reasons.extend(selected.notes)

@@ -12,7 +12,15 @@ import ast
 
 import libcst as cst
 
-from ...analysis.purity import call_caveat, dotted, impurity, out_argument, out_write, trained_state
+from ...analysis.purity import (
+    call_caveat,
+    called_submodule,
+    dotted,
+    impurity,
+    out_argument,
+    out_write,
+    trained_state,
+)
 from ...inference import FunctionAnalysis
 from ...messages import is_message, is_replayed
 from ...semantics import walk
@@ -198,6 +206,13 @@ class _Statements:
             state = trained_state(node, self.site.analysis)
             if state is not None:
                 self.site.unsafe(zero_gradients(f"the parameters of `{state}`"))
+            submodule = called_submodule(node, self.site.analysis)
+            if submodule is not None:
+                self.site.unsafe(
+                    f"`{submodule}` now runs on every call, where the original ran it only with its branch: "
+                    "forward hooks registered on it fire, and a parametrization on it (spectral norm's power "
+                    "iteration) updates its buffers in training"
+                )
         self._shield(expr)
 
     def _shield(self, expr: ast.expr) -> None:
