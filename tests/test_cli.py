@@ -73,11 +73,12 @@ def test_an_unsafe_fix_s_hazards_are_a_list_beside_a_short_title(tmp_path: Path,
         "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x.sum())\n    return x @ x\n"
     )
     (item,) = json.loads(run(capsys, "check", "--output-format", "json", "--no-cache", str(tmp_path))[1])
-    assert item["fix"]["title"] == "Defer the print until the compiled graph has run"
+    assert item["fix"]["title"] == "Print inside the graph with `torch._higher_order_ops.print` (torch >= 2.11)"
     assert item["fix"]["applicability"] == "unsafe"
     assert item["fix"]["hazards"] == [
-        "the message is lost if later code in the graph raises (Dynamo replays it after the graph)",
-        "torch.jit.script no longer compiles the function (TorchScript cannot compile the deferred helper)",
+        "under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`",
+        "under torch.export the print runs on every call of the exported program, not once while exporting",
+        "torch.jit.script no longer compiles the function (TorchScript cannot compile the in-graph print)",
     ]
 
 
@@ -252,6 +253,7 @@ def test_rules_listing_is_complete(capsys) -> None:
         "GM201",
         "GM202",
         "GM203",
+        "GM204",
         "GM301",
         "GM302",
         "GM303",
@@ -358,7 +360,7 @@ SUBMODULE_PRINT = """import torch
 
 
 class Net(torch.nn.Module):
-    def forward(self, x):
+    def forward(self, x: torch.Tensor):
         print(x)
         return x
 """

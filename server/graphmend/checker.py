@@ -99,7 +99,8 @@ def _check(
             summary = summarize_module(
                 index, regions, source, Path(os.path.realpath(path)), settings.module_forward_is_compiled
             )
-        diagnostics = _analyse(index, regions, source, settings, layout, cache)
+        notebook = path is not None and path.suffix == ".ipynb"
+        diagnostics = _analyse(index, regions, source, settings, layout, cache, notebook)
         if context.called_findings:  # breaks in libraries (and files not checked) that its calls lead to
             diagnostics += call_site_diagnostics(regions, source, context.called_findings, settings)
             diagnostics.sort(key=lambda d: (d.range.start, d.code))
@@ -124,6 +125,7 @@ def _analyse(
     settings: Settings,
     layout: Layout,
     cache: UnitCache | None = None,
+    notebook: bool = False,
 ) -> list[Diagnostic]:
     """The diagnostics of every reached function, unit by unit (see `units.py`): a unit whose
     text and dependencies are unchanged since `cache` saw it is not analysed again."""
@@ -164,6 +166,7 @@ def _analyse(
             settings.layer_skip,
             settings.cuda_graphs,
             settings.target_torch,
+            notebook=notebook,
         )
         collector = _Collector(source, rules, context, settings)
         for reach in reaches:

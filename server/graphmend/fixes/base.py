@@ -86,6 +86,10 @@ class FixContext:
     layer_skip: str = "where"  # the `layer-skip` setting: the form a loop gate's fix writes
     cuda_graphs: str = "auto"  # the `cuda-graphs` setting (see `cuda_graph_scope`)
     torch_version: tuple[int, int] | None = None  # the torch the code runs on (None: unknown, the newest)
+    notebook: bool = False  # the unit is a notebook's cells: no `__file__`, lines counted across cells
+    # Messages whose form (deferred or in the graph) is being decided: one in a loop with another
+    # asks about it in turn; asked again, it answers without the order (`deferral._plan_operator`).
+    deciding_order: set[int] = field(default_factory=set)
     taken_names: set[str] = field(default_factory=set)
     torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..analysis.aliases import loop_nodes, written_after
 from ..analysis.purity import names_in
@@ -34,18 +33,30 @@ from ..kinds import Kind
 from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print, is_warning
 from ..regions import FORWARD_IS_COMPILED
 from ..semantics import FunctionInfo, self_stores, walk
-from ..source import Position, Range
-from ..torch_api import DISABLE_DECORATORS
 from .base import FixContext, Refusal, Refused, may_be_scripted
+from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
+from .in_graph import (
+    IN_GRAPH_CUDA_GRAPHS,
+    IN_GRAPH_EXPORTED,
+    IN_GRAPH_GRAD_FN,
+    IN_GRAPH_WARNING_AS_ERROR,
+    PRIVATE_API,
+    plan_in_graph,
+    wrapper,
+)
+from .message_text import (
+    escaped,
+    formatted_message,
+    literal,
+    may_be_tensor,
+    message_values,
+    printed_values,
+    template_part,
+)
 
-DOCSTRING = "torch.compile runs this after its graph instead of breaking the graph for it."
-# The public name of Dynamo's registry of deferred functions exists from torch 2.10 (read from the
-# released wheels); older releases have only the private one.
-PUBLIC_REGISTRY_RELEASE = (2, 10)
 # Frames from a deferred helper's effect up to the line that called the helper: the helper and
 # torch.compiler.disable's wrapper (one frame in torch 2.9.1, 2.13.0 and 2.14.1, eager and replayed).
 _CALLER = "stacklevel=3"
-_LEVEL = "\t"  # leading a line of a helper's body: one more level, written in the file's own indentation
 IN_GRAPH_PRINT = "_higher_order_ops.print"
 # The in-graph print takes positional values from torch 2.11 on (2.10.0 has keywords only, 2.9.1 no
 # print at all: read from the released wheels).
@@ -54,101 +65,18 @@ IN_GRAPH_PRINT_RELEASE = (2, 11)
 LOST_IF_RAISES = "the message is lost if later code in the graph raises (Dynamo replays it after the graph)"
 
 
-@dataclass(frozen=True)
-class _Helper:
-    name: str
-    parameters: str
-    body: str
-
-
 @dataclass
 class Plan:
     """How one message call leaves the traced code: the function called instead (a deferred
     helper, or the in-graph print), its arguments, and what makes it unsafe."""
 
-    helper: _Helper | None  # None: the in-graph print, no helper
+    helper: Helper | None  # None: the in-graph print, no helper
     arguments: list[str] | None  # None: the call keeps its own argument text, only the callee changes
     title: str
     reasons: list[str]
 
 
-def literal(text: str) -> str:
-    """A Python string literal for `text`, double-quoted when that needs no escaping (Black's style)."""
-    single = repr(text)
-    if single.startswith("'") and '"' not in text:
-        return '"' + single[1:-1].replace("\\'", "'") + '"'
-    return single
-
-
 # ---------------------------------------------------------------------- messages as templates
-def _template_part(node: ast.expr, analysis: FunctionAnalysis, values: list[str], ctx: FixContext, plain: str) -> str:
-    """This argument's share of the format template; its values are appended to `values`."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
-        return _escaped(str(node.value))
-    if isinstance(node, ast.JoinedStr):
-        parts = []
-        for piece in node.values:
-            if isinstance(piece, ast.Constant):
-                parts.append(_escaped(str(piece.value)))
-                continue
-            assert isinstance(piece, ast.FormattedValue)
-            spec = ""
-            if piece.format_spec is not None:
-                if not all(isinstance(p, ast.Constant) for p in piece.format_spec.values):  # type: ignore[attr-defined]
-                    raise Refused("an f-string has a computed format spec")
-                spec = ":" + "".join(str(p.value) for p in piece.format_spec.values)  # type: ignore[attr-defined]
-            conversion = "" if piece.conversion == -1 else "!" + chr(piece.conversion)
-            values.append(_formatted_value(piece.value, analysis, ctx))
-            parts.append("{" + conversion + spec + "}")
-        return "".join(parts)
-    values.append(_formatted_value(node, analysis, ctx))
-    return plain
-
-
-def _formatted_value(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> str:
-    """A value formatted lazily by `str.format` after the graph: tensors, numbers, shapes, sizes,
-    dtypes, tuples and lists all work (measured, static and dynamic shapes alike)."""
-    kind = analysis.kind(node)
-    if kind in (Kind.LOGGER, Kind.SELF, Kind.NUMPY):
-        raise Refused(f"`{ctx.segment(node)}` cannot be formatted after the graph ({kind.value})")
-    traced = _traced_object(node)
-    if traced is not None:
-        raise Refused(
-            f"the message shows `{ctx.segment(traced)}`, which Dynamo formats once while tracing: every call "
-            "would show the traced object, not its own"
-        )
-    text = ctx.segment(node)
-    return f"({text})" if isinstance(node, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
-
-
-# What a tensor has per call that Dynamo, tracing fake tensors, turns into a constant of the trace:
-# the autograd node, the version counter, the storage's address.
-_PER_CALL_ATTRIBUTES = frozenset({"grad_fn", "_version"})
-_PER_CALL_METHODS = frozenset({"data_ptr", "untyped_storage", "storage"})
-
-
-def _traced_object(node: ast.expr) -> ast.expr | None:
-    """The part of a formatted value that would be the trace's object, not the call's: `y.grad_fn`,
-    `y._version`, `y.data_ptr()`, `id(y)`."""
-    for part in walk(node):
-        if isinstance(part, ast.Attribute) and part.attr in _PER_CALL_ATTRIBUTES:
-            return part
-        if isinstance(part, ast.Call):
-            func = part.func
-            if (isinstance(func, ast.Attribute) and func.attr in _PER_CALL_METHODS) or (
-                isinstance(func, ast.Name) and func.id == "id"
-            ):
-                return part
-    return None
-
-
-def _message(template: str, values: list[str]) -> str:
-    """`"template".format(values)`, or the plain literal when there is nothing to format."""
-    if not values:
-        return literal(template.format())
-    return f"{literal(template)}.format({', '.join(values)})"
-
-
 def _passed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext, uncertain: list[str]) -> None:
     """An argument passed to a deferred call unformatted: Dynamo replays tensors and constants;
     a Python value defers only while it is a constant when traced (graphmend cannot know)."""
@@ -190,6 +118,10 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     if ctx.torch_name is None:
         raise Refused("torch is not imported as a module in this file")
     frame = _frame(analysis)
+    operator = None if in_branch or is_print(call, analysis) else _plan_operator(call, analysis, ctx)
+    if operator is not None:
+        operator.reasons.extend(_recompiles(call, analysis, ctx))
+        return operator
     if is_print(call, analysis):
         plan = _plan_print(call, analysis, ctx, in_branch, frame)
     elif is_logging(call, analysis):
@@ -205,22 +137,13 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
         )
     if plan.helper is not None and _may_raise_after(call, analysis):
         plan.reasons.append(LOST_IF_RAISES)
-    changing = _guarded_numbers(call, analysis, ctx)
-    if changing:
-        names = ", ".join(f"`{name}`" for name, _ in changing)
-        known = all(number for _, number in changing)
-        plan.reasons.append(
-            f"{'' if known else 'if '}{names} {'are Python numbers' if len(changing) > 1 else 'is a Python number'}"
-            f"{':' if known else ','} Dynamo guards on "
-            f"{'its' if len(changing) == 1 else 'their'} value once the message is formatted in the graph, and a "
-            "new value compiles the function again (pass it as a tensor, or format the message outside the "
-            "compiled code)"
-        )
-    if plan.helper is not None and frame == MAYBE_INLINED:
-        plan.reasons.append(
-            "as a submodule in another compiled forward, the message is dropped (Dynamo 2.13 replays deferred "
-            "calls only in the compiled frame itself)"
-        )
+    plan.reasons.extend(_recompiles(call, analysis, ctx))
+    if plan.helper is not None:
+        # Whether a function only ever runs as a compiled frame of its own is rarely knowable: a
+        # module compiled here may also be a submodule elsewhere, or be called by a subclass.
+        plan.reasons.extend(DEFERRED_HAZARDS)
+        if any(may_be_tensor(v, analysis) for v in message_values(call, analysis)):
+            plan.reasons.append(DEFERRED_GRAD_FN)
     if plan.helper is None:
         plan.reasons.append(IN_EXPORTED_PROGRAM)
     if is_warning(call, analysis):
@@ -230,8 +153,67 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     return plan
 
 
+def _recompiles(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> list[str]:
+    """The hazard of Python numbers the message formats that may change between calls."""
+    changing = _guarded_numbers(call, analysis, ctx)
+    if not changing:
+        return []
+    names = ", ".join(f"`{name}`" for name, _ in changing)
+    known = all(number for _, number in changing)
+    return [
+        f"{'' if known else 'if '}{names} {'are Python numbers' if len(changing) > 1 else 'is a Python number'}"
+        f"{':' if known else ','} Dynamo guards on "
+        f"{'its' if len(changing) == 1 else 'their'} value once the message is formatted in the graph, and a "
+        "new value compiles the function again (pass it as a tensor, or format the message outside the "
+        "compiled code)"
+    ]
+
+
+def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan | None:
+    """The plan that keeps a logging or warnings call in the graph as an operator with an ordered
+    effect (`in_graph`), which survives inlining and writes the values of its moment; None where
+    that form does not apply, or where a message before it is deferred: written in the graph, it
+    would come out before that one (the order holds when it is deferred too)."""
+    if id(call) not in ctx.deciding_order:
+        ctx.deciding_order.add(id(call))
+        try:
+            if _deferred_before(call, analysis, ctx, _frame(analysis)):
+                return None
+        finally:
+            ctx.deciding_order.discard(id(call))
+    owner = None
+    if is_logging(call, analysis):
+        if not isinstance(call.func, ast.Attribute) or not call.args:
+            return None
+        try:
+            owner = _logger_owner(call.func.value, analysis, ctx)
+        except Refused:
+            return None
+    planned = plan_in_graph(call, analysis, ctx, owner)
+    if planned is None:
+        return None
+    helper, arguments, title = planned
+    reasons = [IN_GRAPH_EXPORTED, IN_GRAPH_CUDA_GRAPHS, PRIVATE_API]
+    if arguments[-1 if is_warning(call, analysis) else -2] != "[]":
+        reasons.insert(0, IN_GRAPH_GRAD_FN)
+    if is_warning(call, analysis):
+        reasons.append(IN_GRAPH_WARNING_AS_ERROR)
+    return Plan(helper, arguments, title, reasons)
+
+
 IN_EXPORTED_PROGRAM = (
     "under torch.export the print runs on every call of the exported program, not once while exporting"
+)
+# What a deferral changes wherever the code may run (issue 50, measured on torch 2.13 and 2.14.1).
+DEFERRED_HAZARDS = (
+    "where compiled code calls this function instead of compiling it as a frame of its own (a submodule's "
+    "forward, an `nn.Sequential`, `super().forward()`, `checkpoint`), Dynamo drops the deferred message: it "
+    "replays deferred calls only in the compiled frame itself",
+    "`torch.export(..., strict=True)` fails: it cannot trace the deferred helper, a `torch.compiler.disable` function",
+)
+DEFERRED_GRAD_FN = (
+    "under the aot_eager and inductor backends a tensor that requires grad shows the compiled graph's "
+    "`grad_fn=<CompiledFunctionBackward>` instead of its own"
 )
 WARNING_AS_ERROR = (
     "under warnings-as-errors it raises after the graph, keeping later changes (`-W error`: the module's state, "
@@ -271,17 +253,15 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
     lacking = _lacks_in_graph_print(ctx)
     if mutated and lacking:
         raise Refused(f"{_mutated_reason(mutated)}, and the in-graph print that would keep it {lacking}")
-    earlier = _deferred_before(call, analysis, frame) if in_graph and not lacking else []
-    if in_graph and not lacking and (mutated or (frame != ROOT and not earlier)):
+    earlier = _deferred_before(call, analysis, ctx, frame) if in_graph and not lacking else []
+    if in_graph and not lacking and (mutated or not earlier):
         torch_name = ctx.torch_name
         why = (
-            f"`{mutated}` is changed in place afterwards, so a deferred print would show its later value"
+            f"; `{mutated}` is changed in place afterwards, a deferred print would show its later value"
             if mutated
-            else "it runs in a called function, where Dynamo drops deferred calls"
-            if frame == INLINED
-            else "this forward may run as a submodule's, where Dynamo drops deferred calls"
+            else ""
         )
-        title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (torch >= {IN_GRAPH_PRINT_SINCE}; {why})"
+        title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (torch >= {IN_GRAPH_PRINT_SINCE}{why})"
         reasons = [
             "under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"
         ]
@@ -289,13 +269,13 @@ def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_
             lines = ", ".join(str(line) for line in earlier)
             reasons.append(f"it prints before the deferred message(s) issued earlier (line {lines})")
         values: list[str] = []
-        template = _escaped(sep).join(_template_part(a, analysis, values, ctx, "{!s}") for a in call.args)
+        template = escaped(sep).join(template_part(a, analysis, values, ctx, "{!s}") for a in call.args)
         return Plan(None, [literal(template), *values], title, reasons)
     suffix = ("" if stream is None else f"_{stream.rsplit('.', 1)[-1]}") + ("" if end == "\n" else "_end")
     target = None if stream is None else _module_level_text(_stream_node(call), stream, ctx)
     keywords = ("" if end == "\n" else ", end=end") + ("" if target is None else f", file={target[0]}")
     body = f"{'' if target is None else target[1]}print(*values{keywords})"
-    helper = _Helper(f"_deferred_print{suffix}", "*values" if end == "\n" else "end, *values", body)
+    helper = Helper(f"_deferred_print{suffix}", "*values" if end == "\n" else "end, *values", body)
     arguments = _print_arguments(call, analysis, ctx, sep)
     title = "Defer the print until the compiled graph has run"
     if not call.keywords and arguments == [ctx.segment(a) for a in call.args]:
@@ -312,19 +292,15 @@ def _print_arguments(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext
             _formatted_text(a, analysis, ctx) if isinstance(a, ast.JoinedStr) else ctx.segment(a) for a in call.args
         ]
     values: list[str] = []
-    template = _escaped(sep).join(
-        _template_part(a, analysis, values, ctx, "{}" if analysis.kind(a) is Kind.PYTHON else "{!s}") for a in call.args
+    template = escaped(sep).join(
+        template_part(a, analysis, values, ctx, "{}" if analysis.kind(a) is Kind.PYTHON else "{!s}") for a in call.args
     )
-    return [_message(template, values)]
+    return [formatted_message(template, values)]
 
 
 def _formatted_text(fstring: ast.JoinedStr, analysis: FunctionAnalysis, ctx: FixContext) -> str:
     values: list[str] = []
-    return _message(_template_part(fstring, analysis, values, ctx, "{!s}"), values)
-
-
-def _escaped(text: str) -> str:
-    return text.replace("{", "{{").replace("}", "}}")
+    return formatted_message(template_part(fstring, analysis, values, ctx, "{!s}"), values)
 
 
 def _replayed_as_is(node: ast.expr, analysis: FunctionAnalysis, ctx: FixContext) -> bool:
@@ -376,7 +352,7 @@ def _lacks_in_graph_print(ctx: FixContext) -> str | None:
 def _in_graph_form(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A print the in-graph print can write as it is: values it formats on every backend, to
     stdout (no `file=`), ending in a newline."""
-    if not all(_in_graph_printable(a, analysis) for a in _printed_values(call)):
+    if not all(_in_graph_printable(a, analysis) for a in printed_values(call)):
         return False
     keywords = {k.arg: k.value for k in call.keywords}
     stream, end = keywords.get("file"), keywords.get("end")
@@ -385,17 +361,16 @@ def _in_graph_form(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     )
 
 
-def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, frame: str, deferred_before: bool) -> bool:
-    """Whether `_plan_print` prints this message inside the graph (given whether a deferred message
-    comes before it), without formatting it: what the order of a function's messages depends on."""
-    return (
-        is_print(call, analysis)
-        and _in_graph_form(call, analysis)
-        and ((frame != ROOT and not deferred_before) or _mutated_later(call, analysis) is not None)
-    )
+def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, deferred_before: bool) -> bool:
+    """Whether this message is written inside the graph (a print given whether a deferred message
+    comes before it, a log or warning as an operator), without formatting it: what the order of a
+    function's messages depends on."""
+    if not is_print(call, analysis):
+        return _plan_operator(call, analysis, ctx) is not None
+    return _in_graph_form(call, analysis) and (not deferred_before or _mutated_later(call, analysis) is not None)
 
 
-def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, frame: str) -> list[int]:
+def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, frame: str) -> list[int]:
     """Lines of the function's messages that are deferred and run before `call` (earlier, or in a
     loop around it). Dynamo replays deferred messages after the graph, so a print inside the graph
     would come out before them. A message inside an `if` counts as deferred: predicated, it is."""
@@ -418,7 +393,7 @@ def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, frame: str) -> 
     for message in messages:
         if message.lineno > call.lineno and id(message) not in in_loops:
             continue
-        if id(message) in in_branches or not _goes_in_graph(message, analysis, frame, bool(deferred)):
+        if id(message) in in_branches or not _goes_in_graph(message, analysis, ctx, bool(deferred)):
             deferred.append(message.lineno)
     return deferred
 
@@ -528,7 +503,7 @@ def _guarded_numbers(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext
     if function is None:
         return []
     found: dict[str, bool] = {}
-    pending: list[ast.AST] = list(_printed_values(call))
+    pending: list[ast.AST] = list(printed_values(call))
     while pending:
         node = pending.pop()
         changing = _changing_value(node, analysis, function)
@@ -590,26 +565,14 @@ def _is_size(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
 
 
-def _printed_values(call: ast.Call) -> list[ast.expr]:
-    """What a print formats: its arguments, and the values inside its f-strings."""
-    values: list[ast.expr] = []
-    for argument in call.args:
-        if isinstance(argument, ast.JoinedStr):
-            values.extend(p.value for p in argument.values if isinstance(p, ast.FormattedValue))
-        else:
-            values.append(argument)
-    return values
-
-
 def _in_graph_printable(node: ast.expr, analysis: FunctionAnalysis) -> bool:
-    """What the in-graph print formats on every backend: tensors, numbers, dtypes... but not a
-    whole shape, a size or a tuple (measured: aot_eager and inductor fail on those)."""
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set, ast.Dict)) or analysis.kind(node) in (
-        Kind.CONTAINER,
-        Kind.LOGGER,
-        Kind.SELF,
-        Kind.NUMPY,
-    ):
+    """What the in-graph print formats on every backend: tensors, literals, Python numbers,
+    strings and dtypes, but not a whole shape, a size or a tuple (measured: aot_eager and inductor
+    fail on those), nor a value of unknown kind (a global a function rebinds to a tuple)."""
+    kind = analysis.kind(node)
+    if isinstance(node, ast.Constant):
+        return True
+    if not (kind.is_tensor or kind is Kind.PYTHON or analysis.used_as_tensor(node)):
         return False
     if isinstance(node, ast.Attribute) and node.attr == "shape":
         return False
@@ -651,13 +614,13 @@ def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         body = f"{owner}.{method}(*args)"
         if method in STDLIB_LEVEL_FUNCTIONS:
             reasons.append("the log record names the helper (`funcName`, `lineno`) instead of this line")
-    helper = _Helper(f"_deferred_{base}_{method}", "*args", body)
+    helper = Helper(f"_deferred_{base}_{method}", "*args", body)
     title = f"Defer `{ctx.segment(func)}` until the compiled graph has run"
     message, rest = call.args[0], call.args[1:]
     if isinstance(message, ast.JoinedStr) and not rest:
         values: list[str] = []
-        template = _template_part(message, analysis, values, ctx, "{!s}")
-        return Plan(helper, [_message(template, values)], title, reasons)
+        template = template_part(message, analysis, values, ctx, "{!s}")
+        return Plan(helper, [formatted_message(template, values)], title, reasons)
     uncertain: list[str] = []
     for argument in call.args:
         _passed_as_is(argument, analysis, ctx, uncertain)
@@ -764,13 +727,13 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         argument = ctx.segment(message)
     else:
         values: list[str] = []
-        argument = _message(_template_part(message, analysis, values, ctx, "{!s}"), values)
+        argument = formatted_message(template_part(message, analysis, values, ctx, "{!s}"), values)
     # The warning keeps the user's file, line, module and once-per-location registry.
     passed = "" if category == "UserWarning" else f"{category}, "
     callee, imported = _module_level_text(call.func, "warnings.warn", ctx)
     warn = f"{imported}{callee}(message, {passed}{_CALLER})"
     suffix = "" if category == "UserWarning" else f"_{category}"
-    helper = _Helper(f"_deferred_warn{suffix}", "message", warn)
+    helper = Helper(f"_deferred_warn{suffix}", "message", warn)
     reasons = [
         "the warning's location becomes the `def` line, also for once-per-location filters (Dynamo replays it "
         "from the frame's start)"
@@ -799,10 +762,19 @@ def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     torch_name = ctx.torch_name
     assert torch_name is not None
     edits: list[TextEdit] = []
-    if plan.helper is None:
+    helper = plan.helper
+    if helper is None:
         callee = f"{torch_name}.{IN_GRAPH_PRINT}"
+    elif helper.kind == OPERATOR:
+        wrapper_name, wrapper_edit = helper_edit(wrapper(torch_name), ctx, torch_name)
+        callee, insertion = helper_edit(helper, ctx, torch_name, wrapper_name)
+        edits.extend(e for e in (wrapper_edit, insertion) if e is not None)
+        # The line the call will be on once the helpers above it are in (GM204 keeps it so).
+        line = call.lineno + sum(e.new_text.count("\n") for e in edits if e.range.start.line < call.lineno - 1)
+        assert plan.arguments is not None
+        plan = Plan(helper, [str(line), *plan.arguments], plan.title, plan.reasons)
     else:
-        callee, insertion = _helper_edit(plan.helper, ctx, torch_name)
+        callee, insertion = helper_edit(helper, ctx, torch_name)
         if insertion is not None:
             edits.append(insertion)
     if plan.arguments is None:  # keep the call's own argument text and layout
@@ -825,10 +797,10 @@ def message_in_branch(
     assert torch_name is not None and plan.helper is not None
     # The effect itself under `if when:`, not a call of the plain helper: a warning's or log
     # record's `stacklevel` counts the frames up to the user's line.
-    body = "\n".join(_LEVEL + line for line in plan.helper.body.split("\n"))
-    base, _ = _resolved(plan.helper, ctx)  # `_deferred_print_2_if` where the file has another `_deferred_print`
-    guarded = _Helper(f"{base}_if", f"when, {plan.helper.parameters}", f"if when:\n{body}")
-    name, insertion = _helper_edit(guarded, ctx, torch_name)
+    body = "\n".join(LEVEL + line for line in plan.helper.body.split("\n"))
+    base, _ = resolved(plan.helper, ctx)  # `_deferred_print_2_if` where the file has another `_deferred_print`
+    guarded = Helper(f"{base}_if", f"when, {plan.helper.parameters}", f"if when:\n{body}")
+    name, insertion = helper_edit(guarded, ctx, torch_name)
     arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
     return name, arguments, [] if insertion is None else [insertion], plan.reasons
 
@@ -837,116 +809,7 @@ def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str,
     """`<base>_when(when, *args)`: replays the user's registered `<base>(*args)` only if the tensor
     `when` is true, so a deferred call from inside a branch still runs only when that branch would.
     (Not `_if`, which graphmend's own message helpers end in: one fix may write both.)"""
-    return _helper_edit(_Helper(f"{base}_when", "when, *args", f"if when:\n{_LEVEL}{base}(*args)"), ctx, torch_name)
-
-
-def _needed(helper: _Helper, torch_name: str) -> set[str]:
-    """Module-level names a helper needs when it is defined, registered or called."""
-    return {torch_name} | _names_in(helper.body)
-
-
-@lru_cache(maxsize=256)
-def _names_in(helper_body: str) -> frozenset[str]:
-    return frozenset(n.id for n in walk(ast.parse(_indented(helper_body, "    ", 0))) if isinstance(n, ast.Name))
-
-
-def _indented(helper_body: str, unit: str, depth: int) -> str:
-    """A helper's body with each `_LEVEL` mark written as one `unit` of indentation, `depth` units in."""
-    return "\n".join(
-        unit * (depth + len(line) - len(line.lstrip(_LEVEL))) + line.lstrip(_LEVEL) for line in helper_body.split("\n")
-    )
-
-
-def _resolved(helper: _Helper, ctx: FixContext) -> tuple[str, bool]:
-    """The name the helper gets, and whether the file already defines it: its own name, unless the
-    file uses that name for something else (then `_2`, `_3`...); a function that already is this
-    helper keeps it."""
-    existing = ctx.top_level_functions
-    body = _indented(helper.body, ctx.indent_unit, 1)
-    name = helper.name
-    number = 1
-    while name in existing or ctx.file_has_word(name):
-        current = existing.get(name)
-        if current is not None and _defines(current, f"def {name}({helper.parameters}):\n{body}", ctx):
-            return name, True
-        number += 1
-        name = f"{helper.name}_{number}"
-    return name, False
-
-
-def _helper_edit(helper: _Helper, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
-    """The helper's name, and the edit that defines it (None when the file already has it)."""
-    name, defined = _resolved(helper, ctx)
-    if defined:
-        return name, None
-    unit = ctx.indent_unit
-    body = _indented(helper.body, unit, 1)
-    # Disabled for Dynamo: when the call is replayed after the graph, Dynamo must not try to
-    # compile the helper's own frame (that would log a break on the print inside it).
-    code = (
-        f"\n\n\n@{torch_name}.compiler.disable\n"
-        f"def {name}({helper.parameters}):\n"
-        f'{unit}"""{DOCSTRING}"""\n'
-        f"{body}\n\n\n"
-        f"{_registry(ctx, torch_name)}.add({name})"
-    )
-    end = _end(ctx, _anchor(ctx, _needed(helper, torch_name)))
-    following = ctx.source.lines[end.line + 1] if end.line + 1 < len(ctx.source.lines) else ""
-    if following.strip():
-        code += "\n"  # keep a blank line between the registration and the next statement
-    return name, TextEdit(Range(end, end), code)
-
-
-def _defines(function: ast.FunctionDef | ast.AsyncFunctionDef, code: str, ctx: FixContext) -> bool:
-    """Whether `function` is the helper `code` defines: the same parameters and body (a docstring
-    aside), disabled for Dynamo and registered as deferred. Fixing a fixed file again reuses its
-    helpers; a plain function of the same name and body is not one (Dynamo would trace it)."""
-    wanted = ast.parse(code).body[0]
-    assert isinstance(wanted, ast.FunctionDef)
-    body = function.body[1:] if ast.get_docstring(function) is not None else function.body
-    same = ast.dump(function.args) == ast.dump(wanted.args) and [ast.dump(s) for s in body] == [
-        ast.dump(s) for s in wanted.body
-    ]
-    disabled = any(ctx.index.qualified_name(d) in DISABLE_DECORATORS for d in function.decorator_list)
-    return same and disabled and function.name in ctx.index.registered_messages["replayed"]
-
-
-def _registry(ctx: FixContext, torch_name: str) -> str:
-    """Dynamo's set of deferred functions under its public name where the code's torch is known to
-    have it (2.10 and later), else under the private one, the same set on every release: a name the
-    torch lacks would fail when the user's module is imported."""
-    version = ctx.torch_version
-    config = "compiler" if version is not None and version >= PUBLIC_REGISTRY_RELEASE else "_dynamo"
-    return f"{torch_name}.{config}.config.reorderable_logging_functions"
-
-
-def _anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
-    """The top-level statement after which the helper goes: after the leading docstring/imports,
-    after every top-level statement that binds a name the helper needs when it is defined or
-    registered (torch) or called (the logger, `sys`, `warnings`), and after every one that takes
-    functions out of Dynamo's replayed set."""
-    body = ctx.index.tree.body
-    last = body[0]
-    for stmt in body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
-            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt is body[0]
-        ):
-            last = stmt
-        else:
-            break
-    for name in needed:  # and after a registered function's registration, which calls it as deferred
-        for binding in (ctx.top_level_bindings.get(name), ctx.index.deferred_registrations.get(name)):
-            if binding is not None and binding.lineno > last.lineno:
-                last = binding
-    for reset in ctx.index.replayed_set_resets:  # and after what empties the set: the helper stays in it
-        if reset.lineno > last.lineno:
-            last = reset
-    return last
-
-
-def _end(ctx: FixContext, stmt: ast.stmt) -> Position:
-    end_line = stmt.end_lineno or stmt.lineno
-    return Position(end_line - 1, len(ctx.source.lines[end_line - 1]))
+    return helper_edit(Helper(f"{base}_when", "when, *args", f"if when:\n{LEVEL}{base}(*args)"), ctx, torch_name)
 
 
 def _mutated_later(call: ast.Call, analysis: FunctionAnalysis) -> str | None:

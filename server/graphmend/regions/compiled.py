@@ -39,7 +39,7 @@ class CompiledRegions:
         self.instances = Instances(index, self.facts)
         self.resolution = CallResolution(index, self.facts, self.instances)
         self.call_graph = CallGraph(index, self.facts, self.instances, self.resolution)
-        self.replayed = _reorderable_functions(index)
+        self.replayed = _reorderable_functions(index) | _rebound_functions(index)
         # Functions decorated with `torch.compiler.disable` → the decorator
         self.disabled = {id(f.node): d for f in index.all_functions if (d := disable_decorator(f, index)) is not None}
         self.entry_finder = EntryFinder(
@@ -71,7 +71,8 @@ class CompiledRegions:
         return reached
 
     def untraced(self, function: FunctionInfo) -> bool:
-        """Dynamo never traces the function's body: it is replayed after the graph, or disabled."""
+        """Dynamo never traces the function's body: it is replayed after the graph, rebound to what
+        wraps it (an operator, `_f = _in_graph(_f)`), or disabled."""
         return id(function.node) in self.replayed or id(function.node) in self.disabled
 
     def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
@@ -147,6 +148,26 @@ def _reorderable_functions(index: ModuleIndex) -> frozenset[int]:
         *index.registered_messages["dropped"],
     }
     return frozenset(id(functions[name].node) for name in registered if name in functions)
+
+
+def _rebound_functions(index: ModuleIndex) -> frozenset[int]:
+    """Module-level functions that a later top-level statement rebinds to what a call makes of them
+    (`_f = _in_graph(_f)`, `f = torch.library.custom_op(...)(f)`): a call of the name runs that,
+    an operator Dynamo does not trace into, not the body."""
+    functions = index.functions
+    rebound = set()
+    for stmt in index.tree.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in functions
+            and functions[stmt.targets[0].id].node.lineno < stmt.lineno
+            and isinstance(stmt.value, ast.Call)
+            and any(isinstance(a, ast.Name) and a.id == stmt.targets[0].id for a in stmt.value.args)
+        ):
+            rebound.add(id(functions[stmt.targets[0].id].node))
+    return frozenset(rebound)
 
 
 def disable_decorator(function: FunctionInfo, index: ModuleIndex) -> ast.expr | None:

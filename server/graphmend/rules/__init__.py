@@ -9,6 +9,7 @@ from .gm103_tensor_truthiness import TensorTruthiness
 from .gm201_print import PrintCall
 from .gm202_logging import LoggingCall
 from .gm203_warnings import WarningsWarn
+from .gm204_stale_message_site import StaleMessageSite
 from .gm301_scalar_conversion import ScalarConversion
 from .gm302_dynamic_shape import DynamicShapeOperator
 from .gm303_data_dependent_while import DataDependentWhile
@@ -43,6 +44,7 @@ RULES: tuple[type[Rule], ...] = (
     PrintCall,
     LoggingCall,
     WarningsWarn,
+    StaleMessageSite,
     ScalarConversion,
     DynamicShapeOperator,
     DataDependentWhile,

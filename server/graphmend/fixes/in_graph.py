@@ -1,0 +1,290 @@
+"""Logging and warnings kept in the graph: the message becomes an operator with an ordered effect
+(issue 50).
+
+A deferred message is replayed after the graph only where Dynamo compiles the function as a frame
+of its own: where compiled code calls it instead (a submodule's `forward`, an `nn.Sequential`,
+`super().forward()`, `checkpoint`) Dynamo drops it (`tx.debug_locals` of an inlining translator are
+never replayed; torch 2.13 and 2.14.1). Whether a function only ever runs as its own frame is
+rarely knowable. A custom operator registered with an ordered effect survives inlining: it is a
+node of the graph, run on every call at its place among the graph's other effects, with the
+values of that moment (measured on torch 2.9.1, 2.13.0 and 2.14.1; eager, aot_eager and inductor;
+forward and backward; `benchmarks/inlined_messages.py`).
+
+The file gains one wrapper that makes a function such an operator, once per process, and one
+helper per logger method or warning category. The call passes what the record needs and the
+graph cannot compute: the call's line and function (the wrapper's record is built by hand with
+`Logger.makeRecord`, so it names the user's line, not the helper's), the message, and its tensor
+values; an f-string is passed as its `str.format` template:
+
+    logger.warning("inner sum %s", y.sum())
+    →  _logger_warning_in_graph(41, "forward", "inner sum %s", [y.sum()], False)
+
+GM204 keeps the line and function right when the code around them moves. Where this form does not
+apply (a value that is neither a tensor nor a constant, the `logging` module's functions, a
+notebook, code recorded as CUDA graphs), the message is deferred as before.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..inference import FunctionAnalysis
+from ..kinds import Kind
+from ..messages import is_logging, is_warning
+from ..semantics import walk
+from .base import FixContext, Refused
+from .helpers import LEVEL, OPERATOR, OPERATOR_DOCSTRING, PLAIN, Helper
+from .message_text import literal, template_part
+
+
+def _wrapper_body(torch_name: str) -> str:
+    """Registers `body` once per process and file (a reloaded module reuses its operator: registered
+    again, torch 2.14.1 fails to trace it), through the private name every supported release has (2.9.1 lacks `torch.library._register_effectful_op`; read from
+    the released wheels)."""
+    ops = f"{torch_name}.ops.in_graph_messages"
+    return (
+        "name = f\"{body.__name__.strip('_')}_{abs(hash(__file__))}\"  # one per helper and file\n"
+        f"if not hasattr({ops}, name):\n"
+        f'{LEVEL}{torch_name}.library.custom_op(f"in_graph_messages::{{name}}", body, mutates_args=()).register_fake(lambda *args: None)\n'
+        f"{LEVEL}effects = {torch_name}._higher_order_ops.effects\n"
+        f"{LEVEL}effects._register_effectful_op(getattr({ops}, name).default, effects._EffectType.ORDERED)\n"
+        f"return getattr({ops}, name)"
+    )
+
+
+# The oldest release the operator form was measured on (2.9.1; `benchmarks/inlined_messages.py`).
+OPERATOR_RELEASE = (2, 9)
+WRAPPER_DOCSTRING = "`body` as an operator that torch.compile keeps in its graph, in order with its other effects."
+LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "critical": 50, "fatal": 50}
+LEVEL_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARNING", 40: "ERROR", 50: "CRITICAL"}
+# Methods of transformers' and diffusers' loggers that log once per message: called as they are,
+# their record names their own line before and after.
+_ONCE_METHODS = frozenset({"warning_once", "info_once"})
+
+IN_GRAPH_EXPORTED = (
+    "under torch.export the message is part of the exported program, written on every call of it (the "
+    "original was dropped from the export)"
+)
+IN_GRAPH_GRAD_FN = (
+    "under the aot_eager and inductor backends a tensor that requires grad is written without its `grad_fn=`"
+)
+PRIVATE_API = (
+    "it relies on torch's private `_higher_order_ops.effects._register_effectful_op` (present in torch 2.9 to "
+    "2.14, which the fix was measured on)"
+)
+IN_GRAPH_WARNING_AS_ERROR = (
+    "under warnings-as-errors the error is raised inside the compiled graph, where the backend decides which of "
+    "the graph's in-place changes were already made"
+)
+IN_GRAPH_CUDA_GRAPHS = (
+    'under CUDA graphs (`mode="reduce-overhead"`) a replay runs no Python: the message may be written only '
+    "while the graph is recorded (not measured on a GPU)"
+)
+
+
+def wrapper(torch_name: str) -> Helper:
+    """The file's function that makes a message helper an operator with an ordered effect."""
+    return Helper("_in_graph", "body", _wrapper_body(torch_name), PLAIN, docstring=WRAPPER_DOCSTRING)
+
+
+def plan_in_graph(
+    call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, owner: tuple[str, str, bool] | None
+) -> tuple[Helper, list[str], str] | None:
+    """The helper, the call's arguments after its line, and the fix's title for keeping a logging
+    (`owner`: how the helper reaches the logger, its base name, whether it is a `logging.Logger`)
+    or warnings call in the graph; None where this form does not apply (the message is deferred)."""
+    torch_name = ctx.torch_name
+    if torch_name is None or ctx.notebook or ctx.cuda_graph_scope(analysis.entry) is not None:
+        return None
+    if ctx.torch_version is not None and ctx.torch_version < OPERATOR_RELEASE:
+        return None
+    function = analysis.function
+    if function is None:
+        return None
+    try:
+        if is_logging(call, analysis) and owner is not None:
+            return _plan_logging(call, analysis, ctx, owner, function.node.name, torch_name)
+        if is_warning(call, analysis):
+            return _plan_warning(call, analysis, ctx, function.node.name, torch_name)
+    except Refused:
+        return None
+    return None
+
+
+def _plan_logging(
+    call: ast.Call,
+    analysis: FunctionAnalysis,
+    ctx: FixContext,
+    owner: tuple[str, str, bool],
+    function: str,
+    torch_name: str,
+) -> tuple[Helper, list[str], str]:
+    assert isinstance(call.func, ast.Attribute)
+    method = call.func.attr
+    logger, base, standard = owner
+    if logger == "logging" or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        raise Refused("the module's functions, keywords and `*args` are deferred")
+    message, values, braces = _message(call.args[0], call.args[1:], analysis, ctx)
+    parameters = f"line: int, function: str, message: str, values: list[{torch_name}.Tensor], braces: bool"
+    split = "text, args = (message.format(*values), ()) if braces else (message, tuple(values))"
+    # A logger made by a call in `__init__` (`self.log = logging.getLogger("m")`) is the same object
+    # when the helper makes it again: named once in the body.
+    fetch = "" if logger.isidentifier() else f"logger = {logger}\n"
+    logger = logger if logger.isidentifier() else "logger"
+    if standard and method in LEVELS:
+        level = LEVELS[method]
+        record = f"{logger}.makeRecord({logger}.name, {level}, __file__, line, text, args, None, function)"
+        body = (
+            f"{fetch}if {logger}.isEnabledFor({level}):  # logging.{LEVEL_NAMES[level]}\n"
+            f"{LEVEL}{split}\n"
+            f"{LEVEL}{logger}.handle({record})"
+        )
+    elif standard and method in _ONCE_METHODS:
+        body = f"{fetch}{split}\n{logger}.{method}(text, *args)"
+    else:
+        raise Refused("a logger method whose record graphmend cannot rebuild")
+    helper = Helper(f"_{base}_{method}_in_graph", parameters, body, OPERATOR, " -> None", OPERATOR_DOCSTRING)
+    title = f"Keep `{ctx.segment(call.func)}` in the graph as an operator with an ordered effect"
+    return helper, [literal(function), message, f"[{', '.join(values)}]", str(braces)], title
+
+
+def _plan_warning(
+    call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, function: str, torch_name: str
+) -> tuple[Helper, list[str], str]:
+    keywords = {k.arg for k in call.keywords}
+    if keywords - {"category"} or len(call.args) not in (1, 2) or (len(call.args) == 2 and keywords):
+        raise Refused("keywords other than category")
+    category_node = call.args[1] if len(call.args) == 2 else next((k.value for k in call.keywords), None)
+    category = "UserWarning"
+    if category_node is not None:
+        if not isinstance(category_node, ast.Name) or category_node.id in analysis.shadowed_names:
+            raise Refused("a category that is not a module-level or builtin name")
+        category = category_node.id
+    message, values, _ = _message(call.args[0], [], analysis, ctx, braces_only=True)
+    warn = ctx.segment(call.func)
+    if not (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)):
+        raise Refused("`warn` imported by name")
+    body = (
+        'registry = globals().setdefault("__warningregistry__", {})\n'
+        f"{warn}_explicit(message.format(*values), {category}, __file__, line, __name__, registry, globals())"
+    )
+    suffix = "" if category == "UserWarning" else f"_{category}"
+    parameters = f"line: int, message: str, values: list[{torch_name}.Tensor]"
+    helper = Helper(f"_warn{suffix}_in_graph", parameters, body, OPERATOR, " -> None", OPERATOR_DOCSTRING)
+    return (
+        helper,
+        [message, f"[{', '.join(values)}]"],
+        "Keep the warning in the graph as an operator with an ordered effect",
+    )
+
+
+def _message(
+    message: ast.expr,
+    rest: list[ast.expr],
+    analysis: FunctionAnalysis,
+    ctx: FixContext,
+    braces_only: bool = False,
+) -> tuple[str, list[str], bool]:
+    """The message's text as the operator takes it, its tensor values, and whether it is a
+    `str.format` template (an f-string, a warning) rather than a `%` format with arguments."""
+    if isinstance(message, ast.JoinedStr) and not rest:
+        return _fstring(message, analysis, ctx)
+    if not (isinstance(message, ast.Constant) and isinstance(message.value, str)):
+        raise Refused("a message that is not a string literal or an f-string")
+    if not all(analysis.kind(v).is_tensor for v in rest):
+        raise Refused("an argument that is not a tensor")
+    if braces_only:
+        return literal(message.value.replace("{", "{{").replace("}", "}}")), [], True
+    return ctx.segment(message), [ctx.segment(v) for v in rest], False
+
+
+def _fstring(message: ast.JoinedStr, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, list[str], bool]:
+    """An f-string as the operator's `str.format` template and its tensor values. A Python value
+    (a dtype, a flag, a string) is formatted into the template where the call is traced, Dynamo
+    folding it to a constant: the template is formatted twice, so its tensors' fields and its own
+    braces are written escaped once more (`"cast to {} for {{}}".format(dtype)`, then `[t]`)."""
+    parts: list[str] = []
+    python: list[str] = []
+    values: list[str] = []
+    for piece in message.values:
+        if isinstance(piece, ast.Constant):
+            parts.append(str(piece.value).replace("{", "{{{{").replace("}", "}}}}"))
+            continue
+        assert isinstance(piece, ast.FormattedValue)
+        field: list[str] = []
+        template_part(ast.JoinedStr([piece]), analysis, field, ctx, "")
+        spec = template_part(ast.JoinedStr([piece]), analysis, [], ctx, "")
+        if analysis.kind(piece.value).is_tensor:
+            parts.append("{" + spec + "}")  # `{{...}}` once escaped
+            values.extend(field)
+        elif _folded_when_traced(piece.value, analysis):
+            parts.append(spec)
+            python.extend(field)
+        else:
+            raise Refused("an f-string value that is neither a tensor nor a Python value Dynamo folds")
+    template = "".join(parts)
+    if python:
+        return f"{literal(template)}.format({', '.join(python)})", values, True
+    return literal(template.format()), values, True
+
+
+def _folded_when_traced(value: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A Python value Dynamo turns into a constant string while tracing: not a size, which may be
+    symbolic (its text would be `s0`), nor anything that may be a tensor."""
+    if analysis.kind(value) is not Kind.PYTHON:
+        return False
+    for node in walk(value):
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim"):
+            return False
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+            if name in ("size", "len", "numel", "dim", "item", "tolist"):
+                return False
+    return True
+
+
+def stale_site(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[ast.expr, str]]:
+    """For a call of one of the file's in-graph message helpers: each literal naming the call's
+    line or function that names another, with the text it should have (empty when all hold)."""
+    func = call.func
+    if not isinstance(func, ast.Name) or func.id in analysis.shadowed_names or analysis.function is None:
+        return []
+    takes_function = _in_graph_helpers(analysis.index.tree).get(func.id)
+    if takes_function is None or not call.args:
+        return []
+    wanted: list[tuple[ast.expr, int | str]] = [(call.args[0], call.lineno)]
+    if takes_function and len(call.args) > 1:
+        wanted.append((call.args[1], analysis.function.node.name))
+    return [
+        (argument, str(value) if isinstance(value, int) else literal(value))
+        for argument, value in wanted
+        if isinstance(argument, ast.Constant) and argument.value != value
+    ]
+
+
+def _in_graph_helpers(tree: ast.Module) -> dict[str, bool]:
+    """The module's in-graph message helpers (a function whose first parameter is `line`, rebound
+    as `name = wrapper(name)` by a module-level function that registers an effectful operator) →
+    whether it takes the function's name too."""
+    functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+    wrappers = {
+        name
+        for name, function in functions.items()
+        if any(isinstance(n, ast.Attribute) and n.attr == "_register_effectful_op" for n in ast.walk(function))
+    }
+    helpers: dict[str, bool] = {}
+    for stmt in tree.body:
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name)
+            and stmt.value.func.id in wrappers
+        ):
+            continue
+        function = functions.get(stmt.targets[0].id)
+        parameters = [a.arg for a in function.args.args] if function is not None else []
+        if parameters[:1] == ["line"]:
+            helpers[stmt.targets[0].id] = parameters[1:2] == ["function"]
+    return helpers
