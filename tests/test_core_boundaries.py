@@ -88,4 +88,4 @@ def test_without_libcst_the_findings_stay_and_the_predicated_fix_says_what_it_ne
     assert result.returncode == 1, result.stderr
     found = {item["code"]: item for item in json.loads(result.stdout)}
     assert "pip install libcst" in found["GM101"]["no_fix"] and found["GM101"]["fix"] is None
-    assert found["GM201"]["fix"]["title"].startswith(("Defer the print", "Print inside the graph"))
+    assert found["GM201"]["fix"]["title"].startswith(("Defer the print", "Keep the print in the graph"))

@@ -21,6 +21,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import dynamo_harness  # noqa: E402
+import where_code_runs  # noqa: E402
 import where_users_run  # noqa: E402
 from conftest import FIXTURES  # noqa: E402
 
@@ -47,6 +48,23 @@ SAFE_FIXTURES = [
     if not p.read_text(encoding="utf-8").startswith("# fix-applicability: unsafe")
 ]
 FIXTURE_INDUCTOR_SAMPLE = {"fix_branch_temporaries", "fix_clamp_floating_on_every_path"}
+# The context matrix (`where_code_runs`): every rewrite fixture that says how it runs, in CI; the
+# corpus programs in CI only for this sample (`GRAPHMEND_FULL=1` runs every one).
+FULL = os.environ.get("GRAPHMEND_FULL") == "1"
+RUNNABLE_FIXTURES = [
+    p for p in sorted(FIXTURES.glob("GM*/fix_*.in.py")) if "\nENTRY = " in p.read_text(encoding="utf-8")
+]
+CONTEXT_SAMPLE = {
+    "pos_figure1_sum_gt",
+    "pos_module_forward",
+    "pos_print_fig5",
+    "pos_trust_overflow",
+    "pos_layerdrop_branch",
+    "pos_loop_if",
+    "pos_logger_warning",
+    "pos_transformers_warning_once",
+    "pos_warnings_warn",
+}
 
 
 def _same(a, b) -> bool:  # noqa: ANN001
@@ -218,3 +236,41 @@ def test_safe_fixture_changes_nothing_where_users_run(case: Path, tmp_path: Path
         where_users_run.observe(before, inductor), where_users_run.observe(after, inductor)
     )
     assert not found, f"a safe fix changes {found}"
+
+
+@pytest.mark.parametrize(
+    "case", RUNNABLE_FIXTURES, ids=[f"{p.parent.name}/{p.name.removesuffix('.in.py')}" for p in RUNNABLE_FIXTURES]
+)
+def test_fixture_changes_nothing_unnamed_where_its_code_runs(case: Path, tmp_path: Path) -> None:
+    """Issue 50: a rewrite fixture and its expected rewrite, run where their code may run (inlined
+    as a submodule, an `nn.Sequential`, through `super()`, under `checkpoint`; under `no_grad`,
+    `inference_mode`, fp16 and bf16 autocast; exported strict and not; with hooks; at other sizes):
+    a safe fix changes nothing, an unsafe fix's hazards name every difference."""
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    text = case.read_text(encoding="utf-8")
+    before.write_text(text, encoding="utf-8")
+    after.write_text(case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8"))
+    found = where_code_runs.differences(where_code_runs.observe(before), where_code_runs.observe(after))
+    hazards = [h for d in check_source(text, case) if d.fix for h in d.fix.hazards]
+    if not text.startswith("# fix-applicability: unsafe"):
+        assert not found, f"a safe fix changes {found}"
+    assert not where_code_runs.unnamed(found, hazards), f"no hazard names {found}"
+
+
+CONTEXT_PROGRAMS = [p for p in PROGRAMS if FULL or p.stem in CONTEXT_SAMPLE]
+
+
+@pytest.mark.parametrize("path", CONTEXT_PROGRAMS, ids=[p.stem for p in CONTEXT_PROGRAMS])
+def test_rewrite_changes_nothing_unnamed_where_its_code_runs(path: Path, mended) -> None:
+    """Issue 50: each corpus program and its rewrite in the context matrix (a sample in CI,
+    `GRAPHMEND_FULL=1` for all): a safe fix changes nothing, an unsafe one names each difference."""
+    result = mended[path]
+    if result["fixed_text"] == path.read_text(encoding="utf-8"):
+        pytest.skip("nothing fixed")
+    found = where_code_runs.differences(
+        where_code_runs.observe(path), where_code_runs.observe(result["fixed_path"])
+    )
+    hazards = [h for d in result["before"] if d.fix for h in d.fix.hazards]
+    if not hazards:
+        assert not found, f"a safe fix changes {found}"
+    assert not where_code_runs.unnamed(found, hazards), f"no hazard names {found}"

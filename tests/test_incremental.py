@@ -191,8 +191,10 @@ def _t5_edits() -> dict[str, tuple[str, int]]:
     anchor = "        scores += position_bias_masked\n"
     return {
         "trailing comment": (text + "\n# edited\n", 0),
-        "blank lines between statements": (text.replace("\n\n\n", "\n\n\n\n", 5), 0),
-        "an import in the import block": (text.replace("\nimport torch\n", "\nimport torch\nimport os\n", 1), 0),
+        # lines above a unit move it: the one whose fix keeps a log in the graph writes the call's line
+        # (`T5Stack.forward`'s `warning_once`), so it is analysed again where it now is (issue 50)
+        "blank lines between statements": (text.replace("\n\n\n", "\n\n\n\n", 5), 1),
+        "an import in the import block": (text.replace("\nimport torch\n", "\nimport torch\nimport os\n", 1), 1),
         "a new top-level function": (text + "\n\ndef _helper_added(x):\n    return x\n", 0),
         # the units that read `logger` (their deferral helpers go after its binding) and nothing else
         "a constant before the logger": (text.replace("\nlogger =", "\n_GM_LIMIT = 3\nlogger =", 1), 4),

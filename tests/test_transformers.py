@@ -222,8 +222,9 @@ def test_a_hover_without_a_fix_opens_with_what_to_do_or_why_it_can_be_left(model
 
 def test_the_unsafe_fix_all_dialog_for_t5_is_short() -> None:
     """Issue 39: the dialog before Fix All applies T5's 5 unsafe fixes ran 379 words, the same
-    hazards repeated per fix; now a line per fix and each hazard once, under 120 words with the
-    question the VS Code extension asks (`confirmUnsafe`)."""
+    hazards repeated per fix; now a line per fix and each hazard once, under 150 words with the
+    question the VS Code extension asks (`confirmUnsafe`): 9 hazards since issue 50 named what a
+    deferral drops and strict export, and what the in-graph operator changes."""
     from graphmend.lsp.commands import FixAllReport
 
     path = MODELS / "t5/modeling_t5.py"
@@ -234,4 +235,4 @@ def test_the_unsafe_fix_all_dialog_for_t5_is_short() -> None:
         {h for left in report.unsafe_left for h in left.fix.hazards}
     )
     question = f"graphmend: apply {len(report.unsafe_left)} unsafe fixes?"
-    assert len(question.split()) + len(report.detail.split()) < 120
+    assert len(question.split()) + len(report.detail.split()) < 150

@@ -37,6 +37,8 @@ class Fix:
     applicability: Applicability
     edits: tuple[TextEdit, ...] = ()
     hazards: tuple[str, ...] = ()  # what an unsafe fix may change, a clause each (the hover lists them)
+    # The edits write the line they are on (an in-graph message's record): right only where it was computed.
+    names_its_line: bool = False
 
     @property
     def hazard(self) -> str | None:

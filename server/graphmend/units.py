@@ -9,7 +9,9 @@ each unit's diagnostics with positions relative to units and skeleton statements
 while all of that is unchanged, so that an edit costs in proportion to what it changes:
 
 - an edit inside one function re-analyses its unit and the units that depend on it;
-- a comment or blank lines between top-level statements re-analyse nothing;
+- a comment or blank lines between top-level statements re-analyse nothing but the units they
+  move whose diagnostics name their lines (an in-graph message's fix writes the call's line, and
+  GM204 compares the line such a call names with its own);
 - a new, removed or changed top-level statement (an import, a constant, a helper function)
   re-analyses the units that read a name it binds (found by the words of their text, through the
   skeleton statements those names lead to), and every unit when it binds no name (a setting, a
@@ -364,6 +366,9 @@ class _Stored:
     asked: tuple[tuple[str, bool], ...] = ()  # generated names asked of the file's words, and the answers
     prefix: tuple[str, str] | None = None  # an edit after a skeleton statement: that statement, `Layout.prefix`
     skeleton: str | None = None  # a position between statements: the skeleton's digest, all of it
+    # Where the unit started, when its diagnostics name its lines: a fix that writes the line it is
+    # on, an in-graph message's call that GM204 holds to its line (`Fix.names_its_line`)
+    start: int | None = None
 
 
 @dataclass
@@ -408,7 +413,7 @@ class UnitCache:
     ) -> list[Diagnostic] | None:
         """The unit's diagnostics from the last version, when nothing they depend on changed."""
         stored = self._units.get(unit.name)
-        found = self._reusable(stored, key, layout, file_has_word) if stored is not None else None
+        found = self._reusable(stored, unit, key, layout, file_has_word) if stored is not None else None
         if found is None:
             self.misses += 1
             return None
@@ -416,7 +421,12 @@ class UnitCache:
         return found
 
     def _reusable(
-        self, stored: _Stored, key: tuple[object, ...], layout: Layout, file_has_word: Callable[[str], bool]
+        self,
+        stored: _Stored,
+        unit: Unit,
+        key: tuple[object, ...],
+        layout: Layout,
+        file_has_word: Callable[[str], bool],
     ) -> list[Diagnostic] | None:
         if (
             stored.key != key
@@ -427,6 +437,7 @@ class UnitCache:
             or (stored.skeleton is not None and stored.skeleton != layout.skeleton_digest)
             or (stored.prefix is not None and layout.prefix(stored.prefix[0]) != stored.prefix[1])
             or any(file_has_word(name) != answer for name, answer in stored.asked)
+            or (stored.start is not None and stored.start != unit.start)
         ):
             return None
         found = []
@@ -468,6 +479,7 @@ class UnitCache:
             tuple(sorted(asked.items())),
             (outside, layout.prefix(outside)) if outside is not None else None,
             layout.skeleton_digest if in_gaps else None,
+            unit.start if _names_its_lines(layout, unit, diagnostics) else None,
         )
 
     def forget_missing(self, layout: Layout) -> None:
@@ -479,6 +491,14 @@ class UnitCache:
         digests = {unit.digest for unit in layout.units}
         for digest in [d for d in self.words if d not in digests]:
             del self.words[digest]
+
+
+def _names_its_lines(layout: Layout, unit: Unit, diagnostics: list[Diagnostic]) -> bool:
+    """Whether the unit's diagnostics hold only where it starts now: a fix writes the line it is on,
+    or the unit calls an in-graph message helper (GM204 compares the line it names with its own)."""
+    if any(d.fix is not None and d.fix.names_its_line for d in diagnostics):
+        return True
+    return any(word.endswith("_in_graph") for word in layout.unit_words(unit))
 
 
 def _transform(diagnostic: Diagnostic, convert: Callable[[Any], Any]) -> Diagnostic | None:

@@ -23,7 +23,7 @@ prints the value at that point (measured on the eager, aot_eager and inductor ba
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..analysis.aliases import loop_nodes, written_after
 from ..analysis.purity import names_in
@@ -42,6 +42,7 @@ from .in_graph import (
     IN_GRAPH_WARNING_AS_ERROR,
     PRIVATE_API,
     plan_in_graph,
+    plan_print,
     wrapper,
 )
 from .message_text import (
@@ -57,20 +58,15 @@ from .message_text import (
 # Frames from a deferred helper's effect up to the line that called the helper: the helper and
 # torch.compiler.disable's wrapper (one frame in torch 2.9.1, 2.13.0 and 2.14.1, eager and replayed).
 _CALLER = "stacklevel=3"
-IN_GRAPH_PRINT = "_higher_order_ops.print"
-# The in-graph print takes positional values from torch 2.11 on (2.10.0 has keywords only, 2.9.1 no
-# print at all: read from the released wheels).
-IN_GRAPH_PRINT_SINCE = "2.11"
-IN_GRAPH_PRINT_RELEASE = (2, 11)
 LOST_IF_RAISES = "the message is lost if later code in the graph raises (Dynamo replays it after the graph)"
 
 
 @dataclass
 class Plan:
     """How one message call leaves the traced code: the function called instead (a deferred
-    helper, or the in-graph print), its arguments, and what makes it unsafe."""
+    helper, or an in-graph operator), its arguments, and what makes it unsafe."""
 
-    helper: Helper | None  # None: the in-graph print, no helper
+    helper: Helper
     arguments: list[str] | None  # None: the call keeps its own argument text, only the callee changes
     title: str
     reasons: list[str]
@@ -118,38 +114,35 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     if ctx.torch_name is None:
         raise Refused("torch is not imported as a module in this file")
     frame = _frame(analysis)
-    operator = None if in_branch or is_print(call, analysis) else _plan_operator(call, analysis, ctx)
+    operator = None if in_branch else _plan_operator(call, analysis, ctx)
     if operator is not None:
         operator.reasons.extend(_recompiles(call, analysis, ctx))
         return operator
     if is_print(call, analysis):
-        plan = _plan_print(call, analysis, ctx, in_branch, frame)
+        plan = _plan_print(call, analysis, ctx)
     elif is_logging(call, analysis):
         plan = _plan_logging(call, analysis, ctx)
     elif is_warning(call, analysis):
         plan = _plan_warning(call, analysis, ctx)
     else:
         raise Refused("the call writes no message graphmend knows")
-    if plan.helper is not None and frame == INLINED:
+    if frame == INLINED:
         raise Refused(
             f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
             "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost"
         )
-    if plan.helper is not None and _may_raise_after(call, analysis):
+    if _may_raise_after(call, analysis):
         plan.reasons.append(LOST_IF_RAISES)
     plan.reasons.extend(_recompiles(call, analysis, ctx))
-    if plan.helper is not None:
-        # Whether a function only ever runs as a compiled frame of its own is rarely knowable: a
-        # module compiled here may also be a submodule elsewhere, or be called by a subclass.
-        plan.reasons.extend(DEFERRED_HAZARDS)
-        if any(may_be_tensor(v, analysis) for v in message_values(call, analysis)):
-            plan.reasons.append(DEFERRED_GRAD_FN)
-    if plan.helper is None:
-        plan.reasons.append(IN_EXPORTED_PROGRAM)
+    # Whether a function only ever runs as a compiled frame of its own is rarely knowable: a module
+    # compiled here may also be a submodule elsewhere, or be called by a subclass.
+    plan.reasons.extend(DEFERRED_HAZARDS)
+    if any(may_be_tensor(v, analysis) for v in message_values(call, analysis)):
+        plan.reasons.append(DEFERRED_GRAD_FN)
     if is_warning(call, analysis):
         plan.reasons.append(WARNING_AS_ERROR)
     if may_be_scripted(analysis):
-        plan.reasons.append(NOT_SCRIPTABLE if plan.helper is not None else NOT_SCRIPTABLE_IN_GRAPH)
+        plan.reasons.append(NOT_SCRIPTABLE)
     return plan
 
 
@@ -181,6 +174,32 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
                 return None
         finally:
             ctx.deciding_order.discard(id(call))
+    planned = _operator(call, analysis, ctx)
+    if planned is None:
+        return None
+    helper, arguments, title = planned
+    reasons = [IN_GRAPH_EXPORTED, IN_GRAPH_CUDA_GRAPHS, PRIVATE_API]
+    if arguments[-1 if is_warning(call, analysis) or is_print(call, analysis) else -2] != "[]":
+        reasons.insert(0, IN_GRAPH_GRAD_FN)
+    if is_warning(call, analysis):
+        reasons.append(IN_GRAPH_WARNING_AS_ERROR)
+    return Plan(helper, arguments, title, reasons)
+
+
+def _operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[Helper, list[str], str] | None:
+    """The in-graph helper, arguments and title for the message (`in_graph`), None where that
+    form does not apply."""
+    if is_print(call, analysis):
+        try:
+            sep, end, stream = _print_form(call, analysis)
+        except Refused:
+            return None
+        target = None if stream is None else _module_level_text(_stream_node(call), stream, ctx)
+        planned = plan_print(call, analysis, ctx, sep, end, None if target is None else target[0])
+        if planned is None or target is None or not target[1]:
+            return planned
+        helper, arguments, title = planned  # the stream's module, imported inside the helper
+        return replace(helper, body=f"{target[1]}{helper.body}"), arguments, title
     owner = None
     if is_logging(call, analysis):
         if not isinstance(call.func, ast.Attribute) or not call.args:
@@ -189,26 +208,14 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
             owner = _logger_owner(call.func.value, analysis, ctx)
         except Refused:
             return None
-    planned = plan_in_graph(call, analysis, ctx, owner)
-    if planned is None:
-        return None
-    helper, arguments, title = planned
-    reasons = [IN_GRAPH_EXPORTED, IN_GRAPH_CUDA_GRAPHS, PRIVATE_API]
-    if arguments[-1 if is_warning(call, analysis) else -2] != "[]":
-        reasons.insert(0, IN_GRAPH_GRAD_FN)
-    if is_warning(call, analysis):
-        reasons.append(IN_GRAPH_WARNING_AS_ERROR)
-    return Plan(helper, arguments, title, reasons)
+    return plan_in_graph(call, analysis, ctx, owner)
 
 
-IN_EXPORTED_PROGRAM = (
-    "under torch.export the print runs on every call of the exported program, not once while exporting"
-)
 # What a deferral changes wherever the code may run (issue 50, measured on torch 2.13 and 2.14.1).
 DEFERRED_HAZARDS = (
-    "where compiled code calls this function instead of compiling it as a frame of its own (a submodule's "
-    "forward, an `nn.Sequential`, `super().forward()`, `checkpoint`), Dynamo drops the deferred message: it "
-    "replays deferred calls only in the compiled frame itself",
+    "Dynamo drops the deferred message where compiled code calls this function (a submodule's forward, an "
+    "`nn.Sequential`, `super().forward()`, `checkpoint`): it replays deferred calls only in the frame it "
+    "compiles",
     "`torch.export(..., strict=True)` fails: it cannot trace the deferred helper, a `torch.compiler.disable` function",
 )
 DEFERRED_GRAD_FN = (
@@ -220,9 +227,6 @@ WARNING_AS_ERROR = (
     "in-place writes after the call)"
 )
 NOT_SCRIPTABLE = "torch.jit.script no longer compiles the function (TorchScript cannot compile the deferred helper)"
-NOT_SCRIPTABLE_IN_GRAPH = (
-    "torch.jit.script no longer compiles the function (TorchScript cannot compile the in-graph print)"
-)
 
 
 ROOT, MAYBE_INLINED, INLINED = "root", "maybe inlined", "inlined"
@@ -238,39 +242,24 @@ def _frame(analysis: FunctionAnalysis) -> str:
     return MAYBE_INLINED if analysis.entry is not None and analysis.entry.why.startswith(FORWARD_IS_COMPILED) else ROOT
 
 
-def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool, frame: str) -> Plan:
+def _print_form(call: ast.Call, analysis: FunctionAnalysis) -> tuple[str, str, str | None]:
+    """A print's separator, end and stream (the qualified name of `file=`, None for stdout);
+    Refused for what no fix writes."""
     unknown = [k.arg for k in call.keywords if k.arg not in ("sep", "end", "file")]
     if unknown or any(isinstance(a, ast.Starred) for a in call.args):
         raise Refused("the call passes `*args` or keywords other than sep/end/file")
     sep = _constant_keyword(call, "sep", " ")
     end = _constant_keyword(call, "end", "\n")
     assert sep is not None and end is not None
-    stream = _print_stream(call, analysis)
+    return sep, end, _print_stream(call, analysis)
+
+
+def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
+    """The deferral of a print (where the in-graph operator does not apply)."""
+    sep, end, stream = _print_form(call, analysis)
     mutated = _mutated_later(call, analysis)
-    in_graph = not in_branch and _in_graph_form(call, analysis)
-    if mutated and not in_graph:
+    if mutated:
         raise Refused(_mutated_reason(mutated))
-    lacking = _lacks_in_graph_print(ctx)
-    if mutated and lacking:
-        raise Refused(f"{_mutated_reason(mutated)}, and the in-graph print that would keep it {lacking}")
-    earlier = _deferred_before(call, analysis, ctx, frame) if in_graph and not lacking else []
-    if in_graph and not lacking and (mutated or not earlier):
-        torch_name = ctx.torch_name
-        why = (
-            f"; `{mutated}` is changed in place afterwards, a deferred print would show its later value"
-            if mutated
-            else ""
-        )
-        title = f"Print inside the graph with `{torch_name}.{IN_GRAPH_PRINT}` (torch >= {IN_GRAPH_PRINT_SINCE}{why})"
-        reasons = [
-            "under the aot_eager and inductor backends a tensor that requires grad prints without its `grad_fn=`"
-        ]
-        if earlier:
-            lines = ", ".join(str(line) for line in earlier)
-            reasons.append(f"it prints before the deferred message(s) issued earlier (line {lines})")
-        values: list[str] = []
-        template = escaped(sep).join(template_part(a, analysis, values, ctx, "{!s}") for a in call.args)
-        return Plan(None, [literal(template), *values], title, reasons)
     suffix = ("" if stream is None else f"_{stream.rsplit('.', 1)[-1]}") + ("" if end == "\n" else "_end")
     target = None if stream is None else _module_level_text(_stream_node(call), stream, ctx)
     keywords = ("" if end == "\n" else ", end=end") + ("" if target is None else f", file={target[0]}")
@@ -341,33 +330,10 @@ def _stream_node(call: ast.Call) -> ast.expr:
     return next(k.value for k in call.keywords if k.arg == "file")
 
 
-def _lacks_in_graph_print(ctx: FixContext) -> str | None:
-    """Why the code's torch has no in-graph print (`torch-version`, or the torch installed here)."""
-    version = ctx.torch_version
-    if version is None or version >= IN_GRAPH_PRINT_RELEASE:
-        return None
-    return f"needs torch >= {IN_GRAPH_PRINT_SINCE} (this code runs torch {version[0]}.{version[1]})"
-
-
-def _in_graph_form(call: ast.Call, analysis: FunctionAnalysis) -> bool:
-    """A print the in-graph print can write as it is: values it formats on every backend, to
-    stdout (no `file=`), ending in a newline."""
-    if not all(_in_graph_printable(a, analysis) for a in printed_values(call)):
-        return False
-    keywords = {k.arg: k.value for k in call.keywords}
-    stream, end = keywords.get("file"), keywords.get("end")
-    return (stream is None or (isinstance(stream, ast.Constant) and stream.value is None)) and (
-        end is None or (isinstance(end, ast.Constant) and end.value in ("\n", None))
-    )
-
-
-def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, deferred_before: bool) -> bool:
-    """Whether this message is written inside the graph (a print given whether a deferred message
-    comes before it, a log or warning as an operator), without formatting it: what the order of a
-    function's messages depends on."""
-    if not is_print(call, analysis):
-        return _plan_operator(call, analysis, ctx) is not None
-    return _in_graph_form(call, analysis) and (not deferred_before or _mutated_later(call, analysis) is not None)
+def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> bool:
+    """Whether this message is written inside the graph as an operator (given the messages before
+    it), without writing it: what the order of a function's messages depends on."""
+    return _plan_operator(call, analysis, ctx) is not None
 
 
 def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, frame: str) -> list[int]:
@@ -393,7 +359,7 @@ def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext
     for message in messages:
         if message.lineno > call.lineno and id(message) not in in_loops:
             continue
-        if id(message) in in_branches or not _goes_in_graph(message, analysis, ctx, bool(deferred)):
+        if id(message) in in_branches or not _goes_in_graph(message, analysis, ctx):
             deferred.append(message.lineno)
     return deferred
 
@@ -563,25 +529,6 @@ def _is_size(node: ast.expr) -> bool:
     if isinstance(node, ast.Attribute):
         return node.attr == "shape"
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
-
-
-def _in_graph_printable(node: ast.expr, analysis: FunctionAnalysis) -> bool:
-    """What the in-graph print formats on every backend: tensors, literals, Python numbers,
-    strings and dtypes, but not a whole shape, a size or a tuple (measured: aot_eager and inductor
-    fail on those), nor a value of unknown kind (a global a function rebinds to a tuple)."""
-    kind = analysis.kind(node)
-    if isinstance(node, ast.Constant):
-        return True
-    if not (kind.is_tensor or kind is Kind.PYTHON or analysis.used_as_tensor(node)):
-        return False
-    if isinstance(node, ast.Attribute) and node.attr == "shape":
-        return False
-    return not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "size"
-        and not node.args
-    )
 
 
 def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
@@ -763,16 +710,15 @@ def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
     assert torch_name is not None
     edits: list[TextEdit] = []
     helper = plan.helper
-    if helper is None:
-        callee = f"{torch_name}.{IN_GRAPH_PRINT}"
-    elif helper.kind == OPERATOR:
+    if helper.kind == OPERATOR:
         wrapper_name, wrapper_edit = helper_edit(wrapper(torch_name), ctx, torch_name)
         callee, insertion = helper_edit(helper, ctx, torch_name, wrapper_name)
         edits.extend(e for e in (wrapper_edit, insertion) if e is not None)
-        # The line the call will be on once the helpers above it are in (GM204 keeps it so).
-        line = call.lineno + sum(e.new_text.count("\n") for e in edits if e.range.start.line < call.lineno - 1)
-        assert plan.arguments is not None
-        plan = Plan(helper, [str(line), *plan.arguments], plan.title, plan.reasons)
+        if helper.parameters.startswith("line:"):
+            # The line the call will be on once the helpers above it are in (GM204 keeps it so).
+            line = call.lineno + sum(e.new_text.count("\n") for e in edits if e.range.start.line < call.lineno - 1)
+            assert plan.arguments is not None
+            plan = Plan(helper, [str(line), *plan.arguments], plan.title, plan.reasons)
     else:
         callee, insertion = helper_edit(helper, ctx, torch_name)
         if insertion is not None:
@@ -781,9 +727,10 @@ def defer_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         edits.append(TextEdit(ctx.source.node_range(call.func), callee))
     else:
         edits.append(TextEdit(ctx.source.node_range(call), f"{callee}({', '.join(plan.arguments)})"))
+    anchored = helper.kind == OPERATOR and helper.parameters.startswith("line:")
     if plan.reasons:
-        return Fix(plan.title, Applicability.UNSAFE, tuple(edits), tuple(plan.reasons))
-    return Fix(plan.title, Applicability.SAFE, tuple(edits))
+        return Fix(plan.title, Applicability.UNSAFE, tuple(edits), tuple(plan.reasons), anchored)
+    return Fix(plan.title, Applicability.SAFE, tuple(edits), names_its_line=anchored)
 
 
 def message_in_branch(
@@ -792,8 +739,11 @@ def message_in_branch(
     """A message call inside a branch that now always runs becomes `<helper>_if(when, args)`, which
     replays the message only when the branch would have run: (that helper's name, the arguments'
     text, the edits defining the helpers, the unsafe reasons). The caller supplies `when`."""
-    plan = plan_message(call, analysis, ctx, in_branch=True)
     torch_name = ctx.torch_name
+    operator = _plan_operator(call, analysis, ctx) if torch_name is not None else None
+    if operator is not None and torch_name is not None:
+        return _operator_in_branch(call, operator, analysis, ctx, torch_name)
+    plan = plan_message(call, analysis, ctx, in_branch=True)
     assert torch_name is not None and plan.helper is not None
     # The effect itself under `if when:`, not a call of the plain helper: a warning's or log
     # record's `stacklevel` counts the frames up to the user's line.
@@ -803,6 +753,24 @@ def message_in_branch(
     name, insertion = helper_edit(guarded, ctx, torch_name)
     arguments = plan.arguments if plan.arguments is not None else [ctx.segment(a) for a in call.args]
     return name, arguments, [] if insertion is None else [insertion], plan.reasons
+
+
+def _operator_in_branch(
+    call: ast.Call, operator: Plan, analysis: FunctionAnalysis, ctx: FixContext, torch_name: str
+) -> tuple[str, list[str], list[TextEdit], list[str]]:
+    """`message_in_branch` for a message the graph keeps: its operator's `_if` twin, which takes the
+    branch's condition first and writes the message only where it holds."""
+    base = operator.helper
+    body = "\n".join(LEVEL + line for line in base.body.split("\n"))
+    guarded = replace(
+        base, name=f"{base.name}_if", parameters=f"when: {torch_name}.Tensor, {base.parameters}", body=f"if when:\n{body}"
+    )
+    wrapper_name, wrapper_edit = helper_edit(wrapper(torch_name), ctx, torch_name)
+    name, insertion = helper_edit(guarded, ctx, torch_name, wrapper_name)
+    edits = [e for e in (wrapper_edit, insertion) if e is not None]
+    assert operator.arguments is not None
+    line = [str(call.lineno)] if base.parameters.startswith("line:") else []  # GM204 keeps it right
+    return name, [*line, *operator.arguments], edits, [*operator.reasons, *_recompiles(call, analysis, ctx)]
 
 
 def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:

@@ -43,7 +43,7 @@ def _wrapper_body(torch_name: str) -> str:
     the released wheels)."""
     ops = f"{torch_name}.ops.in_graph_messages"
     return (
-        "name = f\"{body.__name__.strip('_')}_{abs(hash(__file__))}\"  # one per helper and file\n"
+        "name = f\"{body.__name__.strip('_')}_{abs(hash((__name__, body.__code__.co_filename)))}\"  # one per helper and module\n"
         f"if not hasattr({ops}, name):\n"
         f'{LEVEL}{torch_name}.library.custom_op(f"in_graph_messages::{{name}}", body, mutates_args=()).register_fake(lambda *args: None)\n'
         f"{LEVEL}effects = {torch_name}._higher_order_ops.effects\n"
@@ -55,6 +55,9 @@ def _wrapper_body(torch_name: str) -> str:
 # The oldest release the operator form was measured on (2.9.1; `benchmarks/inlined_messages.py`).
 OPERATOR_RELEASE = (2, 9)
 WRAPPER_DOCSTRING = "`body` as an operator that torch.compile keeps in its graph, in order with its other effects."
+# The file the record or warning names: the module's, as its code was compiled (`exec`'d code has
+# no `__file__`).
+_FILE = 'globals().get("__file__", "<string>")'
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "critical": 50, "fatal": 50}
 LEVEL_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARNING", 40: "ERROR", 50: "CRITICAL"}
 # Methods of transformers' and diffusers' loggers that log once per message: called as they are,
@@ -62,15 +65,15 @@ LEVEL_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARNING", 40: "ERROR", 50: "CRITICA
 _ONCE_METHODS = frozenset({"warning_once", "info_once"})
 
 IN_GRAPH_EXPORTED = (
-    "under torch.export the message is part of the exported program, written on every call of it (the "
-    "original was dropped from the export)"
+    "under torch.export the message runs on every call of the program (the original was written once while "
+    "exporting, or not at all)"
 )
 IN_GRAPH_GRAD_FN = (
     "under the aot_eager and inductor backends a tensor that requires grad is written without its `grad_fn=`"
 )
 PRIVATE_API = (
-    "it relies on torch's private `_higher_order_ops.effects._register_effectful_op` (present in torch 2.9 to "
-    "2.14, which the fix was measured on)"
+    "it uses torch's private `_register_effectful_op` (in `torch._higher_order_ops.effects` of torch 2.9 to 2.14, "
+    "where the fix was measured)"
 )
 IN_GRAPH_WARNING_AS_ERROR = (
     "under warnings-as-errors the error is raised inside the compiled graph, where the backend decides which of "
@@ -133,7 +136,7 @@ def _plan_logging(
     logger = logger if logger.isidentifier() else "logger"
     if standard and method in LEVELS:
         level = LEVELS[method]
-        record = f"{logger}.makeRecord({logger}.name, {level}, __file__, line, text, args, None, function)"
+        record = f"{logger}.makeRecord({logger}.name, {level}, {_FILE}, line, text, args, None, function)"
         body = (
             f"{fetch}if {logger}.isEnabledFor({level}):  # logging.{LEVEL_NAMES[level]}\n"
             f"{LEVEL}{split}\n"
@@ -144,7 +147,7 @@ def _plan_logging(
     else:
         raise Refused("a logger method whose record graphmend cannot rebuild")
     helper = Helper(f"_{base}_{method}_in_graph", parameters, body, OPERATOR, " -> None", OPERATOR_DOCSTRING)
-    title = f"Keep `{ctx.segment(call.func)}` in the graph as an operator with an ordered effect"
+    title = f"Keep `{ctx.segment(call.func)}` in the graph"
     return helper, [literal(function), message, f"[{', '.join(values)}]", str(braces)], title
 
 
@@ -166,7 +169,7 @@ def _plan_warning(
         raise Refused("`warn` imported by name")
     body = (
         'registry = globals().setdefault("__warningregistry__", {})\n'
-        f"{warn}_explicit(message.format(*values), {category}, __file__, line, __name__, registry, globals())"
+        f"{warn}_explicit(message.format(*values), {category}, {_FILE}, line, __name__, registry, globals())"
     )
     suffix = "" if category == "UserWarning" else f"_{category}"
     parameters = f"line: int, message: str, values: list[{torch_name}.Tensor]"
@@ -174,7 +177,7 @@ def _plan_warning(
     return (
         helper,
         [message, f"[{', '.join(values)}]"],
-        "Keep the warning in the graph as an operator with an ordered effect",
+        "Keep the warning in the graph",
     )
 
 
@@ -199,33 +202,75 @@ def _message(
 
 
 def _fstring(message: ast.JoinedStr, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[str, list[str], bool]:
-    """An f-string as the operator's `str.format` template and its tensor values. A Python value
-    (a dtype, a flag, a string) is formatted into the template where the call is traced, Dynamo
-    folding it to a constant: the template is formatted twice, so its tensors' fields and its own
-    braces are written escaped once more (`"cast to {} for {{}}".format(dtype)`, then `[t]`)."""
+    """An f-string as the operator's `str.format` template and its tensor values."""
+    pieces = [str(p.value) if isinstance(p, ast.Constant) else p for p in message.values]
+    text, values = _template(pieces, analysis, ctx)  # type: ignore[arg-type]
+    return text, values, True
+
+
+def _template(
+    pieces: list[str | ast.FormattedValue], analysis: FunctionAnalysis, ctx: FixContext
+) -> tuple[str, list[str]]:
+    """Literal text and formatted values as the text of the operator's `str.format` template, and
+    its tensor values. A Python value (a dtype, a flag, a string) is formatted into the template
+    where the call is traced, Dynamo folding it to a constant: the template is formatted twice, so
+    its tensors' fields and its own braces are written escaped once more (`"cast to {} for
+    {{}}".format(dtype)`, then `[t]`)."""
     parts: list[str] = []
     python: list[str] = []
     values: list[str] = []
-    for piece in message.values:
-        if isinstance(piece, ast.Constant):
-            parts.append(str(piece.value).replace("{", "{{{{").replace("}", "}}}}"))
+    for piece in pieces:
+        if isinstance(piece, str):
+            parts.append(piece.replace("{", "{{{{").replace("}", "}}}}"))
             continue
-        assert isinstance(piece, ast.FormattedValue)
         field: list[str] = []
-        template_part(ast.JoinedStr([piece]), analysis, field, ctx, "")
-        spec = template_part(ast.JoinedStr([piece]), analysis, [], ctx, "")
-        if analysis.kind(piece.value).is_tensor:
+        spec = template_part(ast.JoinedStr([piece]), analysis, field, ctx, "")
+        if analysis.kind(piece.value).is_tensor or analysis.used_as_tensor(piece.value):
             parts.append("{" + spec + "}")  # `{{...}}` once escaped
             values.extend(field)
         elif _folded_when_traced(piece.value, analysis):
             parts.append(spec)
             python.extend(field)
         else:
-            raise Refused("an f-string value that is neither a tensor nor a Python value Dynamo folds")
+            raise Refused("a value that is neither a tensor nor a Python value Dynamo folds")
     template = "".join(parts)
     if python:
-        return f"{literal(template)}.format({', '.join(python)})", values, True
-    return literal(template.format()), values, True
+        return f"{literal(template)}.format({', '.join(python)})", values
+    return literal(template.format()), values
+
+
+def plan_print(
+    call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, sep: str, end: str, stream: str | None
+) -> tuple[Helper, list[str], str] | None:
+    """The helper, arguments and title that keep a print in the graph as an operator (`stream`:
+    how the helper names `file=`, None for stdout); None where this form does not apply."""
+    torch_name = ctx.torch_name
+    if torch_name is None or ctx.notebook or ctx.cuda_graph_scope(analysis.entry) is not None:
+        return None
+    if ctx.torch_version is not None and ctx.torch_version < OPERATOR_RELEASE:
+        return None
+    pieces: list[str | ast.FormattedValue] = []
+    for position, argument in enumerate(call.args):
+        if position:
+            pieces.append(sep)
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, (str, int, float, bool, type(None))):
+            pieces.append(str(argument.value))
+        elif isinstance(argument, ast.JoinedStr):
+            pieces.extend(str(p.value) if isinstance(p, ast.Constant) else p for p in argument.values)  # type: ignore[misc]
+        else:
+            pieces.append(ast.FormattedValue(value=argument, conversion=ord("s"), format_spec=None))
+    if end != "\n":
+        pieces.append(end)
+    try:
+        message, values = _template(pieces, analysis, ctx)
+    except Refused:
+        return None
+    keywords = ("" if end == "\n" else ', end=""') + ("" if stream is None else f", file={stream}")
+    name = "_print" + ("" if stream is None else f"_{stream.rsplit('.', 1)[-1]}") + ("" if end == "\n" else "_end")
+    parameters = f"message: str, values: list[{torch_name}.Tensor]"
+    body = f"print(message.format(*values){keywords})"
+    helper = Helper(f"{name}_in_graph", parameters, body, OPERATOR, " -> None", OPERATOR_DOCSTRING)
+    return helper, [message, f"[{', '.join(values)}]"], "Keep the print in the graph"
 
 
 def _folded_when_traced(value: ast.expr, analysis: FunctionAnalysis) -> bool:
@@ -249,12 +294,15 @@ def stale_site(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[ast.exp
     func = call.func
     if not isinstance(func, ast.Name) or func.id in analysis.shadowed_names or analysis.function is None:
         return []
-    takes_function = _in_graph_helpers(analysis.index.tree).get(func.id)
-    if takes_function is None or not call.args:
+    shape = _in_graph_helpers(analysis.index.tree).get(func.id)
+    if shape is None:
         return []
-    wanted: list[tuple[ast.expr, int | str]] = [(call.args[0], call.lineno)]
-    if takes_function and len(call.args) > 1:
-        wanted.append((call.args[1], analysis.function.node.name))
+    first, takes_function = shape
+    if len(call.args) <= first:
+        return []
+    wanted: list[tuple[ast.expr, int | str]] = [(call.args[first], call.lineno)]
+    if takes_function and len(call.args) > first + 1:
+        wanted.append((call.args[first + 1], analysis.function.node.name))
     return [
         (argument, str(value) if isinstance(value, int) else literal(value))
         for argument, value in wanted
@@ -262,17 +310,18 @@ def stale_site(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[ast.exp
     ]
 
 
-def _in_graph_helpers(tree: ast.Module) -> dict[str, bool]:
-    """The module's in-graph message helpers (a function whose first parameter is `line`, rebound
-    as `name = wrapper(name)` by a module-level function that registers an effectful operator) →
-    whether it takes the function's name too."""
+def _in_graph_helpers(tree: ast.Module) -> dict[str, tuple[int, bool]]:
+    """The module's in-graph message helpers (a function whose first parameter is `line`, or whose
+    second after a branch's `when`, rebound as `name = wrapper(name)` by a module-level function
+    that registers an effectful operator) → the position of `line`, and whether the function's
+    name follows it."""
     functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
     wrappers = {
         name
         for name, function in functions.items()
         if any(isinstance(n, ast.Attribute) and n.attr == "_register_effectful_op" for n in ast.walk(function))
     }
-    helpers: dict[str, bool] = {}
+    helpers: dict[str, tuple[int, bool]] = {}
     for stmt in tree.body:
         if not (
             isinstance(stmt, ast.Assign)
@@ -285,6 +334,7 @@ def _in_graph_helpers(tree: ast.Module) -> dict[str, bool]:
             continue
         function = functions.get(stmt.targets[0].id)
         parameters = [a.arg for a in function.args.args] if function is not None else []
-        if parameters[:1] == ["line"]:
-            helpers[stmt.targets[0].id] = parameters[1:2] == ["function"]
+        first = 1 if parameters[:1] == ["when"] else 0
+        if parameters[first : first + 1] == ["line"]:
+            helpers[stmt.targets[0].id] = (first, parameters[first + 1 : first + 2] == ["function"])
     return helpers

@@ -39,7 +39,8 @@ class CompiledRegions:
         self.instances = Instances(index, self.facts)
         self.resolution = CallResolution(index, self.facts, self.instances)
         self.call_graph = CallGraph(index, self.facts, self.instances, self.resolution)
-        self.replayed = _reorderable_functions(index) | _rebound_functions(index)
+        self.replayed = _reorderable_functions(index)
+        self.rebound = _rebound_functions(index)
         # Functions decorated with `torch.compiler.disable` → the decorator
         self.disabled = {id(f.node): d for f in index.all_functions if (d := disable_decorator(f, index)) is not None}
         self.entry_finder = EntryFinder(
@@ -73,7 +74,8 @@ class CompiledRegions:
     def untraced(self, function: FunctionInfo) -> bool:
         """Dynamo never traces the function's body: it is replayed after the graph, rebound to what
         wraps it (an operator, `_f = _in_graph(_f)`), or disabled."""
-        return id(function.node) in self.replayed or id(function.node) in self.disabled
+        node = id(function.node)
+        return node in self.replayed or node in self.rebound or node in self.disabled
 
     def callees(self, function: FunctionInfo) -> list[FunctionInfo]:
         """The same-file functions `function` calls (`self.block(x)` counts as `Block.forward`)."""

@@ -47,4 +47,4 @@ class StaleMessageSite(Rule):
     ) -> Fix | Refusal | None:
         assert isinstance(node, ast.Call)
         edits = tuple(TextEdit(ctx.source.node_range(argument), text) for argument, text in stale_site(node, analysis))
-        return Fix("Write the call's own line and function", Applicability.SAFE, edits)
+        return Fix("Write the call's own line and function", Applicability.SAFE, edits, names_its_line=True)
