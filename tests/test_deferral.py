@@ -199,7 +199,7 @@ class Net(torch.nn.Module):
 """
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_an_in_graph_message_is_written_on_every_call_where_dynamo_inlines_its_function(
     tmp_path: Path, backend: str
 ) -> None:

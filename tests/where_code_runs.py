@@ -129,9 +129,7 @@ def _run(
                     if gradients and losses:
                         torch.stack([loss.float() for loss in losses]).sum().backward()
                         tensors = [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
-                        gradient_values.append(
-                            [dynamo_harness._grad(t) for t in [*tensors, *(parameters or [])]]
-                        )
+                        gradient_values.append([dynamo_harness._grad(t) for t in [*tensors, *(parameters or [])]])
         except Exception as error:  # noqa: BLE001 - an error is an observation
             return {"error": where_users_run._error(error), "events": events}
     return {
@@ -149,9 +147,7 @@ def _batched(inputs: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
     for factor in (2, 3):
         for args in inputs:
             grown.append(
-                tuple(
-                    torch.cat([a] * factor) if isinstance(a, torch.Tensor) and a.dim() > 0 else a for a in args
-                )
+                tuple(torch.cat([a] * factor) if isinstance(a, torch.Tensor) and a.dim() > 0 else a for a in args)
             )
     return grown
 
@@ -245,15 +241,22 @@ def differences(
                 kinds["messages"] = f"{old['events']} → {new['events']}"
             if old.get("hooks") != new.get("hooks"):
                 kinds["hooks"] = f"{old.get('hooks')} → {new.get('hooks')}"
-            if context == "shapes" and (
-                new["graphs"] > old["graphs"] or new["recompiles"] > old["recompiles"]
-            ):
+            if context == "shapes" and _more_compiles(old, new):
                 kinds["graphs"] = (
                     f"graphs {old['graphs']} → {new['graphs']}, recompiles {old['recompiles']} → {new['recompiles']}"
                 )
         if kinds:
             found[context] = kinds
     return found
+
+
+def _more_compiles(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """More graphs or recompiles over other sizes. A frame that ran eagerly before (0 graphs: a break
+    in a loop) now compiles, which is the fix's point, and a new size then costs one recompile
+    before automatic dynamic shapes take over: only recompiles past that one count."""
+    if old["graphs"] == 0:
+        return bool(new["recompiles"] > 1)
+    return bool(new["graphs"] > old["graphs"] or new["recompiles"] > old["recompiles"])
 
 
 def unnamed(found: dict[str, dict[str, str]], hazards: list[str]) -> dict[str, dict[str, str]]:

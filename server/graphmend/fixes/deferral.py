@@ -39,6 +39,7 @@ from .in_graph import (
     IN_GRAPH_CUDA_GRAPHS,
     IN_GRAPH_EXPORTED,
     IN_GRAPH_GRAD_FN,
+    IN_GRAPH_SCRIPTED,
     IN_GRAPH_WARNING_AS_ERROR,
     PRIVATE_API,
     plan_in_graph,
@@ -183,6 +184,8 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
         reasons.insert(0, IN_GRAPH_GRAD_FN)
     if is_warning(call, analysis):
         reasons.append(IN_GRAPH_WARNING_AS_ERROR)
+    if may_be_scripted(analysis):
+        reasons.append(IN_GRAPH_SCRIPTED)
     return Plan(helper, arguments, title, reasons)
 
 
@@ -763,7 +766,10 @@ def _operator_in_branch(
     base = operator.helper
     body = "\n".join(LEVEL + line for line in base.body.split("\n"))
     guarded = replace(
-        base, name=f"{base.name}_if", parameters=f"when: {torch_name}.Tensor, {base.parameters}", body=f"if when:\n{body}"
+        base,
+        name=f"{base.name}_if",
+        parameters=f"when: {torch_name}.Tensor, {base.parameters}",
+        body=f"if when:\n{body}",
     )
     wrapper_name, wrapper_edit = helper_edit(wrapper(torch_name), ctx, torch_name)
     name, insertion = helper_edit(guarded, ctx, torch_name, wrapper_name)

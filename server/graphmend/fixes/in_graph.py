@@ -79,6 +79,10 @@ IN_GRAPH_WARNING_AS_ERROR = (
     "under warnings-as-errors the error is raised inside the compiled graph, where the backend decides which of "
     "the graph's in-place changes were already made"
 )
+IN_GRAPH_SCRIPTED = (
+    "torch.jit.script of the function through torch.compile's wrapper fails (TorchScript then resolves the "
+    "helper's name in torch's own module; scripted directly, it compiles the call)"
+)
 IN_GRAPH_CUDA_GRAPHS = (
     'under CUDA graphs (`mode="reduce-overhead"`) a replay runs no Python: the message may be written only '
     "while the graph is recorded (not measured on a GPU)"

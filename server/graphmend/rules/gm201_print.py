@@ -28,13 +28,13 @@ class PrintCall(Rule):
         example=('x = torch.relu(x)\nprint("tensor:", x)\nreturn torch.sin(x)'),
         action="Print after the compiled call returns, or print outside the compiled function.",
         fix=(
-            "defer the print until the compiled region has produced its values (a "
-            "function registered in `torch.compiler.config.reorderable_logging_functions`, or printing after "
-            "the compiled call). Same text, same order, printed after the graph runs. Dynamo replays a "
-            "deferred call only in the frame it compiles, so in a function it inlines (a callee, a "
-            "submodule's `forward`) the print goes into the graph with `torch._higher_order_ops.print` "
-            "(torch >= 2.11) instead, as does a print of a tensor changed in place afterwards (its value then). "
-            "Unsafe where later code in the graph may raise: the deferred message would be lost."
+            "keep the print in the graph as an operator with an ordered effect (torch >= 2.9): the same text, in "
+            "order, on every call, with the values of its moment, also where Dynamo inlines the function (a "
+            "submodule, `super().forward()`, `checkpoint`). Where its values are not tensors or Python values "
+            "Dynamo folds (a shape), the print is deferred (a function registered in "
+            "`torch.compiler.config.reorderable_logging_functions`), which Dynamo drops where it inlines the "
+            "function. Always unsafe, with what changes named: a tensor's `grad_fn=` text under aot backends, "
+            "export, CUDA graphs; for a deferral, the inlined drop, strict export and a later error in the graph."
         ),
     )
 

@@ -31,13 +31,13 @@ class LoggingCall(Rule):
         example=('logger = logging.getLogger(__name__)\n...\nlogger.warning("clamping %d values", n)'),
         action="Log after the compiled call returns.",
         fix=(
-            "defer the record until the compiled region has run, keeping its text, level "
-            "and order. `torch._dynamo.config.ignore_logging_functions` is not a fix: it drops the message. "
-            "Dynamo replays a deferred call only in the frame it compiles: in a function reached through a "
-            "call the fix is refused (the record would be lost), in a `forward` that may be a submodule's it is "
-            "unsafe. The record names the user's line through `stacklevel` in eager code; under torch.compile its "
-            "`lineno` is the function's `def` line, and a later error in the graph loses it: the fix stays unsafe "
-            "and says so. A logged tensor changed in place afterwards (under any name sharing its memory) is refused."
+            "keep the record in the graph as an operator with an ordered effect (torch >= 2.9), which builds it "
+            "with the call's own file, line and function (GM204 keeps those right): the same text, level and "
+            "order on every call, also where Dynamo inlines the function. `warning_once` is called as it is. "
+            "Where the operator does not apply (an argument that is not a tensor, the `logging` module's "
+            "functions), the record is deferred: in a function reached through a call that is refused (the "
+            "record would be lost), elsewhere unsafe. `torch._dynamo.config.ignore_logging_functions` is not a "
+            "fix: it drops the message. Always unsafe, with what changes named."
         ),
     )
 
