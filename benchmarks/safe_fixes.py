@@ -20,7 +20,12 @@ fp16 clamp guards that make up most of these fixes break (detectors, whose clamp
   and in the overflowing settings the outputs are reported, not judged: the rewrite's one graph
   rounds where the original's pieces did not, and in half precision a value past 65504 at the
   former break is inf before and finite after;
-- **serving**: one compiled pass under `inference_mode`, then `load_state_dict` of its own state.
+- **serving**: one compiled pass under `inference_mode`, then `load_state_dict` of its own state;
+- **where the code runs** (issue 50; the layers a fix is in already run inlined, as submodules of the
+  compiled model): with a forward hook on every submodule (the outputs and how often each fired),
+  training with gradient checkpointing where the model supports it (the gradients), exported
+  (`torch.export`, non-strict: its outputs, or its error), and at twice the batch (the graphs and
+  recompiles).
 
 Each way runs three times (`SETTINGS`): on the model as built (no hidden state overflows: the
 guarded branch is not taken), and with the projections that add attention's, or the feed-forward
@@ -512,6 +517,8 @@ def worker(family: str, out: Path, expected_package: Path, inductor: bool) -> No
                     key = f"{'exact-' * exact}inductor{setting}"
                     tensors[key] = [t.detach() for t in _outputs(compiled, calls)]
 
+    _where_the_code_runs(family, built, record, tensors)
+
     for setting in SETTINGS:
         torch._dynamo.reset()
         model, calls = _built(family, train=False)
@@ -526,6 +533,58 @@ def worker(family: str, out: Path, expected_package: Path, inductor: bool) -> No
             record["serving"].append(None)
     torch.save(tensors, f"{out}.pt")
     out.write_text(json.dumps(record))
+
+
+def _count(fired: dict[str, int], key: str, *_: object) -> None:
+    fired[key] = fired.get(key, 0) + 1
+
+
+def _where_the_code_runs(family: str, built: dict[str, Any], record: dict[str, Any], tensors: dict[str, Any]) -> None:
+    """The contexts of issue 50's matrix that apply to a whole model: hooks on every submodule,
+    gradient checkpointing, non-strict export, and a doubled batch."""
+    record["hooks"] = []
+    for setting in SETTINGS:
+        torch._dynamo.reset()
+        model, calls = _built(family, train=False)
+        _set(model, built, setting)
+        fired: dict[str, int] = {}
+        for name, module in model.named_modules():
+            module.register_forward_hook(partial(_count, fired, name or "<root>"))
+        with torch.no_grad():
+            tensors[f"hooks{setting}"] = [t.detach() for t in _outputs(torch.compile(model, backend="eager"), calls)]
+        record["hooks"].append(dict(sorted(fired.items())))
+    torch._dynamo.reset()
+    model, calls = _built(family, train=True)
+    if getattr(model, "supports_gradient_checkpointing", False):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        compiled = torch.compile(model, backend="eager")
+        for setting in SETTINGS:
+            _set(model, built, setting)
+            tensors[f"checkpointing{setting}"] = [parameter_gradients(model, loss) for loss in _losses(compiled, calls)]
+    torch._dynamo.reset()
+    model, calls = _built(family, train=False)
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(model, (), kwargs=calls[0], strict=False).module()
+            tensors["export"] = [t.detach() for t in _floating(exported(**calls[0]))]
+        record["export"] = None
+    except Exception as error:  # noqa: BLE001 - what a user exporting the model would see
+        record["export"] = f"{type(error).__name__}"
+    torch._dynamo.reset()
+    model, calls = _built(family, train=False)
+    doubled = [
+        {k: torch.cat([v, v]) if torch.is_tensor(v) and v.dim() > 0 else v for k, v in inputs.items()}
+        for inputs in calls
+    ]
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(model, backend=counter)
+    with torch.no_grad(), _recompiles() as recompiles:
+        try:
+            _outputs(compiled, [*calls, *doubled])
+        except Exception as error:  # noqa: BLE001 - inputs a model cannot batch that way
+            record["doubled"] = f"{type(error).__name__}"
+        else:
+            record["doubled"] = [counter.frame_count, len(recompiles)]
 
 
 # ---------------------------------------------------------------- the driver
@@ -564,13 +623,19 @@ def _differences(work: Path, family: str, before: dict[str, Any], after: dict[st
         )
     if before["serving"] != after["serving"]:
         found.append(f"serving: {before['serving']} → {after['serving']}")
+    if before.get("hooks") != after.get("hooks"):
+        found.append(f"hooks: {before.get('hooks')} → {after.get('hooks')}")
+    if "export" in before and before["export"] is None and after.get("export") is not None:
+        found.append(f"export: no longer exports ({after['export']})")  # one the break stopped may export now
+    if isinstance(before.get("doubled"), list) and after.get("doubled") > before["doubled"]:
+        found.append(f"twice the batch: graphs, recompiles {before['doubled']} → {after['doubled']}")
     old, new = (torch.load(work / f"{_file(family)}.{variant}.json.pt") for variant in ("before", "after"))
     for key in sorted(old):
-        if key.startswith("eval") and not same(old[key], new.get(key, []), identical):
+        if key.startswith(("eval", "hooks", "export")) and not same(old[key], new.get(key, []), identical):
             found.append(f"{key}: outputs differ")
         elif key == "exact-inductor" and not same(old[key], new[key], _rounding):
             found.append(f"{key}: outputs differ by {max(map(max_difference, old[key], new[key]))}")
-        elif key.startswith("train") and gradient_difference(old[key], new[key]) != (None, 0):
+        elif key.startswith(("train", "checkpointing")) and gradient_difference(old[key], new[key]) != (None, 0):
             found.append(f"{key}: {gradient_difference(old[key], new[key])}")
         elif key.startswith("steps") and parameters_difference(old[key], new[key]):
             found.append(f"{key}: {parameters_difference(old[key], new[key])}")

@@ -124,8 +124,9 @@ async def test_a_quick_fix_resolves_from_the_fix_its_diagnostic_carries(client: 
 
 
 async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> None:
-    # `**options`: TorchScript could not compile f, so the print's fix is safe and Fix All applies it
-    text = FIGURE1 + "\n\n" + PRINTS.split("\n", 2)[2].replace("def f(x):", "def f(x, **options):")
+    # two safe fixes (a message's fix is never safe since issue 50): the `if`, and a guarded masked write
+    masked = "\n\n@torch.compile\ndef g(h, ids):\n    h = h * 2\n    pad = ids == 0\n    if pad.any():\n        h[pad] = 0\n    return h\n"
+    text = FIGURE1 + masked
     uri = write(tmp_path, "both.py", text)
     open_document(client, uri, text)
     assert len(await diagnostics(client, uri)) == 2
@@ -142,7 +143,7 @@ async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> No
     if fix_all.edit is None:
         fix_all = await client.code_action_resolve_async(fix_all)
     fixed = apply_edits(text, text_edits(fix_all.edit, uri)[0], client.encoding)
-    assert "torch.where" in fixed and "_deferred_print(" in fixed
+    assert "torch.where" in fixed and "h.index_put((pad,)" in fixed
     change_document(client, uri, fixed, 2)
     assert await diagnostics(client, uri) == []
     diff = await client.workspace_execute_command_async(
@@ -319,7 +320,8 @@ async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tm
     )
     text = hover.contents.value
     assert text.startswith("**Fix (unsafe):** Register `scale` as a non-persistent buffer")
-    assert "*May change:* `.half()`" in text and "**GM401**" in text and "CUDA graphs:" in text
+    assert "*May change:* 2 things, listed below." in text and "`.half()`" in text
+    assert "**GM401**" in text and "CUDA graphs:" in text
 
 
 async def test_settings_from_the_editor(client: LanguageClient, tmp_path: Path) -> None:

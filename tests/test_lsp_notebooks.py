@@ -14,7 +14,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 IMPORTS = "%matplotlib inline\nimport logging\nimport torch\n\nlogger = logging.getLogger(__name__)"
-# `**options`: TorchScript could not compile gate, so the print's fix is safe (Fix All applies it)
+# `**options`: TorchScript could not compile gate
 MODEL = """@torch.compile
 def gate(x, **options):
     if x.sum() > 0:
@@ -196,9 +196,10 @@ async def test_fix_all_in_a_notebook(client: LanguageClient, tmp_path: Path) -> 
     found = await notebook.diagnostics()
     actions = await code_actions(client, notebook.cell_uris[1], found[1][0])
     fix_all = next(a for a in actions if a.kind and a.kind.startswith(types.CodeActionKind.SourceFixAll))
-    assert notebook.apply((await resolved(client, fix_all)).edit) == [0, 1]
+    # Only the `if`'s fix is safe: a deferred print names what it drops (issue 50), so Fix All leaves it.
+    assert notebook.apply((await resolved(client, fix_all)).edit) == [1]
     assert notebook.texts[2] == RUN
-    assert all(cells == [] for cells in (await notebook.diagnostics()).values())
+    assert [[d.code for d in cells] for cells in (await notebook.diagnostics()).values()] == [[], ["GM201"], []]
 
 
 async def test_an_edit_in_one_cell_updates_another(client: LanguageClient, tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def test_cli_check_and_fix_do_not_run_the_file(tmp_path: Path, capsys, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["check", str(program)]) == 1
     assert main(["fix", "--unsafe-fixes", str(program)]) == 0
-    assert "_deferred_print_if(cond" in program.read_text() and "if x.sum() > 0" not in program.read_text()
+    assert "_print_in_graph_if(cond" in program.read_text() and "if x.sum() > 0" not in program.read_text()
     assert not [m for m in markers if m.exists()]
     assert not [m for m in sys.modules if m.startswith(("trap_module", "program_"))]
 
