@@ -21,6 +21,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "server"), str(ROOT / "tests")]
@@ -63,7 +64,7 @@ def main() -> int:
     applies: Counter[str] = Counter()
     differs: Counter[tuple[str, bool]] = Counter()
     unnamed: Counter[str] = Counter()
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as name:
         runs = cases(Path(name))
         for program, before, after, hazards, safe in runs:

@@ -10,10 +10,10 @@ subclass's `super().forward()` (`super`), and under `torch.utils.checkpoint` ins
 (`checkpoint`). Each place runs three ways: the original eagerly (what a user sees without
 torch.compile, the reference), and compiled under the eager, aot_eager and inductor backends, two
 calls each, in eval under `no_grad` (training prints a tensor's `grad_fn`, which the in-graph forms
-do not show under aot_eager and inductor: named by their hazard). Three programs: the original, its
-fix as graphmend writes it for that release (`--torch-version`: the in-graph print from 2.11, the
-ordered-effect operator from 2.9), and its deferral (the fix for torch 2.8, whose messages Dynamo
-replays after the graph). Per release, program, place and backend: whether every call wrote the
+do not show under aot_eager and inductor: named by their hazard). Four programs: the original, its
+fix as graphmend writes it for that release (`--torch-version`: the ordered-effect operator from
+2.13, else the deferral), the operator form whatever the release (what the gate rests on), and the
+deferral (the fix for torch 2.8, whose messages Dynamo replays after the graph). Per release, program, place and backend: whether every call wrote the
 reference's messages (text, level, order), and the graph breaks (a `fullgraph=True` compile).
 """
 
@@ -142,7 +142,7 @@ def _program(kind: str, release: tuple[int, int], folder: Path) -> Path:
     path = folder / f"{kind}.py"
     path.write_text(PROGRAM, encoding="utf-8")
     if kind != "original":
-        version = release if kind == "fixed" else (2, 8)
+        version = {"fixed": release, "operator": (2, 14), "deferred": (2, 8)}[kind]
         settings = Settings(torch_version=version)
         path.write_text(fix_source(PROGRAM, path, unsafe=True, settings=settings).fixed, encoding="utf-8")
     return path
@@ -160,7 +160,7 @@ def measure(python: str) -> dict[str, object]:
     table: dict[str, object] = {"torch": version}
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        for kind in ("original", "fixed", "deferred"):
+        for kind in ("original", "fixed", "operator", "deferred"):
             program = _program(kind, release, folder)
             for place in PLACES:
                 out = folder / f"{kind}-{place}.json"
@@ -190,17 +190,8 @@ def measure(python: str) -> dict[str, object]:
     return table
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("pythons", nargs="*", help="interpreters, one per torch release")
-    parser.add_argument("--worker", nargs=3, metavar=("PROGRAM", "PLACE", "OUT"), help=argparse.SUPPRESS)
-    parser.add_argument("--json", type=Path, help="write every measurement here")
-    args = parser.parse_args()
-    if args.worker:
-        program, place, out = args.worker
-        worker(Path(program), place, Path(out))
-        return
-    results = [measure(python) for python in args.pythons]
+def print_table(results: list[dict[str, object]]) -> None:
+    """One row per release, program and place: each backend's messages and graphs."""
     print("| torch | program | place | eager | aot_eager | inductor |")
     print("|---|---|---|---|---|---|")
     for result in results:
@@ -217,6 +208,20 @@ def main() -> None:
                 words = "same messages" if cell["same"] else "**differ**"
                 cells.append(f"{words}, {'1 graph' if cell['fullgraph'] else 'breaks'}")
             print(f"| {result['torch']} | {kind} | {place} | {' | '.join(cells)} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("pythons", nargs="*", help="interpreters, one per torch release")
+    parser.add_argument("--worker", nargs=3, metavar=("PROGRAM", "PLACE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help="write every measurement here")
+    args = parser.parse_args()
+    if args.worker:
+        program, place, out = args.worker
+        worker(Path(program), place, Path(out))
+        return
+    results = [measure(python) for python in args.pythons]
+    print_table(results)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 

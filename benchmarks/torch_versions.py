@@ -4,6 +4,7 @@
     python -m venv /tmp/t214 && /tmp/t214/bin/pip install torch==2.14.1 numpy libcst==1.9.0
     python benchmarks/torch_versions.py /tmp/t291/bin/python /tmp/t214/bin/python .venv/bin/python [--json OUT]
     python benchmarks/torch_versions.py --record /tmp/t291/bin/python /tmp/t214/bin/python .venv/bin/python
+    python benchmarks/torch_versions.py --messages /tmp/t291/bin/python .venv/bin/python /tmp/t214/bin/python
 
 Each interpreter is its own environment, never the test one. In a subprocess of each, every
 program of `tests/dynamo_corpus/` runs under that torch (`dynamo_harness.measure`: the graph_breaks
@@ -11,6 +12,10 @@ log on inputs that take every branch). Then graphmend checks each program with `
 to that release. Per release: the lines where Dynamo's breaks differ from the corpus's
 `# dynamo: break` marks (which are torch 2.13.0's), and graphmend's misses (Dynamo breaks, graphmend
 is silent) and false alarms (graphmend reports a line where Dynamo does not break).
+
+With `--messages`, each environment runs `inlined_messages.py` (issue 50): a module that prints,
+logs and warns, compiled itself and inlined (an `nn.Sequential`, `super()`, `checkpoint`), as
+written, fixed for that release and deferred, under eager, aot_eager and inductor.
 
 With `--record`, each environment runs the recorder's tests instead (`tests/test_record.py`, real
 Dynamo under that torch, graphmend from this tree on PYTHONPATH; the environment needs pytest, and
@@ -132,10 +137,23 @@ def main() -> int:
     parser.add_argument("pythons", nargs="*", help="interpreters of the environments, one torch release each")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--record", action="store_true", help="run tests/test_record.py in each environment")
+    parser.add_argument(
+        "--messages",
+        action="store_true",
+        help="the message fixes where Dynamo inlines (benchmarks/inlined_messages.py)",
+    )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         worker(args.worker)
+        return 0
+    if args.messages:
+        import inlined_messages
+
+        measured = [inlined_messages.measure(python) for python in args.pythons]
+        inlined_messages.print_table(measured)
+        if args.json is not None:
+            args.json.write_text(json.dumps(measured, indent=1))
         return 0
     if args.record:
         outcomes = [record_tests(python) for python in args.pythons]

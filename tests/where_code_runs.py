@@ -61,7 +61,7 @@ NAMED_BY = {
     "export_strict": ("export",),
     "export": ("export",),
     "hooks": ("hook",),
-    "shapes": ("recompile", "graph"),
+    "shapes": ("recompile", "graph", "shape"),
 }
 NOT_APPLICABLE = "not applicable"
 
@@ -229,8 +229,7 @@ def differences(
         assert isinstance(old, dict) and isinstance(new, dict)
         kinds: dict[str, str] = {}
         if "error" in old or "error" in new:
-            # An export the break stopped now succeeds: what removing the break is for.
-            if old.get("error") != new.get("error") and not (context.startswith("export") and "error" not in new):
+            if _changes_what_raises(context, old.get("error"), new.get("error")):
                 kinds["raises"] = f"{old.get('error')} → {new.get('error')}"
         else:
             if not where_users_run._same(old["outputs"], new["outputs"]):
@@ -241,7 +240,7 @@ def differences(
                 kinds["messages"] = f"{old['events']} → {new['events']}"
             if old.get("hooks") != new.get("hooks"):
                 kinds["hooks"] = f"{old.get('hooks')} → {new.get('hooks')}"
-            if context == "shapes" and _more_compiles(old, new):
+            if context == "shapes" and _more_compiles(old, new, after.get("plain")):
                 kinds["graphs"] = (
                     f"graphs {old['graphs']} → {new['graphs']}, recompiles {old['recompiles']} → {new['recompiles']}"
                 )
@@ -250,12 +249,26 @@ def differences(
     return found
 
 
-def _more_compiles(old: dict[str, Any], new: dict[str, Any]) -> bool:
+def _changes_what_raises(context: str, old: str | None, new: str | None) -> bool:
+    """Whether the program raises where it did not, or no longer raises where it did. Not counted:
+    an export the break stopped that now succeeds (what removing the break is for), a Dynamo error
+    of its own that is gone (`This is a bug`), and a program that raised and still raises (in a
+    context it cannot run in either way)."""
+    if old is not None and new is not None:
+        return False
+    if old is not None and (context.startswith("export") or "This is a bug" in old):
+        return False
+    return old != new
+
+
+def _more_compiles(old: dict[str, Any], new: dict[str, Any], plain: object) -> bool:
     """More graphs or recompiles over other sizes. A frame that ran eagerly before (0 graphs: a break
-    in a loop) now compiles, which is the fix's point, and a new size then costs one recompile
-    before automatic dynamic shapes take over: only recompiles past that one count."""
+    in a loop) now compiles, which is the fix's point: its specialisations on Python arguments count
+    for the first time (as many as the program's own inputs make, `plain`), and a new size then
+    costs one recompile before automatic dynamic shapes take over; only recompiles past those count."""
     if old["graphs"] == 0:
-        return bool(new["recompiles"] > 1)
+        specialised = plain.get("recompiles", 0) if isinstance(plain, dict) else 0
+        return bool(new["recompiles"] > specialised + 1)
     return bool(new["graphs"] > old["graphs"] or new["recompiles"] > old["recompiles"])
 
 
