@@ -28,12 +28,14 @@ def report(path: Path) -> None:
     messages = [d for d in diagnostics if d["code"] in ("GM201", "GM202", "GM203")]
     fixed = [d for d in control if d.get("fix")]
     kinds = Counter(d["fix"]["applicability"] for d in fixed)
+    message_kinds = Counter(d["fix"]["applicability"] for d in messages if d.get("fix"))
     share = len(fixed) / max(1, len(control))
     print(f"## {path}\n")
     print(
         f"control flow (GM101+GM102): {len(control)} findings, {len(fixed)} with a fix ({share:.0%}; "
         f"safe {kinds['safe']}, unsafe {kinds['unsafe']}); logging (GM201-GM203): "
-        f"{sum(1 for d in messages if d.get('fix'))}/{len(messages)} with a fix\n"
+        f"{sum(1 for d in messages if d.get('fix'))}/{len(messages)} with a fix (safe {message_kinds['safe']}, "
+        f"unsafe {message_kinds['unsafe']})\n"
     )
     reasons: Counter[str] = Counter()
     for d in control:

@@ -31,7 +31,6 @@ from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, is_logger_factory
 from ..kinds import Kind
 from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print, is_warning
-from ..regions import FORWARD_IS_COMPILED
 from ..semantics import FunctionInfo, self_stores, walk
 from .base import FixContext, Refusal, Refused, may_be_scripted
 from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
@@ -114,7 +113,6 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     """The plan for a print, logging or warnings call (raises Refused with the reason)."""
     if ctx.torch_name is None:
         raise Refused("torch is not imported as a module in this file")
-    frame = _frame(analysis)
     operator = None if in_branch else _plan_operator(call, analysis, ctx)
     if operator is not None:
         operator.reasons.extend(_recompiles(call, analysis, ctx))
@@ -127,7 +125,7 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
         plan = _plan_warning(call, analysis, ctx)
     else:
         raise Refused("the call writes no message graphmend knows")
-    if frame == INLINED:
+    if analysis.runs_inlined:  # Dynamo replays deferred calls only in the frame it compiles
         raise Refused(
             f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
             "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost"
@@ -171,7 +169,7 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
     if id(call) not in ctx.deciding_order:
         ctx.deciding_order.add(id(call))
         try:
-            if _deferred_before(call, analysis, ctx, _frame(analysis)):
+            if _deferred_before(call, analysis, ctx):
                 return None
         finally:
             ctx.deciding_order.discard(id(call))
@@ -232,17 +230,6 @@ WARNING_AS_ERROR = (
 NOT_SCRIPTABLE = "torch.jit.script no longer compiles the function (TorchScript cannot compile the deferred helper)"
 
 
-ROOT, MAYBE_INLINED, INLINED = "root", "maybe inlined", "inlined"
-
-
-def _frame(analysis: FunctionAnalysis) -> str:
-    """Where the message's function runs under compile. Dynamo replays `reorderable_logging_functions`
-    calls only for the frame it compiles (`debug_locals` of an inlined function are dropped:
-    measured on torch 2.13, `tests/dynamo_projects`); a function reached through a call is inlined,
-    and a `forward` compiled by graphmend's default assumption is inlined when it is a submodule's."""
-    if analysis.runs_inlined:
-        return INLINED
-    return MAYBE_INLINED if analysis.entry is not None and analysis.entry.why.startswith(FORWARD_IS_COMPILED) else ROOT
 
 
 def _print_form(call: ast.Call, analysis: FunctionAnalysis) -> tuple[str, str, str | None]:
@@ -339,11 +326,11 @@ def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
     return _plan_operator(call, analysis, ctx) is not None
 
 
-def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, frame: str) -> list[int]:
+def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> list[int]:
     """Lines of the function's messages that are deferred and run before `call` (earlier, or in a
     loop around it). Dynamo replays deferred messages after the graph, so a print inside the graph
     would come out before them. A message inside an `if` counts as deferred: predicated, it is."""
-    if analysis.function is None or frame == INLINED:  # there a message is printed in the graph or not fixed
+    if analysis.function is None or analysis.runs_inlined:  # there a message goes in the graph or is not fixed
         return []
     function = analysis.function.node
     messages = sorted(
