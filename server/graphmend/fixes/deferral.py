@@ -230,8 +230,6 @@ WARNING_AS_ERROR = (
 NOT_SCRIPTABLE = "torch.jit.script no longer compiles the function (TorchScript cannot compile the deferred helper)"
 
 
-
-
 def _print_form(call: ast.Call, analysis: FunctionAnalysis) -> tuple[str, str, str | None]:
     """A print's separator, end and stream (the qualified name of `file=`, None for stdout);
     Refused for what no fix writes."""

@@ -1,5 +1,5 @@
-"""Logging and warnings kept in the graph: the message becomes an operator with an ordered effect
-(issue 50).
+"""Prints, logging and warnings kept in the graph: the message becomes an operator with an ordered
+effect (issue 50).
 
 A deferred message is replayed after the graph only where Dynamo compiles the function as a frame
 of its own: where compiled code calls it instead (a submodule's `forward`, an `nn.Sequential`,
@@ -7,11 +7,12 @@ of its own: where compiled code calls it instead (a submodule's `forward`, an `n
 never replayed; torch 2.13 and 2.14.1). Whether a function only ever runs as its own frame is
 rarely knowable. A custom operator registered with an ordered effect survives inlining: it is a
 node of the graph, run on every call at its place among the graph's other effects, with the
-values of that moment (measured on torch 2.9.1, 2.13.0 and 2.14.1; eager, aot_eager and inductor;
-forward and backward; `benchmarks/inlined_messages.py`).
+values of that moment (measured on torch 2.13.0 and 2.14.1: eager, aot_eager and inductor, forward
+and backward, `benchmarks/inlined_messages.py`; 2.9.1's inductor drops it under `no_grad`, so older
+releases get the deferral). `torch._higher_order_ops.print` fails under `checkpoint` in training.
 
 The file gains one wrapper that makes a function such an operator, once per process, and one
-helper per logger method or warning category. The call passes what the record needs and the
+helper per print stream, logger method or warning category. The call passes what the record needs and the
 graph cannot compute: the call's line and function (the wrapper's record is built by hand with
 `Logger.makeRecord`, so it names the user's line, not the helper's), the message, and its tensor
 values; an f-string is passed as its `str.format` template:
@@ -38,9 +39,9 @@ from .message_text import literal, template_part
 
 
 def _wrapper_body(torch_name: str) -> str:
-    """Registers `body` once per process and file (a reloaded module reuses its operator: registered
-    again, torch 2.14.1 fails to trace it), through the private name every supported release has (2.9.1 lacks `torch.library._register_effectful_op`; read from
-    the released wheels)."""
+    """Registers `body` once per process and module (a reloaded module reuses its operator:
+    registered again, torch 2.14.1 fails to trace it), through the private name the releases have
+    in common (2.9.1 lacks `torch.library._register_effectful_op`; read from the released wheels)."""
     ops = f"{torch_name}.ops.in_graph_messages"
     return (
         "name = f\"{body.__name__.strip('_')}_{abs(hash((__name__, body.__code__.co_filename)))}\"  # one per helper and module\n"
@@ -91,6 +92,18 @@ IN_GRAPH_CUDA_GRAPHS = (
 )
 
 
+def _available(analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
+    """The name torch is written with, where the operator form applies: not in a notebook (no file
+    to name, lines counted across cells), not in code recorded as CUDA graphs (a replay runs no
+    Python), not for a torch older than `OPERATOR_RELEASE`."""
+    torch_name = ctx.torch_name
+    if torch_name is None or ctx.notebook or ctx.cuda_graph_scope(analysis.entry) is not None:
+        return None
+    if ctx.torch_version is not None and ctx.torch_version < OPERATOR_RELEASE:
+        return None
+    return torch_name
+
+
 def wrapper(torch_name: str) -> Helper:
     """The file's function that makes a message helper an operator with an ordered effect."""
     return Helper("_in_graph", "body", _wrapper_body(torch_name), PLAIN, docstring=WRAPPER_DOCSTRING)
@@ -102,13 +115,9 @@ def plan_in_graph(
     """The helper, the call's arguments after its line, and the fix's title for keeping a logging
     (`owner`: how the helper reaches the logger, its base name, whether it is a `logging.Logger`)
     or warnings call in the graph; None where this form does not apply (the message is deferred)."""
-    torch_name = ctx.torch_name
-    if torch_name is None or ctx.notebook or ctx.cuda_graph_scope(analysis.entry) is not None:
-        return None
-    if ctx.torch_version is not None and ctx.torch_version < OPERATOR_RELEASE:
-        return None
+    torch_name = _available(analysis, ctx)
     function = analysis.function
-    if function is None:
+    if torch_name is None or function is None:
         return None
     try:
         if is_logging(call, analysis) and owner is not None:
@@ -250,10 +259,8 @@ def plan_print(
 ) -> tuple[Helper, list[str], str] | None:
     """The helper, arguments and title that keep a print in the graph as an operator (`stream`:
     how the helper names `file=`, None for stdout); None where this form does not apply."""
-    torch_name = ctx.torch_name
-    if torch_name is None or ctx.notebook or ctx.cuda_graph_scope(analysis.entry) is not None:
-        return None
-    if ctx.torch_version is not None and ctx.torch_version < OPERATOR_RELEASE:
+    torch_name = _available(analysis, ctx)
+    if torch_name is None:
         return None
     pieces: list[str | ast.FormattedValue] = []
     for position, argument in enumerate(call.args):
