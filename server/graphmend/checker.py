@@ -162,7 +162,7 @@ def _analyse(
         context = FixContext(
             source,
             index,
-            layout.name_text(unit) if unit is not None else None,
+            layout.name_words(unit) if unit is not None else None,
             settings.layer_skip,
             settings.cuda_graphs,
             settings.target_torch,

@@ -158,9 +158,10 @@ class Layout:
             top = top.parent
         return self.unit_at(top.node.lineno - 1) if top is not None else None
 
-    def name_text(self, unit: Unit) -> str:
-        """What the unit's fresh names must avoid: its own text and the skeleton's."""
-        return "\n".join(self.source.lines[unit.start : unit.end + 1]) + "\n" + self.skeleton_text
+    def name_words(self, unit: Unit) -> frozenset[str]:
+        """What the unit's fresh names must avoid: the words of its own text and of the skeleton's
+        (each found once per file, not once per unit: a file of thousands of functions)."""
+        return self.unit_words(unit) | self.skeleton_words
 
     def unit_words(self, unit: Unit) -> frozenset[str]:
         found = self._words.get(unit.digest)

@@ -6,7 +6,7 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
@@ -77,12 +77,12 @@ class Refused(Exception):
 @dataclass
 class FixContext:
     """What the rewrites of one unit of a file (a top-level function or class) share. Fresh names
-    avoid the words of `name_text`: the unit and the module's statements outside every unit, so
+    avoid `name_words`: the words of the unit and of the module's statements outside every unit, so
     a unit's fixes do not depend on the other units' bodies (each unit can be re-analysed alone)."""
 
     source: SourceText
     index: ModuleIndex
-    name_text: str | None = None  # None: the whole file
+    name_words: frozenset[str] | None = None  # None: the whole file's
     layer_skip: str = "where"  # the `layer-skip` setting: the form a loop gate's fix writes
     cuda_graphs: str = "auto"  # the `cuda-graphs` setting (see `cuda_graph_scope`)
     torch_version: tuple[int, int] | None = None  # the torch the code runs on (None: unknown, the newest)
@@ -102,8 +102,8 @@ class FixContext:
         """Every identifier the unit can see or bind, and every word of its comments and strings:
         generated names must collide with none of them (a superset is only more careful, and a
         regular expression over the text is many times faster than a walk of the tree)."""
-        text = self.source.text if self.name_text is None else self.name_text
-        return frozenset(WORD.findall(text)) | frozenset(self.index.imports) | frozenset(self.index.module_names)
+        words = frozenset(WORD.findall(self.source.text)) if self.name_words is None else self.name_words
+        return words | frozenset(self.index.imports) | frozenset(self.index.module_names)
 
     def file_has_word(self, name: str) -> bool:
         """Whether `name` is in `all_names` (a word of the file a generated name must avoid), noted."""
@@ -194,34 +194,15 @@ class FixContext:
                     return inner_indent[len(outer_indent) :]
         return "    "
 
-    @cached_property
+    @property
     def top_level_functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-        return {s.name: s for s in self.index.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return _top_level_functions(self.index.tree)
 
-    @cached_property
+    @property
     def top_level_bindings(self) -> dict[str, ast.stmt]:
         """Name → the last top-level statement that binds it (imports, assignments, also inside a
-        top-level `try`/`if`), found in one walk of the module."""
-        bindings: dict[str, ast.stmt] = {}
-        for stmt in self.index.tree.body:
-            stack: list[ast.AST] = [stmt]
-            while stack:
-                node = stack.pop()
-                if (
-                    isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
-                    and node is not stmt
-                ):
-                    continue
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    for alias in node.names:
-                        bindings[alias.asname or alias.name.split(".")[0]] = stmt
-                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is stmt:
-                    bindings[node.name] = stmt
-                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                    bindings[node.id] = stmt
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    stack.extend(child_nodes(node))
-        return bindings
+        top-level `try`/`if`)."""
+        return _top_level_bindings(self.index.tree)
 
     def line_range(self, first_line: int, last_line: int) -> Range:
         """Whole lines `first_line..last_line` (1-based, inclusive), without the final line break."""
@@ -238,3 +219,31 @@ class FixContext:
         parts.extend(lines[r.start.line + 1 : r.end.line])
         parts.append(lines[r.end.line][: r.end.character])
         return "\n".join(parts)
+
+
+# Module facts every unit's context asks for: found once per module (a file of thousands of units
+# would otherwise walk the module once per unit). Read-only: the dicts are shared.
+@lru_cache(maxsize=4)
+def _top_level_functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    return {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+@lru_cache(maxsize=4)
+def _top_level_bindings(tree: ast.Module) -> dict[str, ast.stmt]:
+    bindings: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and node is not stmt:
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bindings[alias.asname or alias.name.split(".")[0]] = stmt
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is stmt:
+                bindings[node.name] = stmt
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bindings[node.id] = stmt
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.extend(child_nodes(node))
+    return bindings

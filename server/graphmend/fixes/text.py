@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+from bisect import bisect_left
 
 from ..diagnostics import Fix, TextEdit
 from ..semantics import walk
@@ -80,14 +81,29 @@ def comments_outside(ctx: FixContext, stmt: ast.stmt, kept: list[ast.stmt]) -> l
     return found
 
 
+def _position(comment: tuple[Position, str]) -> Position:
+    return comment[0]
+
+
 def keep_lost_comments(fix: Fix, ctx: FixContext) -> Fix:
     """The fix with every comment it would drop kept: a comment inside replaced text that no new
     text carries (a multi-line `print(...)` made one call, a conditional expression made a
     `torch.where`) goes on a line of its own above the statement it was in, at its indentation."""
     carried = "".join(edit.new_text for edit in fix.edits)
+    comments = ctx.source.comments  # in position order: each edit's are found by bisection
+    inside = sorted(
+        {
+            index
+            for edit in fix.edits
+            for index in range(
+                bisect_left(comments, edit.range.start, key=_position),
+                bisect_left(comments, edit.range.end, key=_position),
+            )
+        }
+    )
     lost: dict[int, list[str]] = {}  # 1-based first line of the statement → its lost comments
-    for at, text in ctx.source.comments:
-        if text in carried or not any(e.range.start <= at < e.range.end for e in fix.edits):
+    for at, text in (comments[index] for index in inside):
+        if text in carried:
             continue
         stmt = _innermost_statement(ctx.index.tree, at.line + 1)
         if stmt is None:
