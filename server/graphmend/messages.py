@@ -11,6 +11,7 @@ import ast
 
 from .inference import FunctionAnalysis
 from .kinds import Kind
+from .message_sets import message_sets
 
 STDLIB_LEVEL_FUNCTIONS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
@@ -46,10 +47,10 @@ def is_message(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 def passed_by_dynamo(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A message call the module has told Dynamo to pass over without a break
-    (`ModuleIndex.registered_messages`): a function it drops, or one it replays after the graph
+    (`message_sets`): a function it drops, or one it replays after the graph
     called with what Dynamo can replay (measured on torch 2.13.0: constants, f-strings and tensors,
     keywords with constant values; a shape, a list, a warning category or `file=` still break)."""
-    registered = analysis.index.registered_messages
+    registered = message_sets(analysis.index).registered
     if not registered["replayed"] and not registered["dropped"]:
         return False
     func = call.func

@@ -16,12 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .torch_api import (
-    DROPPED_MESSAGE_SETS,
-    IS_COMPILING_FUNCTIONS,
-    LIBRARY_LOGGER_FACTORIES,
-    REPLAYED_MESSAGE_SETS,
-)
+from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -280,99 +275,12 @@ class ModuleIndex:
             if not cls.is_module:
                 cls.guessed_from = self._unseen_base(cls)
                 cls.is_module = cls.guessed_from is not None
-        self.function_tables = self._function_tables()
+        self.function_tables = _function_tables(self.tree, self.functions)
 
     @cached_property
     def declared_global(self) -> frozenset[str]:
         """Names a function of the module declares `global`: it may rebind them to anything."""
         return frozenset(name for n in ast.walk(self.tree) if isinstance(n, ast.Global) for name in n.names)
-
-    @cached_property
-    def deferred_registrations(self) -> dict[str, ast.stmt]:
-        """Names the module's top level adds to Dynamo's replayed set (`reorderable_logging_functions`:
-        Dynamo records calls to them and replays them after the graph): name → the last statement
-        adding it. Whether it is still there at the end: `registered_messages`."""
-        return {
-            member.id: stmt
-            for stmt, kind, operation, members in self._message_set_changes
-            if kind == "replayed" and operation == "add"
-            for member in members
-            if isinstance(member, ast.Name)
-        }
-
-    @cached_property
-    def registered_messages(self) -> dict[str, frozenset[str]]:
-        """The functions the module's top level leaves in Dynamo's sets (`REPLAYED_MESSAGE_SETS`:
-        "replayed", `DROPPED_MESSAGE_SETS`: "dropped"), its statements taken in order: `.add(f)`,
-        `.update({...})` and `|= {...}` add; `.discard(f)`, `.remove(f)` and `-= {...}` take out;
-        `.clear()` empties; `= {...}` replaces. Each is a qualified name (`builtins.print`,
-        `warnings.warn`, `logging.Logger.info`: every logger's), a module-level receiver and method
-        (`logger.debug`: that logger's), or the name of a function of the module."""
-        found: dict[str, set[str]] = {"replayed": set(), "dropped": set()}
-        for _, kind, operation, members in self._message_set_changes:
-            functions = set(filter(None, map(self._message_function, members)))
-            if operation == "replace":
-                found[kind] = functions
-            elif operation == "add":
-                found[kind] |= functions
-            else:
-                found[kind] -= functions
-        return {kind: frozenset(names) for kind, names in found.items()}
-
-    @cached_property
-    def replayed_set_resets(self) -> list[ast.stmt]:
-        """The top-level statements that take functions out of Dynamo's replayed set (`.discard`,
-        `.remove`, `-=`, `.clear()`, `= {...}`): a function registered before one may not stay registered."""
-        return [
-            stmt for stmt, kind, operation, _ in self._message_set_changes if kind == "replayed" and operation != "add"
-        ]
-
-    @cached_property
-    def _message_set_changes(self) -> list[tuple[ast.stmt, str, str, list[ast.expr]]]:
-        """Each top-level statement that changes one of Dynamo's message sets, in order: (the
-        statement, "replayed" or "dropped", "add" | "remove" | "replace", the functions it names).
-        The one reader of these sets: the replayed functions, the resets and the rewrites' helpers."""
-        changes = []
-        for stmt in self.tree.body:
-            registry, operation, members = self._message_registration(stmt)
-            if registry in REPLAYED_MESSAGE_SETS:
-                changes.append((stmt, "replayed", operation, members))
-            elif registry in DROPPED_MESSAGE_SETS:
-                changes.append((stmt, "dropped", operation, members))
-        return changes
-
-    def _message_registration(self, stmt: ast.stmt) -> tuple[str | None, str, list[ast.expr]]:
-        """The set a top-level statement changes (its qualified name), how ("add", "remove",
-        "replace") and the functions it names."""
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = stmt.value
-            if isinstance(call.func, ast.Attribute):
-                registry = self.qualified_name(call.func.value)
-                method = call.func.attr
-                if method in ("add", "discard", "remove"):
-                    return registry, "add" if method == "add" else "remove", call.args[:1]
-                if method == "update":
-                    return registry, "add", _elements(call.args)
-                if method == "clear":
-                    return registry, "replace", []
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            return self.qualified_name(stmt.targets[0]), "replace", _elements([stmt.value])
-        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, (ast.BitOr, ast.Sub)):
-            operation = "add" if isinstance(stmt.op, ast.BitOr) else "remove"
-            return self.qualified_name(stmt.target), operation, _elements([stmt.value])
-        return None, "add", []
-
-    def _message_function(self, expr: ast.expr) -> str | None:
-        if isinstance(expr, ast.Name) and expr.id == "print" and self.is_builtin("print", frozenset()):
-            return "builtins.print"
-        if isinstance(expr, ast.Name) and expr.id in self.functions:
-            return expr.id
-        qualname = self.qualified_name(expr)
-        if qualname is not None:
-            return qualname
-        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
-            return f"{expr.value.id}.{expr.attr}"
-        return None
 
     def _module_aliases(self) -> dict[str, str]:
         """Module-level names bound once, at the top level, to an imported name (`Tensor =
@@ -402,40 +310,6 @@ class ModuleIndex:
             and name not in self.functions
             and name not in self.classes
         }
-
-    def _function_tables(self) -> dict[str, tuple[str, ...]]:
-        """Module-level dicts of this file's functions, bound once (`ROPE_INIT_FUNCTIONS = {"default":
-        _default, ...}`): looking one up runs one of them, so a call through it runs one of these."""
-        tables: dict[str, tuple[str, ...]] = {}
-        bound: set[str] = set()
-        bound_again: set[str] = set()
-        for stmt in self.tree.body:
-            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
-                continue
-            name, value = stmt.targets[0].id, stmt.value
-            if name in bound:  # bound again, to anything: not a table of known functions
-                bound_again.add(name)
-            bound.add(name)
-            if (
-                isinstance(value, ast.Dict)
-                and value.values
-                and None not in value.keys
-                and all(isinstance(v, ast.Name) and v.id in self.functions for v in value.values)
-            ):
-                tables[name] = tuple(dict.fromkeys(v.id for v in value.values))  # type: ignore[attr-defined]
-        if tables:  # a table filled in elsewhere (`TABLE[k] = f`, `TABLE.update(...)`) holds unknown functions
-            for node in ast.walk(self.tree):
-                if (
-                    isinstance(node, ast.Subscript)
-                    and isinstance(node.ctx, (ast.Store, ast.Del))
-                    and isinstance(node.value, ast.Name)
-                ):
-                    bound_again.add(node.value.id)
-                elif (
-                    isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in _DICT_MUTATORS
-                ):
-                    bound_again.add(node.value.id)
-        return {name: members for name, members in tables.items() if name not in bound_again}
 
     def _add_function(
         self, node: FunctionNode, qualname: str, owner: ClassInfo | None, parent: FunctionInfo | None
@@ -566,6 +440,39 @@ class ModuleIndex:
     def is_builtin(self, name: str, shadowed: frozenset[str] | set[str] = frozenset()) -> bool:
         """True when `name` refers to the builtin: not bound locally, at module level, or by import."""
         return name not in shadowed and name not in self.module_names
+
+
+def _function_tables(tree: ast.Module, functions: Mapping[str, FunctionInfo]) -> dict[str, tuple[str, ...]]:
+    """Module-level dicts of this file's functions, bound once (`ROPE_INIT_FUNCTIONS = {"default":
+    _default, ...}`): looking one up runs one of them, so a call through it runs one of these."""
+    tables: dict[str, tuple[str, ...]] = {}
+    bound: set[str] = set()
+    bound_again: set[str] = set()
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            continue
+        name, value = stmt.targets[0].id, stmt.value
+        if name in bound:  # bound again, to anything: not a table of known functions
+            bound_again.add(name)
+        bound.add(name)
+        if (
+            isinstance(value, ast.Dict)
+            and value.values
+            and None not in value.keys
+            and all(isinstance(v, ast.Name) and v.id in functions for v in value.values)
+        ):
+            tables[name] = tuple(dict.fromkeys(v.id for v in value.values))  # type: ignore[attr-defined]
+    if tables:  # a table filled in elsewhere (`TABLE[k] = f`, `TABLE.update(...)`) holds unknown functions
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.ctx, (ast.Store, ast.Del))
+                and isinstance(node.value, ast.Name)
+            ):
+                bound_again.add(node.value.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in _DICT_MUTATORS:
+                bound_again.add(node.value.id)
+    return {name: members for name, members in tables.items() if name not in bound_again}
 
 
 _CHILD_FIELDS: dict[type, tuple[tuple[str, int], ...]] = {}
@@ -702,11 +609,6 @@ def _scope_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for case in getattr(stmt, "cases", ()) or ():
             children.extend(case.body)
         stack.extend(reversed(children))
-
-
-def _elements(values: list[ast.expr]) -> list[ast.expr]:
-    """The members of set, list and tuple displays (`{print, warnings.warn}`)."""
-    return [e for v in values if isinstance(v, (ast.Set, ast.List, ast.Tuple)) for e in v.elts]
 
 
 def argument_names(args: ast.arguments) -> list[str]:

@@ -16,13 +16,14 @@ import ast
 from dataclasses import dataclass, field
 
 from ..analysis import conditions, liveness
-from ..analysis.purity import dotted, impurity
+from ..analysis.purity import dotted
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import OPTIONAL_TENSORS, TENSORISH, Kind
 from ..semantics import child_nodes, walk
 from ..source import Position, Range
 from .base import FixContext, Refused
+from .gate_definition import define
 from .text import comments_outside, indent_of
 
 # What a layer's carried state may be: a tensor (or not known otherwise), for either form.
@@ -314,41 +315,16 @@ class _Recogniser:
         replace_value: bool = False,
         keep_statement: bool = False,
     ) -> None:
-        """Write the gate: `flag = <bool tensor>` where the tensor decides, None where Python does.
-
-        `site` is the statement that decides today (the `if`, or the flag's assignment); `outer`,
-        a Python `if` around it, after which the flag would otherwise be unbound.
-        """
-        split = conditions.split(skip, self.analysis)
-        if not self.analysis.is_data_dependent(split.rest):
-            raise Refused("the skip condition does not test a tensor")
-        reason = impurity(split.rest, self.analysis, set(), condition=True)
-        if reason is not None:
-            raise Refused(reason.replace("a branch", "the condition"))
-        self.flag = self.ctx.fresh_name("skip_layer") if fresh else flag
-        tensor = conditions.tensor_logic(split.rest, self.analysis, self.ctx.segment, self.torch)
-        static = " and ".join(operand_text(e, self.ctx) for e in split.static)
-        shown = f"({tensor})" if static and not tensor.isidentifier() else tensor
-        value = f"{shown} if {static} else None" if static else tensor
-        self.may_be_none = self.may_be_none or bool(static) or outer is not None
-        if replace_value:
-            assert isinstance(site, ast.Assign)
-            self.edits.append(TextEdit(self.ctx.source.node_range(site.value), value))
-            return
-        definition = f"{self.flag} = {value}"
+        """Write the gate (`gate_definition.define`) and take in what it decided."""
+        definition = define(
+            skip, site, outer, None if fresh else flag, self.analysis, self.ctx, self.torch, replace_value
+        )
+        self.flag = definition.flag
+        self.may_be_none = self.may_be_none or definition.may_be_none
         if keep_statement:
-            self.definition_text = definition  # written in front of the unwrapped branch, with its comments
-            return
-        indent = indent_of(self.ctx.source.lines[site.lineno - 1])
-        comments = comments_outside(self.ctx, site, [])  # the last one stays at the end of the line
-        lines = [indent + c for c in comments[:-1]] + [
-            f"{indent}{definition}" + (f"  {comments[-1]}" if comments else "")
-        ]
-        if outer is not None and fresh:
-            outer_indent = indent_of(self.ctx.source.lines[outer.lineno - 1])
-            start = Position(outer.lineno - 1, 0)
-            self.edits.append(TextEdit(Range(start, start), f"{outer_indent}{self.flag} = None\n"))
-        self.edits.append(TextEdit(self.ctx.line_range(site.lineno, site.end_lineno or site.lineno), "\n".join(lines)))
+            self.definition_text = definition.text  # written in front of the unwrapped branch, with its comments
+        else:
+            self.edits += definition.edits
 
     def _replace_statement(self, stmt: ast.stmt, text: str) -> TextEdit:
         indent = indent_of(self.ctx.source.lines[stmt.lineno - 1])
@@ -381,12 +357,6 @@ def layer_call(call: ast.Call, loop: ast.For | ast.AsyncFor | ast.While, analysi
 def inert(stmt: ast.stmt) -> bool:
     """`pass`, or a constant alone (a docstring): nothing the rewrite has to carry."""
     return isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
-
-
-def operand_text(expr: ast.expr, ctx: FixContext) -> str:
-    """A Python condition's text as an operand of `and`/`or`: parenthesised where it would not bind."""
-    text = conditions.python_text(expr, ctx.segment)
-    return f"({text})" if isinstance(expr, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
 
 
 def unwrapped_header(ctx: FixContext, gate: Gate, region: Region, indent: str, lines: list[str]) -> TextEdit:

@@ -28,7 +28,8 @@ from ..inference import FunctionAnalysis
 from .base import FixContext, Refusal, Refused, may_be_scripted, zero_gradients
 from .gate_cond import CondForm, cond_form
 from .gate_recognition import Gate, recognise_gate
-from .gate_where import BROADCAST_NOTE, where_form
+from .gate_values import BROADCAST_NOTE
+from .gate_where import where_form
 
 TITLE = "Run the layer always and keep its result only where it is not skipped (`torch.where`)"
 COND_TITLE = "Run the layer only where it is not skipped (`torch.cond`, as `layer-skip` asks: a skipped layer's compute does not run)"

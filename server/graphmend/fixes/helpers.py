@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..diagnostics import TextEdit
+from ..message_sets import message_sets
 from ..semantics import walk
 from ..source import Position, Range
 from ..torch_api import DISABLE_DECORATORS
@@ -122,7 +123,7 @@ def _defines(
     if kind == OPERATOR:
         return any(_wraps(stmt, function.name, wrapper) for stmt in ctx.index.tree.body)
     disabled = any(ctx.index.qualified_name(d) in DISABLE_DECORATORS for d in function.decorator_list)
-    return disabled and function.name in ctx.index.registered_messages["replayed"]
+    return disabled and function.name in message_sets(ctx.index).registered["replayed"]
 
 
 def _wraps(stmt: ast.stmt, name: str, wrapper: str | None) -> bool:
@@ -165,10 +166,10 @@ def anchor(ctx: FixContext, needed: set[str]) -> ast.stmt:
         else:
             break
     for name in needed:  # and after a registered function's registration, which calls it as deferred
-        for binding in (ctx.top_level_bindings.get(name), ctx.index.deferred_registrations.get(name)):
+        for binding in (ctx.top_level_bindings.get(name), message_sets(ctx.index).deferred_registrations.get(name)):
             if binding is not None and binding.lineno > last.lineno:
                 last = binding
-    for reset in ctx.index.replayed_set_resets:  # and after what empties the set: the helper stays in it
+    for reset in message_sets(ctx.index).replayed_resets:  # and after what empties the set: the helper stays in it
         if reset.lineno > last.lineno:
             last = reset
     return last

@@ -90,19 +90,19 @@ def keep_lost_comments(fix: Fix, ctx: FixContext) -> Fix:
     text carries (a multi-line `print(...)` made one call, a conditional expression made a
     `torch.where`) goes on a line of its own above the statement it was in, at its indentation."""
     carried = "".join(edit.new_text for edit in fix.edits)
-    comments = ctx.source.comments  # in position order: each edit's are found by bisection
+    in_order = ctx.source.comments  # in position order: each edit's are found by bisection
     inside = sorted(
         {
             index
             for edit in fix.edits
             for index in range(
-                bisect_left(comments, edit.range.start, key=_position),
-                bisect_left(comments, edit.range.end, key=_position),
+                bisect_left(in_order, edit.range.start, key=_position),
+                bisect_left(in_order, edit.range.end, key=_position),
             )
         }
     )
     lost: dict[int, list[str]] = {}  # 1-based first line of the statement → its lost comments
-    for at, text in (comments[index] for index in inside):
+    for at, text in (in_order[index] for index in inside):
         if text in carried:
             continue
         stmt = _innermost_statement(ctx.index.tree, at.line + 1)

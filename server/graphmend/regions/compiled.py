@@ -8,6 +8,7 @@ import ast
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 
+from ..message_sets import message_sets
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 from ..torch_api import DISABLE_DECORATORS
 from .call_graph import CallGraph
@@ -146,8 +147,8 @@ def _reorderable_functions(index: ModuleIndex) -> frozenset[int]:
     (Dynamo drops the calls): it never traces their bodies, so nothing in them is compiled code."""
     functions = index.functions
     registered = {  # in the order the module's statements leave them: `.discard`, `= set()` take them out
-        *index.registered_messages["replayed"],
-        *index.registered_messages["dropped"],
+        *message_sets(index).registered["replayed"],
+        *message_sets(index).registered["dropped"],
     }
     return frozenset(id(functions[name].node) for name in registered if name in functions)
 
