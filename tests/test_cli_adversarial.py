@@ -270,7 +270,7 @@ def test_nested_ifs_are_fixed_round_by_round_and_a_bound_says_so(tree: Path, mon
     level per round, inner first; when the rounds run out first, it says what is left to do."""
     from conftest import run as run_in_process
 
-    import graphmend.run
+    import graphmend.pipelines
 
     depth = 6
     body = [f"{'    ' * (level + 2)}if x.sum() > {level}:" for level in range(depth)]
@@ -285,6 +285,6 @@ def test_nested_ifs_are_fixed_round_by_round_and_a_bound_says_so(tree: Path, mon
     assert (code, err) == (0, "") and f"fixed {depth} graph breaks" in out
     assert "if x.sum()" not in nested.read_text(encoding="utf-8")
     nested.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(graphmend.run, "MAX_FIX_ROUNDS", 3)
+    monkeypatch.setattr(graphmend.pipelines, "MAX_FIX_ROUNDS", 3)
     code, out, err = run_in_process(capsys, "fix", str(nested))
     assert code == 1 and "fixed 3 graph breaks" in out and "run `graphmend fix` again" in err

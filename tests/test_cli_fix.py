@@ -84,7 +84,7 @@ def test_fix_reports_refusals_as_remaining(tmp_path: Path, capsys) -> None:
 def test_fix_runs_on_jobs_and_skips_files_checked_clean_of_fixes(tmp_path: Path, capsys, monkeypatch) -> None:
     """Issue 40: `fix` has `--jobs` and `check`'s cache: a file whose cached diagnostics hold no fix to
     apply is not analysed again (here: fix_source must not run for it); the others are fixed."""
-    from graphmend import run as pipelines
+    from graphmend import pipelines
 
     (tmp_path / "figure1.py").write_text(FIGURE1)
     (tmp_path / "unsafe_only.py").write_text(DIVISION)

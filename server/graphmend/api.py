@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from . import notebooks, reporting
+from . import notebooks, reporting, run_report
 from .checker import NOT_ANALYSED_CODES
 from .diagnostics import Applicability, Diagnostic, FindingData, Fix, Severity, TextEdit
 from .files import (
@@ -31,19 +31,7 @@ from .files import (
     read_source,
 )
 from .fixes import apply_fixes
-from .project import ModuleSummary, Project
-from .record.baseline import compare as compare_with_baseline
-from .record.baseline import write_baseline
-from .record.handler import recording
-from .record.runner import import_trace, record_command
-from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
-from .recorded import RunStatus, run_status
-from .regions import ProjectContext
-from .reporting import OFF_BY_DEFAULT, Finding, is_recorded, plural, qualifiers, short_clause, without_asides
-from .rule_docs import rule_page, rule_pages
-from .rules import RULES, RULES_BY_CODE
-from .rules.base import Family
-from .run import (
+from .pipelines import (
     FileResult,
     FixResult,
     assemble_project,
@@ -64,6 +52,18 @@ from .run import (
     too_large,
     with_run_in_text,
 )
+from .project import ModuleSummary, Project
+from .record.baseline import compare as compare_with_baseline
+from .record.baseline import write_baseline
+from .record.handler import recording
+from .record.runner import import_trace, record_command
+from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
+from .recorded import RunStatus, run_status
+from .regions import ProjectContext
+from .reporting import OFF_BY_DEFAULT, Finding, is_recorded, plural, qualifiers, short_clause, without_asides
+from .rule_docs import rule_page, rule_pages
+from .rules import RULES, RULES_BY_CODE
+from .rules.base import Family
 from .settings import CUDA_GRAPH_SCOPES, Settings, SettingsError, settings_for
 from .source import Position, Range, SourceText
 from .units import UnitCache
@@ -140,6 +140,7 @@ __all__ = [
     "read_notebook",
     "read_source",
     "reporting",
+    "run_report",
     "rule_page",
     "rule_pages",
     "settings_for",

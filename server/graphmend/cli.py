@@ -716,32 +716,14 @@ def _run_record(args: argparse.Namespace) -> int:
             print(f"graphmend: error: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
             return EXIT_ERROR
     recorded = api.read_run(run)
-    for line in _run_summary(recorded, root):
+    for line in api.run_report.summary(recorded, root):
         print(line, file=sys.stderr)
     if args.baseline is not None:
         return _against_baseline(args, recorded, root, code)
-    if args.output_format != "text":
-        _print_events(recorded.events, root, args.output_format)
+    report = api.run_report.events(recorded.events, root, args.output_format)
+    if args.output_format != "text" and report:
+        print(report)
     return code
-
-
-def _print_events(events: list[api.RecordedEvent], root: Path, output_format: str, prefix: str = "") -> None:
-    """Events on standard output: a line each at the user's line (text), GitHub annotations, JSON
-    (a list, `reporting.run_event_json`) or SARIF."""
-    if output_format == "json":
-        print(json.dumps([api.reporting.run_event_json(e, root) for e in events], indent=2))
-        return
-    if output_format == "sarif":
-        print(api.reporting.run_sarif(events, root))
-        return
-    for event in events:
-        user, elsewhere = api.placed(event, root)
-        where = user or elsewhere
-        text = prefix + _event_words(event)
-        if output_format == "github" and where is not None:
-            print(f"::error file={_display(where['path'], root)},line={where['line']},title=graphmend record::{text}")
-        else:
-            print(f"{_event_location(where, root)}: {text}")
 
 
 def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: int) -> int:
@@ -759,7 +741,9 @@ def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: 
             file=sys.stderr,
         )
         return EXIT_ERROR
-    _print_events(new, root, args.output_format, "new since the baseline: ")
+    report = api.run_report.events(new, root, args.output_format, "new since the baseline: ")
+    if report:
+        print(report)
     for gone_event in gone:
         user = gone_event.get("user") or gone_event.get("site") or {}
         print(
@@ -774,53 +758,6 @@ def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: 
         return EXIT_FINDINGS
     print(f"graphmend: nothing new since {args.baseline}", file=sys.stderr)
     return code
-
-
-def _run_summary(run: api.Run, root: Path) -> list[str]:
-    """What the run met at the user's lines (the library's or torch's line below), one entry per
-    place and reason (chains that differ above the user's line are one entry), the most frequent
-    first, then where the run is kept."""
-    entries: dict[tuple[str, ...], int] = {}
-    for event in run.events:
-        user, elsewhere = api.placed(event, root)
-        below = ""
-        if user is not None and elsewhere is not None:
-            below = f"  at {_event_location(elsewhere, root)}  {elsewhere['text']}".rstrip()
-        key = (event.kind, f"{_event_location(user or elsewhere, root)}: {_event_words(event)}", below)
-        entries[key] = entries.get(key, 0) + event.count
-    lines = []
-    for (_, text, below), count in sorted(entries.items(), key=lambda item: (item[0][0] != "graph_break", -item[1])):
-        lines.append(f"{text} ({plural(count, 'time')})" if count > 1 else text)
-        if below:
-            lines.append(below)
-    kinds: dict[str, int] = {}
-    for kind, _, _ in entries:
-        kinds[kind] = kinds.get(kind, 0) + 1
-    counted = ", ".join(plural(n, kind.replace("_", " ")) for kind, n in kinds.items()) or "nothing"
-    torch = f", torch {run.torch}" if run.torch else ""
-    lines.append(f"graphmend: recorded {counted}{torch}: {_display(str(run.path), root)}")
-    if not run.headers:
-        lines.append(
-            "graphmend: note: no Python process of the command was recorded (did it run Python? "
-            "`python -S` and `python -I` skip the recorder)"
-        )
-    return lines
-
-
-def _event_words(event: api.RecordedEvent) -> str:
-    """ "graph break: GB0170 Data-dependent branching: ...": an event's kind, gb id and Dynamo's words."""
-    return f"{event.kind.replace('_', ' ')}: {event.gb_id + ' ' if event.gb_id else ''}{event.reason}"
-
-
-def _event_location(frame: dict[str, Any] | None, root: Path) -> str:
-    return f"{_display(frame['path'], root)}:{frame['line']}" if frame is not None else "(no line)"
-
-
-def _display(path: str, root: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(root))
-    except ValueError:
-        return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:

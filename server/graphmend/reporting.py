@@ -19,7 +19,6 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, Severity, TextEdit
-from .record.runs import RecordedEvent, placed
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
 from .rules.base import Family
@@ -396,7 +395,7 @@ def _sarif_related(finding: Finding, root: Path) -> list[dict[str, Any]]:
             "message": {"text": r.message},
             "physicalLocation": {
                 "artifactLocation": {
-                    "uri": _uri(Path(r.path) if r.path else finding.path, root),
+                    "uri": uri(Path(r.path) if r.path else finding.path, root),
                     "uriBaseId": "%SRCROOT%",
                 },
                 "region": _region(r.range.start, r.range.end),
@@ -418,7 +417,7 @@ def sarif(findings: list[Finding], root: Path, file_line: FileLine | None = None
     results = []
     for finding in findings:
         d = finding.diagnostic
-        artifact = {"uri": _uri(finding.path, root), "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": uri(finding.path, root), "uriBaseId": "%SRCROOT%"}
         region = _region(d.range.start, d.range.end)
         if finding.cell is not None:
             stored = file_line(finding) if file_line is not None else None
@@ -512,7 +511,7 @@ def _rule_descriptor(rule: Any) -> dict[str, Any]:
     return descriptor
 
 
-def _uri(path: Path, root: Path) -> str:
+def uri(path: Path, root: Path) -> str:
     absolute = Path(os.path.abspath(path))
     try:
         return absolute.relative_to(os.path.abspath(root)).as_posix()
@@ -531,79 +530,3 @@ def _region(start: Any, end: Any) -> dict[str, int]:
 
 def _replacement(edit: TextEdit) -> dict[str, Any]:
     return {"deletedRegion": _region(edit.range.start, edit.range.end), "insertedContent": {"text": edit.new_text}}
-
-
-# ---------------------------------------------------------------------------------------- runs
-
-_RUN_KINDS = {
-    "graph_break": "Dynamo broke the graph here in a recorded run",
-    "recompile": "a guard failed and the code was compiled again in a recorded run",
-    "compile_failure": "compiling failed here in a recorded run",
-    "cudagraph_skip": "CUDA graphs were skipped in a recorded run",
-}
-
-
-def run_event_json(event: RecordedEvent, root: Path) -> dict[str, Any]:
-    """A recorded event as JSON: where the user acts (their line), where it happened, and Dynamo's words."""
-    user, elsewhere = placed(event, root)
-    where = user or elsewhere
-
-    def site(frame: dict[str, Any] | None) -> dict[str, Any] | None:
-        if frame is None:
-            return None
-        return {
-            "path": display_path(frame["path"]),
-            "line": frame["line"],
-            "func": frame["func"],
-            "text": frame["text"],
-        }
-
-    return {
-        "kind": event.kind,
-        "gb_id": event.gb_id,
-        "reason": event.reason,
-        "count": event.count,
-        "location": site(where),
-        "library": site(elsewhere) if user is not None else None,
-        "url": GB_DOC_URL.format(event.gb_id.lower()) if event.gb_id else None,
-        "id": event.id,
-    }
-
-
-def run_sarif(events: list[RecordedEvent], root: Path) -> str:
-    """SARIF 2.1.0 of a run's events (`graphmend record`): one result each at the user's line, the
-    library's line as a related location; rules are the four kinds of event."""
-    rules = [{"id": kind, "shortDescription": {"text": text}} for kind, text in _RUN_KINDS.items()]
-    results = []
-    for event in events:
-        user, elsewhere = placed(event, root)
-        where = user or elsewhere
-        if where is None:
-            continue
-        result: dict[str, Any] = {
-            "ruleId": event.kind,
-            "ruleIndex": list(_RUN_KINDS).index(event.kind),
-            "level": "error" if event.kind == "compile_failure" else "warning",
-            "message": {"text": f"{event.gb_id + ' ' if event.gb_id else ''}{event.reason}"},
-            "locations": [_run_location(where, root)],
-            "properties": {"count": event.count, **({"gbId": event.gb_id} if event.gb_id else {})},
-        }
-        if user is not None and elsewhere is not None:
-            result["relatedLocations"] = [{"id": 0, **_run_location(elsewhere, root)}]
-        results.append(result)
-    driver = {"name": "graphmend record", "version": __version__, "informationUri": INFORMATION_URI, "rules": rules}
-    run = {
-        "tool": {"driver": driver},
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}},
-        "results": results,
-    }
-    return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
-
-
-def _run_location(site: dict[str, Any], root: Path) -> dict[str, Any]:
-    return {
-        "physicalLocation": {
-            "artifactLocation": {"uri": _uri(Path(site["path"]), root), "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": site["line"]},
-        }
-    }
