@@ -5,7 +5,7 @@
 Each file is turned into a notebook the way people write one: one code cell per top-level
 statement run (imports together, each class or function its own cell), a markdown cell before each
 class, and a short stream output under every code cell; nbformat writes it. Both are checked through
-`api.check_file` (read, parse the notebook with nbformat, mask, analyse, place findings in cells),
+`pipelines.check_file` (read, parse the notebook with nbformat, mask, analyse, place findings in cells),
 interleaved (py, notebook, py, ...) so machine noise hits both alike. Goal: notebook / py <= 1.5.
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 import nbformat
 
 from graphmend import api
+from graphmend.pipelines import check_file
 
 
 def default_files() -> list[Path]:
@@ -79,8 +80,8 @@ def measure(path: Path, repeat: int, work: Path) -> tuple[float, float, int]:
     notebook = work / f"{path.stem}.ipynb"
     notebook.write_text(as_notebook(text), encoding="utf-8")
     settings = api.settings_for(work)
-    py_findings = api.check_file(py, settings).diagnostics
-    notebook_findings = api.check_file(notebook, settings).diagnostics
+    py_findings = check_file(py, settings).diagnostics
+    notebook_findings = check_file(notebook, settings).diagnostics
     assert len(py_findings) == len(notebook_findings), (path, len(py_findings), len(notebook_findings))
     py_times, notebook_times = [], []
     for _ in range(repeat):

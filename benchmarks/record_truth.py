@@ -71,6 +71,7 @@ def recompiles() -> int:
 
     import graphmend
     from graphmend import api
+    from graphmend.record.runs import placed
 
     differ = 0
     with tempfile.TemporaryDirectory(prefix="graphmend-recompiles-") as scratch:
@@ -79,11 +80,11 @@ def recompiles() -> int:
             torch._dynamo.reset()
             with graphmend.recording(Path(scratch) / program.stem) as run:
                 runpy.run_path(str(program), run_name="__main__")
-            placed = [(api.placed(e, program.parent), e) for e in api.read_run(run).events if e.kind == "recompile"]
-            lines = sorted({user["line"] for (user, _), _ in placed if user is not None})
-            differ += lines != marks or len(lines) != len(placed)
+            found = [(placed(e, program.parent), e) for e in api.read_run(run).events if e.kind == "recompile"]
+            lines = sorted({user["line"] for (user, _), _ in found if user is not None})
+            differ += lines != marks or len(lines) != len(found)
             print(f"{program.name}: marks {marks}, recompiles placed at:")
-            for (user, library), event in placed:
+            for (user, library), event in found:
                 guard = f" (guard at {library['path']}:{library['line']})" if library else ""
                 print(f"  {user['line'] if user else None}{guard}, met {event.count}x: {event.reason}")
     return int(differ > 0)

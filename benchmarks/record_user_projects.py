@@ -33,6 +33,7 @@ def recorded(run: Path, program: Path) -> dict[str, Any]:
     """The run's break sites (the innermost frame of each break), and its breaks not placed at a line
     of `program` with the site as the related frame (for a break in the program: the site itself)."""
     from graphmend import api
+    from graphmend.record.runs import placed
 
     sites: set[Site] = set()
     misplaced = []
@@ -41,7 +42,7 @@ def recorded(run: Path, program: Path) -> dict[str, Any]:
         innermost = event.frames[-1]
         site = (os.path.realpath(innermost["path"]), int(innermost["line"]))
         sites.add(site)
-        user, related = api.placed(event, program.parent)
+        user, related = placed(event, program.parent)
         at_program = user is not None and os.path.realpath(user["path"]) == os.path.realpath(program)
         if not at_program or related is not (None if site[0] == os.path.realpath(program) else innermost):
             misplaced.append({"site": site, "frames": event.frames})

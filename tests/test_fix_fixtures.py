@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, with_recorded_run
 
-from graphmend.api import Settings, check_source, fix_source, with_run_in_text
+from graphmend.api import check_source, fix_source
 from graphmend.diagnostics import Applicability
 
 FIX_CASES = sorted(FIXTURES.glob("GM*/fix_*.in.py"))
@@ -36,7 +36,8 @@ def test_every_fixable_code_has_rewrite_fixtures() -> None:
 
 @pytest.mark.parametrize("case", FIX_CASES, ids=ids(FIX_CASES))
 def test_rewrite(case: Path, tmp_path: Path) -> None:
-    """A GM5xx case is fixed with its recorded run: the fix is the one its run-only finding carries."""
+    """A GM5xx case is fixed with its recorded run in the analysis: the function the run shows
+    compiled is analysed as compiled, and its static finding carries the fix."""
     before = case.read_text(encoding="utf-8")
     expected = case.with_name(case.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
     case = with_recorded_run(case, tmp_path)
@@ -46,7 +47,7 @@ def test_rewrite(case: Path, tmp_path: Path) -> None:
     assert result.fixed == expected
     ast.parse(result.fixed)
     assert fix_source(result.fixed, case, unsafe=unsafe).fixed == result.fixed, "not idempotent"
-    fixes = [d.fix for d in with_run_in_text(check_source(before, case), case, before, Settings()) if d.fix is not None]
+    fixes = [d.fix for d in check_source(before, case) if d.fix is not None]
     kinds = {f.applicability for f in fixes}
     named = " ".join(h for f in fixes for h in f.hazards)
     for words in HAZARD.findall(before):

@@ -159,3 +159,23 @@ def test_no_function_over_80_lines_and_no_class_over_250() -> None:
             if isinstance(node, ast.ClassDef) and length > 250:
                 long.append(f"{relative}: class {node.name}, {length} lines")
     assert not long, "\n".join(long)
+
+
+def test_api_exports_only_what_the_fronts_use() -> None:
+    """Issue 51: `api` is the fronts' contract, so it lists what they use and nothing more (tests and
+    benchmarks import the rest from where it is defined)."""
+    tree = ast.parse((PACKAGE / "api.py").read_text(encoding="utf-8"))
+    (exported,) = [
+        [element.value for element in node.value.elts]  # type: ignore[attr-defined]
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets)
+    ]
+    used: set[str] = set()
+    fronts = [PACKAGE / "cli.py", PACKAGE / "verify.py", PACKAGE / "jupyter.py", *(PACKAGE / "lsp").rglob("*.py")]
+    for path in fronts:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "api":
+                used.add(node.attr)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "api":
+                used.update(alias.name for alias in node.names)
+    assert not sorted(set(exported) - used), "api exports names no front uses"

@@ -39,7 +39,9 @@ async def client(request, lsp_client: LanguageClient):
     )
     result = await lsp_client.initialize_session(
         types.InitializeParams(
-            capabilities=capabilities, root_uri=ROOT.as_uri(), initialization_options={"graphmend": {"debounce": 20}}
+            capabilities=capabilities,
+            root_uri=ROOT.as_uri(),
+            initialization_options={"graphmend": {"debounce": 20, "index": False}},
         )
     )
     sync = result.capabilities.notebook_document_sync
@@ -239,8 +241,9 @@ HELPER = "def helper(x):\n    if x.sum() > 0:\n        return x + 1\n    return 
 
 async def test_a_run_recorded_in_the_kernel_shows_on_its_cell(client: LanguageClient, tmp_path: Path) -> None:
     """Issue 41: a run a `recording()` in the notebook's kernel wrote (its frame names the cell's
-    code, `cell_key`) shows on the editor's cell with that code: GM501 at the helper's `if`, with
-    GM101's quick fix; after the cell is edited there, the event is gone."""
+    code, `cell_key`) shows on the editor's cell with that code: the run shows the helper compiled,
+    so its `if` is GM101's finding, confirmed, with GM101's quick fix; after the cell is edited
+    there, the finding is gone."""
     import json
 
     from graphmend.record.log import cell_key
@@ -259,7 +262,8 @@ async def test_a_run_recorded_in_the_kernel_shows_on_its_cell(client: LanguageCl
     notebook = Notebook(client, tmp_path, cells)
     notebook.open()
     found = await notebook.diagnostics()
-    assert [(d.code, d.range.start.line) for d in found[1]] == [("GM501", 1)] and not found[0] and not found[2]
+    assert [(d.code, d.range.start.line) for d in found[1]] == [("GM101", 1)] and not found[0] and not found[2]
+    assert found[1][0].data["run"]["count"] == 1
     (action,) = [a for a in await code_actions(client, notebook.cell_uris[1], found[1][0]) if "torch.where" in a.title]
     assert notebook.apply((await resolved(client, action)).edit) == [1]
     assert not (await notebook.diagnostics())[1]

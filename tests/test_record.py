@@ -24,6 +24,7 @@ import pytest
 import graphmend
 from graphmend import api
 from graphmend.cli import main
+from graphmend.record.runs import RecordedEvent, placed
 
 pytest.importorskip("torch")
 
@@ -117,7 +118,7 @@ def record(tmp_path: Path, program: str, *extra: str, env: dict[str, str] | None
     return run
 
 
-def frames(event: api.RecordedEvent) -> list[tuple[str, int]]:
+def frames(event: RecordedEvent) -> list[tuple[str, int]]:
     return [(Path(f["path"]).name, f["line"]) for f in event.frames]
 
 
@@ -128,7 +129,7 @@ def test_a_break_in_user_code_once_per_site_with_its_count(tmp_path: Path) -> No
     assert frames(event)[-1] == ("prog.py", 7)
     assert event.frames[-1]["text"] == "if y.sum() > 0:"
     assert event.count >= 1 and event.files[str(tmp_path / "prog.py")] is not None
-    user, elsewhere = api.placed(event, tmp_path)
+    user, elsewhere = placed(event, tmp_path)
     assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 7) and elsewhere is None
     assert run.torch and run.torch.startswith("2.") and run.ended["exit_code"] == 0
     assert "Graph break" not in run.ended["stderr"]  # the text log the recorder listens to stays its own
@@ -142,7 +143,7 @@ def test_a_break_in_a_library_is_placed_at_the_users_call(tmp_path: Path) -> Non
     run = record(tmp_path, LIBRARY_USER, env={"PYTHONPATH": path})
     (event,) = [e for e in run.events if e.kind == "graph_break"]
     assert event.gb_id == "GB0059"  # print
-    user, library = api.placed(event, tmp_path)
+    user, library = placed(event, tmp_path)
     assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 8)
     assert library is not None and library["path"].endswith("noisylib/__init__.py") and library["line"] == 2
     assert library["text"] == 'print("value", x.shape)'
@@ -185,7 +186,7 @@ def test_a_torch_module_rebuilt_per_step_recompiles_at_the_users_line(tmp_path: 
     run = record(tmp_path, program)
     (event,) = [e for e in run.events if e.kind == "recompile"]
     assert event.guard == "fn.negative_slope == 0.1"
-    user, guard = api.placed(event, tmp_path)  # the guard is made in torch's forward, the call is the user's
+    user, guard = placed(event, tmp_path)  # the guard is made in torch's forward, the call is the user's
     assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 5)
     assert user["text"] == 'torch.compile(torch.nn.LeakyReLU(slope), backend="eager")(x)'
     assert guard is not None and guard["path"].endswith("torch/nn/modules/activation.py")
@@ -226,7 +227,7 @@ def test_a_break_under_a_forward_calling_a_forward_is_placed_at_the_users_call(t
     (site / "pairlib" / "__init__.py").write_text(PAIRLIB)
     run = record(tmp_path, SAME_NAMED_FORWARDS, env={"PYTHONPATH": str(site)})
     (event,) = [e for e in run.events if e.kind == "graph_break"]
-    user, library = api.placed(event, tmp_path)
+    user, library = placed(event, tmp_path)
     assert user is not None and (Path(user["path"]).name, user["line"]) == ("prog.py", 11)
     assert library is not None and library["path"].endswith("pairlib/__init__.py") and library["line"] == 6
     assert event.count >= 2
@@ -306,7 +307,7 @@ def test_the_text_logs_stand_in_for_structured_records_a_release_lacks(tmp_path:
             return x * 2
         return x
 
-    def met(run_folder: Path) -> dict[tuple[str, int], api.RecordedEvent]:
+    def met(run_folder: Path) -> dict[tuple[str, int], RecordedEvent]:
         events = api.read_run(run_folder).events
         return {
             (e.kind, e.frames[-1]["line"]): e for e in events if Path(e.frames[-1]["path"]).name == "test_record.py"
@@ -572,13 +573,14 @@ def test_check_marks_the_findings_the_newest_run_met(tmp_path: Path, capsys: pyt
         os.chdir(cwd)
 
 
-def test_check_reports_what_only_the_run_met_and_fix_applies_its_static_rewrite(
+def test_check_reports_what_only_the_run_met_and_analyses_what_it_shows_compiled(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     """Events at lines no static rule reports are findings of the run's own rules: the library's
     print at the user's call (GM501, the library line related and in `library`), the recompile at
-    the line that made the guard (GM502, saying what to do). A break in a helper compiled code is
-    handed as an argument carries GM101's rewrite, and `graphmend fix` applies it."""
+    the line that made the guard (GM502, saying what to do). A helper compiled code is handed as an
+    argument is compiled code (the run traced it): its break is GM101's finding, confirmed, with
+    GM101's rewrite, and `graphmend fix` applies it."""
     site = tmp_path / "site" / "site-packages"
     (site / "noisylib").mkdir(parents=True)
     (site / "noisylib" / "__init__.py").write_text(NOISYLIB)
@@ -599,8 +601,8 @@ def test_check_reports_what_only_the_run_met_and_fix_applies_its_static_rewrite(
         assert library["related"][0]["kind"] == "library" and library["url"].endswith("gb0059.html")
         guard = found[("GM502", lines.index("    if scale > 1:") + 1)]
         assert guard["message"].startswith("Pass `scale` as a tensor") and guard["dynamo"] == "guard failed: scale == 1"
-        branch = found[("GM501", lines.index("    if x.sum() > 0:") + 1)]
-        assert branch["rewrite"] == "GM101" and branch["fix"]["applicability"] == "safe"
+        branch = found[("GM101", lines.index("    if x.sum() > 0:") + 1)]
+        assert branch["run"]["count"] >= 1 and branch["fix"]["applicability"] == "safe"
         assert main(["fix", "prog.py"]) == 1  # the recompile and the library's print remain
         fixed = (tmp_path / "prog.py").read_text()
         assert "torch.where(cond, x + 1, x - 1)" in fixed and "if x.sum() > 0:" not in fixed
@@ -645,5 +647,5 @@ def test_a_recording_in_a_notebook_puts_its_events_on_the_cells(tmp_path: Path) 
     (tmp_path / "steps.ipynb").write_text(json.dumps(notebook))
     (result,) = api.check_paths([tmp_path / "steps.ipynb"], jobs=1)
     (finding,) = result.diagnostics
-    assert (finding.code, finding.data.cell, finding.range.start.line + 1) == ("GM501", 3, 2)
-    assert finding.data.rewrite == "GM101" and finding.fix is not None and finding.data.run is not None
+    assert (finding.code, finding.data.cell, finding.range.start.line + 1) == ("GM101", 3, 2)
+    assert finding.fix is not None and finding.data.run is not None  # the run shows the cell's function compiled

@@ -1,9 +1,10 @@
 """The one entry point every front uses (CLI, language server, notebooks, tests): text or paths in,
 diagnostics and fixes out. A façade: the fronts (`cli.py`, `lsp/`) import graphmend's core only
-from here (`tests/test_layers.py`), so that what they may rely on is this list.
+from here (`tests/test_layers.py`), so that what they may rely on is this list, and it lists only
+what they use (`tests/test_layers.py`).
 
-- `run`: the pipelines: `check_source`/`check_file`/`check_paths`, `fix_source`/`fix_file`/
-  `fix_paths`, notebooks, and `assemble_project`, the one way a project is built;
+- `pipelines`: `check_source`/`check_paths`, `fix_source`/`fix_paths`, notebooks, and
+  `assemble_project`, the one way a project is built;
 - `files`: discovery, reading (Python's decoding, notebooks), per-file settings;
 - the data they return (`diagnostics`, `source` positions), the rules, settings, and the renderers
   of `reporting` and `notebooks` the fronts print and write with.
@@ -17,48 +18,37 @@ from . import notebooks, reporting, run_report
 from .checker import NOT_ANALYSED_CODES
 from .diagnostics import Applicability, Diagnostic, FindingData, Fix, Severity, TextEdit
 from .files import (
-    Skipped,
     SourceError,
     decode_notebook,
     decode_source,
     discover,
-    discover_python_files,
     is_notebook,
-    iter_settings,
     notebook_from_text,
-    project_files,
     read_notebook,
     read_source,
 )
 from .fixes import apply_fixes
 from .pipelines import (
-    FileResult,
-    FixResult,
     assemble_project,
     broken_cell_diagnostics,
     build_project,
-    check_file,
     check_notebook,
     check_paths,
     check_source,
     context_for,
-    fix_file,
     fix_notebook_text,
     fix_paths,
     fix_source,
-    place_in_cells,
     summarize_file,
     summarize_source,
     too_large,
-    with_run_in_text,
 )
 from .project import ModuleSummary, Project
 from .record.baseline import compare as compare_with_baseline
 from .record.baseline import write_baseline
-from .record.handler import recording
+from .record.newest import run_status
 from .record.runner import import_trace, record_command
-from .record.runs import RecordedEvent, Run, new_run, newest_run, placed, project_root, read_run
-from .recorded import RunStatus, run_status
+from .record.runs import Run, new_run, project_root, read_run
 from .regions import ProjectContext
 from .reporting import OFF_BY_DEFAULT, Finding, is_recorded, plural, qualifiers, short_clause, without_asides
 from .rule_docs import rule_page, rule_pages
@@ -69,36 +59,28 @@ from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
-    "with_run_in_text",
     "is_recorded",
     "run_status",
-    "RunStatus",
     "compare_with_baseline",
     "write_baseline",
     "import_trace",
     "new_run",
-    "newest_run",
-    "placed",
     "project_root",
     "read_run",
     "record_command",
-    "recording",
     "CUDA_GRAPH_SCOPES",
     "KNOWN_CODES",
     "NOT_ANALYSED_CODES",
     "OFF_BY_DEFAULT",
     "RULES",
-    "RecordedEvent",
     "Run",
     "RULES_BY_CODE",
     "Applicability",
     "Diagnostic",
     "Family",
-    "FileResult",
     "Finding",
     "FindingData",
     "Fix",
-    "FixResult",
     "ModuleSummary",
     "Position",
     "Project",
@@ -107,7 +89,6 @@ __all__ = [
     "Settings",
     "SettingsError",
     "Severity",
-    "Skipped",
     "SourceError",
     "SourceText",
     "TextEdit",
@@ -116,7 +97,6 @@ __all__ = [
     "assemble_project",
     "broken_cell_diagnostics",
     "build_project",
-    "check_file",
     "check_notebook",
     "check_paths",
     "check_source",
@@ -124,18 +104,13 @@ __all__ = [
     "decode_notebook",
     "decode_source",
     "discover",
-    "discover_python_files",
-    "fix_file",
     "fix_notebook_text",
     "fix_paths",
     "fix_source",
     "is_notebook",
-    "iter_settings",
     "notebook_from_text",
     "notebooks",
-    "place_in_cells",
     "plural",
-    "project_files",
     "qualifiers",
     "read_notebook",
     "read_source",

@@ -17,6 +17,7 @@ from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
 from .project.library_calls import call_site_diagnostics
 from .provenance import value_chain
+from .recorded import RunInFile
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
 from .resumption import resumed_call_breaks
 from .rules import RULES, Rule
@@ -74,6 +75,9 @@ def _check(
     try:
         if not summarize and "torch" not in text and "PreTrainedModel" not in text and context == ProjectContext():
             return [], None  # nothing can be compiled without naming torch or a transformers model base
+        run = RunInFile(context.run, path, text, tree) if context.run and settings.runs and path else None
+        if run is not None:  # the functions Dynamo traced in the recorded run are compiled
+            context = replace(context, entries=(*context.entries, *run.entries))
         module_name = module_name_for(path)
         module_bases = context.module_bases | settings.module_bases
         index = ModuleIndex(
@@ -104,6 +108,8 @@ def _check(
         if context.called_findings:  # breaks in libraries (and files not checked) that its calls lead to
             diagnostics += call_site_diagnostics(regions, source, context.called_findings, settings)
             diagnostics.sort(key=lambda d: (d.range.start, d.code))
+        if run is not None:  # what the run met: findings confirmed, its other lines reported (GM5xx)
+            diagnostics = run.merged(diagnostics, source, settings)
         return diagnostics, summary
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"

@@ -466,7 +466,7 @@ def _stdin_setup(
     if args.stdin_filename is None:
         return path, api.Settings().merged(overrides), None
     settings = api.settings_for(path.parent if path.parent.exists() else Path.cwd()).merged(overrides).for_file(path)
-    context = api.context_for(api.build_project([path], overrides), path) if path.is_file() else None
+    context = api.context_for(api.build_project([path], overrides), path, settings) if path.is_file() else None
     return path, settings, context
 
 

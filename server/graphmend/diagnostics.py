@@ -107,7 +107,6 @@ class FindingData:
     off_by_default: str | None = None  # the switch, false by default, without which it is never met
     run: RunSeen | None = None  # the newest recorded run met it
     dynamo: str | None = None  # a recorded run's finding (GM5xx): Dynamo's words for what it met
-    rewrite: str | None = None  # ... a graph break whose fix is this static rule's (the run shows it compiled)
     cell: int | None = None  # a notebook's finding: its cell's 1-based number
     notebook_index: int | None = None  # ... and its place in the notebook module's diagnostics
 
@@ -117,8 +116,7 @@ class FindingData:
         library = raw.get("library")
         return cls(
             **{
-                name: raw.get(name)
-                for name in ("rule", "entry", "nested", "cuda_graphs", "no_fix", "action", "dynamo", "rewrite")
+                name: raw.get(name) for name in ("rule", "entry", "nested", "cuda_graphs", "no_fix", "action", "dynamo")
             },
             only_when=tuple(raw.get("only_when") or ()),
             library=LibraryCall(library["path"], library["line"], library["callee"], tuple(library.get("via", ())))

@@ -9,7 +9,6 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
 from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
-from .recorded import merged_file, newest, read_text
+from .record.newest import newest_file_run
 from .regions import ProjectContext
 from .semantics import module_name_for
 from .settings import Settings
@@ -59,8 +58,10 @@ def check_source(
 ) -> list[Diagnostic]:
     """Diagnostics for one file's text. Never runs or imports the code; never raises on bad code.
     `context` is what the rest of the project compiles or calls in this file (`Project.context_for`);
-    `cache` the units of the document's previous version (an editor's), reused where unchanged."""
-    return check_text(text, path, settings, context, cache)
+    `cache` the units of the document's previous version (an editor's), reused where unchanged.
+    The newest recorded run of the project is in the analysis where the `runs` setting is on."""
+    settings = settings or Settings()
+    return check_text(text, path, settings, with_newest_run(context or ProjectContext(), path, settings), cache)
 
 
 def summarize_source(text: str, path: Path, settings: Settings | None = None) -> ModuleSummary | None:
@@ -96,8 +97,6 @@ def check_notebook(
     if not notebook.verified and any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         notebook = notebooks.verified(notebook)  # a cell with automagic or a syntax error: look cell by cell
         diagnostics = check_source(notebook.module, path, settings, context)
-    if path is not None and (settings or Settings()).runs:  # what a `recording()` in its cells met
-        diagnostics = with_run_in_text(diagnostics, path, notebook.module, settings or Settings(), context)
     return place_in_cells(notebook, diagnostics + broken_cell_diagnostics(notebook, path, settings))
 
 
@@ -145,6 +144,7 @@ def _analyse(
 def check_file(
     path: Path, settings: Settings, cache: Cache | None = None, context: ProjectContext | None = None
 ) -> FileResult:
+    context = with_newest_run(context or ProjectContext(), path, settings)
     key = None
     if cache is not None:
         try:
@@ -272,8 +272,9 @@ def _map(function: Any, work: list[Any], jobs: int | None, advance: Callable[[],
     return results
 
 
-def context_for(project: Project, path: Path) -> ProjectContext:
-    return project.context_for(os.path.realpath(path))
+def context_for(project: Project, path: Path, settings: Settings) -> ProjectContext:
+    """What the project, and the newest recorded run, say about the file at `path`."""
+    return with_newest_run(project.context_for(os.path.realpath(path)), path, settings)
 
 
 def _check_file_job(job: tuple[Path, Settings, Cache | None, ProjectContext]) -> FileResult:
@@ -318,51 +319,23 @@ def check_paths(
     again = [
         (index, (path, settings, cache, context))
         for index, (path, settings) in enumerate(checked)
-        if first[index][0].error is None and (context := context_for(project, path)) != ProjectContext()
+        if first[index][0].error is None and (context := context_for(project, path, settings)) != ProjectContext()
     ]
     results = [result for result, _ in first]
     total += len(again)
     for (index, _), result in zip(again, _map(_check_file_job, [job for _, job in again], jobs, advance)):
         results[index] = result
-    results = results + in_libraries if main.report_library_files else results
-    if not main.runs:
-        return results
-    settings_of = {os.path.realpath(path): settings for path, settings in checked}
-    return with_run(results, files[0] if files else Path.cwd(), settings_of, partial(context_for, project))
+    return results + in_libraries if main.report_library_files else results
 
 
-def with_run(
-    results: list[FileResult],
-    start: Path,
-    settings_of: Mapping[str, Settings],
-    context_of: Callable[[Path], ProjectContext],
-) -> list[FileResult]:
-    """The results with what the newest recorded run of the project at `start` met in their files
-    (`recorded.merged_file`): static findings on its lines confirmed (`data.run`), its other
-    events reported by the GM5xx rules. `settings_of`: each file's settings by real path. Without
-    a run, the results as they are."""
-    recorded = newest(start)
-    if recorded is None:
-        return results
-    merged = []
-    for result in results:
-        real = os.path.realpath(result.path)
-        text = read_text(real) if result.error is None and real in recorded.by_file else None
-        settings = settings_of.get(real)
-        if text is None or settings is None:
-            merged.append(result)
-            continue
-        diagnostics = merged_file(result.diagnostics, result.path, text, settings, context_of(result.path), recorded)
-        merged.append(replace(result, diagnostics=diagnostics))
-    return merged
-
-
-def with_run_in_text(
-    diagnostics: list[Diagnostic], path: Path, text: str, settings: Settings, context: ProjectContext | None = None
-) -> list[Diagnostic]:
-    """A document's findings with what the newest recorded run of its project met at its lines in
-    `text` (the editor's, unsaved edits included); as they are without a run."""
-    return list(merged_file(tuple(diagnostics), path, text, settings, context))
+def with_newest_run(context: ProjectContext, path: Path | None, settings: Settings) -> ProjectContext:
+    """`context` with what the newest recorded run of the project at `path` met in the file, where
+    the `runs` setting is on: the one way a run enters an analysis (the checker takes it from there,
+    `recorded.py`), for check, fix, the standard input and the editor alike."""
+    if path is None or not settings.runs or context.run is not None:
+        return context
+    run = newest_file_run(path)
+    return replace(context, run=run) if run is not None else context
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:
@@ -434,7 +407,7 @@ def fix_source(
     outer one). Unsafe fixes are applied only when asked for.
     """
     current, applied = text, 0
-    diagnostics = _checked_with_run(current, path, settings, context)
+    diagnostics = check_source(current, path, settings, context)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
     for _ in range(MAX_FIX_ROUNDS):
@@ -457,25 +430,12 @@ def fix_source(
                 internal_error=True,
             )
         current, applied = candidate, applied + count
-        diagnostics = _checked_with_run(current, path, settings, context)
+        diagnostics = check_source(current, path, settings, context)
     else:  # every round applied something: more may be left
         return FixResult(
             path, text, current, applied, tuple(diagnostics), converged=not _fixes_to_apply(diagnostics, unsafe)
         )
     return FixResult(path, text, current, applied, tuple(diagnostics))
-
-
-def _checked_with_run(
-    text: str, path: Path | None, settings: Settings | None, context: ProjectContext | None
-) -> list[Diagnostic]:
-    """`check_source`, with the newest recorded run's findings where the `runs` setting is on: a
-    fix run applies what `check` offers (a run-only break's static rewrite) and ends when the
-    rewritten line is no longer the one the run met."""
-    diagnostics = check_source(text, path, settings, context)
-    settings = settings or Settings()
-    if path is None or not settings.runs:
-        return diagnostics
-    return with_run_in_text(diagnostics, path, text, settings, context)
 
 
 def _fixes_to_apply(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
@@ -501,9 +461,8 @@ def fix_file(
         text, encoding = (decode_notebook(data), "utf-8") if notebook else decode_source(data)
     except SourceError as error:
         return FixResult(path, "", "", 0, (), error=str(error))
+    context = with_newest_run(context or ProjectContext(), path, settings)
     cached = cache.get(cache.key(path, data, settings, context)) if cache is not None else None
-    if cached is not None and settings.runs and not notebook:
-        cached = with_run_in_text(cached, path, text, settings, context)
     if cached is not None and not _fixes_to_apply(cached, unsafe):
         return FixResult(path, text, text, 0, tuple(cached))
     result = (fix_notebook_text if notebook else fix_source)(text, path, settings, unsafe, context)
@@ -537,7 +496,7 @@ def fix_paths(
     project = build_project(files, overrides, jobs, cache)
     return _map(
         _fix_file_job,
-        [(path, settings, unsafe, write, context_for(project, path), cache) for path, settings in work],
+        [(path, settings, unsafe, write, context_for(project, path, settings), cache) for path, settings in work],
         jobs,
     )
 

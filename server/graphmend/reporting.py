@@ -93,9 +93,8 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         **({"library": _library(diagnostic.data.library)} if diagnostic.data.library is not None else {}),
         # the newest recorded run met it (`graphmend record`): how often, which run, when
         **({"run": diagnostic.data.run.to_json()} if diagnostic.data.run is not None else {}),
-        # a recorded run's own finding (GM5xx): Dynamo's words, and the static rule whose fix it carries
+        # a recorded run's own finding (GM5xx): Dynamo's words
         **({"dynamo": diagnostic.data.dynamo} if diagnostic.data.dynamo is not None else {}),
-        **({"rewrite": diagnostic.data.rewrite} if diagnostic.data.rewrite is not None else {}),
     }
 
 
@@ -192,8 +191,6 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
     if data.run is not None:
         met = f"the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}"
         found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
-    if data.rewrite is not None:
-        found.append(f"the fix is {data.rewrite}'s: the run shows this function is compiled")
     return found
 
 

@@ -57,7 +57,7 @@ class WorkspaceIndex:
     @property
     def project(self) -> Project:
         if self._project is None:
-            self._project = build_project(self.summaries(), self.settings)
+            self._project = workspace_project(self.summaries(), self.settings)
         return self._project
 
     def set_project(self, project: Project, generation: int) -> None:
@@ -112,7 +112,7 @@ class WorkspaceIndex:
         return True
 
 
-def build_project(summaries: list[ModuleSummary], settings: api.Settings) -> Project:
+def workspace_project(summaries: list[ModuleSummary], settings: api.Settings) -> Project:
     """The workspace's project, put together as the CLI's is (`api.assemble_project`), every
     workspace file reported (the costly part: run it off the event loop)."""
     return api.assemble_project(summaries, [summary.path for summary in summaries], settings)[0]

@@ -102,8 +102,6 @@ def analyse(
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
     diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
-    if settings.runs:  # the findings the project's newest recorded run met, at their lines in this text
-        diagnostics = api.with_run_in_text(diagnostics, path, text, settings, context)
     return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context)
 
 

@@ -195,3 +195,37 @@ def current_line(frame: dict[str, Any], recorded_hash: str | None, text: str) ->
     near = range(max(0, line - REANCHOR_LINES), min(len(lines), line + REANCHOR_LINES + 1))
     found = [number for number in near if lines[number].strip() == wanted]
     return found[0] + 1 if len(found) == 1 else None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """An event of a run at a frame of a project file (`placed`), and the frames beyond it (the
+    library's or torch's code it met the event in, outermost first)."""
+
+    event: RecordedEvent
+    frame: dict[str, Any]
+    beyond: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class FileRun:
+    """What one file's analysis takes of the newest recorded run: the run (its folder's name, when
+    it started) and its events placed in the file; a notebook's, those placed in any notebook cell
+    (each cell's code finds its own)."""
+
+    name: str
+    started: float
+    placements: tuple[Placement, ...]
+
+    def key(self) -> str:
+        """What a cache of the file's findings must tell apart: the run, and each event where it was met."""
+        return repr(
+            (
+                self.name,
+                self.started,
+                [
+                    (p.event.id, p.event.count, p.frame.get("line"), p.frame.get("text"), p.frame.get("cell"))
+                    for p in self.placements
+                ],
+            )
+        )

@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic
+from ..record.runs import FileRun
 from ..semantics import FunctionInfo
 
 CONFIG_PATCH = "torch._dynamo.config.patch"
@@ -99,6 +100,10 @@ class ProjectContext:
     # Functions of other files decorated with `torch.compiler.disable`, as this file imports them →
     # (their file, the line of the decorated `def`): each call from compiled code splits the graph.
     disabled_functions: tuple[tuple[str, str, int], ...] = ()
+    # The newest recorded run's events in this file (`pipelines.with_newest_run`): the checker
+    # confirms the findings on their lines, reports the others (GM5xx), and takes the functions
+    # Dynamo traced there as compiled.
+    run: FileRun | None = None
 
     def disabled_function(self, qualname: str) -> tuple[str, int] | None:
         """Where the imported function `qualname` is defined, if it is decorated with `disable`."""

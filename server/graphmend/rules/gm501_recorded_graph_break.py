@@ -29,15 +29,16 @@ class RecordedGraphBreak(RecordedRule):
             "the compiled region (`torch.compiler.disable` on a helper you own)."
         ),
         fix=(
-            "when a static rule can rewrite the line (the run shows the function is compiled though no "
-            "compile site in the checked files says so), the finding carries that rule's fix with that "
-            "rule's safety; otherwise none. Record again after a change: the finding goes when the run no "
-            "longer meets the break."
+            "none of its own. Where a static rule can rewrite the line, that rule reports it instead, "
+            "confirmed by the run, with its fix and its safety: the run shows the function is compiled "
+            "(Dynamo traced it) though no compile site in the checked files says so, and the function is "
+            "analysed as compiled. Record again after a change: the finding goes when the run no longer "
+            "meets the break."
         ),
     )
 
     code = "GM501"
     name = "recorded-graph-break"
     message = "Remove the graph break the recorded run met here"
-    fixable = True  # with a static rule's rewrite, where one applies to the line
+    fixable = False  # a line a static rule rewrites is that rule's finding
     event_kind = GRAPH_BREAK

@@ -21,7 +21,7 @@ from ... import __version__, api
 from ...api import Position, Range
 from .. import notebook_analysis
 from ..edit.locations import from_client_position, path_of, to_client_range
-from ..index import WorkspaceIndex, build_project
+from ..index import WorkspaceIndex, workspace_project
 from ..notebook_analysis import NotebookAnalysis
 from ..options import EditorOptions
 from ..protocol import GraphmendProtocol
@@ -190,7 +190,7 @@ class GraphmendServer(LanguageServer):
         while self.index.stale:
             generation = self.index.generation
             project = await loop.run_in_executor(
-                self.executor, build_project, self.index.summaries(), self.index.settings
+                self.executor, workspace_project, self.index.summaries(), self.index.settings
             )
             self.index.set_project(project, generation)
 
