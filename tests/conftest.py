@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+from collections import defaultdict
 from pathlib import Path
+
+import pytest
 
 from graphmend.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CORPUS = ROOT / "tests" / "dynamo_corpus"
+# The documented full mode (`GRAPHMEND_FULL=1 pytest`): every inductor proof, every corpus program in
+# the context matrix, the long fuzzing and the keystroke replay on every model file. CI runs a fixed
+# sample of each.
+FULL = os.environ.get("GRAPHMEND_FULL") == "1"
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:  # noqa: ANN001
@@ -32,3 +40,28 @@ def with_recorded_run(case: Path, tmp_path: Path) -> Path:
     events = run.read_text(encoding="utf-8").replace("{here}", str(copy))
     (project / ".graphmend" / "runs" / "20261127-000000-1" / "process-1.jsonl").write_text(events, encoding="utf-8")
     return copy
+
+
+# Where the suite's time goes, file by file (setup, call and teardown summed; under pytest-xdist the
+# workers' times add up, so the total exceeds the wall time): the CI log shows it after every run.
+_SECONDS_BY_FILE: dict[str, float] = defaultdict(float)
+_TESTS_BY_FILE: dict[str, int] = defaultdict(int)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    module = report.nodeid.split("::", 1)[0]
+    _SECONDS_BY_FILE[module] += report.duration
+    if report.when == "call":
+        _TESTS_BY_FILE[module] += 1
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _SECONDS_BY_FILE:
+        return
+    total = sum(_SECONDS_BY_FILE.values())
+    terminalreporter.section("time by test file")
+    for module, seconds in sorted(_SECONDS_BY_FILE.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(
+            f"{seconds:8.1f} s {100 * seconds / total:5.1f}% {_TESTS_BY_FILE[module]:5d}  {module}"
+        )
+    terminalreporter.write_line(f"{total:8.1f} s in all, {sum(_TESTS_BY_FILE.values())} tests")

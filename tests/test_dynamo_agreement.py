@@ -14,9 +14,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import dynamo_harness  # noqa: E402
+import observations  # noqa: E402
 
 from graphmend.api import check_source  # noqa: E402
 from graphmend.rules import RULES  # noqa: E402
+
+# One pytest-xdist worker runs the whole file: every corpus program under Dynamo, measured once for the module.
+pytestmark = pytest.mark.xdist_group("test_dynamo_agreement")
 
 PROGRAMS = dynamo_harness.corpus_files()
 FIXABLE = ("GM1", "GM2")
@@ -26,7 +30,10 @@ FIXABLE = ("GM1", "GM2")
 def measurements() -> dict[Path, tuple[set, list]]:
     """For every program: Dynamo's breaks, and graphmend's diagnostics."""
     return {
-        path: (dynamo_harness.measure(path)[0], check_source(path.read_text(encoding="utf-8"), path))
+        path: (
+            observations.of_original(dynamo_harness.measure, path)[0],
+            check_source(path.read_text(encoding="utf-8"), path),
+        )
         for path in PROGRAMS
     }
 

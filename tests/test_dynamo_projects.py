@@ -21,6 +21,9 @@ import dynamo_harness  # noqa: E402
 
 from graphmend import api  # noqa: E402
 
+# One pytest-xdist worker runs the whole file: every project under Dynamo, measured once for the module.
+pytestmark = pytest.mark.xdist_group("test_dynamo_projects")
+
 PROJECTS = dynamo_harness.project_folders()
 
 

@@ -7,12 +7,11 @@ A safe fix changes nothing there; an unsafe fix's hazards name every difference.
 rewrite fixture (`tests/fixtures/GM*/fix_*.in.py`, its `ENTRY` on its `INPUTS`) runs the same way
 against its expected rewrite.
 
-Inductor compiles C++ per graph: CI runs it on `INDUCTOR_SAMPLE`; `GRAPHMEND_PROOF_INDUCTOR=all`
+Inductor compiles C++ per graph: CI runs it on `INDUCTOR_SAMPLE`; the full mode (`GRAPHMEND_FULL=1`)
 runs it on every program."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +20,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import dynamo_harness  # noqa: E402
+import observations  # noqa: E402
 import where_code_runs  # noqa: E402
 import where_users_run  # noqa: E402
-from conftest import FIXTURES  # noqa: E402
+from conftest import FIXTURES, FULL  # noqa: E402
 
 from graphmend.api import check_source, fix_source  # noqa: E402
 
@@ -40,7 +40,6 @@ INDUCTOR_SAMPLE = {
     "pos_print_fig5",
     "pos_loop_if",
 }
-ALL_INDUCTOR = os.environ.get("GRAPHMEND_PROOF_INDUCTOR") == "all"
 # Rewrite fixtures whose fixes are safe: each says how it runs (ENTRY on INPUTS that take every branch).
 SAFE_FIXTURES = [
     p
@@ -50,7 +49,6 @@ SAFE_FIXTURES = [
 FIXTURE_INDUCTOR_SAMPLE = {"fix_branch_temporaries", "fix_clamp_floating_on_every_path"}
 # The context matrix (`where_code_runs`): every rewrite fixture that says how it runs, in CI; the
 # corpus programs in CI only for this sample (`GRAPHMEND_FULL=1` runs every one).
-FULL = os.environ.get("GRAPHMEND_FULL") == "1"
 RUNNABLE_FIXTURES = [
     p for p in sorted(FIXTURES.glob("GM*/fix_*.in.py")) if "\nENTRY = " in p.read_text(encoding="utf-8")
 ]
@@ -126,9 +124,11 @@ def test_rewrite_keeps_behaviour_and_removes_fixable_breaks(path: Path, mended) 
     # prints/logs/warnings are identical. A parameter's zero gradient where the original gave none
     # is allowed only where the fix says so (optimisers treat the two differently).
     try:
-        outputs_before, events_before, gradients_before = dynamo_harness.run_observed_with_gradients(path)
+        outputs_before, events_before, gradients_before = observations.of_original(
+            dynamo_harness.run_observed_with_gradients, path
+        )
     except Exception:  # the program changes its inputs in place (Dynamo raises its own error): no gradients
-        outputs_before, events_before = dynamo_harness.run_observed(path)
+        outputs_before, events_before = observations.of_original(dynamo_harness.run_observed, path)
         outputs_after, events_after = dynamo_harness.run_observed(fixed_path)
     else:
         outputs_after, events_after, gradients_after = dynamo_harness.run_observed_with_gradients(fixed_path)
@@ -153,9 +153,10 @@ def test_rewrite_changes_nothing_unnamed_where_users_run(path: Path, mended) -> 
     result = mended[path]
     if result["fixed_text"] == path.read_text(encoding="utf-8"):
         pytest.skip("nothing fixed")
-    inductor = ALL_INDUCTOR or path.stem in INDUCTOR_SAMPLE
+    inductor = FULL or path.stem in INDUCTOR_SAMPLE
     found = where_users_run.differences(
-        where_users_run.observe(path, inductor), where_users_run.observe(result["fixed_path"], inductor)
+        observations.of_original(where_users_run.observe, path, inductor),
+        where_users_run.observe(result["fixed_path"], inductor),
     )
     hazards = [h for d in result["before"] if d.fix for h in d.fix.hazards]
     if not hazards:
@@ -231,7 +232,7 @@ def test_safe_fixture_changes_nothing_where_users_run(case: Path, tmp_path: Path
     assert _same(outputs_before, outputs_after)
     assert _same_gradients(gradients_before, gradients_after, zero_for_none=False), "the gradients differ"
     assert events_after == events_before
-    inductor = ALL_INDUCTOR or case.name.removesuffix(".in.py") in FIXTURE_INDUCTOR_SAMPLE
+    inductor = FULL or case.name.removesuffix(".in.py") in FIXTURE_INDUCTOR_SAMPLE
     found = where_users_run.differences(
         where_users_run.observe(before, inductor), where_users_run.observe(after, inductor)
     )
@@ -267,7 +268,9 @@ def test_rewrite_changes_nothing_unnamed_where_its_code_runs(path: Path, mended)
     result = mended[path]
     if result["fixed_text"] == path.read_text(encoding="utf-8"):
         pytest.skip("nothing fixed")
-    found = where_code_runs.differences(where_code_runs.observe(path), where_code_runs.observe(result["fixed_path"]))
+    found = where_code_runs.differences(
+        observations.of_original(where_code_runs.observe, path), where_code_runs.observe(result["fixed_path"])
+    )
     hazards = [h for d in result["before"] if d.fix for h in d.fix.hazards]
     if not hazards:
         assert not found, f"a safe fix changes {found}"

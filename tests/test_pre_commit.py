@@ -14,6 +14,9 @@ import nbformat
 import pytest
 from conftest import ROOT
 
+# One pytest-xdist worker runs the whole file: one hooks repository and pre-commit's environments.
+pytestmark = pytest.mark.xdist_group("test_pre_commit")
+
 BROKEN = "import torch\n\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x * x\n    return x.relu()\n"  # safe: no number to promote a bool x, no input returned as itself
 
 

@@ -18,6 +18,9 @@ torch = pytest.importorskip("torch")
 from graphmend.api import check_source, fix_source  # noqa: E402
 from graphmend.cli import main as cli_main  # noqa: E402
 
+# One pytest-xdist worker runs the whole file: the sites fixed once for the module.
+pytestmark = pytest.mark.xdist_group("test_real_sites")
+
 SITES = """import torch
 
 

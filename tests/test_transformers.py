@@ -11,6 +11,9 @@ transformers = pytest.importorskip("transformers")
 
 from graphmend.api import check_paths, check_source, read_source  # noqa: E402
 
+# One pytest-xdist worker runs the whole file: the whole models tree checked once for the module.
+pytestmark = pytest.mark.xdist_group("test_transformers")
+
 MODELS = Path(transformers.__file__).parent / "models"
 
 

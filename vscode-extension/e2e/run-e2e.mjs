@@ -30,7 +30,7 @@ const FILE_NAME = 'figure1.py';
 const UNSAFE_ONLY_NAME = 'scale.py'; // a file whose only fix is unsafe: Fix All applies nothing and says so
 const UNSAFE_ONLY = 'import torch\n\n\n@torch.compile\ndef scale(x: torch.Tensor):\n    n = x.sum().item()\n    return x * n\n';
 const RECORDED_NAME = 'recorded.py'; // Figure 1 and a call of it, for graphmend: Record a Run… to run
-// ... and a helper compiled code reaches only through an argument: its print is a break only the run shows (GM501)
+// ... and a helper compiled code reaches only through an argument: the run shows it compiled, so its print is GM201's finding, confirmed
 const RECORDED_CALL = '\nf(torch.ones(3) * 20, torch.ones(3))\n\n\ndef helper(x):\n    print("seen", x.shape)\n    return x * 2\n\n\n' +
   'def apply(fn, x):\n    return fn(x)\n\n\ntorch.compile(apply, backend="eager")(helper, torch.ones(2))\n';
 const RUN_ONLY_TEXT = 'print("seen", x.shape)';
@@ -436,7 +436,7 @@ async function figureScenario(page, opts, shots, userDir) {
   if (opts.notebook) await notebookScenario(page, opts, shots);
 
   // 9. graphmend: Record a Run… on a script whose break the run meets (issue 41): the hover at the line
-  //    says "Confirmed", a helper's print only the run met is a GM501 finding, and the status bar shows the run.
+  //    says "Confirmed", a helper the run shows compiled has its print flagged (GM201, confirmed), and the status bar shows the run.
   await recordScenario(page, opts, shots, userDir);
 }
 
@@ -834,27 +834,27 @@ async function recordScenario(page, opts, shots, userDir) {
       `the status bar: ${await statusBar(page)}`);
   }
   log(`hover after ${((Date.now() - t) / 1000).toFixed(1)} s: …${shown.slice(shown.indexOf('Confirmed:')).slice(0, 120)}…`);
-  // What only the run met: the helper's print, a GM501 squiggle at the user's line with GM201's fix.
+  // A function the run shows compiled (issue 51): the helper's print is GM201's finding, confirmed, with its fix.
   const lines = fs.readFileSync(path.join(opts.workspace, name), 'utf8').split('\n');
   const runOnlyLine = lines.findIndex((line) => line.includes(RUN_ONLY_TEXT)) + 1;
   let runOnlyText = '';
   const runOnlyShown = await waitFor(async () => {
     await showHoverAt(page, editor, runOnlyLine, 7);
-    runOnlyText = await serverHover(page, 'GM501 recorded-graph-break');
+    runOnlyText = await serverHover(page, 'GM201 print-in-compiled-code');
     if (runOnlyText) return true;
     await page.keyboard.press('Escape').catch(() => {});
     return false;
   }, 60_000, 1_000);
-  if (!runOnlyShown) throw new CheckFailed(`no GM501 hover on line ${runOnlyLine} of ${name}, the helper's print the run met`);
-  if (!runOnlyText.includes('Seen in the recorded run') || !runOnlyText.includes('Defer the print')) {
-    throw new CheckFailed(`the hover of the run-only finding says: ${runOnlyText}`);
+  if (!runOnlyShown) throw new CheckFailed(`no GM201 hover on line ${runOnlyLine} of ${name}, the helper's print the run met`);
+  if (!runOnlyText.includes('Confirmed:') || !runOnlyText.includes('Defer the print')) {
+    throw new CheckFailed(`the hover of the helper's print says: ${runOnlyText}`);
   }
-  log(`run-only finding on line ${runOnlyLine}: …${runOnlyText.slice(0, 160)}…`);
+  log(`the helper's print on line ${runOnlyLine}: …${runOnlyText.slice(0, 160)}…`);
   t = Date.now();
   await runItem.waitFor({ timeout: 15_000 })
     .catch(async () => { throw new CheckFailed(`no "graphmend run:" status item after the run; the status bar: ${await statusBar(page)}`); });
   await sleep(300);
-  await page.screenshot({ path: shots.recorded }); // the run-only finding's hover and the run's status item
+  await page.screenshot({ path: shots.recorded }); // the helper's confirmed finding and the run's status item
   log(`wrote ${shots.recorded}`);
   await page.keyboard.press('Escape').catch(() => {});
   const itemText = (await runItem.innerText()).trim();

