@@ -499,11 +499,11 @@ def test_an_event_follows_its_line_through_an_edit_or_goes_stale(tmp_path: Path)
     """After the run, the file changes: the event moves with its line's text when exactly one line
     near it holds that text, and is stale (None) when none does or several do."""
     from graphmend.record.log import file_hash
-    from graphmend.record.runs import current_line
+    from graphmend.record.runs import RecordedFrame, current_line
 
     (tmp_path / "prog.py").write_text(BREAKS)
     recorded = file_hash(str(tmp_path / "prog.py"))  # as the recorder hashed it during the run
-    frame = {"path": "prog.py", "line": 7, "text": "if y.sum() > 0:"}
+    frame: RecordedFrame = {"path": "prog.py", "line": 7, "func": "f", "text": "if y.sum() > 0:"}
     assert current_line(frame, recorded, BREAKS) == 7  # unchanged
     assert current_line({**frame, "text": ""}, recorded, BREAKS) == 7  # by the hash, not the text
     moved = "# two lines\n# above\n" + BREAKS

@@ -1,4 +1,4 @@
-"""The server survives an editor's keystrokes on 50 real model files, with the transformers package
+"""The server survives an editor's keystrokes on 25 real model files, with the transformers package
 indexed as its workspace (a fixed sample in CI; the full mode, `GRAPHMEND_FULL=1`, replays every
 modeling file, as `python tests/replay.py --all --index` does)."""
 
@@ -16,7 +16,7 @@ from conftest import FULL  # noqa: E402
 
 
 def test_keystroke_replay_on_model_files() -> None:
-    files = replay.model_files() if FULL else random.Random(0).sample(replay.model_files(), 50)
+    files = replay.model_files() if FULL else random.Random(0).sample(replay.model_files(), 25)
     report = asyncio.run(replay.replay(files, edits=6, seed=0, index=True))
     assert report.index_message, report.errors
     assert report.files == len(files) and report.edits == 12 * len(files)

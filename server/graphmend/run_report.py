@@ -9,7 +9,7 @@ from typing import Any
 
 from . import __version__
 from .diagnostics import GB_DOC_URL
-from .record.runs import RecordedEvent, Run, placed
+from .record.runs import RecordedEvent, RecordedFrame, Run, placed
 from .reporting import INFORMATION_URI, SARIF_SCHEMA, display_path, plural, uri
 
 
@@ -70,7 +70,7 @@ def _words(event: RecordedEvent) -> str:
     return f"{event.kind.replace('_', ' ')}: {event.gb_id + ' ' if event.gb_id else ''}{event.reason}"
 
 
-def _location(frame: dict[str, Any] | None, root: Path) -> str:
+def _location(frame: RecordedFrame | None, root: Path) -> str:
     return f"{_display(frame['path'], root)}:{frame['line']}" if frame is not None else "(no line)"
 
 
@@ -94,7 +94,7 @@ def event_json(event: RecordedEvent, root: Path) -> dict[str, Any]:
     user, elsewhere = placed(event, root)
     where = user or elsewhere
 
-    def site(frame: dict[str, Any] | None) -> dict[str, Any] | None:
+    def site(frame: RecordedFrame | None) -> dict[str, Any] | None:
         if frame is None:
             return None
         return {
@@ -146,7 +146,7 @@ def sarif(found: list[RecordedEvent], root: Path) -> str:
     return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2)
 
 
-def _site_location(site: dict[str, Any], root: Path) -> dict[str, Any]:
+def _site_location(site: RecordedFrame, root: Path) -> dict[str, Any]:
     return {
         "physicalLocation": {
             "artifactLocation": {"uri": uri(Path(site["path"]), root), "uriBaseId": "%SRCROOT%"},

@@ -1,23 +1,24 @@
-"""Deferred side effects: print, logging and warnings move to after the compiled graph.
+"""A message's plan (print, logging, warnings): kept in the graph, or deferred until after it.
 
-The call site becomes a call of a small module-level function that does the original effect, and
-that function is registered in `torch.compiler.config.reorderable_logging_functions`: Dynamo then
-records the call while tracing and replays it after the graph has run, with the same text, level
-and order (measured on torch 2.13.0). Run eagerly, the function simply does the effect at once.
-The user's code gains no dependency on graphmend: only torch and what the call already used.
-A helper per file, not a runtime module in the user's project: it needs no import path that works
-for scripts, packages and notebooks alike, and a reviewer sees the three lines it adds.
+Where the target torch allows it (2.13 and newer), the call becomes a call of a small module-level
+helper registered as an operator with an ordered effect (`in_graph.py`): it runs inside the graph,
+in order, also where Dynamo inlines the function (a submodule, `super().forward()`, a callback)
+and under strict export. Elsewhere the helper is registered in
+`torch.compiler.config.reorderable_logging_functions`: Dynamo records the call while tracing and
+replays it after the graph has run, with the same text, level and order (measured on torch
+2.13.0), but never replays one recorded in an inlined function, so that form names its hazards.
+Run eagerly, either helper simply does the effect at once. The user's code gains no dependency on
+graphmend: only torch and what the call already used. A helper per file, not a runtime module in
+the user's project: it needs no import path that works for scripts, packages and notebooks alike,
+and a reviewer sees the lines it adds.
 
 Dynamo replays a call only if its arguments are tensors, constants or a lazy `str.format`, and it
 drops keyword arguments (measured: a shape, a size, a tuple or an int that became dynamic breaks
 as a plain argument, and defers inside `"...".format(...)`, formatted after the graph with real
 values). So `print("loss:", t)` becomes `_deferred_print("loss:", t)`, its arguments as they were;
-only an f-string, or a value that is neither a tensor nor a constant, is formatted:
-`print("shape", x.shape)` becomes `_deferred_print("shape {}".format(x.shape))`.
-
-Deferral is wrong in one case: a tensor changed in place after the call would be shown with its
-later value. A print then goes into the graph instead, with `torch._higher_order_ops.print`, which
-prints the value at that point (measured on the eager, aot_eager and inductor backends).
+only an f-string, or a value that is neither a tensor nor a constant, is formatted. What either
+form may change (recompiles on Python numbers, code that may raise after the message, tensors
+changed in place later) is decided in `message_hazards.py`.
 """
 
 from __future__ import annotations
@@ -25,13 +26,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 
-from ..analysis.aliases import loop_nodes, written_after
-from ..analysis.purity import names_in
+from ..analysis.aliases import loop_nodes
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, is_logger_factory
 from ..kinds import Kind
 from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print, is_warning
-from ..semantics import FunctionInfo, self_stores, walk
+from ..semantics import walk
 from .base import FixContext, Refusal, Refused, may_be_scripted
 from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
 from .in_graph import (
@@ -45,13 +45,13 @@ from .in_graph import (
     plan_print,
     wrapper,
 )
+from .message_hazards import may_raise_after, mutated_later, mutated_reason, recompiles, refuse_mutated
 from .message_text import (
     escaped,
     formatted_message,
     literal,
     may_be_tensor,
     message_values,
-    printed_values,
     template_part,
 )
 
@@ -115,7 +115,7 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
         raise Refused("torch is not imported as a module in this file")
     operator = None if in_branch else _plan_operator(call, analysis, ctx)
     if operator is not None:
-        operator.reasons.extend(_recompiles(call, analysis, ctx))
+        operator.reasons.extend(recompiles(call, analysis, ctx))
         return operator
     if is_print(call, analysis):
         plan = _plan_print(call, analysis, ctx)
@@ -130,9 +130,9 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
             f"`{analysis.function.qualname if analysis.function else '?'}` runs inside compiled code that calls it, and "
             "Dynamo (torch 2.13) replays a deferred call only in the compiled frame itself: the message would be lost"
         )
-    if _may_raise_after(call, analysis):
+    if may_raise_after(call, analysis):
         plan.reasons.append(LOST_IF_RAISES)
-    plan.reasons.extend(_recompiles(call, analysis, ctx))
+    plan.reasons.extend(recompiles(call, analysis, ctx))
     # Whether a function only ever runs as a compiled frame of its own is rarely knowable: a module
     # compiled here may also be a submodule elsewhere, or be called by a subclass.
     plan.reasons.extend(DEFERRED_HAZARDS)
@@ -143,22 +143,6 @@ def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in
     if may_be_scripted(analysis):
         plan.reasons.append(NOT_SCRIPTABLE)
     return plan
-
-
-def _recompiles(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> list[str]:
-    """The hazard of Python numbers the message formats that may change between calls."""
-    changing = _guarded_numbers(call, analysis, ctx)
-    if not changing:
-        return []
-    names = ", ".join(f"`{name}`" for name, _ in changing)
-    known = all(number for _, number in changing)
-    return [
-        f"{'' if known else 'if '}{names} {'are Python numbers' if len(changing) > 1 else 'is a Python number'}"
-        f"{':' if known else ','} Dynamo guards on "
-        f"{'its' if len(changing) == 1 else 'their'} value once the message is formatted in the graph, and a "
-        "new value compiles the function again (pass it as a tensor, or format the message outside the "
-        "compiled code)"
-    ]
 
 
 def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan | None:
@@ -245,9 +229,9 @@ def _print_form(call: ast.Call, analysis: FunctionAnalysis) -> tuple[str, str, s
 def _plan_print(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> Plan:
     """The deferral of a print (where the in-graph operator does not apply)."""
     sep, end, stream = _print_form(call, analysis)
-    mutated = _mutated_later(call, analysis)
+    mutated = mutated_later(call, analysis)
     if mutated:
-        raise Refused(_mutated_reason(mutated))
+        raise Refused(mutated_reason(mutated))
     suffix = ("" if stream is None else f"_{stream.rsplit('.', 1)[-1]}") + ("" if end == "\n" else "_end")
     target = None if stream is None else _module_level_text(_stream_node(call), stream, ctx)
     keywords = ("" if end == "\n" else ", end=end") + ("" if target is None else f", file={target[0]}")
@@ -352,173 +336,6 @@ def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext
     return deferred
 
 
-# Expressions and statements that cannot raise once traced: names, constants and their
-# containers, attribute reads, `is` tests, `not`, `and`/`or`, plain assignments and returns.
-_INERT = (
-    ast.Name,
-    ast.Constant,
-    ast.Tuple,
-    ast.List,
-    ast.Dict,
-    ast.Set,
-    ast.Attribute,
-    ast.expr_context,
-    ast.BoolOp,
-    ast.boolop,
-    ast.unaryop,
-    ast.cmpop,
-    ast.operator,
-    ast.IfExp,
-    ast.keyword,
-    ast.Starred,
-    ast.Return,
-    ast.Pass,
-    ast.Expr,
-    ast.Assign,
-    ast.AnnAssign,
-    ast.If,
-)
-
-
-def _may_raise_after(call: ast.Call, analysis: FunctionAnalysis) -> bool:
-    """Whether code of the function that runs after `call` may raise (a tensor operation, a call,
-    an index): a deferred message would then never be replayed. Other messages do not count."""
-    if analysis.function is None:
-        return True
-    function = analysis.function.node
-    again = loop_nodes(function, call)
-    end_line = call.end_lineno or call.lineno
-    later = [n for n in walk(function) if isinstance(n, ast.stmt) and (n.lineno > end_line or id(n) in again)]
-    quiet: set[int] = set()
-    for statement in later:
-        for node in walk(statement):
-            if id(node) in quiet or isinstance(node, ast.stmt) and node is not statement:
-                continue  # statements are visited on their own: a loop's body may hold the call itself
-            if isinstance(node, ast.Call) and (node is call or is_message(node, analysis)):
-                quiet |= {id(n) for n in walk(node)}
-            elif not _inert(node, analysis):
-                return True
-    return False
-
-
-def _inert(node: ast.AST, analysis: FunctionAnalysis) -> bool:
-    if isinstance(node, ast.UnaryOp):
-        return isinstance(node.op, ast.Not) or (
-            isinstance(node.op, ast.USub) and analysis.kind(node.operand) is Kind.TENSOR
-        )
-    if isinstance(node, ast.Compare):
-        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)
-    if isinstance(node, ast.BinOp):  # a number tensor and a number: elementwise, no shapes to disagree
-        operands = (node.left, node.right)
-        return any(analysis.kind(o) is Kind.TENSOR for o in operands) and any(
-            isinstance(o, ast.Constant) and type(o.value) in (int, float) for o in operands
-        )
-    if isinstance(node, ast.Call):
-        return _elementwise_on_a_tensor(node, analysis)
-    return isinstance(node, _INERT)
-
-
-# Elementwise functions of one number tensor that give inf or NaN rather than raise; and copies.
-_UNARY = frozenset(
-    """
-    sin cos tan tanh sigmoid relu gelu silu exp expm1 log log1p log2 log10 sqrt rsqrt abs neg negative floor ceil
-    round trunc sign square reciprocal erf erfc float double half bfloat16 detach clone contiguous
-    """.split()
-)
-
-
-def _elementwise_on_a_tensor(call: ast.Call, analysis: FunctionAnalysis) -> bool:
-    """`torch.sin(x)` or `x.float()` on a number tensor (not a bool one: `-mask` raises)."""
-    if call.keywords:
-        return False
-    qualname = analysis.qualified_name(call.func)
-    if qualname is not None:
-        module, _, name = qualname.rpartition(".")
-        return (
-            module == "torch" and name in _UNARY and len(call.args) == 1 and analysis.kind(call.args[0]) is Kind.TENSOR
-        )
-    func = call.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr in _UNARY
-        and not call.args
-        and analysis.kind(func.value) is Kind.TENSOR
-    )
-
-
-def _guarded_numbers(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> list[tuple[str, bool]]:
-    """Python values a message reads that may change between calls, each with whether it is known
-    to be a number: the compiled function's parameters (neither tensors nor known objects), `self.`
-    attributes the class assigns outside `__init__` (`self.calls += 1`), items of containers
-    (`state["step"]`), module-level names some function rebinds (`global`), and `len()` of a
-    container. The break ran the message eagerly; a message kept in the graph makes Dynamo guard on
-    such a value, and a new value recompiles (measured: 1 graph became 8 over 12 calls)."""
-    function = analysis.function
-    if function is None:
-        return []
-    found: dict[str, bool] = {}
-    pending: list[ast.AST] = list(printed_values(call))
-    while pending:
-        node = pending.pop()
-        changing = _changing_value(node, analysis, function)
-        if changing is not None:
-            found.setdefault(ctx.segment(node), changing)
-            continue
-        pending.extend(ast.iter_child_nodes(node))
-    return sorted(found.items())
-
-
-_NOT_GUARDED = (Kind.CONTAINER, Kind.LOGGER, Kind.SELF, Kind.NUMPY, Kind.NONE)
-
-
-def _changing_value(node: ast.AST, analysis: FunctionAnalysis, function: FunctionInfo) -> bool | None:
-    """For a Python value that may differ between calls: whether it is known to be a number; None
-    for anything else."""
-    if not isinstance(node, ast.expr) or analysis.kind(node).is_tensor or analysis.kind(node) in _NOT_GUARDED:
-        return None
-    known = analysis.kind(node) is Kind.PYTHON
-    if isinstance(node, ast.Name):
-        if node.id in function.parameter_names and node.id not in ("self", "cls"):
-            return known
-        if node.id in analysis.index.declared_global and node.id not in analysis.shadowed_names:
-            return known  # a module-level counter some function rebinds
-        return None
-    if isinstance(node, ast.Attribute) and analysis.is_self(node.value):
-        owner = function.method.owner if function.method is not None else None
-        if owner is not None and any(
-            store_function.node.name != "__init__" for store_function, _ in self_stores(owner, node.attr)
-        ):
-            return known
-        return None
-    if (
-        isinstance(node, ast.Subscript)
-        and not _is_size(node.value)
-        and analysis.kind(node.value)
-        in (
-            Kind.CONTAINER,
-            Kind.UNKNOWN,
-        )
-    ):
-        return known if not analysis.used_as_tensor(node.value) else None
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "len"
-        and analysis.is_builtin("len")
-        and len(node.args) == 1
-        and not analysis.kind(node.args[0]).is_tensor
-    ):
-        return True
-    return None
-
-
-def _is_size(node: ast.expr) -> bool:
-    """`x.shape`, `x.size()`: a tensor's sizes, guarded as its shape already."""
-    if isinstance(node, ast.Attribute):
-        return node.attr == "shape"
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
-
-
 def _print_stream(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     keyword = next((k for k in call.keywords if k.arg == "file"), None)
     if keyword is None or (isinstance(keyword.value, ast.Constant) and keyword.value.value is None):
@@ -539,7 +356,7 @@ def _plan_logging(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         raise Refused("the call passes keywords or `*args` (e.g. exc_info, extra)")
     if not call.args:
         raise Refused("the call has no message")
-    _refuse_mutated(call, analysis)
+    refuse_mutated(call, analysis)
     reasons = []
     if standard and method in STDLIB_LEVEL_FUNCTIONS:
         # The record names the user's line, as the call did.
@@ -673,18 +490,8 @@ def _plan_warning(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -
         "the warning's location becomes the `def` line, also for once-per-location filters (Dynamo replays it "
         "from the frame's start)"
     ]
-    _refuse_mutated(call, analysis)
+    refuse_mutated(call, analysis)
     return Plan(helper, [argument], "Defer the warning until the compiled graph has run", reasons)
-
-
-def _refuse_mutated(call: ast.Call, analysis: FunctionAnalysis) -> None:
-    mutated = _mutated_later(call, analysis)
-    if mutated:
-        raise Refused(_mutated_reason(mutated))
-
-
-def _mutated_reason(name: str) -> str:
-    return f"`{name}` is changed in place later, so a deferred message would show its later value"
 
 
 # ---------------------------------------------------------------------- fixes
@@ -761,7 +568,7 @@ def _operator_in_branch(
     edits = [e for e in (wrapper_edit, insertion) if e is not None]
     assert operator.arguments is not None
     line = [str(call.lineno)] if base.parameters.startswith("line:") else []  # GM204 keeps it right
-    return name, [*line, *operator.arguments], edits, [*operator.reasons, *_recompiles(call, analysis, ctx)]
+    return name, [*line, *operator.arguments], edits, [*operator.reasons, *recompiles(call, analysis, ctx)]
 
 
 def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None]:
@@ -769,12 +576,3 @@ def predicated_helper(base: str, ctx: FixContext, torch_name: str) -> tuple[str,
     `when` is true, so a deferred call from inside a branch still runs only when that branch would.
     (Not `_if`, which graphmend's own message helpers end in: one fix may write both.)"""
     return helper_edit(Helper(f"{base}_when", "when, *args", f"if when:\n{LEVEL}{base}(*args)"), ctx, torch_name)
-
-
-def _mutated_later(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
-    """A tensor the call formats, or one sharing its memory, that the function changes in place
-    after the call (or in a loop around it): a deferred message would show the later value."""
-    if analysis.function is None:
-        return None
-    passed = set().union(*(names_in(a) for a in [*call.args, *(k.value for k in call.keywords)]))
-    return written_after(analysis.function.node, call, passed, analysis)

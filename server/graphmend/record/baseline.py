@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .runs import RecordedEvent, Run, placed
+from .runs import RecordedEvent, RecordedFrame, Run, placed
 
 SCHEMA = 1
 
@@ -29,7 +29,7 @@ def _file(path: str, root: Path) -> str:
         return path
 
 
-def _site(frame: dict[str, Any] | None, root: Path) -> dict[str, str] | None:
+def _site(frame: RecordedFrame | None, root: Path) -> dict[str, str] | None:
     if frame is None:
         return None
     return {"path": _file(frame["path"], root), "func": frame.get("func", ""), "text": frame.get("text", "")}

@@ -13,7 +13,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from .log import content_hash
 
@@ -49,6 +49,19 @@ def process_file(run: Path) -> Path:
     return run / (f"process-rank{rank}-{os.getpid()}.jsonl" if rank else f"process-{os.getpid()}.jsonl")
 
 
+class _FrameFields(TypedDict):
+    path: str
+    line: int
+    func: str
+    text: str  # the line's text when it was recorded
+
+
+class RecordedFrame(_FrameFields, total=False):
+    """A frame of a recorded event, as the run's files hold it (outermost first)."""
+
+    cell: str  # a frame in a notebook cell: the cell's key (`log.cell_key`)
+
+
 @dataclass
 class RecordedEvent:
     """An event of a run, merged over its processes."""
@@ -56,7 +69,7 @@ class RecordedEvent:
     id: str
     kind: str
     reason: str
-    frames: list[dict[str, Any]]
+    frames: list[RecordedFrame]
     files: dict[str, str | None]
     count: int = 1
     gb_type: str | None = None
@@ -117,11 +130,11 @@ def read_run(path: Path) -> Run:
     return Run(path, _merge_collapsed(list(events.values())), headers, ended)
 
 
-def _site(frame: dict[str, Any]) -> tuple[str, int, str]:
+def _site(frame: RecordedFrame) -> tuple[str, int, str]:
     return frame["path"], frame["line"], frame.get("func", "")
 
 
-def _collapsed(short: list[dict[str, Any]], full: list[dict[str, Any]]) -> bool:
+def _collapsed(short: list[RecordedFrame], full: list[RecordedFrame]) -> bool:
     """Whether `short` is `full` less one run of frames whose first is named like the frame after
     it: what torch's `collapse_resume_frames` makes of a `forward` calling another `forward` in the
     first compile of a frame (the caller, the user's line, is dropped; a later compile logs the
@@ -168,7 +181,7 @@ def is_project_file(path: str, root: Path) -> bool:
     return not any(part in _NOT_PROJECT for part in parts) and "torch" not in parts[:1]
 
 
-def placed(event: RecordedEvent, root: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def placed(event: RecordedEvent, root: Path) -> tuple[RecordedFrame | None, RecordedFrame | None]:
     """Where a user acts on an event: the innermost frame in a project file or a notebook cell
     (None: none is), and the innermost frame of all when it is elsewhere (a library's or torch's
     line), else None."""
@@ -181,7 +194,7 @@ def placed(event: RecordedEvent, root: Path) -> tuple[dict[str, Any] | None, dic
 REANCHOR_LINES = 20  # how far from its recorded line an event's line text is looked for after an edit
 
 
-def current_line(frame: dict[str, Any], recorded_hash: str | None, text: str) -> int | None:
+def current_line(frame: RecordedFrame, recorded_hash: str | None, text: str) -> int | None:
     """Where a recorded frame's line is in the file as it reads now (`text`): its own line while the
     file is unchanged since the run; after an edit, the one line holding the same text within
     `REANCHOR_LINES` of it; None when there is none, or more than one (the event is stale)."""
@@ -203,8 +216,8 @@ class Placement:
     library's or torch's code it met the event in, outermost first)."""
 
     event: RecordedEvent
-    frame: dict[str, Any]
-    beyond: tuple[dict[str, Any], ...]
+    frame: RecordedFrame
+    beyond: tuple[RecordedFrame, ...]
 
 
 @dataclass(frozen=True)
