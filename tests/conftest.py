@@ -42,6 +42,16 @@ def with_recorded_run(case: Path, tmp_path: Path) -> Path:
     return copy
 
 
+# The longest files start first (from the CI log's time by test file): under pytest-xdist a long
+# file started last would finish alone on one worker while the others idle.
+_STARTED_FIRST = ("test_replay.py", "test_transformers.py", "test_fuzz_rewrites.py", "test_record.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    order = {name: rank for rank, name in enumerate(_STARTED_FIRST)}
+    items.sort(key=lambda item: order.get(item.path.name, len(order)))
+
+
 # Where the suite's time goes, file by file (setup, call and teardown summed; under pytest-xdist the
 # workers' times add up, so the total exceeds the wall time): the CI log shows it after every run.
 _SECONDS_BY_FILE: dict[str, float] = defaultdict(float)
