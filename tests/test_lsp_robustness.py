@@ -101,3 +101,21 @@ def test_the_index_runs_below_the_open_documents_worker() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert int(done.stdout) == min(os.nice(0) + 10, 19)
+
+
+def test_the_server_parses_one_text_at_a_time() -> None:
+    """CPython before 3.13 can fail two threads parsing at once (`SystemError: AST constructor
+    recursion depth mismatch`, cpython#106905; CI's keystroke replay met it as a request answered
+    with that error): the server, which parses on its event loop and its threads, takes turns."""
+    import ast
+    import subprocess
+
+    from conftest import ROOT
+
+    code = (
+        "import sys; from graphmend.lsp import parsing; parsing.install(); "
+        "sys.exit(0 if parsing.installed() or sys.version_info >= (3, 13) else 1)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
+    main = ast.parse((ROOT / "server" / "graphmend" / "lsp" / "__main__.py").read_text(encoding="utf-8"))
+    assert any(isinstance(n, ast.Call) and ast.unparse(n.func) == "parsing.install" for n in ast.walk(main))

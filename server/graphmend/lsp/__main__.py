@@ -30,10 +30,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(RoutineCancels())
+    from . import parsing
     from .protocol import Utf8CheckingInput
     from .server import (
         server,  # imported late so --help/--version work without the LSP stack
     )
+
+    parsing.install()  # the event loop and the server's threads both parse
 
     def terminate(signum: int, frame: object) -> None:
         """SIGTERM (an editor giving up on the server) ends it as `exit` would: 0 after `shutdown`,
