@@ -3,6 +3,7 @@
     python benchmarks/lsp_latency.py [FILE ...] [--edits 7] [--workspace DIR]     # DIR: the index runs meanwhile
     python benchmarks/lsp_latency.py [FILE ...] --cold-open WORKSPACE    # the first squiggle, index running
     python benchmarks/lsp_latency.py [FILE ...] --edit-kinds 7    # each kind of edit against ast.parse
+    python benchmarks/lsp_latency.py [FILE ...] --after-open --edits 10   # typing right after opening
 
 Starts `graphmend-lsp --stdio` (debounce 0, so the figure is processing time, not the deliberate
 typing delay), waits a second for its analysis worker to start, opens each file (timing didOpen → its first
@@ -255,6 +256,83 @@ async def edit_kinds(files: list[Path], repeats: int) -> int:
     return 0
 
 
+SETTLED_S = 3.0  # `--after-open`'s second protocol: this long between the open and the first edit
+
+
+async def after_open(files: list[Path], edits: int) -> int:
+    """Issue 51: typing right after opening. A server at rest (debounce 0); each file opened under a
+    fresh name and `edits` trailing-comment edits sent as soon as the open's first diagnostics
+    arrive, each timed didChange → publishDiagnostics against `ast.parse` of the same text; then the
+    same on another fresh name after SETTLED_S of settling (goal: every edit ≤ 5× `ast.parse`)."""
+    client = LanguageClient("graphmend-latency", "1")
+    published: dict[tuple[str, int | None], float] = {}
+    arrived = asyncio.Event()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        published[(params.uri, params.version)] = time.perf_counter()
+        arrived.set()
+
+    async def wait_for(uri: str, version: int) -> None:
+        while (uri, version) not in published:
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 60)
+
+    await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options={"graphmend": {"debounce": 0}}
+        )
+    )
+    client.initialized(types.InitializedParams())
+    await asyncio.sleep(WORKER_START_S)
+    print(
+        f"{'file':<26} {'protocol':<22} {'ast.parse ms':>13} {'median edit ms':>15} {'/ast.parse':>10}  each edit /ast.parse"
+    )
+    worst = 0.0
+    for path in files:
+        for protocol, settle in (("at once after open", 0.0), (f"{SETTLED_S:.0f} s after open", SETTLED_S)):
+            text = path.read_text(encoding="utf-8")
+            uri = path.resolve().with_name(f"{path.stem}_{'settled' if settle else 'at_once'}.py").as_uri()
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
+            )
+            await wait_for(uri, 1)
+            await asyncio.sleep(settle)
+            latencies, ratios = [], []
+            for version in range(2, edits + 2):
+                text += f"\n# edit {version}"
+                start = time.perf_counter()
+                client.text_document_did_change(
+                    types.DidChangeTextDocumentParams(
+                        types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                        [types.TextDocumentContentChangeWholeDocument(text=text)],
+                    )
+                )
+                await wait_for(uri, version)
+                latency = published[(uri, version)] - start
+                gc.disable()
+                parse_start = time.perf_counter()
+                ast.parse(text)
+                parse = time.perf_counter() - parse_start
+                gc.enable()
+                latencies.append(latency)
+                ratios.append(latency / parse)
+            parse_ms = statistics.median(latency / ratio for latency, ratio in zip(latencies, ratios)) * 1000
+            worst = max(worst, max(ratios))
+            each = " ".join(f"{ratio:.1f}" for ratio in ratios)
+            print(
+                f"{path.name:<26} {protocol:<22} {parse_ms:>13.1f} {statistics.median(latencies) * 1000:>15.1f} "
+                f"{statistics.median(ratios):>10.2f}  {each}"
+            )
+            client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+    print(f"worst edit/ast.parse from the first edit on {worst:.2f} (goal <= 5)")
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return 0
+
+
 async def cold_open(files: list[Path], workspace: Path) -> int:
     """The first squiggle as a user opening a model file gets it: a fresh server on `workspace` (its
     index starts at `initialized`), the file opened at once, timed to its first diagnostics."""
@@ -339,7 +417,15 @@ def main() -> int:
         help="instead: each kind of edit (trailing comment, import, new top-level function, in-function) "
         "REPEATS times per file, each against ast.parse",
     )
+    parser.add_argument(
+        "--after-open",
+        action="store_true",
+        help="instead: --edits trailing-comment edits sent as soon as each open's first diagnostics arrive, "
+        f"then the same {SETTLED_S:.0f} s after another open (issue 51)",
+    )
     args = parser.parse_args()
+    if args.after_open:
+        return asyncio.run(after_open(args.files or default_files(), args.edits))
     if args.edit_kinds is not None:
         return asyncio.run(edit_kinds(args.files or default_files(), args.edit_kinds))
     if args.cold_open is not None:
