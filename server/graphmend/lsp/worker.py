@@ -7,6 +7,7 @@ with the worker), and a crash or runaway in an analysis costs one result, never 
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -102,7 +103,32 @@ def analyse(
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
     diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
+    _collect_when_idle()
     return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context)
+
+
+IDLE_COLLECT_S = 0.3  # a pause in typing this long: the worker collects its garbage then
+_idle_collection: threading.Timer | None = None
+
+
+def _collect_when_idle() -> None:
+    """Garbage is collected in the editor's pauses, not in an edit's analysis: what the analyses
+    keep (the documents' units) joins the collector's permanent generation, so that automatic
+    collections walk only what is new, and a full collection runs once the worker has been idle
+    IDLE_COLLECT_S. Collecting over the units kept inside an analysis made one edit in four take
+    4-5 times as long (T5: 12x `ast.parse` instead of 2.5x, `lsp_latency.py --after-open`)."""
+    global _idle_collection
+    if _idle_collection is not None:
+        _idle_collection.cancel()
+    gc.freeze()
+    _idle_collection = threading.Timer(IDLE_COLLECT_S, _collect)
+    _idle_collection.daemon = True
+    _idle_collection.start()
+
+
+def _collect() -> None:
+    gc.unfreeze()
+    gc.collect()
 
 
 _UNIT_CACHES: OrderedDict[tuple[str, api.Settings], api.UnitCache] = OrderedDict()
