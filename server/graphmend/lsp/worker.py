@@ -12,6 +12,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -102,8 +104,8 @@ def analyse(
         )
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
-    diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
-    _collect_when_idle()
+    with _collected_in_pauses():
+        diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
     return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context)
 
 
@@ -111,19 +113,24 @@ IDLE_COLLECT_S = 0.3  # a pause in typing this long: the worker collects its gar
 _idle_collection: threading.Timer | None = None
 
 
-def _collect_when_idle() -> None:
+@contextmanager
+def _collected_in_pauses() -> Iterator[None]:
     """Garbage is collected in the editor's pauses, not in an edit's analysis: what the analyses
     keep (the documents' units) joins the collector's permanent generation, so that automatic
     collections walk only what is new, and a full collection runs once the worker has been idle
-    IDLE_COLLECT_S. Collecting over the units kept inside an analysis made one edit in four take
-    4-5 times as long (T5: 12x `ast.parse` instead of 2.5x, `lsp_latency.py --after-open`)."""
+    IDLE_COLLECT_S (an analysis that starts first puts it off). Collecting over the units kept
+    inside an analysis made one edit in four take 4-5 times as long (T5: 12x `ast.parse` instead
+    of 2.5x, `lsp_latency.py --after-open`)."""
     global _idle_collection
     if _idle_collection is not None:
         _idle_collection.cancel()
-    gc.freeze()
-    _idle_collection = threading.Timer(IDLE_COLLECT_S, _collect)
-    _idle_collection.daemon = True
-    _idle_collection.start()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        _idle_collection = threading.Timer(IDLE_COLLECT_S, _collect)
+        _idle_collection.daemon = True
+        _idle_collection.start()
 
 
 def _collect() -> None:
