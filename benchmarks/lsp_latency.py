@@ -188,71 +188,96 @@ def _edited(text: str, kind: str, number: int) -> str:
     return "\n".join(lines)
 
 
+class _ServerAtRest:
+    """graphmend-lsp with no workspace folder and debounce 0, each publication's arrival timed."""
+
+    def __init__(self) -> None:
+        self.client = LanguageClient("graphmend-latency", "1")
+        self.published: dict[tuple[str, int | None], float] = {}
+        self._arrived = asyncio.Event()
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+            self.published[(params.uri, params.version)] = time.perf_counter()
+            self._arrived.set()
+
+    async def start(self) -> None:
+        await self.client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(), initialization_options={"graphmend": {"debounce": 0}}
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+        await asyncio.sleep(WORKER_START_S)
+
+    async def wait_for(self, uri: str, version: int) -> None:
+        while (uri, version) not in self.published:
+            self._arrived.clear()
+            await asyncio.wait_for(self._arrived.wait(), 60)
+
+    async def open(self, uri: str, text: str) -> None:
+        """Open the document and wait for its first diagnostics."""
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
+        await self.wait_for(uri, 1)
+
+    async def edit(self, uri: str, version: int, text: str) -> tuple[float, float]:
+        """The document replaced by `text`: seconds from didChange to its diagnostics, and of
+        `ast.parse` of the same text in this process."""
+        start = time.perf_counter()
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                [types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+        await self.wait_for(uri, version)
+        latency = self.published[(uri, version)] - start
+        gc.disable()  # a collection of this process's garbage is not the parser's time
+        parse_start = time.perf_counter()
+        ast.parse(text)
+        parse = time.perf_counter() - parse_start
+        gc.enable()
+        return latency, parse
+
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+
 async def edit_kinds(files: list[Path], repeats: int) -> int:
     """Issue 40: each kind of edit, `repeats` times per file in turn, timed didChange →
     publishDiagnostics against `ast.parse` of the same text in the same run (goal: each ≤ 5×)."""
-    client = LanguageClient("graphmend-latency", "1")
-    published: dict[tuple[str, int | None], float] = {}
-    arrived = asyncio.Event()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        published[(params.uri, params.version)] = time.perf_counter()
-        arrived.set()
-
-    async def wait_for(uri: str, version: int) -> None:
-        while (uri, version) not in published:
-            arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 60)
-
-    await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options={"graphmend": {"debounce": 0}}
-        )
-    )
-    client.initialized(types.InitializedParams())
-    await asyncio.sleep(WORKER_START_S)
+    server = _ServerAtRest()
+    await server.start()
     print(f"{'file':<26} {'edit':<24} {'ast.parse ms':>13} {'didChange ms':>13} {'/ast.parse':>10}")
     worst = 0.0
     for path in files:
         text = path.read_text(encoding="utf-8")
         uri, version = path.as_uri(), 1
-        client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
-        )
-        await wait_for(uri, 1)
+        await server.open(uri, text)
         times: dict[str, tuple[list[float], list[float]]] = {kind: ([], []) for kind in EDIT_KINDS}
         for round_number in range(repeats):
             for kind in EDIT_KINDS:  # alternated, so that each kind meets the same state of the machine
                 version += 1
                 text = _edited(text, kind, version)
-                start = time.perf_counter()
-                client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(
-                        types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                        [types.TextDocumentContentChangeWholeDocument(text=text)],
-                    )
-                )
-                await wait_for(uri, version)
-                latency = published[(uri, version)] - start
-                gc.disable()  # a collection of this process's garbage is not the parser's time
-                parse_start = time.perf_counter()
-                ast.parse(text)
-                parse_end = time.perf_counter()
-                gc.enable()
+                latency, parse = await server.edit(uri, version, text)
                 if round_number:  # the first round warms the server's caches for that kind of text
                     times[kind][0].append(latency)
-                    times[kind][1].append(parse_end - parse_start)
+                    times[kind][1].append(parse)
         for kind, (latencies, parses) in times.items():
             latency, parse = statistics.median(latencies) * 1000, statistics.median(parses) * 1000
             worst = max(worst, latency / parse)
             print(f"{path.name:<26} {kind:<24} {parse:>13.1f} {latency:>13.1f} {latency / parse:>10.2f}")
-        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+        server.close(uri)
     print(f"worst didChange/ast.parse over the edit kinds {worst:.2f} (goal <= 5)")
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await server.stop()
     return 0
 
 
@@ -264,28 +289,8 @@ async def after_open(files: list[Path], edits: int) -> int:
     fresh name and `edits` trailing-comment edits sent as soon as the open's first diagnostics
     arrive, each timed didChange → publishDiagnostics against `ast.parse` of the same text; then the
     same on another fresh name after SETTLED_S of settling (goal: every edit ≤ 5× `ast.parse`)."""
-    client = LanguageClient("graphmend-latency", "1")
-    published: dict[tuple[str, int | None], float] = {}
-    arrived = asyncio.Event()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        published[(params.uri, params.version)] = time.perf_counter()
-        arrived.set()
-
-    async def wait_for(uri: str, version: int) -> None:
-        while (uri, version) not in published:
-            arrived.clear()
-            await asyncio.wait_for(arrived.wait(), 60)
-
-    await client.start_io(sys.executable, "-m", "graphmend.lsp", "--stdio")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options={"graphmend": {"debounce": 0}}
-        )
-    )
-    client.initialized(types.InitializedParams())
-    await asyncio.sleep(WORKER_START_S)
+    server = _ServerAtRest()
+    await server.start()
     print(
         f"{'file':<26} {'protocol':<22} {'ast.parse ms':>13} {'median edit ms':>15} {'/ast.parse':>10}  each edit /ast.parse"
     )
@@ -294,42 +299,24 @@ async def after_open(files: list[Path], edits: int) -> int:
         for protocol, settle in (("at once after open", 0.0), (f"{SETTLED_S:.0f} s after open", SETTLED_S)):
             text = path.read_text(encoding="utf-8")
             uri = path.resolve().with_name(f"{path.stem}_{'settled' if settle else 'at_once'}.py").as_uri()
-            client.text_document_did_open(
-                types.DidOpenTextDocumentParams(types.TextDocumentItem(uri, "python", 1, text))
-            )
-            await wait_for(uri, 1)
+            await server.open(uri, text)
             await asyncio.sleep(settle)
-            latencies, ratios = [], []
+            latencies, parses = [], []
             for version in range(2, edits + 2):
                 text += f"\n# edit {version}"
-                start = time.perf_counter()
-                client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(
-                        types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                        [types.TextDocumentContentChangeWholeDocument(text=text)],
-                    )
-                )
-                await wait_for(uri, version)
-                latency = published[(uri, version)] - start
-                gc.disable()
-                parse_start = time.perf_counter()
-                ast.parse(text)
-                parse = time.perf_counter() - parse_start
-                gc.enable()
+                latency, parse = await server.edit(uri, version, text)
                 latencies.append(latency)
-                ratios.append(latency / parse)
-            parse_ms = statistics.median(latency / ratio for latency, ratio in zip(latencies, ratios)) * 1000
+                parses.append(parse)
+            ratios = [latency / parse for latency, parse in zip(latencies, parses)]
             worst = max(worst, max(ratios))
             each = " ".join(f"{ratio:.1f}" for ratio in ratios)
             print(
-                f"{path.name:<26} {protocol:<22} {parse_ms:>13.1f} {statistics.median(latencies) * 1000:>15.1f} "
-                f"{statistics.median(ratios):>10.2f}  {each}"
+                f"{path.name:<26} {protocol:<22} {statistics.median(parses) * 1000:>13.1f} "
+                f"{statistics.median(latencies) * 1000:>15.1f} {statistics.median(ratios):>10.2f}  {each}"
             )
-            client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
+            server.close(uri)
     print(f"worst edit/ast.parse from the first edit on {worst:.2f} (goal <= 5)")
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await server.stop()
     return 0
 
 
