@@ -33,7 +33,6 @@ from .files import (
 from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
-from .project.library_calls import called_findings, hidden_files, reached_from_elsewhere
 from .record.newest import newest_file_run
 from .regions import ProjectContext
 from .semantics import module_name_for
@@ -242,11 +241,16 @@ def assemble_project(
     compiled code calls, and the findings those calls lead to given to the `reported` files'
     contexts. Also returns the followed files' own findings compiled code reaches
     (`report-library-files`)."""
-    project = Project(summaries, library_loader(settings, cache))
     if not settings.follow_libraries:
-        project.reached()
-        return project, []
-    return project, attach_called_findings(project, reported, settings, cache, jobs)
+        return Project(summaries), []
+    hidden_settings = _hidden_settings(settings)
+
+    def check_hidden(work: list[tuple[str, ProjectContext]]) -> dict[str, tuple[Diagnostic, ...]]:
+        jobs_ = [(Path(path), hidden_settings, cache, context) for path, context in work]
+        return {str(result.path): result.diagnostics for result in _map(_check_file_job, jobs_, jobs)}
+
+    project = Project(summaries, library_loader(settings, cache), reported, check_hidden)
+    return project, [FileResult(Path(path), diagnostics) for path, diagnostics in project.hidden_findings.items()]
 
 
 def _project_settings(checked: list[tuple[Path, Settings]], overrides: Mapping[str, Any] | None) -> Settings:
@@ -357,25 +361,6 @@ def _hidden_settings(settings: Settings) -> Settings:
     """Settings for a file whose findings are reported at the user's calls: only what the user's
     compiled code reaches counts there, not its own `forward`s."""
     return replace(settings, module_forward_is_compiled=False, per_file_ignores=())
-
-
-def attach_called_findings(
-    project: Project, reported: Iterable[str], settings: Settings, cache: Cache | None = None, jobs: int | None = 1
-) -> list[FileResult]:
-    """Check the files compiled code reaches that are not `reported` (libraries; for the CLI also
-    project files outside the checked paths) and give each reported file, in its context, the
-    findings its calls lead to (`library_calls.py`). Returns those files' own findings that the
-    reported files' compiled code reaches (for `report-library-files`)."""
-    hidden = hidden_files(project, reported)
-    contexts = {path: project.context_for(path) for path in hidden}
-    hidden_settings = _hidden_settings(settings)
-    work = [(Path(path), hidden_settings, cache, context) for path, context in contexts.items() if context.entries]
-    found: dict[str, tuple[Diagnostic, ...]] = dict.fromkeys(hidden, ())
-    for result in _map(_check_file_job, work, jobs) if work else ():
-        found[str(result.path)] = result.diagnostics
-    project.called_findings = called_findings(project, found, contexts)
-    own = {path: reached_from_elsewhere(diagnostics, contexts[path]) for path, diagnostics in found.items()}
-    return [FileResult(Path(path), diagnostics) for path, diagnostics in own.items() if diagnostics]
 
 
 MAX_FIX_ROUNDS = 100  # as Ruff: nested `if`s are fixed one level per round, inner first

@@ -8,8 +8,9 @@ building on the last, as `regions/` is for one file:
 - `libraries`: where an installed package's module is on disk (never importing it);
 - `names`: cross-module resolution (re-exports, bases in other files, library modules on demand);
 - `reach`: every function compiled code reaches over all files, its callers, tensor parameters;
-- `context`: each file's `ProjectContext`; `joined`: `Project`, the three over one set of summaries;
-- `library_calls`: findings of files not reported themselves, reported at the user's call.
+- `library_calls`: findings of files not reported themselves, reported at the user's call;
+- `context`: each file's `ProjectContext`; `joined`: `Project`, the three over one set of summaries,
+  with the called findings it computes with the checker its build gives it.
 """
 
 from .context import context_key

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..diagnostics import Diagnostic
 from ..regions import CalledFinding, ExternalRef, ProjectContext
 from .context import Contexts
+from .library_calls import CheckHidden, follow_calls
 from .names import Key, Names
 from .reach import Reach, Step
 from .summary import ModuleSummary, graph_of
@@ -13,20 +15,32 @@ from .summary import ModuleSummary, graph_of
 
 class Project:
     """Name resolution (`Names`), reach (`Reach`) and each file's context (`Contexts`) over one set
-    of summaries; `api.assemble_project` is the one place that builds it."""
+    of summaries, and the findings that compiled code's calls into files not reported lead to;
+    `api.assemble_project` is the one place that builds it."""
 
     def __init__(
-        self, summaries: Iterable[ModuleSummary], load_library: Callable[[str], ModuleSummary | None] | None = None
+        self,
+        summaries: Iterable[ModuleSummary],
+        load_library: Callable[[str], ModuleSummary | None] | None = None,
+        reported: Iterable[str] = (),
+        check_hidden: CheckHidden | None = None,
     ) -> None:
         """`load_library` summarises an installed package's module by its dotted name (None: not
         installed, or not followed); the project calls it for a name no file of its own defines,
-        so that reach goes on into the libraries compiled code calls (`libraries.py`)."""
+        so that reach goes on into the libraries compiled code calls (`libraries.py`). With
+        `check_hidden` (the checker, over files with their contexts), the files compiled code
+        reaches that are not `reported` are checked, and each reported file's context gets the
+        findings its calls lead to (`library_calls.py`)."""
         self.names = Names(summaries, load_library)
         self.reach = Reach(self.names)
         self._contexts = Contexts(self.names, self.reach)
-        # Per reported file: findings of files not reported themselves that its calls lead to
-        # (`library_calls.called_findings`, given by the build, which decides which files are reported).
-        self.called_findings: dict[str, tuple[CalledFinding, ...]] = {}
+        self._called: dict[str, tuple[CalledFinding, ...]] = {}
+        # The hidden files' own findings that the reported files' compiled code reaches (for `report-library-files`).
+        self.hidden_findings: dict[str, tuple[Diagnostic, ...]] = {}
+        if check_hidden is None:
+            self.reached()
+        else:
+            self._called, self.hidden_findings = follow_calls(self, reported, check_hidden)
 
     @property
     def summaries(self) -> dict[str, ModuleSummary]:
@@ -51,7 +65,7 @@ class Project:
 
     def context_for(self, path: str) -> ProjectContext:
         """What the rest of the project says about the file at `path`."""
-        return self._contexts.context_for(path, self.called_findings.get(path, ()))
+        return self._contexts.context_for(path, self._called.get(path, ()))
 
     def replace(self, summary: ModuleSummary) -> bool:
         """Take a new summary of a file in place of the old one when only positions changed (the

@@ -11,16 +11,38 @@ checked paths are handled the same way.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from ..diagnostics import Diagnostic, FindingData, LibraryCall, RelatedLocation
-from ..regions import CalledFinding, CompiledRegions, ProjectContext
+from ..regions import CalledFinding, CompiledRegions, ExternalRef, ProjectContext
 from ..settings import Settings
 from ..source import Position, Range, SourceText
-from .joined import Project
 from .names import Key
+from .reach import Step
+from .summary import ModuleSummary
+
+
+class Project(Protocol):
+    """What following calls needs of `joined.Project`, which builds its called findings with it."""
+
+    @property
+    def summaries(self) -> dict[str, ModuleSummary]: ...
+
+    def reached(self) -> dict[Key, Step]: ...
+
+    def callers(self) -> dict[Key, set[Key]]: ...
+
+    def targets(self, ref: ExternalRef, importer: ModuleSummary) -> list[Key]: ...
+
+    def dotted(self, key: Key) -> str: ...
+
+    def context_for(self, path: str) -> ProjectContext: ...
+
+# The checker, given to the project by its build: each (path, context) → that file's findings.
+CheckHidden = Callable[[list[tuple[str, ProjectContext]]], Mapping[str, Sequence[Diagnostic]]]
 
 _NOWHERE = Range(Position(0, 0), Position(0, 0))  # a finding's range until the checker finds the call
 
@@ -36,9 +58,19 @@ class _Reached:
     diagnostic: Diagnostic
 
 
-def hidden_files(project: Project, reported: Iterable[str]) -> list[str]:
-    """The files compiled code reaches whose findings are not reported in them."""
-    return sorted({path for path, _ in project.reached()} - set(reported))
+def follow_calls(
+    project: Project, reported: Iterable[str], check: CheckHidden
+) -> tuple[dict[str, tuple[CalledFinding, ...]], dict[str, tuple[Diagnostic, ...]]]:
+    """Check the files compiled code reaches that are not `reported` (libraries; for the CLI also
+    project files outside the checked paths), each in its context. Returns, per reported file, the
+    findings its calls lead to, and per hidden file, its own findings that compiled code reaches."""
+    hidden = sorted({path for path, _ in project.reached()} - set(reported))
+    contexts = {path: project.context_for(path) for path in hidden}
+    work = [(path, context) for path, context in contexts.items() if context.entries]
+    found: dict[str, Sequence[Diagnostic]] = dict.fromkeys(hidden, ())
+    found.update(check(work) if work else {})
+    own = {path: reached_from_elsewhere(diagnostics, contexts[path]) for path, diagnostics in found.items()}
+    return called_findings(project, found, contexts), {path: found for path, found in own.items() if found}
 
 
 def called_findings(
