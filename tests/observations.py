@@ -3,7 +3,8 @@ the same answer until the program, torch or the harness that observes it changes
 observed once per torch version (issue 51) and the rewrite, the thing under test, every time.
 
 The cache is `$GRAPHMEND_TEST_CACHE` (default `~/.cache/graphmend/observations`); `off` turns it
-off. An entry's key holds the program's path and text, the versions of Python, torch, NumPy and
+off. An entry's key holds the program's text and its path in the repository (not where the clone
+is: a new clone on the same machine finds what an old one observed), the versions of Python, torch, NumPy and
 transformers, and the text of every harness module; a value that does not pickle is not kept."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 _HERE = pathlib.Path(__file__).resolve().parent
+_REPOSITORY = _HERE.parent
 # The modules whose code decides what an observation holds.
 _HARNESS = ("dynamo_harness.py", "where_users_run.py", "where_code_runs.py", "observations.py")
 
@@ -55,6 +57,11 @@ def _environment() -> bytes:
 _ENVIRONMENT = _environment()
 
 
+def _repository_path(path: pathlib.Path) -> str:
+    resolved = path.resolve()
+    return resolved.relative_to(_REPOSITORY).as_posix() if resolved.is_relative_to(_REPOSITORY) else str(resolved)
+
+
 def of_original(observe: Callable[..., T], path: pathlib.Path, *args: object) -> T:
     """`observe(path, *args)`, from the cache when this program was observed so before."""
     if FOLDER is None:
@@ -64,7 +71,7 @@ def of_original(observe: Callable[..., T], path: pathlib.Path, *args: object) ->
             [
                 _ENVIRONMENT,
                 f"{observe.__module__}.{observe.__qualname__}{args!r}".encode(),
-                str(pathlib.Path(path).resolve()).encode(),
+                _repository_path(pathlib.Path(path)).encode(),
                 pathlib.Path(path).read_bytes(),
             ]
         )
