@@ -41,6 +41,7 @@ class Project(Protocol):
 
     def context_for(self, path: str) -> ProjectContext: ...
 
+
 # The checker, given to the project by its build: each (path, context) → that file's findings.
 CheckHidden = Callable[[list[tuple[str, ProjectContext]]], Mapping[str, Sequence[Diagnostic]]]
 
