@@ -9,7 +9,8 @@ for the version the editor has (never an older one after a newer), and the serve
 closing everything (the server and its analysis worker together) is within 20% of what it was after
 a warm-up of the first five files (which start the worker and load the rewrite code). With
 `--index` the transformers package is the workspace: the server indexes its 1,700 files first and
-every analysis runs in that project's context.
+every analysis runs in that project's context (`sampled_package` makes a smaller one: the package
+with only the replayed files' model folders).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
@@ -73,15 +75,34 @@ def _rss_mb(pid: int) -> float:
     return total
 
 
-def _package_root() -> Path:
+def package_root() -> Path:
     import transformers
 
     return Path(transformers.__file__).parent
 
 
-async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, index: bool = False) -> Report:
-    """With `index`, the transformers package is the workspace folder: the server indexes it in the
-    background, and the replay starts once the index is built (every analysis then uses it)."""
+def sampled_package(files: list[Path], folder: Path) -> list[Path]:
+    """A copy of the transformers package in `folder` with only the model folders of `files` (its
+    other 240 modules all there), and where `files` are in it: a workspace a fifth of the package's
+    size, whose index is built in a fifth of the time."""
+    package = package_root()
+    kept = {path.parent.name for path in files}
+
+    def ignored(directory: str, names: list[str]) -> set[str]:
+        skipped = {"__pycache__"}
+        if Path(directory) == package / "models":
+            skipped |= {name for name in names if (Path(directory) / name).is_dir() and name not in kept}
+        return skipped & set(names)
+
+    copy = folder / "transformers"
+    shutil.copytree(package, copy, ignore=ignored)
+    return [copy / path.relative_to(package) for path in files]
+
+
+async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, index: Path | None = None) -> Report:
+    """With `index` (a folder: the transformers package, or a `sampled_package`), that folder is the
+    workspace: the server indexes it in the background, and the replay starts once the index is
+    built (every analysis then uses it)."""
     report = Report()
     rng = random.Random(seed)
     client = LanguageClient("graphmend-replay", "1")
@@ -119,17 +140,16 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, inde
             workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True)
         ),
     )
-    root = _package_root() if index else None
     await client.initialize_async(
         types.InitializeParams(
             capabilities=capabilities,
-            initialization_options={"debounce": 5, "workerIdleSeconds": 0.5, "index": index},
-            root_uri=root.as_uri() if root else None,
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="transformers")] if root else None,
+            initialization_options={"debounce": 5, "workerIdleSeconds": 0.5, "index": index is not None},
+            root_uri=index.as_uri() if index else None,
+            workspace_folders=[types.WorkspaceFolder(uri=index.as_uri(), name="transformers")] if index else None,
         )
     )
     client.initialized(types.InitializedParams())
-    if index:
+    if index is not None:
         try:
             await asyncio.wait_for(indexed.wait(), 180)
         except asyncio.TimeoutError:
@@ -231,7 +251,7 @@ def main() -> int:
     files = model_files()
     if not args.all:
         files = random.Random(args.seed).sample(files, min(args.sample, len(files)))
-    report = asyncio.run(replay(files, args.edits, args.seed, args.rounds, args.index))
+    report = asyncio.run(replay(files, args.edits, args.seed, args.rounds, package_root() if args.index else None))
     print(
         f"files {report.files}, edits {report.edits}, requests {report.requests}, errors {len(report.errors)}, "
         f"stale publications {len(report.stale_publications)}, server alive {report.server_alive}, "

@@ -11,6 +11,7 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
 import pytest_lsp
 from conftest import ROOT
 from lsp_helpers import (
@@ -185,20 +186,34 @@ async def test_hover_explains_and_previews(client: LanguageClient, tmp_path: Pat
     assert nothing is None
 
 
+HANDED_OVER = (ROOT / "tests" / "fixtures" / "GM501" / "helper_passed_to_compiled.py").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with a real recorded run of two programs (`graphmend record`, one run each; the
+    newest holds what both met): recorded once for the tests that only read it, whichever client."""
+    import subprocess
+
+    project = tmp_path_factory.mktemp("recorded")
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (project / "figure1.py").write_text(FIGURE1 + "\nf(torch.ones(3) * 20, torch.ones(3))\n", encoding="utf-8")
+    (project / "handed.py").write_text(HANDED_OVER, encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "-c",
+         "import runpy; runpy.run_path('figure1.py', run_name='__main__'); runpy.run_path('handed.py', run_name='__main__')"],
+        cwd=project, check=True, capture_output=True,
+    )  # fmt: skip
+    return project
+
+
 async def test_a_finding_the_last_recorded_run_met_is_confirmed_in_the_editor(
-    client: LanguageClient, tmp_path: Path
+    client: LanguageClient, recorded: Path
 ) -> None:
     """Issue 41: with a run under the project's .graphmend/runs/ (`graphmend record`), a finding on
     a line the run met carries `run` in its data and the hover says so, also after an unsaved edit
     moved the line; a line whose text the edit changed is no longer confirmed."""
-    import subprocess
-
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    uri = write(tmp_path, "figure1.py", FIGURE1 + "\nf(torch.ones(3) * 20, torch.ones(3))\n")
-    subprocess.run(
-        [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "figure1.py"],
-        cwd=tmp_path, check=True, capture_output=True,
-    )  # fmt: skip
+    uri = (recorded / "figure1.py").as_uri()
     edited = "# an unsaved line above\n" + FIGURE1
     open_document(client, uri, edited)
     (diagnostic,) = await diagnostics(client, uri)
@@ -212,25 +227,15 @@ async def test_a_finding_the_last_recorded_run_met_is_confirmed_in_the_editor(
     assert "run" not in changed.data
 
 
-HANDED_OVER = (ROOT / "tests" / "fixtures" / "GM501" / "helper_passed_to_compiled.py").read_text(encoding="utf-8")
-
-
 async def test_a_function_the_recorded_run_shows_compiled_is_analysed_as_compiled(
-    client: LanguageClient, tmp_path: Path
+    client: LanguageClient, recorded: Path
 ) -> None:
     """Issues 41 and 51: a real recorded run of a program whose helpers reach compiled code only
     through an argument: the run is in the analysis, so the helpers are compiled code and their
     breaks are the static rules' findings (GM101, GM201), confirmed by the run; the quick fix is
     GM101's rewrite, which the run's line then no longer matches; the recompile on the helper's
     identity is the run's own finding (GM502)."""
-    import subprocess
-
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
-    uri = write(tmp_path, "handed.py", HANDED_OVER)
-    subprocess.run(
-        [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "handed.py"],
-        cwd=tmp_path, check=True, capture_output=True,
-    )  # fmt: skip
+    uri = (recorded / "handed.py").as_uri()
     open_document(client, uri, HANDED_OVER)
     found = await diagnostics(client, uri)
     assert [(d.range.start.line + 1, d.code) for d in found] == [(6, "GM101"), (12, "GM201"), (17, "GM502")]
