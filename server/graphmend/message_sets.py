@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
-from .semantics import ModuleIndex
+from .semantics import ModuleIndex, once_per_module
 from .torch_api import DROPPED_MESSAGE_SETS, REPLAYED_MESSAGE_SETS
 
 
@@ -117,7 +117,7 @@ class MessageSets:
         return None
 
 
-@lru_cache(maxsize=8)  # asked for by what is compiled, the rules and the rewrites of the same module
+@once_per_module  # asked for by what is compiled, the rules and the rewrites of the same module
 def message_sets(index: ModuleIndex) -> MessageSets:
     return MessageSets(index)
 

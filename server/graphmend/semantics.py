@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 import sys
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .torch_api import IS_COMPILING_FUNCTIONS, LIBRARY_LOGGER_FACTORIES
 
@@ -500,6 +500,28 @@ def _fields(node: ast.AST) -> tuple[tuple[str, int], ...]:
                 fields.append((name, _ONE))
         found = _CHILD_FIELDS[kind] = tuple(fields)
     return found
+
+
+_Module = TypeVar("_Module", ast.Module, "ModuleIndex")
+_Fact = TypeVar("_Fact")
+
+
+def once_per_module(fact: Callable[[_Module], _Fact]) -> Callable[[_Module], _Fact]:
+    """`fact(module)` computed once per module (its tree or its `ModuleIndex`) and kept on that
+    object, so that it lives exactly as long as the analysis that asked for it. A cache keyed by
+    the object (`lru_cache`) kept the last few modules' trees and indexes alive after their
+    analyses: in the language server's own process, which analyses for hovers and code actions,
+    170 MB after 25 model files were opened and closed."""
+    attribute = f"_graphmend_{fact.__module__}.{fact.__qualname__}"
+
+    @wraps(fact)
+    def kept(module: _Module) -> _Fact:
+        facts = module.__dict__
+        if attribute not in facts:
+            facts[attribute] = fact(module)
+        return facts[attribute]
+
+    return kept
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:

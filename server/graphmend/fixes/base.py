@@ -6,13 +6,13 @@ import ast
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..messages import is_logging
 from ..regions import Entry
-from ..semantics import ModuleIndex, child_nodes, walk
+from ..semantics import ModuleIndex, child_nodes, once_per_module, walk
 from ..source import Position, Range, SourceText
 
 WORD = re.compile(r"[^\W\d]\w*")  # what `all_names` counts as a word of the text
@@ -223,12 +223,12 @@ class FixContext:
 
 # Module facts every unit's context asks for: found once per module (a file of thousands of units
 # would otherwise walk the module once per unit). Read-only: the dicts are shared.
-@lru_cache(maxsize=4)
+@once_per_module
 def _top_level_functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
     return {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-@lru_cache(maxsize=4)
+@once_per_module
 def _top_level_bindings(tree: ast.Module) -> dict[str, ast.stmt]:
     bindings: dict[str, ast.stmt] = {}
     for stmt in tree.body:

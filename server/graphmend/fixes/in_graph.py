@@ -28,12 +28,11 @@ notebook, code recorded as CUDA graphs), the message is deferred as before.
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
 
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_logging, is_warning
-from ..semantics import walk
+from ..semantics import once_per_module, walk
 from .base import FixContext, Refused
 from .helpers import LEVEL, OPERATOR, OPERATOR_DOCSTRING, PLAIN, Helper
 from .message_text import literal, template_part
@@ -324,7 +323,7 @@ def stale_site(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[ast.exp
     ]
 
 
-@lru_cache(maxsize=4)  # asked for every message call of a file: walking its functions each time is quadratic
+@once_per_module  # asked for every message call of a file: walking its functions each time is quadratic
 def _in_graph_helpers(tree: ast.Module) -> dict[str, tuple[int, bool]]:
     """The module's in-graph message helpers (a function whose first parameter is `line`, or whose
     second after a branch's `when`, rebound as `name = wrapper(name)` by a module-level function

@@ -104,9 +104,19 @@ def analyse(
         )
     if path is None:
         return Analysis(version, text, SourceText(text).lines, tuple(api.check_source(text, path, settings)), settings)
-    with _collected_in_pauses():
-        diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
+    diagnostics = api.check_source(text, path, settings, context, _unit_cache(path, settings))
     return Analysis(version, text, SourceText(text).lines, tuple(diagnostics), settings, context)
+
+
+def analyse_in_worker(
+    text: str, version: int | None, path: Path | None, settings: api.Settings, context: api.ProjectContext
+) -> Analysis:
+    """`analyse` as the worker process runs it: its garbage collected in the editor's pauses. Only
+    there: the server's own analyses (a request's, or one while the worker starts) must not freeze
+    the server's heap, whose garbage then piled up between pauses (the keystroke replay's server:
+    168 -> 353 MB over 25 files, 145 MB at the end without)."""
+    with _collected_in_pauses():
+        return analyse(text, version, path, settings, context)
 
 
 IDLE_COLLECT_S = 0.3  # a pause in typing this long: the worker collects its garbage then

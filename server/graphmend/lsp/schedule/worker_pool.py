@@ -13,7 +13,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ... import api
-from ..worker import Analysis, analyse, index_worker_init, warm_up, watch_parent
+from ..worker import Analysis, analyse, analyse_in_worker, index_worker_init, warm_up, watch_parent
 
 ANALYSES_PER_WORKER = 200  # then the worker process is replaced, and its memory with it
 FILES_PER_JOB = 16  # files per job of the index build or of closed files' analysis
@@ -94,7 +94,7 @@ class AnalysisWorker:
             # not wait for it, analyse here this once.
             return await loop.run_in_executor(self._fallback, analyse, text, version, path, settings, context)
         try:
-            future = loop.run_in_executor(pool, analyse, text, version, path, settings, context)
+            future = loop.run_in_executor(pool, analyse_in_worker, text, version, path, settings, context)
             self._analyses += 1
             if self._analyses >= ANALYSES_PER_WORKER:
                 # Replace the worker: what is already submitted still finishes on the old one
