@@ -114,47 +114,31 @@ CONFIGURED = {
 
 
 @pytest.fixture(scope="module")
-def cli_findings(tmp_path_factory) -> dict[tuple[str, int], dict]:
-    """One `graphmend check --output-format json` of the files (one project build for all)."""
-    import json
-    import subprocess
-    import sys
+def findings_json(model_results) -> dict[tuple[str, int], dict]:
+    """The findings of the whole models/ check, as `check --output-format json` writes each one."""
+    from graphmend.reporting import Finding, diagnostic_json
 
-    paths = [str(MODELS / relative) for relative in CONFIGURED]
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "graphmend",
-            "check",
-            *paths,
-            "--output-format",
-            "json",
-            "--cache-dir",
-            str(tmp_path_factory.mktemp("cache")),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert run.returncode == 1, run.stderr
-    return {(Path(item["path"]).relative_to(MODELS).as_posix(), item["line"]): item for item in json.loads(run.stdout)}
+    return {
+        (r.path.relative_to(MODELS).as_posix(), d.range.start.line + 1): diagnostic_json(Finding(r.path, d))
+        for r in model_results
+        for d in r.diagnostics
+    }
 
 
 @pytest.mark.parametrize("relative", [r for r, (fp16, _) in CONFIGURED.items() if fp16])
-def test_findings_say_the_configuration_they_break_in(relative: str, cli_findings) -> None:
+def test_findings_say_the_configuration_they_break_in(relative: str, findings_json) -> None:
     """The fp16 clamp guard breaks only in half precision, a LayerDrop gate only in training: the
-    CLI's JSON (`only_when`) and message say so."""
+    JSON (`only_when`) and message say so."""
     fp16_line, layerdrop_line = CONFIGURED[relative]
-    guard = cli_findings[(relative, fp16_line)]
+    guard = findings_json[(relative, fp16_line)]
     assert guard["only_when"] == ["hidden_states.dtype == torch.float16"]
     assert "breaks only when" not in guard["message"]  # the condition is in `only_when`, the message one sentence
     if layerdrop_line is not None:
-        assert cli_findings[(relative, layerdrop_line)]["only_when"] == ["self.training"]
+        assert findings_json[(relative, layerdrop_line)]["only_when"] == ["self.training"]
 
 
-def test_a_break_on_every_call_has_no_condition(cli_findings) -> None:
-    longrope = cli_findings[("phi3/modeling_phi3.py", 395)]  # every long-RoPE call past the original length
+def test_a_break_on_every_call_has_no_condition(findings_json) -> None:
+    longrope = findings_json[("phi3/modeling_phi3.py", 395)]  # every long-RoPE call past the original length
     assert longrope["only_when"] == [] and "breaks only when" not in longrope["message"]
 
 
