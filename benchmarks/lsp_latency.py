@@ -188,6 +188,16 @@ def _edited(text: str, kind: str, number: int) -> str:
     return "\n".join(lines)
 
 
+def _parse_seconds(text: str) -> float:
+    """Seconds of `ast.parse(text)` in this process, without a collection of its garbage (not the parser's time)."""
+    gc.disable()
+    start = time.perf_counter()
+    ast.parse(text)
+    seconds = time.perf_counter() - start
+    gc.enable()
+    return seconds
+
+
 class _ServerAtRest:
     """graphmend-lsp with no workspace folder and debounce 0, each publication's arrival timed."""
 
@@ -234,13 +244,7 @@ class _ServerAtRest:
             )
         )
         await self.wait_for(uri, version)
-        latency = self.published[(uri, version)] - start
-        gc.disable()  # a collection of this process's garbage is not the parser's time
-        parse_start = time.perf_counter()
-        ast.parse(text)
-        parse = time.perf_counter() - parse_start
-        gc.enable()
-        return latency, parse
+        return self.published[(uri, version)] - start, _parse_seconds(text)
 
     def close(self, uri: str) -> None:
         self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri=uri)))
@@ -290,12 +294,7 @@ def _parse_after_rest(text: str, rest_s: float) -> float:
     cost page faults: a resident 50 MB buffer took 115-320 ms to touch after 1-3 s asleep, 3-7 ms
     when busy), for the first edit after settling to be read against."""
     time.sleep(rest_s)
-    gc.disable()
-    start = time.perf_counter()
-    ast.parse(text)
-    parse = time.perf_counter() - start
-    gc.enable()
-    return parse
+    return _parse_seconds(text)
 
 
 async def after_open(files: list[Path], edits: int) -> int:

@@ -191,8 +191,8 @@ HANDED_OVER = (ROOT / "tests" / "fixtures" / "GM501" / "helper_passed_to_compile
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project with a real recorded run of two programs (`graphmend record`, one run each; the
-    newest holds what both met): recorded once for the tests that only read it, whichever client."""
+    """A project with one real recorded run of two programs (`graphmend record` of one process that
+    runs both): recorded once for the tests that only read it, whichever client."""
     import subprocess
 
     project = tmp_path_factory.mktemp("recorded")

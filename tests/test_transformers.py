@@ -114,15 +114,17 @@ CONFIGURED = {
 
 
 @pytest.fixture(scope="module")
-def findings_json(model_results) -> dict[tuple[str, int], dict]:
+def model_json(model_results) -> list[dict]:
     """The findings of the whole models/ check, as `check --output-format json` writes each one."""
     from graphmend.reporting import Finding, diagnostic_json
 
-    return {
-        (r.path.relative_to(MODELS).as_posix(), d.range.start.line + 1): diagnostic_json(Finding(r.path, d))
-        for r in model_results
-        for d in r.diagnostics
-    }
+    return [diagnostic_json(Finding(r.path, d)) for r in model_results for d in r.diagnostics]
+
+
+@pytest.fixture(scope="module")
+def findings_json(model_json) -> dict[tuple[str, int], dict]:
+    """`model_json` by (path under models/, line)."""
+    return {(Path(item["path"]).relative_to(MODELS).as_posix(), item["line"]): item for item in model_json}
 
 
 @pytest.mark.parametrize("relative", [r for r, (fp16, _) in CONFIGURED.items() if fp16])
@@ -142,13 +144,11 @@ def test_a_break_on_every_call_has_no_condition(findings_json) -> None:
     assert longrope["only_when"] == [] and "breaks only when" not in longrope["message"]
 
 
-def test_every_message_is_one_short_sentence(model_results) -> None:
+def test_every_message_is_one_short_sentence(model_json) -> None:
     """On all of transformers' `models/`, each finding's message is at most 120 characters: the rule's
     one sentence, with the conditions, refusals and CUDA-graph sites in JSON fields, not appended
     (each finding as `check --output-format json` writes it)."""
-    from graphmend.reporting import Finding, diagnostic_json
-
-    found = [diagnostic_json(Finding(r.path, d)) for r in model_results for d in r.diagnostics]
+    found = model_json
     assert len(found) > 1000
     assert max(len(item["message"]) for item in found) <= 120
     assert any(item["only_when"] for item in found) and any("no_fix" in item for item in found)

@@ -71,7 +71,7 @@ def follow_calls(
     found: dict[str, Sequence[Diagnostic]] = dict.fromkeys(hidden, ())
     found.update(check(work) if work else {})
     own = {path: reached_from_elsewhere(diagnostics, contexts[path]) for path, diagnostics in found.items()}
-    return called_findings(project, found, contexts), {path: found for path, found in own.items() if found}
+    return called_findings(project, found, contexts), {path: reached for path, reached in own.items() if reached}
 
 
 def called_findings(
