@@ -316,6 +316,48 @@ async def test_the_newest_runs_status_and_a_new_run_marks_the_open_documents(
     assert "run" not in gone.data and await status() is None
 
 
+async def test_prove_fixes_on_a_run_gives_each_fix_its_verdict(client: LanguageClient, tmp_path: Path) -> None:
+    """Issue 52: `graphmend.proveCommand` gives the command line that proves the project's fixes on a
+    run of the script (`fix --prove`); after it and `graphmend.runRecorded`, the finding carries its
+    fix's verdict, the hover says it and the code action's title too. The LayerDrop fix gives a
+    dropped layer a zero gradient instead of none: it differs, and is not applied."""
+    import shutil
+    import subprocess
+
+    shutil.copytree(ROOT / "tests" / "prove_programs" / "layerdrop", tmp_path / "p")
+    project = tmp_path / "p"
+    text = (project / "model.py").read_text(encoding="utf-8")
+    uri = (project / "model.py").as_uri()
+    open_document(client, uri, text)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert "proof" not in diagnostic.data
+    prove = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="graphmend.proveCommand",
+            arguments=[(project / "train.py").as_uri(), [], sys.executable, None, True],
+        )
+    )
+    assert prove["command"][-6:] == [
+        "fix",
+        "--prove",
+        "--unsafe-fixes",
+        "--",
+        sys.executable,
+        str(project / "train.py"),
+    ]
+    subprocess.run(prove["command"], cwd=prove["cwd"], check=True, capture_output=True, timeout=300)
+    assert (project / "model.py").read_text(encoding="utf-8") == text  # a fix that differs is not applied
+    await client.workspace_execute_command_async(types.ExecuteCommandParams(command="graphmend.runRecorded"))
+    (proved,) = await diagnostics(client, uri)
+    assert proved.data["proof"]["verdict"] == "differs" and proved.data["proof"]["steps"] == 3
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=proved.range.start)
+    )
+    assert "\n\n*Changes behaviour on your run of `" in hover.contents.value  # right below the fix's title
+    (action,) = [a for a in await code_actions(client, uri, proved) if "ignore" not in a.title]
+    assert "unsafe; changes behaviour on your run of" in action.title and not action.is_preferred
+
+
 async def test_hover_on_a_cuda_graph_blocker_says_why(client: LanguageClient, tmp_path: Path) -> None:
     """GM4xx findings are not graph breaks: their why has its own heading, and the hover shows it."""
     text = (ROOT / "tests" / "fixtures" / "GM401" / "fix_scalar_buffer.in.py").read_text(encoding="utf-8")

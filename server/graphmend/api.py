@@ -44,6 +44,8 @@ from .pipelines import (
     too_large,
 )
 from .project import ModuleSummary, Project
+from .prove.command import prove_command
+from .prove.command import report as proof_report
 from .record.baseline import compare as compare_with_baseline
 from .record.baseline import write_baseline
 from .record.newest import run_status
@@ -59,6 +61,8 @@ from .source import Position, Range, SourceText
 from .units import UnitCache
 
 __all__ = [
+    "prove_command",
+    "proof_report",
     "is_recorded",
     "run_status",
     "compare_with_baseline",

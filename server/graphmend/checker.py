@@ -16,6 +16,7 @@ from .fixes.text import keep_lost_comments
 from .inference import FunctionAnalysis, ModuleAnalysis
 from .project import ModuleSummary, summarize_module
 from .project.library_calls import call_site_diagnostics
+from .proof_records import with_verdicts
 from .provenance import value_chain
 from .recorded import RunInFile
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
@@ -110,6 +111,8 @@ def _check(
             diagnostics.sort(key=lambda d: (d.range.start, d.code))
         if run is not None:  # what the run met: findings confirmed, its other lines reported (GM5xx)
             diagnostics = run.merged(diagnostics, source, settings)
+        if context.proofs:  # what the user's run proved of the fixes (`graphmend fix --prove`)
+            diagnostics = with_verdicts(diagnostics, source.code, context.proofs)
         return diagnostics, summary
     except RecursionError:
         message = "code nested too deeply to analyse; graphmend skipped this file"

@@ -6,6 +6,7 @@ import argparse
 import difflib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +51,27 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
     fix.add_argument(
         "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (their titles say what may change)"
+    )
+    fix.add_argument(
+        "--prove",
+        action="store_true",
+        help="RUN the command after `--` as it is and with the fixes served in its processes, compare the runs, "
+        "and apply only the fixes the run proves (graphmend fix --prove -- python train.py; docs/prove.md)",
+    )
+    fix.add_argument(
+        "--workdir",
+        type=Path,
+        metavar="DIR",
+        help="with --prove: run the command in a fresh folder under DIR each time, so that the files it writes "
+        "are kept apart (give it absolute paths)",
+    )
+    fix.add_argument(
+        "--mask",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="with --prove: text that may differ between two runs of the command (clock times, durations, "
+        "addresses and UUIDs are masked already); repeat for more",
     )
     verify = commands.add_parser(
         "verify",
@@ -325,6 +347,8 @@ def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
 def _run_fix(args: argparse.Namespace) -> int:
     if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
+    if args.prove or args.run_command:
+        return _run_prove(args)
     if _reads_stdin(args):
         return _fix_stdin(args)
     done = _apply_fixes(args, announce=True)
@@ -338,6 +362,56 @@ def _run_fix(args: argparse.Namespace) -> int:
     if done.failed:
         return EXIT_ERROR
     return EXIT_FINDINGS if done.remaining or (done.changed and args.diff) else EXIT_CLEAN
+
+
+def _run_prove(args: argparse.Namespace) -> int:
+    """`fix --prove -- COMMAND`: apply (with --diff: show) the fixes the command's own run proves."""
+    if not args.prove or not args.run_command:
+        print(
+            "graphmend: error: --prove needs a command after `--`, and a command needs --prove, "
+            "e.g. graphmend fix --prove -- python train.py",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    root = api.project_root(Path.cwd())
+    try:
+        outcome = api.prove_command(
+            args.run_command,
+            _files(args),
+            root,
+            _overrides(args),
+            unsafe=args.unsafe_fixes,
+            workdir=args.workdir.resolve() if args.workdir else None,
+            write=not args.diff,
+            say=lambda line: print(line, file=sys.stderr, flush=True),
+            masks=tuple(args.mask),
+        )
+    except re.error as error:
+        print(f"graphmend: error: --mask is not a regular expression: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except api.SettingsError as error:
+        print(f"graphmend: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as error:
+        print(f"graphmend: error: cannot run {args.run_command[0]}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR
+    for line in api.proof_report(outcome, root):
+        print(line)
+    if args.diff:
+        for path, (before, after) in outcome.changed.items():
+            sys.stdout.writelines(_diff(path, before, after))
+    if outcome.record is not None:
+        verb = "Would apply" if args.diff else "Applied"
+        proved = sum(v.verdict == "proved" for v in outcome.proof.verdicts) if outcome.proof else 0
+        print(f"{verb} {plural(proved, 'proved fix')}; record: {_relative_to(outcome.record, root)}")
+    return EXIT_CLEAN
+
+
+def _relative_to(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 def _diff(path: Path, original: str, fixed: str) -> list[str]:
@@ -762,10 +836,16 @@ def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    run_command: list[str] = []
+    if "fix" in argv and "--" in argv[argv.index("fix") :]:  # `fix --prove -- COMMAND`: the command is not a path
+        split = argv.index("--", argv.index("fix"))
+        argv, run_command = argv[:split], argv[split + 1 :]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_ERROR if exit_.code not in (0, None) else EXIT_CLEAN
+    args.run_command = run_command if args.command == "fix" else getattr(args, "run_command", [])
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_ERROR

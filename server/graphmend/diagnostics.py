@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,55 @@ class RunSeen:
 
 
 @dataclass(frozen=True)
+class ProofSeen:
+    """A fix's verdict on the user's run, as a proof record keeps it (`graphmend fix --prove`,
+    `proof_records`)."""
+
+    verdict: str  # "proved", "differs" or "not exercised"
+    command: str
+    processes: int
+    steps: int  # optimizer steps
+    calls: int  # calls of compiled callables
+    ended: float  # when the proof ended (seconds since the epoch)
+    differences: tuple[str, ...]  # what differed (a fix that differs)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> ProofSeen:
+        return cls(**{**raw, "differences": tuple(raw["differences"])})
+
+    def to_json(self) -> dict[str, Any]:
+        """Its form in JSON: the CLI's `proof` and the LSP diagnostic's `data.proof`."""
+        return {**vars(self), "differences": list(self.differences)}
+
+    def sentence(self, now: float | None = None) -> str:
+        """ "proved on your run of `python train.py` (3 processes, 40 steps, 5 min ago)"."""
+        ago = _ago((now or _time.time()) - self.ended)
+        covered = _counted(self.steps, "step") if self.steps else _counted(self.calls, "compiled call")
+        run = f"your run of `{self.command}` ({_counted(self.processes, 'process')}, {covered}, {ago})"
+        if self.verdict == "proved":
+            return f"proved on {run}"
+        if self.verdict == "differs":
+            first = f": {self.differences[0]}" if self.differences else ""
+            return f"changes behaviour on {run}{first}"
+        return f"not exercised by {run}"
+
+
+def _counted(number: int, noun: str) -> str:
+    plural = "es" if noun.endswith("s") else "s"
+    return f"{number} {noun}{'' if number == 1 else plural}"
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return "just now"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min ago"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h ago"
+    return f"{round(seconds / 86400)} days ago"
+
+
+@dataclass(frozen=True)
 class FindingData:
     """What qualifies a finding beyond its one-sentence message: written by the checker (and for
     breaks in other files by `project.library_calls`, for notebooks by the cell mapping), read by
@@ -106,6 +156,7 @@ class FindingData:
     action: str | None = None  # what to do instead, when there is no fix
     off_by_default: str | None = None  # the switch, false by default, without which it is never met
     run: RunSeen | None = None  # the newest recorded run met it
+    proof: ProofSeen | None = None  # its fix's verdict on the user's run (`graphmend fix --prove`)
     dynamo: str | None = None  # a recorded run's finding (GM5xx): Dynamo's words for what it met
     cell: int | None = None  # a notebook's finding: its cell's 1-based number
     notebook_index: int | None = None  # ... and its place in the notebook module's diagnostics
@@ -124,6 +175,7 @@ class FindingData:
             else None,
             off_by_default=raw.get("off_by_default"),
             run=RunSeen(run["count"], run["run"], run["recorded_at"]) if (run := raw.get("run")) else None,
+            proof=ProofSeen.from_json(proof) if (proof := raw.get("proof")) else None,
             cell=raw.get("cell"),
             notebook_index=raw.get("notebook_index"),
         )
@@ -136,7 +188,7 @@ class FindingData:
                 continue
             if isinstance(value, LibraryCall):
                 value = {"path": value.path, "line": value.line, "callee": value.callee, "via": list(value.via)}
-            elif isinstance(value, RunSeen):
+            elif isinstance(value, (RunSeen, ProofSeen)):
                 value = value.to_json()
             found[name] = list(value) if isinstance(value, tuple) else value
         return found

@@ -33,6 +33,7 @@ from .files import (
 from .fixes import apply_fixes
 from .project import ModuleSummary, Project, summarize
 from .project.libraries import LibraryFinder, default_search_paths
+from .proof_records import PROVED, file_verdicts
 from .record.newest import newest_file_run
 from .regions import ProjectContext
 from .semantics import module_name_for
@@ -333,13 +334,15 @@ def check_paths(
 
 
 def with_newest_run(context: ProjectContext, path: Path | None, settings: Settings) -> ProjectContext:
-    """`context` with what the newest recorded run of the project at `path` met in the file, where
-    the `runs` setting is on: the one way a run enters an analysis (the checker takes it from there,
-    `recorded.py`), for check, fix, the standard input and the editor alike."""
-    if path is None or not settings.runs or context.run is not None:
+    """`context` with what the newest recorded run of the project at `path` met in the file, and the
+    verdicts its proofs gave fixes there, where the `runs` setting is on: the one way a run enters an
+    analysis (the checker takes it from there, `recorded.py`, `proof_records.py`), for check, fix,
+    the standard input and the editor alike."""
+    if path is None or not settings.runs or context.run is not None or context.proofs:
         return context
     run = newest_file_run(path)
-    return replace(context, run=run) if run is not None else context
+    proofs = file_verdicts(path)
+    return replace(context, run=run, proofs=proofs) if run is not None or proofs else context
 
 
 def library_loader(settings: Settings, cache: Cache | None = None) -> Callable[[str], ModuleSummary | None] | None:
@@ -389,14 +392,15 @@ def fix_source(
     and leaves text that does not parse as it is.
 
     Fixes are applied in rounds because one rewrite can enable another (an inner `if`, then the
-    outer one). Unsafe fixes are applied only when asked for.
+    outer one). Unsafe fixes are applied only when asked for (or, with `apply-proved-fixes`, proved).
     """
+    settings = settings or Settings()
     current, applied = text, 0
     diagnostics = check_source(current, path, settings, context)
     if any(d.code == SYNTAX_ERROR_CODE for d in diagnostics):
         return FixResult(path, text, text, 0, tuple(diagnostics), error="does not parse; not changed")
     for _ in range(MAX_FIX_ROUNDS):
-        fixes = _fixes_to_apply(diagnostics, unsafe)
+        fixes = _fixes_to_apply(diagnostics, unsafe, settings.apply_proved_fixes)
         if not fixes:
             break
         candidate, count = apply_fixes(current, fixes)
@@ -418,15 +422,30 @@ def fix_source(
         diagnostics = check_source(current, path, settings, context)
     else:  # every round applied something: more may be left
         return FixResult(
-            path, text, current, applied, tuple(diagnostics), converged=not _fixes_to_apply(diagnostics, unsafe)
+            path,
+            text,
+            current,
+            applied,
+            tuple(diagnostics),
+            converged=not _fixes_to_apply(diagnostics, unsafe, settings.apply_proved_fixes),
         )
     return FixResult(path, text, current, applied, tuple(diagnostics))
 
 
-def _fixes_to_apply(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
-    """The fixes a fix run applies: the safe ones, and with `unsafe` the unsafe ones too."""
+def _fixes_to_apply(diagnostics: Iterable[Diagnostic], unsafe: bool, proved: bool = False) -> list[Fix]:
+    """The fixes a fix run applies: the safe ones, with `unsafe` the unsafe ones too, and with
+    `proved` (the `apply-proved-fixes` setting) the unsafe ones the user's run proved."""
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
-    return [d.fix for d in diagnostics if d.fix is not None and d.fix.applicability in allowed]
+    return [
+        d.fix
+        for d in diagnostics
+        if d.fix is not None
+        and (d.fix.applicability in allowed or (proved and d.fix.applicability is Applicability.UNSAFE and _proved(d)))
+    ]
+
+
+def _proved(diagnostic: Diagnostic) -> bool:
+    return diagnostic.data.proof is not None and diagnostic.data.proof.verdict == PROVED
 
 
 def fix_file(
@@ -448,7 +467,7 @@ def fix_file(
         return FixResult(path, "", "", 0, (), error=str(error))
     context = with_newest_run(context or ProjectContext(), path, settings)
     cached = cache.get(cache.key(path, data, settings, context)) if cache is not None else None
-    if cached is not None and not _fixes_to_apply(cached, unsafe):
+    if cached is not None and not _fixes_to_apply(cached, unsafe, settings.apply_proved_fixes):
         return FixResult(path, text, text, 0, tuple(cached))
     result = (fix_notebook_text if notebook else fix_source)(text, path, settings, unsafe, context)
     if write and result.error is None and result.fixed != text:

@@ -93,6 +93,8 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         **({"library": _library(diagnostic.data.library)} if diagnostic.data.library is not None else {}),
         # the newest recorded run met it (`graphmend record`): how often, which run, when
         **({"run": diagnostic.data.run.to_json()} if diagnostic.data.run is not None else {}),
+        # its fix's verdict on the user's run (`graphmend fix --prove`): proved, differs or not exercised
+        **({"proof": diagnostic.data.proof.to_json()} if diagnostic.data.proof is not None else {}),
         # a recorded run's own finding (GM5xx): Dynamo's words
         **({"dynamo": diagnostic.data.dynamo} if diagnostic.data.dynamo is not None else {}),
     }
@@ -177,7 +179,7 @@ def text(findings: list[Finding], lines: Lines, style: Style, show_source: bool)
 OFF_BY_DEFAULT = "a plain compile does not meet it"
 
 
-def qualifiers(diagnostic: Diagnostic) -> list[str]:
+def qualifiers(diagnostic: Diagnostic, with_proof: bool = True) -> list[str]:
     """What qualifies a finding, kept out of its one-sentence message: when it breaks, and where
     CUDA graphs are asked for (the text output's notes, the hover's paragraph of why)."""
     data = diagnostic.data
@@ -191,6 +193,8 @@ def qualifiers(diagnostic: Diagnostic) -> list[str]:
     if data.run is not None:
         met = f"the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}"
         found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
+    if with_proof and data.proof is not None and diagnostic.fix is not None:
+        found.append(f"the fix {data.proof.sentence()}")
     return found
 
 

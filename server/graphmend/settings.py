@@ -56,6 +56,8 @@ _KNOWN_KEYS = {
     "report-library-files": "report_library_files",
     "report_library_files": "report_library_files",
     "runs": "runs",
+    "apply-proved-fixes": "apply_proved_fixes",
+    "apply_proved_fixes": "apply_proved_fixes",
 }
 LAYER_SKIP_FORMS = ("where", "cond")  # how a fixed loop gate (LayerDrop) skips a layer
 # Where the CUDA-graph rules (GM4xx) run: "auto" in code compiled by a site that asks for CUDA
@@ -203,6 +205,9 @@ class Settings:
     # Mark the findings the newest recorded run met (`graphmend record`, `.graphmend/runs/` at the
     # project root) as seen there, with the count; without a run nothing changes.
     runs: bool = True
+    # `fix` and Fix All also apply the unsafe fixes a proof proved on the user's run (`fix --prove`,
+    # `.graphmend/proofs/`), as long as the function's text is the one proved.
+    apply_proved_fixes: bool = False
 
     @property
     def target_torch(self) -> tuple[int, int] | None:

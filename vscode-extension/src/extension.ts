@@ -229,7 +229,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (event.document.languageId === "python") refreshRun();
     }),
     vscode.workspace.onDidSaveTextDocument(() => refreshRun()),
-    vscode.commands.registerCommand("graphmend.recordRun", recordRun),
+    vscode.commands.registerCommand("graphmend.recordRun", () => runScript("record")),
+    vscode.commands.registerCommand("graphmend.proveFixes", () => runScript("prove")),
     vscode.commands.registerCommand("graphmend.showOutput", () => output.show()),
     vscode.commands.registerCommand("graphmend.restart", async () => {
       await stop();
@@ -366,45 +367,69 @@ interface RecordCommand {
 }
 
 /**
- * graphmend: Record a Run…: `graphmend record -- python SCRIPT ARGS` with the server's graphmend, as a task in
- * the terminal (the active Python file, else one picked; the arguments asked for, the last ones offered). The
- * script runs with the Python extension's interpreter where there is one, else the server's Python. When the
- * task ends the server marks what the run met (`graphmend.runRecorded`) and the status item shows the run.
+ * graphmend: Record a Run… (`graphmend record -- python SCRIPT ARGS`) and graphmend: Prove Fixes on a Run…
+ * (`graphmend fix --prove -- python SCRIPT ARGS`: the script runs as it is and with the fixes, and only the fixes
+ * the runs prove are applied) with the server's graphmend, as a task in the terminal (the active Python file,
+ * else one picked; the arguments asked for, the last ones offered). The script runs with the Python extension's
+ * interpreter where there is one, else the server's Python. When the task ends the server analyses the open
+ * files again (`graphmend.runRecorded`): findings the run met are marked, fixes say their verdicts.
  */
-async function recordRun(): Promise<void> {
+async function runScript(kind: "record" | "prove"): Promise<void> {
+  const doing = kind === "record" ? "recording a run" : "proving fixes";
   if (!vscode.workspace.isTrusted) {
-    void vscode.window.showWarningMessage("graphmend: recording a run executes the script; trust this workspace first.");
+    void vscode.window.showWarningMessage(`graphmend: ${doing} executes the script; trust this workspace first.`);
     return;
   }
   const running = runsClient();
   if (!running) {
     void vscode.window.showWarningMessage(
       client?.state === State.Running
-        ? "graphmend: this graphmend-lsp is too old to record runs; update graphmend."
+        ? `graphmend: this graphmend-lsp is too old for ${doing}; update graphmend.`
         : "graphmend: the server is not running (graphmend: Show Output).",
     );
     return;
   }
   const script = await scriptToRecord();
   if (!script) return;
+  const title = kind === "record" ? "Record a Run of" : "Prove Fixes on a Run of";
   const key = `graphmend.recordArguments:${script.fsPath}`;
   const line = await vscode.window.showInputBox({
-    title: `graphmend: Record a Run of ${path.basename(script.fsPath)}`,
-    prompt: "The script's arguments (empty for none); the run executes the script",
+    title: `graphmend: ${title} ${path.basename(script.fsPath)}`,
+    prompt:
+      kind === "record"
+        ? "The script's arguments (empty for none); the run executes the script"
+        : "The script's arguments (empty for none); it runs at least twice, and what it writes, each run writes",
     placeHolder: "--steps 20",
     value: workspaceState.get<string>(key, ""),
   });
   if (line === undefined) return;
   await workspaceState.update(key, line);
-  const open = vscode.workspace.textDocuments.find((document) => document.uri.fsPath === script.fsPath);
-  if (open?.isDirty) await open.save(); // the run executes the file on disk
+  let unsafe = false;
+  if (kind === "prove") {
+    const which = await vscode.window.showQuickPick(
+      [
+        { label: "Safe and unsafe fixes", detail: "an unsafe fix is applied only if the run proves it", unsafe: true },
+        { label: "Safe fixes only", unsafe: false },
+      ],
+      { title: "graphmend: which fixes to prove" },
+    );
+    if (!which) return;
+    unsafe = which.unsafe;
+  }
+  for (const document of vscode.workspace.textDocuments) {
+    if (document.isDirty && document.languageId === "python" && document.uri.scheme === "file") await document.save();
+  } // the run executes the files on disk
+  const python = (await pythonExtensionInterpreter())?.[0] ?? null;
   const answer: RecordCommand | null = await running.sendRequest("workspace/executeCommand", {
-    command: "graphmend.recordCommand",
-    arguments: [script.toString(), splitArguments(line), (await pythonExtensionInterpreter())?.[0] ?? null],
+    command: kind === "record" ? "graphmend.recordCommand" : "graphmend.proveCommand",
+    arguments:
+      kind === "record"
+        ? [script.toString(), splitArguments(line), python]
+        : [script.toString(), splitArguments(line), python, null, unsafe],
   });
   if (!answer) return;
   const [command, ...args] = answer.command;
-  const name = `record ${path.basename(script.fsPath)}`;
+  const name = `${kind} ${path.basename(script.fsPath)}`;
   const task = new vscode.Task(
     { type: "graphmend", script: script.fsPath },
     vscode.workspace.getWorkspaceFolder(script) ?? vscode.TaskScope.Workspace,
@@ -423,13 +448,15 @@ async function recordRun(): Promise<void> {
     refreshRun(0);
     if (event.exitCode) {
       void vscode.window.showWarningMessage(
-        `graphmend: the recorded command exited with ${event.exitCode}; what it met until then is kept (see the terminal).`,
+        kind === "record"
+          ? `graphmend: the recorded command exited with ${event.exitCode}; what it met until then is kept (see the terminal).`
+          : `graphmend: proving fixes ended with exit code ${event.exitCode}; nothing unproved was applied (see the terminal).`,
       );
     }
   });
   await vscode.tasks.executeTask(task).then(undefined, (error) => {
     ended.dispose();
-    void vscode.window.showErrorMessage(`graphmend: the recording did not start: ${error}`);
+    void vscode.window.showErrorMessage(`graphmend: the ${kind === "record" ? "recording" : "proof"} did not start: ${error}`);
   });
 }
 

@@ -70,12 +70,14 @@ def _quick_fix(
     ls: GraphmendServer, uri: str, result: Analysis, index: int, lsp_diagnostic: types.Diagnostic
 ) -> types.CodeAction:
     fix = result.diagnostics[index].fix
+    proof = result.diagnostics[index].data.proof
     assert fix is not None
+    said = [*(["unsafe"] if fix.hazards else []), *([proof.sentence()] if proof is not None else [])]
     action = types.CodeAction(
-        title=f"graphmend: {fix.title}{' (unsafe)' if fix.hazards else ''}",
+        title=f"graphmend: {fix.title}" + (f" ({'; '.join(said)})" if said else ""),
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[lsp_diagnostic],
-        is_preferred=fix.applicability is Applicability.SAFE,
+        is_preferred=fix.applicability is Applicability.SAFE or (proof is not None and proof.verdict == "proved"),
         data={"uri": uri, "version": result.version, "index": index},
     )
     return action if ls.client_supports.lazy_code_actions else _resolve(ls, action)

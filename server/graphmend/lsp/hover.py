@@ -57,6 +57,8 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     below: list[str] = []
     if fix is not None:
         parts = [f"**Fix ({fix.applicability.value}):** {fix.title}"]
+        if data.proof is not None:  # what the user's own run showed comes before what may happen
+            parts += ["", f"*{_capitalized(data.proof.sentence())}.*"]
         hazard = fix.hazard
         if hazard and len(hazard.split()) <= HAZARD_WORDS:
             parts += ["", f"*May change:* {hazard}."]
@@ -76,7 +78,7 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
         elif no_fix is not None:
             below = [f"**No automatic fix:** {no_fix}."]
     why = f"**{rule.code}** `{rule.name}`: {_first_sentences(rule.docs.why, WHY_WORDS)}"
-    for qualifier in qualifiers(diagnostic):
+    for qualifier in qualifiers(diagnostic, with_proof=False):
         if fix is None and qualifier.startswith(OFF_BY_DEFAULT):
             continue  # said first, as the reason it can be left
         why += f" {_capitalized(qualifier)}."

@@ -1,8 +1,9 @@
 """Recorded runs in the editor (`graphmend record`, docs/record.md): the newest run's status for a
 status bar (`graphmend/runStatus`), the command line that records a script with this server's
-graphmend (`graphmend.recordCommand`), and "a run was recorded" (`graphmend.runRecorded`): the open
-documents are analysed again, so the findings the run met are marked. A run recorded in a terminal
-does the same through the file watchers (`workspace.did_change_watched_files`)."""
+graphmend (`graphmend.recordCommand`) or proves fixes on a run of it (`graphmend.proveCommand`,
+docs/prove.md), and "a run was recorded" (`graphmend.runRecorded`): the open documents are analysed
+again, so the findings the run met are marked, and their fixes' verdicts said. A run recorded in a
+terminal does the same through the file watchers (`workspace.did_change_watched_files`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 from .. import api
 from . import open_documents
 from .edit.locations import path_of
-from .session.capabilities import COMMAND_RECORD, COMMAND_RUN_RECORDED, RUN_STATUS
+from .session.capabilities import COMMAND_PROVE, COMMAND_RECORD, COMMAND_RUN_RECORDED, RUN_STATUS
 from .session.state import GraphmendServer, server
 
 LIBRARY = Path(__file__).resolve().parents[2]  # the folder holding the graphmend package this server runs
@@ -63,13 +64,31 @@ async def record_command(ls: GraphmendServer, *arguments: Any) -> dict[str, Any]
     terminal): arguments (script, [arguments], [python]); `python` defaults to the server's own.
     Answers `command` (argv) and `cwd`, the script's project root, where the run is kept and where
     the editor looks for it. The client says `graphmend.runRecorded` when it ended."""
+    return await _script_command(ls, ["record"], arguments)
+
+
+@server.command(COMMAND_PROVE)
+async def prove_command(ls: GraphmendServer, *arguments: Any) -> dict[str, Any] | None:
+    """The command line that proves fixes on a run of a script (`graphmend fix --prove`, which
+    applies the proved ones): arguments (script, [arguments], [python], [file], [unsafe]); `file`
+    (a URI): only that file's fixes (default: the project's); `unsafe`: the unsafe fixes too.
+    Answers as `graphmend.recordCommand`; the client says `graphmend.runRecorded` when it ended, and
+    the findings say their fixes' verdicts."""
+    file = path_of(arguments[3]) if len(arguments) > 3 and isinstance(arguments[3], str) else None
+    unsafe = len(arguments) > 4 and arguments[4] is True
+    options = ["fix", "--prove", *(["--unsafe-fixes"] if unsafe else []), *([str(file)] if file else [])]
+    return await _script_command(ls, options, arguments)
+
+
+async def _script_command(ls: GraphmendServer, options: list[str], arguments: tuple[Any, ...]) -> dict[str, Any] | None:
+    """`graphmend OPTIONS -- python SCRIPT ARGS` from arguments (script, [arguments], [python])."""
     script = path_of(arguments[0]) if arguments and isinstance(arguments[0], str) else None
     if script is None:
         return None
     args = [str(a) for a in arguments[1]] if len(arguments) > 1 and isinstance(arguments[1], list) else []
     python = arguments[2] if len(arguments) > 2 and isinstance(arguments[2], str) and arguments[2] else sys.executable
     cli = await asyncio.get_running_loop().run_in_executor(ls.executor, graphmend_cli)
-    return {"command": [*cli, "record", "--", python, str(script), *args], "cwd": str(api.project_root(script.parent))}
+    return {"command": [*cli, *options, "--", python, str(script), *args], "cwd": str(api.project_root(script.parent))}
 
 
 @functools.cache

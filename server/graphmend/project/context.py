@@ -268,6 +268,7 @@ def context_key(context: ProjectContext) -> str:
             [(name, sorted(names)) for name, names in context.unpassed_parameters],
             context.disabled_functions,
             context.run.key() if context.run is not None else None,
+            context.proofs,
         )
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

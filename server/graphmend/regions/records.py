@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, ProofSeen
 from ..record.runs import FileRun
 from ..semantics import FunctionInfo
 
@@ -104,6 +104,8 @@ class ProjectContext:
     # confirms the findings on their lines, reports the others (GM5xx), and takes the functions
     # Dynamo traced there as compiled.
     run: FileRun | None = None
+    # The verdicts of the project's proof records on fixes in this file, by fix hash (`proof_records`).
+    proofs: tuple[tuple[str, ProofSeen], ...] = ()
 
     def disabled_function(self, qualname: str) -> tuple[str, int] | None:
         """Where the imported function `qualname` is defined, if it is decorated with `disable`."""

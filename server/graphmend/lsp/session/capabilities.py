@@ -37,6 +37,8 @@ COMMAND_VERIFY = "graphmend.verify"
 # Recorded runs (`graphmend record`): the command line that records a script, and "a run was recorded".
 COMMAND_RECORD = "graphmend.recordCommand"
 COMMAND_RUN_RECORDED = "graphmend.runRecorded"
+# `graphmend fix --prove`: the command line that proves a file's fixes on a run of a script (then "runRecorded").
+COMMAND_PROVE = "graphmend.proveCommand"
 RUN_STATUS = "graphmend/runStatus"  # a request: the newest run's status, for a status bar
 # Registered after `initialized` where the client can: changes on disk keep the workspace index
 # current, and a run recorded in any terminal re-marks the findings it confirms.

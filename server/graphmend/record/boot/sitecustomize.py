@@ -10,6 +10,10 @@ failure here never stops the user's program.
 import importlib
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _start() -> None:
@@ -27,10 +31,24 @@ def _start() -> None:
 
         handler = install(process_file(Path(run)))
         atexit.register(uninstall, handler)
+        plan = os.environ.get("GRAPHMEND_PROVE_PLAN")
+        if plan:
+            _prove(Path(run), Path(plan))
     except Exception:  # noqa: BLE001  (never stop the user's program)
         pass
     finally:
         sys.path.remove(library)
+
+
+def _prove(run: "Path", plan_file: "Path") -> None:  # noqa: UP037  (no pathlib import at start-up)
+    """`fix --prove`: serve the plan's rewritten files, then observe the run (`graphmend.prove`)."""
+    import json
+
+    from graphmend.prove import probe, serve
+
+    served = json.loads(plan_file.read_text(encoding="utf-8")).get("served", {})
+    serve.install({path: open(text, encoding="utf-8").read() for path, text in served.items()})
+    probe.start(run, plan_file, serve.LOADED)
 
 
 def _chain() -> None:

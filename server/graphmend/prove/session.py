@@ -1,0 +1,322 @@
+"""A proof: the command run as it is, then with fixes served in its processes, compared.
+
+1. The original run, with the lines each fix rewrites traced (only in those files): a fix whose
+   lines never ran, and that met no break there, is *not exercised*.
+2. A run with every exercised fix. Nothing differs: each is *proved*.
+3. Something differs: the fixes are bisected, halves run on their own, until each difference is
+   pinned on one fix (or on fixes that differ only together); those *differ*, and the rest is run
+   once more together, so that what is proved was proved as it will be applied.
+
+Each run is a recorder run (its compile events) plus the probe's observations, in its own folder
+under `.graphmend/proofs/<proof>/`. Both runs get the same seeds, environment, cwd and standard
+input (read once, given to every run; a terminal gives none).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..files import decode_source, read_bytes
+from ..proof_records import DIFFERS, NOT_EXERCISED, PROOFS, PROVED
+from ..record.runner import BOOT, LIBRARY
+from ..record.runs import read_run
+from ..record.trace import GRAPH_BREAK, RECOMPILE
+from .candidates import Candidate, line_map, rewritten
+from .compare import Difference, Process, differences, masked, read_processes
+
+
+@dataclass
+class RunResult:
+    folder: Path
+    fixes: tuple[Candidate, ...]
+    exit_code: int | None
+    processes: list[Process]
+    seconds: float
+
+
+@dataclass
+class Verdict:
+    candidate: Candidate
+    verdict: str
+    differences: list[Difference] = field(default_factory=list)
+    together_with: list[Candidate] = field(default_factory=list)  # fixes it differs only together with
+    breaks_removed: int = 0  # break sites at its lines in the original run, gone with it
+    breaks_before: int = 0
+    measured_with: RunResult | None = None  # the run with it and the fewest other fixes: its graphs
+
+
+@dataclass
+class Proof:
+    command: list[str]
+    folder: Path
+    verdicts: list[Verdict]
+    runs: list[RunResult]
+    original: RunResult
+    torch: str | None
+    seeds: list[str]  # what the command seeds itself, or that graphmend seeded it
+    stdin: str  # "piped (N bytes, given to every run)", "a terminal: none", "none"
+    final: RunResult | None = None  # the run with the proved fixes together
+
+    @property
+    def processes(self) -> int:
+        return len(self.original.processes)
+
+    @property
+    def steps(self) -> int:
+        return sum(p.step_count for p in self.original.processes)
+
+    @property
+    def calls(self) -> int:
+        return sum(len(p.calls) for p in self.original.processes)
+
+
+Say = Callable[[str], None]
+
+
+class Prover:
+    """Runs the command for a proof and keeps what each run showed."""
+
+    def __init__(
+        self,
+        command: list[str],
+        root: Path,
+        candidates: list[Candidate],
+        workdir: Path | None = None,
+        say: Say = lambda line: None,
+        masks: tuple[re.Pattern[str], ...] = (),
+    ) -> None:
+        self.command = command
+        self.masks = masks
+        self.root = root
+        self.candidates = candidates
+        self.workdir = workdir
+        self.say = say
+        self.folder = root / PROOFS / f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
+        self.runs: list[RunResult] = []
+        self.stdin, self.stdin_note = _read_stdin()
+        self._texts: dict[Path, str] = {}
+
+    # ------------------------------------------------------------------ runs
+    def run(self, fixes: tuple[Candidate, ...], trace_lines: bool = False) -> RunResult:
+        name = "original" if not fixes else f"fixes-{len(self.runs)}"
+        folder = self.folder / name
+        folder.mkdir(parents=True)
+        served: dict[str, str] = {}
+        line_maps: dict[str, list[int]] = {}
+        for path in sorted({c.path for c in fixes}):
+            text = rewritten(path, fixes)
+            served_file = folder / f"served-{len(served)}.py"
+            served_file.write_text(text, encoding="utf-8")
+            served[str(path)] = str(served_file)
+            line_maps[os.path.realpath(path)] = line_map(self._original(path), text)
+        lines: dict[str, list[int]] = {}
+        if trace_lines:
+            for candidate in self.candidates:
+                lines.setdefault(str(candidate.path), []).extend(candidate.lines)
+        plan = {"served": served, "lines": lines}
+        (folder / "plan.json").write_text(json.dumps(plan, indent=1), encoding="utf-8")
+        (folder / "line-maps.json").write_text(json.dumps(line_maps), encoding="utf-8")
+        self.say(f"graphmend: run {len(self.runs) + 1}: {_what(fixes)}")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(BOOT), *filter(None, [env.get("PYTHONPATH")])])
+        env["GRAPHMEND_RECORD_DIR"] = str(folder.resolve())
+        env["GRAPHMEND_RECORD_LIB"] = str(LIBRARY)
+        env["GRAPHMEND_PROVE_PLAN"] = str((folder / "plan.json").resolve())
+        env.setdefault("PYTHONHASHSEED", "0")
+        cwd = None
+        if self.workdir is not None:
+            cwd = self.workdir / name
+            cwd.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
+        with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
+            process = subprocess.Popen(self.command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=out, stderr=err)
+            try:
+                process.communicate(self.stdin)
+            except KeyboardInterrupt:
+                process.wait()
+                raise
+        seconds = time.monotonic() - started
+        (folder / "run.json").write_text(
+            json.dumps({"argv": self.command, "exit_code": process.returncode, "seconds": seconds}), encoding="utf-8"
+        )
+        result = RunResult(folder, fixes, process.returncode, read_processes(folder), seconds)
+        self.runs.append(result)
+        return result
+
+    def compare(self, original: RunResult, fixed: RunResult) -> list[Difference]:
+        line_maps = json.loads((fixed.folder / "line-maps.json").read_text(encoding="utf-8"))
+        found = differences(original.processes, fixed.processes, line_maps, self.masks)
+        loaded = {path for process in fixed.processes for path in process.served}
+        for path in sorted({os.path.realpath(c.path) for c in fixed.fixes} - loaded):
+            found.append(Difference("the command", "rewrite", path, "no process ran the rewritten file"))
+        if original.exit_code != fixed.exit_code:
+            found.append(
+                Difference("the command", "exit code", "", f"{original.exit_code} before, {fixed.exit_code} after")
+            )
+        if not found and len(original.processes) <= 1:
+            # what no Python process wrote through sys.stdout (a C extension, a child program); with
+            # several processes, how their lines interleave is up to the scheduler: each one's own is compared
+            for stream in ("stdout.txt", "stderr.txt"):
+                before, after = (masked(_text(run.folder / stream), self.masks) for run in (original, fixed))
+                if before != after:
+                    found.append(Difference("the command", stream.removesuffix(".txt"), "", "its output differs"))
+        return found
+
+    def _original(self, path: Path) -> str:
+        if path not in self._texts:
+            self._texts[path] = decode_source(read_bytes(path))[0]
+        return self._texts[path]
+
+    # ------------------------------------------------------------------ the proof
+    def prove(self) -> Proof:
+        original = self.run((), trace_lines=True)
+        exercised = [c for c in self.candidates if _exercised(c, original)]
+        verdicts = {id(c): Verdict(c, NOT_EXERCISED) for c in self.candidates}
+        final = None
+        if exercised:
+            differing = self._bisect(original, tuple(exercised), None)
+            for candidate, (found, together) in differing.items():
+                verdicts[id(candidate)].verdict = DIFFERS
+                verdicts[id(candidate)].differences = found
+                verdicts[id(candidate)].together_with = together
+            proved = tuple(c for c in exercised if c not in differing)
+            while proved and differing:  # prove the rest as it will be applied: together
+                confirm = self.run(proved)
+                found = self.compare(original, confirm)
+                if not found:
+                    final = confirm
+                    break
+                more = self._bisect(original, proved, found)
+                for candidate, (found_here, together) in more.items():
+                    verdicts[id(candidate)].verdict = DIFFERS
+                    verdicts[id(candidate)].differences = found_here
+                    verdicts[id(candidate)].together_with = together
+                differing.update(more)
+                proved = tuple(c for c in proved if c not in more)
+            for candidate in proved:
+                verdicts[id(candidate)].verdict = PROVED
+            if final is None and proved and not differing:
+                final = next(r for r in self.runs if r.fixes == proved)
+        for verdict in verdicts.values():
+            self._breaks(verdict, original)
+        return Proof(
+            self.command,
+            self.folder,
+            list(verdicts.values()),
+            self.runs,
+            original,
+            next((h["torch"] for h in read_run(original.folder).headers if h.get("torch")), None),
+            _seeds(original.processes),
+            self.stdin_note,
+            final,
+        )
+
+    def _bisect(
+        self, original: RunResult, fixes: tuple[Candidate, ...], known: list[Difference] | None
+    ) -> dict[Candidate, tuple[list[Difference], list[Candidate]]]:
+        """The fixes among `fixes` that make the run differ, with what differed; `known`: what the
+        run with all of `fixes` is already known to show."""
+        found = known if known is not None else self.compare(original, self.run(fixes))
+        if not found:
+            return {}
+        if len(fixes) == 1:
+            return {fixes[0]: (found, [])}
+        half = len(fixes) // 2
+        first = self._bisect(original, fixes[:half], None)
+        second = self._bisect(original, fixes[half:], None)
+        if first or second:
+            return {**first, **second}
+        # each half alone changes nothing: they differ only together
+        return {c: (found, [o for o in fixes if o is not c]) for c in fixes}
+
+    def _breaks(self, verdict: Verdict, original: RunResult) -> None:
+        """The breaks the fix's lines met in the original run, and how many the run with it left."""
+        candidate = verdict.candidate
+        before = _break_lines(original.folder, candidate)
+        verdict.breaks_before = len(before)
+        with_it = [r for r in self.runs if candidate in r.fixes]
+        if with_it:
+            verdict.measured_with = min(with_it, key=lambda r: len(r.fixes))
+        if before and with_it:
+            run = max(with_it, key=lambda r: len(r.fixes))
+            line_maps = json.loads((run.folder / "line-maps.json").read_text(encoding="utf-8"))
+            after = _break_lines(run.folder, candidate, line_maps.get(os.path.realpath(candidate.path)))
+            verdict.breaks_removed = len(before - after)
+
+
+def graphs(run: RunResult) -> int:
+    return sum(f["graphs"] for p in run.processes for f in p.functions.values())
+
+
+def recompiles(run: RunResult) -> int:
+    return sum(1 for e in read_run(run.folder).events if e.kind == RECOMPILE for _ in range(e.count))
+
+
+def _break_lines(folder: Path, candidate: Candidate, lines: list[int] | None = None) -> set[int]:
+    """The lines of `candidate` at which the run in `folder` met a graph break (in the original's numbers)."""
+    real = os.path.realpath(candidate.path)
+    found = set()
+    for event in read_run(folder).events:
+        if event.kind != GRAPH_BREAK:
+            continue
+        for frame in event.frames:
+            if os.path.realpath(frame["path"]) != real:
+                continue
+            line = frame["line"]
+            if lines is not None and 0 < line <= len(lines):
+                line = lines[line - 1]
+            if line in candidate.lines:
+                found.add(line)
+    return found
+
+
+def _exercised(candidate: Candidate, original: RunResult) -> bool:
+    real = os.path.realpath(candidate.path)
+    ran = any(
+        os.path.realpath(path) == real and line in candidate.lines for p in original.processes for path, line in p.lines
+    )
+    return ran or bool(_break_lines(original.folder, candidate))
+
+
+def _seeds(processes: list[Process]) -> list[str]:
+    seeded: dict[str, str] = {}
+    for process in processes:
+        for library, where in process.seeds.items():
+            seeded.setdefault(library, where)
+    said = [f"the command seeds {library} itself ({where})" for library, where in sorted(seeded.items())]
+    rest = [library for library in ("torch", "random", "numpy") if library not in seeded]
+    if rest:
+        said.append(f"graphmend seeded {', '.join(rest)} with 0 in each process (the command does not)")
+    return said
+
+
+def _read_stdin() -> tuple[bytes, str]:
+    """The standard input, read once for every run: piped text is given to each; a terminal gives none."""
+    stream = sys.stdin
+    if stream is None or stream.closed:
+        return b"", "none"
+    try:
+        if stream.isatty():
+            return b"", "a terminal: each run reads an empty standard input"
+        data = stream.buffer.read()
+    except (OSError, ValueError, AttributeError):
+        return b"", "none"
+    return data, f"piped ({len(data)} bytes, given to every run)" if data else "empty"
+
+
+def _text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def _what(fixes: tuple[Candidate, ...]) -> str:
+    if not fixes:
+        return "the command as it is (tracing the lines the fixes rewrite)"
+    return f"with {len(fixes)} fix{'es' if len(fixes) != 1 else ''} served"
