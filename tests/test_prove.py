@@ -175,3 +175,26 @@ def test_apply_proved_fixes_lets_fix_apply_an_unsafe_fix_the_run_proved(tmp_path
     _record_verdict(project, "proved")
     assert "Fixed 1 graph break" in subprocess.run(fix, cwd=project, capture_output=True, text=True).stdout
     assert "torch.where" in (project / "model.py").read_text(encoding="utf-8")
+
+
+def test_text_is_compared_in_the_originals_line_numbers_and_without_volatile_parts() -> None:
+    """What a run prints names lines of a rewritten file in the rewrite's numbers and quotes its
+    text; a warning moved by a helper added above is the same warning. Clocks, durations, addresses
+    and UUIDs differ between any two runs of any program."""
+    from graphmend.prove.candidates import line_map
+    from graphmend.prove.compare import masked, unquoted, unshifted
+
+    original = "import warnings\n\n\ndef f():\n    warnings.warn('old')\n"
+    fixed = (
+        "import warnings\n\n\ndef _helper(m):\n    warnings.warn(m, stacklevel=2)\n\n\ndef f():\n    _helper('old')\n"
+    )
+    maps = {"/p/model.py": line_map(original, fixed)}
+    before = "/p/model.py:5: UserWarning: old\n  warnings.warn('old')\n"
+    after = "/p/model.py:9: UserWarning: old\n  _helper('old')\n"
+    assert unquoted(unshifted(after, maps), maps) == unquoted(before, maps) == "/p/model.py:5: UserWarning: old\n  …\n"
+    assert unquoted(unshifted("/p/model.py:5: UserWarning: old\n  x\n", maps), maps) != unquoted(before, maps)
+    assert (
+        masked("W1128 12:04:52.950000 5248 run.py:874] step took 3.2s at 0x7f3a2b1c4d50")
+        == "…run.py:874] step took … at …"
+    )
+    assert masked("loss 0.1234 lr=0.001") == "loss 0.1234 lr=0.001"  # values are not volatile

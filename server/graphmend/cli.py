@@ -46,33 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         help="with --fix or --diff: also fixes marked unsafe (their titles say what may change)",
     )
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    fix = commands.add_parser("fix", help="rewrite graph breaks away (safe fixes; unsafe ones on request)")
-    _add_selection_options(fix)
-    fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
-    fix.add_argument(
-        "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (their titles say what may change)"
-    )
-    fix.add_argument(
-        "--prove",
-        action="store_true",
-        help="RUN the command after `--` as it is and with the fixes served in its processes, compare the runs, "
-        "and apply only the fixes the run proves (graphmend fix --prove -- python train.py; docs/prove.md)",
-    )
-    fix.add_argument(
-        "--workdir",
-        type=Path,
-        metavar="DIR",
-        help="with --prove: run the command in a fresh folder under DIR each time, so that the files it writes "
-        "are kept apart (give it absolute paths)",
-    )
-    fix.add_argument(
-        "--mask",
-        action="append",
-        default=[],
-        metavar="REGEX",
-        help="with --prove: text that may differ between two runs of the command (clock times, durations, "
-        "addresses and UUIDs are masked already); repeat for more",
-    )
+    _add_fix_parser(commands)
     verify = commands.add_parser(
         "verify",
         help="run a file and its rewritten version under real Dynamo and compare them (EXECUTES the file)",
@@ -111,6 +85,36 @@ def _parser() -> argparse.ArgumentParser:
         help="write every rule's page and their index (README.md) to DIR, e.g. docs/rules",
     )
     return parser
+
+
+def _add_fix_parser(commands: Any) -> None:
+    fix = commands.add_parser("fix", help="rewrite graph breaks away (safe fixes; unsafe ones on request)")
+    _add_selection_options(fix)
+    fix.add_argument("--diff", action="store_true", help="print the changes as a unified diff; write nothing")
+    fix.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (their titles say what may change)"
+    )
+    fix.add_argument(
+        "--prove",
+        action="store_true",
+        help="RUN the command after `--` as it is and with the fixes served in its processes, compare the runs, "
+        "and apply only the fixes the run proves (graphmend fix --prove -- python train.py; docs/prove.md)",
+    )
+    fix.add_argument(
+        "--workdir",
+        type=Path,
+        metavar="DIR",
+        help="with --prove: run the command in a fresh folder under DIR each time, so that the files it writes "
+        "are kept apart (give it absolute paths)",
+    )
+    fix.add_argument(
+        "--mask",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="with --prove: text that may differ between two runs of the command (clock times, durations, "
+        "addresses and UUIDs are masked already); repeat for more",
+    )
 
 
 def _add_record_parser(commands: Any) -> None:

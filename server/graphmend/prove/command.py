@@ -80,16 +80,22 @@ def report(outcome: ProofOutcome, root: Path) -> list[str]:
         + ("compared exactly" if exact else f"compiled with inductor: floating values compared within {TOLERANCE}")
         + "):"
     ]
+    if proof.original.exit_code:
+        lines.append(
+            f"  (the command exits with {proof.original.exit_code} as it is: "
+            f"{_relative(proof.original.folder / 'stderr.txt', root)} has its output)"
+        )
     for verdict in sorted(proof.verdicts, key=lambda v: (str(v.candidate.path), v.candidate.line)):
         candidate = verdict.candidate
         label = candidate.label(root)
         kind = "" if candidate.safe else " (unsafe)"
         if verdict.verdict == PROVED:
-            effect = (
-                f"removes {verdict.breaks_removed} of the {_count(verdict.breaks_before, 'graph break')} it met"
-                if verdict.breaks_before
-                else "its lines ran, breaking no graph"
-            )
+            if not verdict.breaks_before:
+                effect = "its lines ran, breaking no graph"
+            elif verdict.breaks_removed == verdict.breaks_before:
+                effect = f"removes the {_count(verdict.breaks_before, 'graph break')} it met"
+            else:
+                effect = f"removes {verdict.breaks_removed} of the {verdict.breaks_before} graph breaks it met"
             applied = "; applied" if candidate in outcome.applied else ""
             lines.append(f"  {label}: proved{kind}: {effect}{_measured(verdict, proof)}{applied}")
         elif verdict.verdict == DIFFERS:
@@ -122,7 +128,7 @@ def _measured(verdict: Verdict, proof: Proof) -> str:
     alone = "with it alone" if len(run.fixes) == 1 else f"with it and {len(run.fixes) - 1} other fixes"
     added = recompiles(run) - recompiles(proof.original)
     more = f", {_count(added, 'recompile')} more" if added > 0 else ""
-    return f"; graphs {graphs(proof.original)} -> {graphs(run)} {alone}{more}"
+    return f"; graphs {graphs(proof.original)} → {graphs(run)} {alone}{more}"
 
 
 def _graphs_line(proof: Proof) -> str:
@@ -137,3 +143,10 @@ def _graphs_line(proof: Proof) -> str:
 def _count(number: int, noun: str) -> str:
     plural = "es" if noun.endswith("s") else "s"
     return f"{number} {noun}{'' if number == 1 else plural}"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

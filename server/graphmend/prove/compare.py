@@ -14,8 +14,9 @@ import array
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,8 @@ class Process:
     exceptions: list[dict[str, Any]] = field(default_factory=list)
     functions: dict[str, dict[str, int]] = field(default_factory=dict)
     served: list[str] = field(default_factory=list)  # the rewritten files it ran
+    compile_text: list[str] = field(default_factory=list)  # what torch's compile loggers wrote
+    probe_errors: list[str] = field(default_factory=list)  # parts of the observer that did not start
     seeds: dict[str, str] = field(default_factory=dict)
     exact: bool = True
     step_count: int = 0
@@ -115,6 +118,10 @@ def _read(file: Path) -> Process | None:
             process.seeds, process.exact, process.step_count = item["seeds"], item.get("exact", True), item["steps"]
         elif "lines" in item:
             process.lines = [(path, line) for path, line in item["lines"]]
+        elif "probe_error" in item:
+            process.probe_errors.append(item["probe_error"])
+        elif "compile_text" in item:
+            process.compile_text = list(item["compile_text"])
         elif "end" in item:
             process.ended = True
     return process
@@ -166,23 +173,28 @@ def _process_differences(
         return
     if a.ended != b.ended:
         yield Difference(name, "process", "", "it ended early in the " + ("fixed" if a.ended else "original") + " run")
+    for error in [*a.probe_errors, *b.probe_errors]:  # unobserved is not unchanged: never proved
+        yield Difference(name, "observer", "", f"graphmend could not observe it fully ({error})")
     # what the program computes first (exceptions, outputs, training), then what it says
     if [(e["exception"], masked(e["message"], masks)) for e in a.exceptions] != [
-        (e["exception"], masked(e["message"], masks)) for e in b.exceptions
+        (e["exception"], masked(unshifted(e["message"], line_maps), masks)) for e in b.exceptions
     ]:
         before = "; ".join(f"{e['exception']}: {e['message']}" for e in a.exceptions) or "none"
         after = "; ".join(f"{e['exception']}: {e['message']}" for e in b.exceptions) or "none"
         yield Difference(name, "exception", "uncaught", f"{before} before, {after} after")
-    yield from _call_differences(a, b, exact)
+    yield from _call_differences(a, b, exact, line_maps)
     yield from _step_differences(a, b, exact)
     for kind, first, second in (("log", a.logs, b.logs), ("warning", a.warnings, b.warnings)):
         listed = _listed_difference(
-            kind, [_masked(i, masks) for i in first], [_masked(_mapped(i, line_maps), masks) for i in second]
+            kind, [_masked(i, masks) for i in first], [_masked(_mapped(i, line_maps), masks, line_maps) for i in second]
         )
         if listed is not None:
             yield Difference(name, kind, *listed)
     for stream in ("stdout", "stderr"):
-        text = _text_difference(masked(a.texts.get(stream, ""), masks), masked(b.texts.get(stream, ""), masks))
+        text = _text_difference(
+            masked(unquoted(a.texts.get(stream, ""), line_maps), masks),
+            masked(unquoted(unshifted(b.texts.get(stream, ""), line_maps), line_maps), masks),
+        )
         if text is not None:
             yield Difference(name, stream, *text)
 
@@ -201,13 +213,38 @@ def _short(text: str, limit: int = 120) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+def unshifted(text: str, line_maps: LineMaps) -> str:
+    """A fixed run's text with the lines it names in rewritten files (`model.py:27:`, `File
+    "model.py", line 27`) in the original's numbers: a fix that adds a helper above moves them."""
+    for path, lines in line_maps.items():
+        pattern = re.compile("(" + re.escape(path) + r'(?::|", line ))(\d+)')
+        text = pattern.sub(partial(_in_original, lines), text)
+    return text
+
+
+def _in_original(lines: list[int], match: re.Match[str]) -> str:
+    line = int(match.group(2))
+    return f"{match.group(1)}{lines[line - 1] if 0 < line <= len(lines) else line}"
+
+
+def unquoted(text: str, paths: Iterable[str]) -> str:
+    """`text` without the source lines a warning or a traceback quotes from the rewritten files
+    (`paths`): they quote the rewrite, which is the point of the fix, not a change of behaviour."""
+    for path in paths:
+        quoted = re.compile("(" + re.escape(path) + r'(?::\d+:|", line \d+)[^\n]*\n[ \t]+)[^\n]*')
+        text = quoted.sub(lambda m: m.group(1) + "…", text)
+    return text
+
+
 def _pids(processes: list[Process]) -> re.Pattern[str]:
     pids = sorted({p.pid for p in processes if p.pid.isdigit()}, key=len, reverse=True)
     return re.compile(r"\b(?:" + "|".join(pids) + r")\b") if pids else re.compile(r"(?!)")
 
 
-def _masked(item: dict[str, Any], masks: tuple[re.Pattern[str], ...]) -> dict[str, Any]:
-    return {**item, "message": masked(str(item.get("message")), masks)}
+def _masked(
+    item: dict[str, Any], masks: tuple[re.Pattern[str], ...], line_maps: LineMaps | None = None
+) -> dict[str, Any]:
+    return {**item, "message": masked(unshifted(str(item.get("message")), line_maps or {}), masks)}
 
 
 def _mapped(item: dict[str, Any], line_maps: LineMaps) -> dict[str, Any]:
@@ -238,24 +275,29 @@ def _record(item: dict[str, Any]) -> str:
     return f"{level}{_short(str(item.get('message')), 80)} at {Path(str(item.get('path'))).name}:{item.get('line')}"
 
 
-def _call_differences(a: Process, b: Process, exact: bool) -> Iterator[Difference]:
-    by_name_a, by_name_b = _by_name(a.calls), _by_name(b.calls)
+def _call_differences(a: Process, b: Process, exact: bool, line_maps: LineMaps) -> Iterator[Difference]:
+    by_name_a, by_name_b = _by_callable(a.calls, {}), _by_callable(b.calls, line_maps)
     for name in sorted(set(by_name_a) | set(by_name_b)):
         first, second = by_name_a.get(name, []), by_name_b.get(name, [])
+        label = f"{name[0]} ({Path(name[1]).name}:{name[2]})" if name[2] is not None else f"{name[0]} ({name[1]})"
         for number, (x, y) in enumerate(zip(first, second), start=1):
             found = _value_difference(x.get("out"), y.get("out"), (a.folder, b.folder), exact, "output")
             if found is not None:
-                yield Difference(a.name, "call", f"call {number} of {name}", found)
+                yield Difference(a.name, "call", f"call {number} of {label}", found)
                 break
         else:
             if len(first) != len(second):
-                yield Difference(a.name, "call", name, f"called {len(first)} times before, {len(second)} after")
+                yield Difference(a.name, "call", label, f"called {len(first)} times before, {len(second)} after")
 
 
-def _by_name(calls: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    named: dict[str, list[dict[str, Any]]] = {}
+def _by_callable(
+    calls: list[dict[str, Any]], line_maps: LineMaps
+) -> dict[tuple[str, str, int | None], list[dict[str, Any]]]:
+    """Calls by the callable they call: its name, file and line (a rewritten file's, in the original's numbers)."""
+    named: dict[tuple[str, str, int | None], list[dict[str, Any]]] = {}
     for call in calls:
-        named.setdefault(call["call"], []).append(call)
+        where = _mapped({"path": call.get("path", ""), "line": call.get("line")}, line_maps)
+        named.setdefault((call["call"], str(call.get("path", "")), where["line"]), []).append(call)
     return named
 
 

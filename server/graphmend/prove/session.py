@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from ..record.runner import BOOT, LIBRARY
 from ..record.runs import read_run
 from ..record.trace import GRAPH_BREAK, RECOMPILE
 from .candidates import Candidate, line_map, rewritten
-from .compare import Difference, Process, differences, masked, read_processes
+from .compare import Difference, Process, differences, masked, read_processes, unquoted, unshifted
 
 
 @dataclass
@@ -137,7 +138,14 @@ class Prover:
             cwd.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
-            process = subprocess.Popen(self.command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=out, stderr=err)
+            try:
+                process = subprocess.Popen(
+                    self.command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=out, stderr=err
+                )
+            except OSError:
+                if not self.runs:  # nothing ran: no proof to keep
+                    shutil.rmtree(self.folder, ignore_errors=True)
+                raise
             try:
                 process.communicate(self.stdin)
             except KeyboardInterrupt:
@@ -165,7 +173,8 @@ class Prover:
             # what no Python process wrote through sys.stdout (a C extension, a child program); with
             # several processes, how their lines interleave is up to the scheduler: each one's own is compared
             for stream in ("stdout.txt", "stderr.txt"):
-                before, after = (masked(_text(run.folder / stream), self.masks) for run in (original, fixed))
+                before = masked(unquoted(_program_text(original, stream), line_maps), self.masks)
+                after = masked(unquoted(unshifted(_program_text(fixed, stream), line_maps), line_maps), self.masks)
                 if before != after:
                     found.append(Difference("the command", stream.removesuffix(".txt"), "", "its output differs"))
         return found
@@ -312,8 +321,13 @@ def _read_stdin() -> tuple[bytes, str]:
     return data, f"piped ({len(data)} bytes, given to every run)" if data else "empty"
 
 
-def _text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+def _program_text(run: RunResult, stream: str) -> str:
+    """The command's output, less what torch's compile loggers wrote (about graph breaks a fix removes)."""
+    text = (run.folder / stream).read_bytes().decode("utf-8", errors="replace")
+    for process in run.processes:
+        for chunk in process.compile_text:
+            text = text.replace(chunk, "", 1)
+    return text
 
 
 def _what(fixes: tuple[Candidate, ...]) -> str:

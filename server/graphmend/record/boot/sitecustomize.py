@@ -41,10 +41,10 @@ def _start() -> None:
 
 
 def _prove(run: "Path", plan_file: "Path") -> None:  # noqa: UP037  (no pathlib import at start-up)
-    """`fix --prove`: serve the plan's rewritten files, then observe the run (`graphmend.prove`)."""
+    """`fix --prove`: serve the plan's rewritten files, then observe the run (`record/probe.py`)."""
     import json
 
-    from graphmend.prove import probe, serve
+    from graphmend.record import probe, serve
 
     served = json.loads(plan_file.read_text(encoding="utf-8")).get("served", {})
     serve.install({path: open(text, encoding="utf-8").read() for path, text in served.items()})

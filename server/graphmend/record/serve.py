@@ -98,15 +98,14 @@ class _MainScript:
         if event != "cpython.run_file" or self.done:
             return
         self.done = True
-        import __main__
-
+        main = sys.modules["__main__"]
         path = str(args[0]) if args else self.script
-        __main__.__file__ = path
-        __main__.__cached__ = None
-        __main__.__loader__ = _ServedLoader("__main__", path, self.text)
-        code = __main__.__loader__.get_code("__main__")
+        loader = _ServedLoader("__main__", path, self.text)
+        main.__file__, main.__loader__ = path, loader  # as Python sets them
+        main.__dict__["__cached__"] = None
+        code = loader.get_code("__main__")
         try:
-            exec(code, __main__.__dict__)
+            exec(code, main.__dict__)
         except (SystemExit, KeyboardInterrupt):
             raise
         except BaseException:  # noqa: BLE001  (as Python reports an uncaught exception)

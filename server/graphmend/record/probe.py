@@ -16,7 +16,6 @@ from __future__ import annotations
 import array
 import atexit
 import functools
-import hashlib
 import importlib.abc
 import json
 import logging
@@ -30,10 +29,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from .values import Digester
+
 SEED = 0
 EXACT_BACKENDS = frozenset({"eager", "aot_eager"})  # their outputs are bitwise what eager gives
 MAX_VALUES = 1 << 24  # float64 values a process keeps for a compare within tolerance (128 MB)
 MAX_TEXT = 8 << 20  # characters of a stream's text kept
+# Loggers of torch's compiler: what they say is about the compile (a graph break, a recompile), which
+# a fix is meant to change, not about the program. Kept apart, with the text their handlers write.
+COMPILE_LOGGERS = ("torch._", "torch.fx")
 
 
 def process_name() -> str:
@@ -52,6 +56,8 @@ class Observations:
         self.values_kept = 0
         self.text: dict[str, list[str]] = {"stdout": [], "stderr": []}
         self.text_size = 0
+        self.compile_text: list[str] = []  # what torch's compile loggers wrote to stdout and stderr
+        self.compiling = threading.local()  # `active` while a compile logger's handlers run
         self.lock = threading.RLock()
 
     def write(self, item: dict[str, Any]) -> None:
@@ -82,6 +88,7 @@ class Observations:
         self.values_kept = 0
         self.text = {"stdout": [], "stderr": []}
         self.text_size = 0
+        self.compile_text = []
         self._out.write(
             json.dumps({"process": {"argv": sys.argv, "rank": os.environ.get("RANK"), "executable": sys.executable}})
             + "\n"
@@ -94,6 +101,7 @@ class Observations:
             assert self._out is not None
             for stream, chunks in self.text.items():
                 self._out.write(json.dumps({"text": stream, "data": "".join(chunks)}) + "\n")
+            self._out.write(json.dumps({"compile_text": self.compile_text}) + "\n")
             self._out.write(json.dumps({"end": True}) + "\n")
             self._out.close()
             if self._values is not None:
@@ -110,7 +118,9 @@ class _Tee:
 
     def write(self, text: str) -> int:
         observed = self._observed
-        if isinstance(text, str) and observed.text_size < MAX_TEXT:
+        if getattr(observed.compiling, "active", False):
+            observed.compile_text.append(text)
+        elif isinstance(text, str) and observed.text_size < MAX_TEXT:
             observed.text[self._name].append(text)
             observed.text_size += len(text)
         return self._stream.write(text)
@@ -125,7 +135,7 @@ class Probe:
     def __init__(self, folder: Path, plan: dict[str, Any], loaded: set[str]) -> None:
         self.observed = Observations(folder)
         self.loaded = loaded  # the rewritten files served so far
-        self.exact = True  # every compile so far on an exact backend
+        self.values = Digester(self.observed.keep_values)
         self.calls: dict[str, int] = {}
         self.steps = 0
         self.names: dict[int, str] = {}  # id(parameter or buffer) → its name in a compiled module
@@ -140,7 +150,7 @@ class Probe:
     def start(self) -> None:
         random.seed(SEED)
         self._watch_seed(random, "seed", "random")
-        sys.meta_path.insert(0, _AfterImport({"torch": self._on_torch, "numpy": self._on_numpy}))
+        sys.meta_path.insert(0, _AfterImport({"torch": self._on_torch, "numpy": self._on_numpy}, self._failed))
         sys.stdout = _Tee(sys.stdout, "stdout", self.observed)
         sys.stderr = _Tee(sys.stderr, "stderr", self.observed)
         self._watch_logging()
@@ -153,13 +163,17 @@ class Probe:
     def finish(self) -> None:
         try:
             sys.settrace(None)
-            self.observed.write({"seeds": self.seeded_by_command, "exact": self.exact, "steps": self.steps})
+            self.observed.write({"seeds": self.seeded_by_command, "exact": self.values.exact, "steps": self.steps})
             self.observed.write({"functions": self.functions, "served": sorted(self.loaded)})
             if self.lines_wanted:
                 self.observed.write({"lines": sorted(self.lines_hit)})
             self.observed.close()
         except Exception:  # noqa: BLE001
             pass
+
+    def _failed(self, module: str, error: Exception) -> None:
+        """A part of the observer did not start: the run is not fully observed, and `compare` says so."""
+        self.observed.write({"probe_error": f"watching {module}: {type(error).__name__}: {error}"})
 
     # ------------------------------------------------------------------ seeds
     def _watch_seed(self, owner: Any, name: str, library: str) -> None:
@@ -181,10 +195,9 @@ class Probe:
         self._watch_seed(torch, "manual_seed", "torch")
         torch.random.manual_seed = torch.manual_seed
         self._watch_compile(torch)
-        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
-
-        register_optimizer_step_pre_hook(self._before_step)
-        register_optimizer_step_post_hook(self._after_step)
+        optimizers = sys.modules["torch.optim.optimizer"]  # (torch imports it with itself)
+        optimizers.register_optimizer_step_pre_hook(self._before_step)
+        optimizers.register_optimizer_step_post_hook(self._after_step)
         trace = logging.getLogger("torch.__trace")
         trace.setLevel(logging.DEBUG)
         trace.propagate = False
@@ -196,7 +209,14 @@ class Probe:
         observed = self.observed
 
         def call_handlers(logger: logging.Logger, record: logging.LogRecord) -> None:
-            if ".__" not in logger.name:  # torch's trace and artifact logs are the recorder's
+            if logger.name.startswith(COMPILE_LOGGERS):  # (the trace and artifact logs are the recorder's)
+                observed.compiling.active = True
+                try:
+                    original(logger, record)
+                finally:
+                    observed.compiling.active = False
+                return
+            if ".__" not in logger.name:
                 try:
                     message = record.getMessage()
                 except Exception:  # noqa: BLE001
@@ -269,7 +289,7 @@ class Probe:
         def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:
             backend = kwargs.get("backend", "inductor")
             if not (isinstance(backend, str) and backend in EXACT_BACKENDS):
-                probe.exact = False
+                probe.values.exact = False
             compiled = original(model, *args, **kwargs)
             if model is None:  # `@torch.compile(...)`: the decorator
                 return lambda fn: probe._watched(compiled(fn), fn, torch)
@@ -299,17 +319,18 @@ class Probe:
         for name, tensor in [*module.named_parameters(), *module.named_buffers()]:
             self.names.setdefault(id(tensor), name)
 
-    def _calls(self, function: Callable[..., Any], name: str, torch: types.ModuleType) -> Callable[..., Any]:
+    def _calls(self, function: Callable[..., Any], name: dict[str, Any], torch: types.ModuleType) -> Callable[..., Any]:
         probe = self
+        key = json.dumps(name)
 
         def observed_call(*args: Any, **kwargs: Any) -> Any:
             result = function(*args, **kwargs)
             try:
-                number = probe.calls[name] = probe.calls.get(name, 0) + 1
+                number = probe.calls[key] = probe.calls.get(key, 0) + 1
                 inputs = {id(v) for v in [*args, *kwargs.values()] if isinstance(v, torch.Tensor)}
-                probe.observed.write({"call": name, "n": number, "out": probe.digest(result, torch, inputs)})
+                probe.observed.write({**name, "n": number, "out": probe.values.digest(result, torch, inputs)})
             except Exception as error:  # noqa: BLE001
-                probe.observed.write({"call": name, "error": repr(error)})
+                probe.observed.write({**name, "n": -1, "error": repr(error)})
             return result
 
         return observed_call
@@ -325,7 +346,7 @@ class Probe:
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         torch = sys.modules["torch"]
         try:
-            grads = {name: self.digest(p.grad, torch) for name, p in self._named(optimizer)}
+            grads = {name: self.values.digest(p.grad, torch) for name, p in self._named(optimizer)}
             self.observed.write({"step": self.steps + 1, "optimizer": type(optimizer).__name__, "grads": grads})
         except Exception as error:  # noqa: BLE001
             self.observed.write({"step": self.steps + 1, "error": repr(error)})
@@ -335,58 +356,15 @@ class Probe:
         self.steps += 1
         try:
             named = self._named(optimizer)
-            params = {name: self.digest(p, torch) for name, p in named}
+            params = {name: self.values.digest(p, torch) for name, p in named}
             ids = {id(p) for _, p in named}
             buffers = {}
             for module in self.modules:
                 if any(id(p) in ids for p in module.parameters()):
-                    buffers.update({n: self.digest(b, torch) for n, b in module.named_buffers()})
+                    buffers.update({n: self.values.digest(b, torch) for n, b in module.named_buffers()})
             self.observed.write({"after_step": self.steps, "params": params, "buffers": buffers})
         except Exception as error:  # noqa: BLE001
             self.observed.write({"after_step": self.steps, "error": repr(error)})
-
-    # ------------------------------------------------------------------ values
-    def digest(self, value: Any, torch: types.ModuleType, inputs: set[int] | None = None, depth: int = 0) -> Any:
-        """A value as JSON that compares equal exactly when the values do (tensors by their bytes)."""
-        if isinstance(value, torch.Tensor):
-            return self._tensor(value, torch, inputs)
-        if depth > 8:
-            return {"type": type(value).__qualname__}
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return value if not isinstance(value, float) else repr(value)
-        if isinstance(value, (list, tuple)):
-            return {
-                "type": type(value).__qualname__,
-                "items": [self.digest(v, torch, inputs, depth + 1) for v in value],
-            }
-        if isinstance(value, dict):
-            items = {str(k): self.digest(v, torch, inputs, depth + 1) for k, v in value.items()}
-            return {"type": type(value).__qualname__, "keys": items}
-        fields = getattr(value, "__dataclass_fields__", None)
-        if fields is not None:
-            items = {k: self.digest(getattr(value, k, None), torch, inputs, depth + 1) for k in fields}
-            return {"type": type(value).__qualname__, "keys": items}
-        return {"type": type(value).__qualname__}
-
-    def _tensor(self, tensor: Any, torch: types.ModuleType, inputs: set[int] | None) -> dict[str, Any]:
-        described: dict[str, Any] = {
-            "dtype": str(tensor.dtype).removeprefix("torch."),
-            "shape": list(tensor.shape),
-            "requires_grad": bool(tensor.requires_grad),
-        }
-        if inputs and id(tensor) in inputs:
-            described["is_input"] = True
-        try:
-            plain = tensor.detach().to("cpu").clone(memory_format=torch.contiguous_format)
-            described["sha"] = hashlib.sha256(bytes(plain.untyped_storage())).hexdigest()[:20]
-            if not self.exact and plain.is_floating_point():
-                kept = self.observed.keep_values(array.array("d", plain.double().flatten().tolist()))
-                if kept is not None:
-                    described["values"] = kept
-        except Exception as error:  # noqa: BLE001  (a tensor subclass, a sparse tensor)
-            described["sha"] = None
-            described["unreadable"] = type(error).__name__
-        return described
 
 
 class _GraphCounter(logging.Handler):
@@ -417,10 +395,13 @@ class _GraphCounter(logging.Handler):
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Calls an action with a module once it is imported (each once)."""
+    """Calls an action with a module once it is imported (each once); `failed` with what it raised."""
 
-    def __init__(self, actions: dict[str, Callable[[types.ModuleType], None]]) -> None:
+    def __init__(
+        self, actions: dict[str, Callable[[types.ModuleType], None]], failed: Callable[[str, Exception], None]
+    ) -> None:
         self.actions = actions
+        self.failed = failed
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
         action = self.actions.pop(fullname, None)
@@ -440,22 +421,33 @@ class _AfterImport(importlib.abc.MetaPathFinder):
                     exec_module(module)
                     try:
                         action(module)
-                    except Exception:  # noqa: BLE001
-                        pass
+                    except Exception as error:  # noqa: BLE001  (said in the observations: nothing is proved)
+                        self.failed(fullname, error)
 
                 loader.exec_module = exec_then_act  # type: ignore[union-attr,method-assign]
             return spec
         return None
 
 
-def _name_of(model: Any) -> str:
-    """A compiled callable's name, the same in both runs: its class or function and where it is defined."""
+def _name_of(model: Any) -> dict[str, Any]:
+    """A compiled callable's name and where it is defined (`compare` reads a rewritten file's line
+    through the rewrite's line map): its function, or the module's class."""
     target = getattr(model, "__func__", model)
     code = getattr(target, "__code__", None)
-    if code is not None:
-        return f"{getattr(target, '__qualname__', code.co_name)} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
-    kind = type(model)
-    return f"{kind.__qualname__} ({kind.__module__})"
+    owner = getattr(model, "__self__", None)
+    if code is not None and not (code.co_name == "_call_impl" and owner is not None):
+        return {
+            "call": getattr(target, "__qualname__", code.co_name),
+            "path": code.co_filename,
+            "line": code.co_firstlineno,
+        }
+    kind = type(owner if owner is not None else model)
+    code = getattr(getattr(kind, "forward", None), "__code__", None)
+    return {
+        "call": kind.__qualname__,
+        "path": code.co_filename if code is not None else kind.__module__,
+        "line": code.co_firstlineno if code is not None else None,
+    }
 
 
 def _caller() -> str:
