@@ -125,13 +125,13 @@ def prove(name: str, keep: Path | None = None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("models", nargs="*", choices=list(MODELS), help="default: all")
     parser.add_argument("--json", type=Path, help="write the records to FILE")
     parser.add_argument("--keep", type=Path, help="make the projects (and their proofs) under DIR, and keep them")
     args = parser.parse_args()
     records = {}
     print(f"transformers {transformers.__version__}")
-    for name in args.models:
+    for name in args.models or list(MODELS):
         record = records[name] = prove(name, args.keep)
         print(f"\n## {name}: {len(record['fixes'])} fixes, {len(record['runs'])} runs, {record['seconds']} s")
         print(f"   (the script alone: {record['plain_seconds']} s; {record['steps']} steps, {record['calls']} calls)")

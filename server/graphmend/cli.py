@@ -351,7 +351,7 @@ def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
 def _run_fix(args: argparse.Namespace) -> int:
     if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
-    if args.prove or args.run_command:
+    if getattr(args, "prove", False) or (args.command == "fix" and args.run_command):  # (`check --diff` comes here too)
         return _run_prove(args)
     if _reads_stdin(args):
         return _fix_stdin(args)

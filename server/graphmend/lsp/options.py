@@ -32,6 +32,8 @@ _SETTING_KEYS = {
     "cuda-graphs": "cuda-graphs",
     "torchVersion": "torch-version",
     "torch-version": "torch-version",
+    "applyProvedFixes": "apply-proved-fixes",
+    "apply-proved-fixes": "apply-proved-fixes",
 }
 _SERVER_KEYS = {
     "run",

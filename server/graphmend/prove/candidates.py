@@ -106,10 +106,21 @@ def function_hashes(text: str) -> dict[str, str]:
     return hashes
 
 
+FOLLOW_UPS = frozenset({"GM204"})  # fixes of what other fixes leave: an in-graph message's stale line
+MAX_FOLLOW_UP_ROUNDS = 5
+
+
 def rewritten(path: Path, candidates: Iterable[Candidate]) -> str:
-    """The text of `path` with the fixes of `candidates` in it applied."""
+    """The text of `path` with the fixes of `candidates` in it applied, then, as `fix` does in its
+    later rounds, the follow-up fixes they call for (a message kept in the graph writes its own line,
+    which a helper another fix inserts above moves)."""
     text, _ = decode_source(read_bytes(path))
     fixed, _ = apply_fixes(text, [c.fix for c in candidates if c.path == path])
+    for _ in range(MAX_FOLLOW_UP_ROUNDS):
+        follow_ups = [d.fix for d in check_source(fixed, path) if d.code in FOLLOW_UPS and d.fix is not None]
+        if not follow_ups:
+            break
+        fixed, _ = apply_fixes(fixed, follow_ups)
     return fixed
 
 

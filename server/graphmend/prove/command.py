@@ -49,7 +49,7 @@ def prove_command(
     safe = sum(c.safe for c in candidates)
     kinds = f"{safe} safe, {len(candidates) - safe} unsafe" if unsafe else "safe"
     say(
-        f"graphmend: proving {len(candidates)} fix{'es' if len(candidates) != 1 else ''} ({kinds}) on `{' '.join(command)}`. "
+        f"graphmend: proving {_count(len(candidates), 'fix')} ({kinds}) on `{' '.join(command)}`. "
         "The command runs at least twice, so what it writes, it writes in each run"
         + ("" if workdir else " (--workdir DIR runs it in fresh folders under DIR)")
         + "."
@@ -125,7 +125,7 @@ def _measured(verdict: Verdict, proof: Proof) -> str:
     run = verdict.measured_with
     if run is None:
         return ""
-    alone = "with it alone" if len(run.fixes) == 1 else f"with it and {len(run.fixes) - 1} other fixes"
+    alone = "with it alone" if len(run.fixes) == 1 else f"with it and {_count(len(run.fixes) - 1, 'other fix')}"
     added = recompiles(run) - recompiles(proof.original)
     more = f", {_count(added, 'recompile')} more" if added > 0 else ""
     return f"; graphs {graphs(proof.original)} → {graphs(run)} {alone}{more}"
@@ -141,7 +141,7 @@ def _graphs_line(proof: Proof) -> str:
 
 
 def _count(number: int, noun: str) -> str:
-    plural = "es" if noun.endswith("s") else "s"
+    plural = "es" if noun.endswith(("s", "x")) else "s"
     return f"{number} {noun}{'' if number == 1 else plural}"
 
 

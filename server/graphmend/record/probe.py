@@ -264,8 +264,10 @@ class Probe:
 
     # ------------------------------------------------------------------ lines
     def _trace_lines(self) -> None:
+        """Trace lines only in the functions that hold a fixed line (a code object is judged once)."""
         wanted = {**self.lines_wanted, **{os.path.realpath(p): lines for p, lines in self.lines_wanted.items()}}
         hit = self.lines_hit
+        holds: dict[types.CodeType, bool] = {}
 
         def in_function(frame: types.FrameType, event: str, arg: Any) -> Any:
             if event == "line":
@@ -275,7 +277,12 @@ class Probe:
             return in_function
 
         def on_call(frame: types.FrameType, event: str, arg: Any) -> Any:
-            return in_function if frame.f_code.co_filename in wanted else None
+            code = frame.f_code
+            held = holds.get(code)
+            if held is None:
+                lines = wanted.get(code.co_filename)
+                held = holds[code] = lines is not None and any(line in lines for _, _, line in code.co_lines())
+            return in_function if held else None
 
         sys.settrace(on_call)
         threading.settrace(on_call)
