@@ -125,10 +125,13 @@ def prove(name: str, keep: Path | None = None) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="*", choices=list(MODELS), help="default: all")
+    parser.add_argument("models", nargs="*", help=f"of {', '.join(MODELS)} (default: all)")
     parser.add_argument("--json", type=Path, help="write the records to FILE")
     parser.add_argument("--keep", type=Path, help="make the projects (and their proofs) under DIR, and keep them")
     args = parser.parse_args()
+    unknown = [name for name in args.models if name not in MODELS]
+    if unknown:
+        parser.error(f"unknown models: {', '.join(unknown)}")
     records = {}
     print(f"transformers {transformers.__version__}")
     for name in args.models or list(MODELS):

@@ -198,3 +198,25 @@ def test_text_is_compared_in_the_originals_line_numbers_and_without_volatile_par
         == "…run.py:874] step took … at …"
     )
     assert masked("loss 0.1234 lr=0.001") == "loss 0.1234 lr=0.001"  # values are not volatile
+
+
+def test_a_helper_process_that_observed_nothing_is_not_matched(tmp_path: Path) -> None:
+    """Inductor starts compile workers (Python processes, so observed too) as many as torch
+    decides: one that printed, logged, warned, called and stepped nothing is no process of the
+    user's, and a run with one more of them does not differ."""
+    from graphmend.prove.compare import differences, read_processes
+
+    def process(folder: Path, pid: int, argv: list[str], text: str) -> None:
+        folder.mkdir(exist_ok=True)
+        lines = [{"process": {"argv": argv, "rank": None}}, {"text": "stdout", "data": text}, {"end": True}]
+        (folder / f"observed-{pid}.jsonl").write_text("\n".join(map(json.dumps, lines)) + "\n", encoding="utf-8")
+
+    process(tmp_path / "a", 10, ["train.py"], "loss 1.0\n")
+    process(tmp_path / "a", 11, ["-c"], "")
+    process(tmp_path / "b", 20, ["train.py"], "loss 1.0\n")
+    for pid in (21, 22):
+        process(tmp_path / "b", pid, ["-c"], "")
+    assert differences(read_processes(tmp_path / "a"), read_processes(tmp_path / "b"), {}) == []
+    process(tmp_path / "b", 20, ["train.py"], "loss 2.0\n")
+    (found,) = differences(read_processes(tmp_path / "a"), read_processes(tmp_path / "b"), {})
+    assert found.kind == "stdout" and "'loss 1.0' before, 'loss 2.0' after" in found.detail

@@ -68,6 +68,16 @@ class Process:
     lines: list[tuple[str, int]] = field(default_factory=list)
 
     @property
+    def observed_anything(self) -> bool:
+        """Whether the process did anything a user sees: a helper process of torch's (inductor's
+        compile workers, whose number is torch's choice) that did not is not matched."""
+        return (
+            bool(any(self.texts.values()) or self.logs or self.warnings or self.calls or self.steps or self.exceptions)
+            or not self.ended
+            or bool(self.probe_errors)
+        )
+
+    @property
     def name(self) -> str:
         command = " ".join(self.argv) or "python"
         return f"rank {self.rank} ({command})" if self.rank is not None else f"`{command}`"
@@ -81,7 +91,7 @@ def read_processes(folder: Path) -> list[Process]:
         if process is not None:
             found.append((file.stat().st_mtime_ns, process))
     found.sort(key=lambda pair: (pair[1].rank or "", pair[1].argv, pair[0]))
-    return [process for _, process in found]
+    return [process for _, process in found if process.observed_anything]
 
 
 def _read(file: Path) -> Process | None:
