@@ -233,3 +233,23 @@ def test_a_fix_in_the_main_script_is_served_in_its_place(tmp_path: Path) -> None
     outputs = {(proof / run["folder"] / "stdout.txt").read_text().splitlines()[0] for run in record["runs"]}
     assert outputs == {"running train.py ['--steps', '4'] __main__"}
     assert "torch.where" in (project / "train.py").read_text(encoding="utf-8")
+
+
+def test_workdir_keeps_each_runs_files_apart(tmp_path: Path) -> None:
+    """The command runs at least twice: with `--workdir DIR`, each run starts in a fresh folder of
+    its own under DIR, so what it writes to relative paths is kept apart and the project gets none."""
+    project = tmp_path / "no_grad_if"
+    shutil.copytree(PROGRAMS / "no_grad_if", project)
+    with (project / "train.py").open("a", encoding="utf-8") as script:
+        script.write('\nopen("scores.txt", "w").write("written")\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmend", "fix", "--prove", "--unsafe-fixes", "--workdir", str(tmp_path / "work")]
+        + ["--", sys.executable, str(project / "train.py")],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.parent.name for p in (tmp_path / "work").glob("*/scores.txt")) == ["fixes-1", "original"]
+    assert not (project / "scores.txt").exists() and "--workdir" not in done.stderr  # (offered only without it)
