@@ -217,7 +217,16 @@ def test_a_helper_process_that_observed_nothing_is_not_matched(tmp_path: Path) -
     for pid in (21, 22):
         process(tmp_path / "b", pid, ["-c"], "")
     assert differences(read_processes(tmp_path / "a"), read_processes(tmp_path / "b"), {}) == []
+    process(tmp_path / "b", 580, ["train.py"], "loss 0.570 at step 580\n")
+    process(tmp_path / "a", 570, ["train.py"], "loss 0.580 at step 570\n")  # pids masked, decimals not
+    (tmp_path / "a" / "observed-10.jsonl").unlink()
+    (tmp_path / "b" / "observed-20.jsonl").unlink()
+    (found,) = differences(read_processes(tmp_path / "a"), read_processes(tmp_path / "b"), {})
+    assert "'loss 0.580 at step …' before, 'loss 0.570 at step …' after" in found.detail
     process(tmp_path / "b", 20, ["train.py"], "loss 2.0\n")
+    process(tmp_path / "a", 10, ["train.py"], "loss 1.0\n")
+    (tmp_path / "a" / "observed-570.jsonl").unlink()
+    (tmp_path / "b" / "observed-580.jsonl").unlink()
     (found,) = differences(read_processes(tmp_path / "a"), read_processes(tmp_path / "b"), {})
     assert found.kind == "stdout" and "'loss 1.0' before, 'loss 2.0' after" in found.detail
 
@@ -253,3 +262,32 @@ def test_workdir_keeps_each_runs_files_apart(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert sorted(p.parent.name for p in (tmp_path / "work").glob("*/scores.txt")) == ["fixes-1", "original"]
     assert not (project / "scores.txt").exists() and "--workdir" not in done.stderr  # (offered only without it)
+
+
+def test_a_lookup_of_torch_does_not_use_up_the_observers_start(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """transformers asks `importlib.util.find_spec("torch")` before importing it: the observer's
+    start must wait for the import itself, else nothing of torch would be observed in either run."""
+    import importlib
+    import importlib.util
+
+    from graphmend.record.probe import _AfterImport
+
+    (tmp_path / "late_module.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    started: list[object] = []
+    finder = _AfterImport({"late_module": started.append}, lambda name, error: started.append(error))
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    assert importlib.util.find_spec("late_module") is not None and started == []
+    module = importlib.import_module("late_module")
+    assert started == [module]
+    sys.modules.pop("late_module")
+
+
+def test_fixes_that_overlap_wait_for_the_next_proof() -> None:
+    """An `elif` chain's fixes overlap: applied together, `apply_fixes` keeps the first only, so the
+    second would be reported proved without ever running. It is left for the next proof."""
+    from graphmend.prove.candidates import find_candidates
+
+    chain = Path(__file__).parent / "fixtures" / "GM101" / "fix_elif_chain.in.py"
+    candidates = find_candidates([chain], unsafe=True)
+    assert len(candidates) == 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..diagnostics import Applicability, Fix
+from ..diagnostics import Applicability, Diagnostic, Fix
 from ..files import SourceError, decode_source, is_notebook, iter_settings, read_bytes
 from ..fixes import apply_fixes
 from ..pipelines import build_project, check_source, context_for
@@ -65,7 +65,7 @@ def find_candidates(
         except SourceError:
             continue
         diagnostics = check_source(text, path, settings, context_for(project, path, settings))
-        fixable = [d for d in diagnostics if d.fix is not None and d.fix.applicability in allowed]
+        fixable = _apart([d for d in diagnostics if d.fix is not None and d.fix.applicability in allowed], text)
         if not fixable:
             continue
         tree = ast.parse(text)
@@ -110,11 +110,24 @@ FOLLOW_UPS = frozenset({"GM204"})  # fixes of what other fixes leave: an in-grap
 MAX_FOLLOW_UP_ROUNDS = 5
 
 
-def rewritten(path: Path, candidates: Iterable[Candidate]) -> str:
-    """The text of `path` with the fixes of `candidates` in it applied, then, as `fix` does in its
+def _apart(diagnostics: list[Diagnostic], text: str) -> list[Diagnostic]:
+    """The fixes that apply together, in order: one whose edits overlap an earlier one's (an `elif`
+    chain, a message inside a fixed `if`) would never be served, so it waits for the next proof."""
+    kept: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        assert diagnostic.fix is not None
+        _, count = apply_fixes(text, [d.fix for d in kept if d.fix is not None] + [diagnostic.fix])
+        if count == len(kept) + 1:
+            kept.append(diagnostic)
+    return kept
+
+
+def rewritten(path: Path, candidates: Iterable[Candidate], text: str | None = None) -> str:
+    """The text of `path` (or `text`, as it was read) with the fixes of `candidates` in it applied, then, as `fix` does in its
     later rounds, the follow-up fixes they call for (a message kept in the graph writes its own line,
     which a helper another fix inserts above moves)."""
-    text, _ = decode_source(read_bytes(path))
+    if text is None:
+        text, _ = decode_source(read_bytes(path))
     fixed, _ = apply_fixes(text, [c.fix for c in candidates if c.path == path])
     for _ in range(MAX_FOLLOW_UP_ROUNDS):
         follow_ups = [d.fix for d in check_source(fixed, path) if d.code in FOLLOW_UPS and d.fix is not None]

@@ -54,16 +54,22 @@ def prove_command(
         + ("" if workdir else " (--workdir DIR runs it in fresh folders under DIR)")
         + "."
     )
-    proof = Prover(command, root, candidates, workdir, say, patterns).prove()
+    prover = Prover(command, root, candidates, workdir, say, patterns)
+    proof = prover.prove()
     proved = [v.candidate for v in proof.verdicts if v.verdict == PROVED]
     changed = {}
+    applied = []
     for path in sorted({c.path for c in proved}):
         before, encoding = decode_source(read_bytes(path))
-        after = rewritten(path, proved)
+        if before != prover.original_text(path):  # edited while the command ran: not what was proved
+            say(f"graphmend: {path} changed during the proof; its proved fixes are not applied (prove again)")
+            continue
+        after = rewritten(path, proved, before)
         changed[path] = (before, after)
         if write and after != before:
             write_atomically(Path(os.path.realpath(path)), after, encoding)
-    applied = proved if write else []
+        if write:
+            applied += [c for c in proved if c.path == path]
     record = write_record(proof, root, {c.fix_hash for c in applied})
     return ProofOutcome(candidates, proof, applied, changed, record)
 

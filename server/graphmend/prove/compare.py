@@ -183,6 +183,8 @@ def _process_differences(
         return
     if a.ended != b.ended:
         yield Difference(name, "process", "", "it ended early in the " + ("fixed" if a.ended else "original") + " run")
+    elif not a.ended:  # os._exit or a signal: what it saw last was never written, in either run
+        yield Difference(name, "observer", "", "it ended before graphmend could write what it saw (os._exit, a signal)")
     for error in [*a.probe_errors, *b.probe_errors]:  # unobserved is not unchanged: never proved
         yield Difference(name, "observer", "", f"graphmend could not observe it fully ({error})")
     # what the program computes first (exceptions, outputs, training), then what it says
@@ -247,8 +249,8 @@ def unquoted(text: str, paths: Iterable[str]) -> str:
 
 
 def _pids(processes: list[Process]) -> re.Pattern[str]:
-    pids = sorted({p.pid for p in processes if p.pid.isdigit()}, key=len, reverse=True)
-    return re.compile(r"\b(?:" + "|".join(pids) + r")\b") if pids else re.compile(r"(?!)")
+    pids = sorted({p.pid for p in processes if p.pid.isdigit() and len(p.pid) >= 3}, key=len, reverse=True)
+    return re.compile(r"(?<![\d.])(?:" + "|".join(pids) + r")(?![\d.])") if pids else re.compile(r"(?!)")
 
 
 def _masked(

@@ -103,7 +103,9 @@ class Prover:
         self.folder = root / PROOFS / f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
         self.runs: list[RunResult] = []
         self.stdin, self.stdin_note = _read_stdin()
-        self._texts: dict[Path, str] = {}
+        self._texts: dict[Path, str] = {}  # the files as the fixes were made for them, read now
+        for path in {c.path for c in candidates}:
+            self._original(path)
 
     # ------------------------------------------------------------------ runs
     def run(self, fixes: tuple[Candidate, ...], trace_lines: bool = False) -> RunResult:
@@ -113,7 +115,7 @@ class Prover:
         served: dict[str, str] = {}
         line_maps: dict[str, list[int]] = {}
         for path in sorted({c.path for c in fixes}):
-            text = rewritten(path, fixes)
+            text = rewritten(path, fixes, self._original(path))
             served_file = folder / f"served-{len(served)}.py"
             served_file.write_text(text, encoding="utf-8")
             served[str(path)] = str(served_file)
@@ -178,6 +180,10 @@ class Prover:
                 if before != after:
                     found.append(Difference("the command", stream.removesuffix(".txt"), "", "its output differs"))
         return found
+
+    def original_text(self, path: Path) -> str:
+        """The text of `path` the fixes were made for (read once, at the first run that served it)."""
+        return self._original(path)
 
     def _original(self, path: Path) -> str:
         if path not in self._texts:

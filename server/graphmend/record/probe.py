@@ -59,13 +59,39 @@ class Observations:
         self.compile_text: list[str] = []  # what torch's compile loggers wrote to stdout and stderr
         self.compiling = threading.local()  # `active` while a compile logger's handlers run
         self.lock = threading.RLock()
+        self.closed = False
+        self.failed = False  # an observation could not be written: the process is not fully observed
+        self.truncated = False  # its text went past MAX_TEXT
+        os.register_at_fork(before=self.before_fork, after_in_child=self.in_child)
 
     def write(self, item: dict[str, Any]) -> None:
-        with self.lock:
-            if self._pid != os.getpid():
-                self._start()
-            assert self._out is not None
-            self._out.write(json.dumps(item, default=str) + "\n")
+        """Write one observation (nothing once closed: a daemon thread's late log must not raise)."""
+        try:
+            with self.lock:
+                if self.closed and self._pid == os.getpid():
+                    return
+                if self._pid != os.getpid():
+                    self._start()
+                assert self._out is not None
+                self._out.write(json.dumps(item, default=str) + "\n")
+        except Exception:  # noqa: BLE001  (the user's program matters more than one observation)
+            self.failed = True
+
+    def before_fork(self) -> None:
+        """Empty the buffer, so that the child's copy of the file object writes nothing twice."""
+        if self._out is not None and self._pid == os.getpid():
+            self._out.flush()
+
+    def in_child(self) -> None:
+        """A forked child: a lock of its own (another thread may have held the parent's), and the
+        parent's file object left alone (its own file starts at its first observation)."""
+        self.lock = threading.RLock()
+        self._out = None
+        self._values = None
+        self.closed = False
+
+    def room_for(self, count: int) -> bool:
+        return self.values_kept + count <= MAX_VALUES
 
     def keep_values(self, values: array.array) -> tuple[str, int] | None:
         """Keep float64 values for a compare within tolerance: (file, offset), None past the cap."""
@@ -101,9 +127,13 @@ class Observations:
             assert self._out is not None
             for stream, chunks in self.text.items():
                 self._out.write(json.dumps({"text": stream, "data": "".join(chunks)}) + "\n")
+            if self.truncated or self.failed:
+                problem = "its text went past 8 M characters, or an observation could not be written"
+                self._out.write(json.dumps({"probe_error": problem}) + "\n")
             self._out.write(json.dumps({"compile_text": self.compile_text}) + "\n")
             self._out.write(json.dumps({"end": True}) + "\n")
             self._out.close()
+            self.closed = True
             if self._values is not None:
                 self._values.close()
 
@@ -123,6 +153,8 @@ class _Tee:
         elif isinstance(text, str) and observed.text_size < MAX_TEXT:
             observed.text[self._name].append(text)
             observed.text_size += len(text)
+        elif isinstance(text, str):
+            observed.truncated = True
         return self._stream.write(text)
 
     def __getattr__(self, name: str) -> Any:
@@ -135,7 +167,7 @@ class Probe:
     def __init__(self, folder: Path, plan: dict[str, Any], loaded: set[str]) -> None:
         self.observed = Observations(folder)
         self.loaded = loaded  # the rewritten files served so far
-        self.values = Digester(self.observed.keep_values)
+        self.values = Digester(self.observed.keep_values, self.observed.room_for)
         self.calls: dict[str, int] = {}
         self.steps = 0
         self.names: dict[int, str] = {}  # id(parameter or buffer) → its name in a compiled module
@@ -151,8 +183,10 @@ class Probe:
         random.seed(SEED)
         self._watch_seed(random, "seed", "random")
         sys.meta_path.insert(0, _AfterImport({"torch": self._on_torch, "numpy": self._on_numpy}, self._failed))
-        sys.stdout = _Tee(sys.stdout, "stdout", self.observed)
-        sys.stderr = _Tee(sys.stderr, "stderr", self.observed)
+        if sys.stdout is not None:  # (None: no stream, print() does nothing, and so it stays)
+            sys.stdout = _Tee(sys.stdout, "stdout", self.observed)
+        if sys.stderr is not None:
+            sys.stderr = _Tee(sys.stderr, "stderr", self.observed)
         self._watch_logging()
         self._watch_warnings()
         self._watch_exceptions()
@@ -409,11 +443,28 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     ) -> None:
         self.actions = actions
         self.failed = failed
+        self._local = threading.local()  # what this thread is looking up (each thread its own)
+
+    @property
+    def looking(self) -> set[str]:
+        if not hasattr(self._local, "names"):
+            self._local.names = set()
+        names: set[str] = self._local.names
+        return names
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        action = self.actions.pop(fullname, None)
-        if action is None:
+        action = self.actions.get(fullname)  # taken when the module runs: a lookup alone (transformers'
+        if action is None or fullname in self.looking:  # `find_spec("torch")`) must not use it up
             return None
+        self.looking.add(fullname)  # (another finder that asks the others, as `serve`'s, asks this one too)
+        try:
+            return self._spec(fullname, path, target, action)
+        finally:
+            self.looking.discard(fullname)
+
+    def _spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None, action: Callable[..., None]
+    ) -> Any:
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
@@ -426,6 +477,8 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
                 def exec_then_act(module: types.ModuleType, exec_module: Callable[..., None] = exec_module) -> None:
                     exec_module(module)
+                    if self.actions.pop(fullname, None) is None:
+                        return
                     try:
                         action(module)
                     except Exception as error:  # noqa: BLE001  (said in the observations: nothing is proved)

@@ -19,6 +19,7 @@ import importlib.machinery
 import linecache
 import os
 import sys
+import threading
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -52,10 +53,25 @@ class ServingFinder(importlib.abc.MetaPathFinder):
 
     def __init__(self, served: dict[str, str]) -> None:
         self.served = {_real(path): text for path, text in served.items()}
+        self._local = threading.local()  # what this thread is looking up (each thread its own)
+
+    @property
+    def looking(self) -> set[str]:
+        if not hasattr(self._local, "names"):
+            self._local.names = set()
+        names: set[str] = self._local.names
+        return names
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        if not self.served:
+        if not self.served or fullname in self.looking:
             return None
+        self.looking.add(fullname)  # (another finder that asks the others asks this one too)
+        try:
+            return self._spec(fullname, path, target)
+        finally:
+            self.looking.discard(fullname)
+
+    def _spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None) -> Any:
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue
@@ -88,6 +104,8 @@ def install(served: dict[str, str]) -> None:
 
 class _MainScript:
     """Runs the rewritten main script when Python is about to run the file itself."""
+
+    __cantrace__ = True  # the script runs inside this hook: debuggers, coverage and profilers still see it
 
     def __init__(self, script: str, text: str) -> None:
         self.script = script

@@ -47,7 +47,11 @@ def _prove(run: "Path", plan_file: "Path") -> None:  # noqa: UP037  (no pathlib 
     from graphmend.record import probe, serve
 
     served = json.loads(plan_file.read_text(encoding="utf-8")).get("served", {})
-    serve.install({path: open(text, encoding="utf-8").read() for path, text in served.items()})
+    texts = {}
+    for path, text_file in served.items():
+        with open(text_file, encoding="utf-8") as served_text:
+            texts[path] = served_text.read()
+    serve.install(texts)
     probe.start(run, plan_file, serve.LOADED)
 
 
