@@ -147,6 +147,7 @@ def test_check_says_a_fixs_verdict_until_its_function_changes(tmp_path: Path) ->
     """`check` and the editor read the proof records: the finding says its fix's verdict; an edit
     elsewhere in the file keeps it, an edit of the function makes it stale (no verdict)."""
     from graphmend.pipelines import check_source
+    from graphmend.reporting import proof_sentence
 
     project = tmp_path / "p"
     shutil.copytree(PROGRAMS / "no_grad_if", project)
@@ -155,7 +156,9 @@ def test_check_says_a_fixs_verdict_until_its_function_changes(tmp_path: Path) ->
     text = model.read_text(encoding="utf-8")
     (finding,) = check_source(text, model)
     assert finding.data.proof is not None and finding.data.proof.verdict == "proved"
-    assert finding.data.proof.sentence().startswith("proved on your run of `python train.py` (1 process, 40 steps, ")
+    assert proof_sentence(finding.data.proof).startswith(
+        "proved on your run of `python train.py` (1 process, 40 steps, "
+    )
     moved = "# a comment\n\n" + text + "\n\ndef unrelated():\n    return 1\n"
     (still,) = check_source(moved, model)
     assert still.data.proof == finding.data.proof

@@ -44,6 +44,7 @@ from .pipelines import (
     too_large,
 )
 from .project import ModuleSummary, Project
+from .proof_records import project_relative
 from .prove.command import prove_command
 from .prove.command import report as proof_report
 from .record.baseline import compare as compare_with_baseline
@@ -52,7 +53,16 @@ from .record.newest import run_status
 from .record.runner import import_trace, record_command
 from .record.runs import Run, new_run, project_root, read_run
 from .regions import ProjectContext
-from .reporting import OFF_BY_DEFAULT, Finding, is_recorded, plural, qualifiers, short_clause, without_asides
+from .reporting import (
+    OFF_BY_DEFAULT,
+    Finding,
+    is_recorded,
+    plural,
+    proof_sentence,
+    qualifiers,
+    short_clause,
+    without_asides,
+)
 from .rule_docs import rule_page, rule_pages
 from .rules import RULES, RULES_BY_CODE
 from .rules.base import Family
@@ -62,6 +72,8 @@ from .units import UnitCache
 
 __all__ = [
     "prove_command",
+    "project_relative",
+    "proof_sentence",
     "proof_report",
     "is_recorded",
     "run_status",

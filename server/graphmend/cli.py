@@ -407,15 +407,8 @@ def _run_prove(args: argparse.Namespace) -> int:
     if outcome.record is not None:
         verb = "Would apply" if args.diff else "Applied"
         proved = sum(v.verdict == "proved" for v in outcome.proof.verdicts) if outcome.proof else 0
-        print(f"{verb} {plural(proved, 'proved fix')}; record: {_relative_to(outcome.record, root)}")
+        print(f"{verb} {plural(proved, 'proved fix')}; record: {api.project_relative(outcome.record, root)}")
     return EXIT_CLEAN
-
-
-def _relative_to(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
 
 
 def _diff(path: Path, original: str, fixed: str) -> list[str]:

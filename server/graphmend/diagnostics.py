@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import time as _time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,33 +109,6 @@ class ProofSeen:
     def to_json(self) -> dict[str, Any]:
         """Its form in JSON: the CLI's `proof` and the LSP diagnostic's `data.proof`."""
         return {**vars(self), "differences": list(self.differences)}
-
-    def sentence(self, now: float | None = None) -> str:
-        """ "proved on your run of `python train.py` (3 processes, 40 steps, 5 min ago)"."""
-        ago = _ago((now or _time.time()) - self.ended)
-        covered = _counted(self.steps, "step") if self.steps else _counted(self.calls, "compiled call")
-        run = f"your run of `{self.command}` ({_counted(self.processes, 'process')}, {covered}, {ago})"
-        if self.verdict == "proved":
-            return f"proved on {run}"
-        if self.verdict == "differs":
-            first = f": {self.differences[0]}" if self.differences else ""
-            return f"changes behaviour on {run}{first}"
-        return f"not exercised by {run}"
-
-
-def _counted(number: int, noun: str) -> str:
-    plural = "es" if noun.endswith("s") else "s"
-    return f"{number} {noun}{'' if number == 1 else plural}"
-
-
-def _ago(seconds: float) -> str:
-    if seconds < 90:
-        return "just now"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} min ago"
-    if seconds < 36 * 3600:
-        return f"{round(seconds / 3600)} h ago"
-    return f"{round(seconds / 86400)} days ago"
 
 
 @dataclass(frozen=True)

@@ -96,11 +96,17 @@ def file_verdicts(path: Path) -> tuple[tuple[str, ProofSeen], ...]:
     if known is None or known[0] != signature:
         known = (signature, _by_file(files))
         _READ[root] = known
+    relative = project_relative(path, root)
+    return tuple(sorted(known[1].get(relative, {}).items())) if relative is not None else ()
+
+
+def project_relative(path: Path, root: Path) -> str | None:
+    """`path` as proof records name it: relative to the project root, real paths, `/`-separated;
+    None outside the project. Written and read with this one function, so that they meet."""
     try:
-        relative = Path(os.path.realpath(path)).relative_to(Path(os.path.realpath(root))).as_posix()
+        return Path(os.path.realpath(path)).relative_to(Path(os.path.realpath(root))).as_posix()
     except ValueError:
-        return ()
-    return tuple(sorted(known[1].get(relative, {}).items()))
+        return None
 
 
 def _by_file(files: list[Path]) -> dict[str, dict[str, ProofSeen]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, Severity, TextEdit
+from .diagnostics import GB_DOC_URL, Applicability, Diagnostic, LibraryCall, ProofSeen, Severity, TextEdit
 from .rule_docs import plain_text
 from .rules import RULES, RULES_BY_CODE
 from .rules.base import Family
@@ -194,8 +194,21 @@ def qualifiers(diagnostic: Diagnostic, with_proof: bool = True) -> list[str]:
         met = f"the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}"
         found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
     if with_proof and data.proof is not None and diagnostic.fix is not None:
-        found.append(f"the fix {data.proof.sentence()}")
+        found.append(f"the fix {proof_sentence(data.proof)}")
     return found
+
+
+def proof_sentence(proof: ProofSeen) -> str:
+    """A fix's verdict on the user's run, as a finding says it: "proved on your run of `python
+    train.py` (3 processes, 40 steps, 5 minutes ago)"; a run with no optimizer step counts calls."""
+    covered = plural(proof.steps, "step") if proof.steps else plural(proof.calls, "compiled call")
+    run = f"your run of `{proof.command}` ({plural(proof.processes, 'process')}, {covered}, {_age(proof.ended)})"
+    if proof.verdict == "proved":
+        return f"proved on {run}"
+    if proof.verdict == "differs":
+        first = f": {proof.differences[0]}" if proof.differences else ""
+        return f"changes behaviour on {run}{first}"
+    return f"not exercised by {run}"
 
 
 def is_recorded(code: str) -> bool:
@@ -205,7 +218,7 @@ def is_recorded(code: str) -> bool:
 
 
 def _age(recorded_at: float) -> str:
-    """How long ago a run started, as a person says it."""
+    """How long ago a run started (or a proof ended), as a person says it."""
     seconds = max(0, int(time.time() - recorded_at))
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
@@ -251,8 +264,8 @@ def short_clause(text: str) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    """`1 graph break`, `2 graph breaks`, `3 unsafe fixes`."""
-    return f"{count} {noun}{'es' if noun.endswith('x') and count != 1 else 's' if count != 1 else ''}"
+    """`1 graph break`, `2 graph breaks`, `3 unsafe fixes`, `2 processes`."""
+    return f"{count} {noun}{'es' if noun.endswith(('s', 'x')) and count != 1 else 's' if count != 1 else ''}"
 
 
 def statistics(findings: Iterable[Finding]) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import re
 
 from lsprotocol import types
 
-from ..api import Applicability, Diagnostic, Position, Range, apply_fixes
+from ..api import Applicability, Diagnostic, Position, Range, apply_fixes, proof_sentence
 from . import notebook_analysis
 from .edit.diagnostics import to_lsp_diagnostic
 from .edit.locations import range_from_json
@@ -72,7 +72,7 @@ def _quick_fix(
     fix = result.diagnostics[index].fix
     proof = result.diagnostics[index].data.proof
     assert fix is not None
-    said = [*(["unsafe"] if fix.hazards else []), *([proof.sentence()] if proof is not None else [])]
+    said = [*(["unsafe"] if fix.hazards else []), *([proof_sentence(proof)] if proof is not None else [])]
     action = types.CodeAction(
         title=f"graphmend: {fix.title}" + (f" ({'; '.join(said)})" if said else ""),
         kind=types.CodeActionKind.QuickFix,

@@ -15,6 +15,7 @@ from ..api import (
     TextEdit,
     is_recorded,
     plural,
+    proof_sentence,
     qualifiers,
     without_asides,
 )
@@ -58,7 +59,7 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     if fix is not None:
         parts = [f"**Fix ({fix.applicability.value}):** {fix.title}"]
         if data.proof is not None:  # what the user's own run showed comes before what may happen
-            parts += ["", f"*{_capitalized(data.proof.sentence())}.*"]
+            parts += ["", f"*{_capitalized(proof_sentence(data.proof))}.*"]
         hazard = fix.hazard
         if hazard and len(hazard.split()) <= HAZARD_WORDS:
             parts += ["", f"*May change:* {hazard}."]

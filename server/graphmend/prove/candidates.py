@@ -21,7 +21,7 @@ from ..diagnostics import Applicability, Diagnostic, Fix
 from ..files import SourceError, decode_source, is_notebook, iter_settings, read_bytes
 from ..fixes import apply_fixes
 from ..pipelines import build_project, check_source, context_for
-from ..proof_records import fix_hash, text_hash
+from ..proof_records import fix_hash, project_relative, text_hash
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Candidate:
         return range(self.line, self.end_line + 1)
 
     def label(self, root: Path) -> str:
-        return f"{_relative(self.path, root)}:{self.line} {self.code} in {self.function}"
+        return f"{project_relative(self.path, root) or self.path}:{self.line} {self.code} in {self.function}"
 
 
 def find_candidates(
@@ -150,10 +150,3 @@ def line_map(original: str, fixed: str) -> list[int]:
             else:
                 mapped[j] = min(i1 + min(j - j1, max(i2 - i1 - 1, 0)), max(len(first) - 1, 0)) + 1 if i2 > i1 else i1
     return mapped
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)

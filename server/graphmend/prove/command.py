@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ..files import decode_source, read_bytes, write_atomically
-from ..proof_records import DIFFERS, NOT_EXERCISED, PROVED
+from ..proof_records import DIFFERS, NOT_EXERCISED, PROVED, project_relative
+from ..reporting import plural
 from .candidates import Candidate, find_candidates, rewritten
 from .compare import TOLERANCE
 from .records import write_record
@@ -49,7 +50,7 @@ def prove_command(
     safe = sum(c.safe for c in candidates)
     kinds = f"{safe} safe, {len(candidates) - safe} unsafe" if unsafe else "safe"
     say(
-        f"graphmend: proving {_count(len(candidates), 'fix')} ({kinds}) on `{' '.join(command)}`. "
+        f"graphmend: proving {plural(len(candidates), 'fix')} ({kinds}) on `{' '.join(command)}`. "
         "The command runs at least twice, so what it writes, it writes in each run"
         + ("" if workdir else " (--workdir DIR runs it in fresh folders under DIR)")
         + "."
@@ -81,15 +82,15 @@ def report(outcome: ProofOutcome, root: Path) -> list[str]:
         return ["graphmend: no fix to prove here (--unsafe-fixes also tries the unsafe ones)."]
     exact = all(p.exact for run in proof.runs for p in run.processes)
     lines = [
-        f"Verdicts on `{' '.join(proof.command)}` ({_count(proof.processes, 'process')}, "
-        f"{_count(proof.steps, 'optimizer step')}, {_count(proof.calls, 'compiled call')}; torch {proof.torch or '?'}; "
+        f"Verdicts on `{' '.join(proof.command)}` ({plural(proof.processes, 'process')}, "
+        f"{plural(proof.steps, 'optimizer step')}, {plural(proof.calls, 'compiled call')}; torch {proof.torch or '?'}; "
         + ("compared exactly" if exact else f"compiled with inductor: floating values compared within {TOLERANCE}")
         + "):"
     ]
     if proof.original.exit_code:
         lines.append(
             f"  (the command exits with {proof.original.exit_code} as it is: "
-            f"{_relative(proof.original.folder / 'stderr.txt', root)} has its output)"
+            f"{project_relative(proof.original.folder / 'stderr.txt', root)} has its output)"
         )
     for verdict in sorted(proof.verdicts, key=lambda v: (str(v.candidate.path), v.candidate.line)):
         candidate = verdict.candidate
@@ -99,7 +100,7 @@ def report(outcome: ProofOutcome, root: Path) -> list[str]:
             if not verdict.breaks_before:
                 effect = "its lines ran, breaking no graph"
             elif verdict.breaks_removed == verdict.breaks_before:
-                effect = f"removes the {_count(verdict.breaks_before, 'graph break')} it met"
+                effect = f"removes the {plural(verdict.breaks_before, 'graph break')} it met"
             else:
                 effect = f"removes {verdict.breaks_removed} of the {verdict.breaks_before} graph breaks it met"
             applied = "; applied" if candidate in outcome.applied else ""
@@ -121,7 +122,7 @@ def report(outcome: ProofOutcome, root: Path) -> list[str]:
     lines.append(f"Standard input: {proof.stdin}.")
     seconds = sum(run.seconds for run in proof.runs)
     lines.append(
-        f"{_count(len(proof.runs), 'run')}, {seconds:.1f} s in all (the original run: {proof.original.seconds:.1f} s)."
+        f"{plural(len(proof.runs), 'run')}, {seconds:.1f} s in all (the original run: {proof.original.seconds:.1f} s)."
     )
     return lines
 
@@ -131,9 +132,9 @@ def _measured(verdict: Verdict, proof: Proof) -> str:
     run = verdict.measured_with
     if run is None:
         return ""
-    alone = "with it alone" if len(run.fixes) == 1 else f"with it and {_count(len(run.fixes) - 1, 'other fix')}"
+    alone = "with it alone" if len(run.fixes) == 1 else f"with it and {plural(len(run.fixes) - 1, 'other fix')}"
     added = recompiles(run) - recompiles(proof.original)
-    more = f", {_count(added, 'recompile')} more" if added > 0 else ""
+    more = f", {plural(added, 'recompile')} more" if added > 0 else ""
     return f"; graphs {graphs(proof.original)} → {graphs(run)} {alone}{more}"
 
 
@@ -142,17 +143,5 @@ def _graphs_line(proof: Proof) -> str:
     if proof.final is None:
         return f"Graphs: {before} in the original run; no fix proved."
     added = recompiles(proof.final) - recompiles(proof.original)
-    more = f"; {_count(added, 'recompile')} more" if added > 0 else ""
+    more = f"; {plural(added, 'recompile')} more" if added > 0 else ""
     return f"Graphs: {before} before, {graphs(proof.final)} with the proved fixes{more}."
-
-
-def _count(number: int, noun: str) -> str:
-    plural = "es" if noun.endswith(("s", "x")) else "s"
-    return f"{number} {noun}{'' if number == 1 else plural}"
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)

@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..proof_records import project_relative
 from .session import Proof, graphs, recompiles
 
 SCHEMA = 1
@@ -42,7 +43,7 @@ def write_record(proof: Proof, root: Path, applied: set[str]) -> Path:
         "recompiles": {"before": recompiles(proof.original), "after": recompiles(final) if final else None},
         "fixes": [
             {
-                "path": _relative(v.candidate.path, root),
+                "path": project_relative(v.candidate.path, root) or str(v.candidate.path),
                 "line": v.candidate.line,
                 "code": v.candidate.code,
                 "title": v.candidate.fix.title,
@@ -63,10 +64,3 @@ def write_record(proof: Proof, root: Path, applied: set[str]) -> Path:
     path = proof.folder / "proof.json"
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     return path
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

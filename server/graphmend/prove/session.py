@@ -28,10 +28,11 @@ from pathlib import Path
 from ..files import decode_source, read_bytes
 from ..proof_records import DIFFERS, NOT_EXERCISED, PROOFS, PROVED
 from ..record.runner import BOOT, LIBRARY
-from ..record.runs import read_run
+from ..record.runs import Run, read_run
 from ..record.trace import GRAPH_BREAK, RECOMPILE
+from ..reporting import plural
 from .candidates import Candidate, line_map, rewritten
-from .compare import Difference, Process, differences, masked, read_processes, unquoted, unshifted
+from .compare import Difference, LineMaps, Process, differences, masked, read_processes, unquoted, unshifted
 
 
 @dataclass
@@ -41,6 +42,8 @@ class RunResult:
     exit_code: int | None
     processes: list[Process]
     seconds: float
+    recorded: Run  # its compile events, read once
+    line_maps: LineMaps  # its rewritten files' lines in the originals' numbers
 
 
 @dataclass
@@ -157,12 +160,14 @@ class Prover:
         (folder / "run.json").write_text(
             json.dumps({"argv": self.command, "exit_code": process.returncode, "seconds": seconds}), encoding="utf-8"
         )
-        result = RunResult(folder, fixes, process.returncode, read_processes(folder), seconds)
+        result = RunResult(
+            folder, fixes, process.returncode, read_processes(folder), seconds, read_run(folder), line_maps
+        )
         self.runs.append(result)
         return result
 
     def compare(self, original: RunResult, fixed: RunResult) -> list[Difference]:
-        line_maps = json.loads((fixed.folder / "line-maps.json").read_text(encoding="utf-8"))
+        line_maps = fixed.line_maps
         found = differences(original.processes, fixed.processes, line_maps, self.masks)
         loaded = {path for process in fixed.processes for path in process.served}
         for path in sorted({os.path.realpath(c.path) for c in fixed.fixes} - loaded):
@@ -228,7 +233,7 @@ class Prover:
             list(verdicts.values()),
             self.runs,
             original,
-            next((h["torch"] for h in read_run(original.folder).headers if h.get("torch")), None),
+            original.recorded.torch,
             _seeds(original.processes),
             self.stdin_note,
             final,
@@ -255,15 +260,14 @@ class Prover:
     def _breaks(self, verdict: Verdict, original: RunResult) -> None:
         """The breaks the fix's lines met in the original run, and how many the run with it left."""
         candidate = verdict.candidate
-        before = _break_lines(original.folder, candidate)
+        before = _break_lines(original, candidate)
         verdict.breaks_before = len(before)
         with_it = [r for r in self.runs if candidate in r.fixes]
         if with_it:
             verdict.measured_with = min(with_it, key=lambda r: len(r.fixes))
         if before and with_it:
             run = max(with_it, key=lambda r: len(r.fixes))
-            line_maps = json.loads((run.folder / "line-maps.json").read_text(encoding="utf-8"))
-            after = _break_lines(run.folder, candidate, line_maps.get(os.path.realpath(candidate.path)))
+            after = _break_lines(run, candidate, run.line_maps.get(os.path.realpath(candidate.path)))
             verdict.breaks_removed = len(before - after)
 
 
@@ -272,14 +276,14 @@ def graphs(run: RunResult) -> int:
 
 
 def recompiles(run: RunResult) -> int:
-    return sum(1 for e in read_run(run.folder).events if e.kind == RECOMPILE for _ in range(e.count))
+    return sum(e.count for e in run.recorded.events if e.kind == RECOMPILE)
 
 
-def _break_lines(folder: Path, candidate: Candidate, lines: list[int] | None = None) -> set[int]:
-    """The lines of `candidate` at which the run in `folder` met a graph break (in the original's numbers)."""
+def _break_lines(run: RunResult, candidate: Candidate, lines: list[int] | None = None) -> set[int]:
+    """The lines of `candidate` at which `run` met a graph break (in the original's numbers)."""
     real = os.path.realpath(candidate.path)
     found = set()
-    for event in read_run(folder).events:
+    for event in run.recorded.events:
         if event.kind != GRAPH_BREAK:
             continue
         for frame in event.frames:
@@ -298,7 +302,7 @@ def _exercised(candidate: Candidate, original: RunResult) -> bool:
     ran = any(
         os.path.realpath(path) == real and line in candidate.lines for p in original.processes for path, line in p.lines
     )
-    return ran or bool(_break_lines(original.folder, candidate))
+    return ran or bool(_break_lines(original, candidate))
 
 
 def _seeds(processes: list[Process]) -> list[str]:
@@ -339,4 +343,4 @@ def _program_text(run: RunResult, stream: str) -> str:
 def _what(fixes: tuple[Candidate, ...]) -> str:
     if not fixes:
         return "the command as it is (tracing the lines the fixes rewrite)"
-    return f"with {len(fixes)} fix{'es' if len(fixes) != 1 else ''} served"
+    return f"with {plural(len(fixes), 'fix')} served"

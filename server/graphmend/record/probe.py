@@ -16,7 +16,7 @@ from __future__ import annotations
 import array
 import atexit
 import functools
-import importlib.abc
+import importlib.machinery
 import json
 import logging
 import os
@@ -25,10 +25,11 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from .finders import DelegatingFinder
 from .values import Digester
 
 SEED = 0
@@ -435,58 +436,38 @@ class _GraphCounter(logging.Handler):
             pass
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
+class _AfterImport(DelegatingFinder):
     """Calls an action with a module once it is imported (each once); `failed` with what it raised."""
 
     def __init__(
         self, actions: dict[str, Callable[[types.ModuleType], None]], failed: Callable[[str, Exception], None]
     ) -> None:
+        super().__init__()
         self.actions = actions
         self.failed = failed
-        self._local = threading.local()  # what this thread is looking up (each thread its own)
 
-    @property
-    def looking(self) -> set[str]:
-        if not hasattr(self._local, "names"):
-            self._local.names = set()
-        names: set[str] = self._local.names
-        return names
+    def wants(self, fullname: str) -> bool:
+        return fullname in self.actions
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        action = self.actions.get(fullname)  # taken when the module runs: a lookup alone (transformers'
-        if action is None or fullname in self.looking:  # `find_spec("torch")`) must not use it up
-            return None
-        self.looking.add(fullname)  # (another finder that asks the others, as `serve`'s, asks this one too)
-        try:
-            return self._spec(fullname, path, target, action)
-        finally:
-            self.looking.discard(fullname)
+    def adjust(self, fullname: str, spec: importlib.machinery.ModuleSpec) -> None:
+        """Run the action after the module's own code. It is taken only then: a lookup alone
+        (transformers' `find_spec("torch")`) must not use it up."""
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return
 
-    def _spec(
-        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None, action: Callable[..., None]
-    ) -> Any:
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is None:
-                continue
-            loader = spec.loader
-            exec_module = getattr(loader, "exec_module", None)
-            if exec_module is not None:
+        def exec_then_act(module: types.ModuleType) -> None:
+            exec_module(module)
+            action = self.actions.pop(fullname, None)
+            if action is None:
+                return
+            try:
+                action(module)
+            except Exception as error:  # noqa: BLE001  (said in the observations: nothing is proved)
+                self.failed(fullname, error)
 
-                def exec_then_act(module: types.ModuleType, exec_module: Callable[..., None] = exec_module) -> None:
-                    exec_module(module)
-                    if self.actions.pop(fullname, None) is None:
-                        return
-                    try:
-                        action(module)
-                    except Exception as error:  # noqa: BLE001  (said in the observations: nothing is proved)
-                        self.failed(fullname, error)
-
-                loader.exec_module = exec_then_act  # type: ignore[union-attr,method-assign]
-            return spec
-        return None
+        loader.exec_module = exec_then_act  # type: ignore[union-attr,method-assign]
 
 
 def _name_of(model: Any) -> dict[str, Any]:

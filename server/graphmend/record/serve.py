@@ -14,15 +14,14 @@ would have (the exit code, the traceback of an uncaught exception).
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import linecache
 import os
 import sys
-import threading
 import types
-from collections.abc import Sequence
 from typing import Any
+
+from .finders import DelegatingFinder
 
 
 def _real(path: str) -> str:
@@ -48,44 +47,23 @@ class _ServedLoader(importlib.machinery.SourceFileLoader):
         return compile(self.text, self.path, "exec", dont_inherit=True)
 
 
-class ServingFinder(importlib.abc.MetaPathFinder):
+class ServingFinder(DelegatingFinder):
     """Finds modules with the finders after it; serves the ones whose file was rewritten."""
 
     def __init__(self, served: dict[str, str]) -> None:
+        super().__init__()
         self.served = {_real(path): text for path, text in served.items()}
-        self._local = threading.local()  # what this thread is looking up (each thread its own)
 
-    @property
-    def looking(self) -> set[str]:
-        if not hasattr(self._local, "names"):
-            self._local.names = set()
-        names: set[str] = self._local.names
-        return names
+    def wants(self, fullname: str) -> bool:
+        return bool(self.served)
 
-    def find_spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None) -> Any:
-        if not self.served or fullname in self.looking:
-            return None
-        self.looking.add(fullname)  # (another finder that asks the others asks this one too)
-        try:
-            return self._spec(fullname, path, target)
-        finally:
-            self.looking.discard(fullname)
-
-    def _spec(self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None) -> Any:
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(fullname, path, target)
-            if spec is None:
-                continue
-            origin = spec.origin
-            if origin and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-                text = self.served.get(_real(origin))
-                if text is not None:
-                    spec.loader = _ServedLoader(fullname, origin, text)
-                    spec.cached = None
-            return spec
-        return None
+    def adjust(self, fullname: str, spec: importlib.machinery.ModuleSpec) -> None:
+        origin = spec.origin
+        if origin and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            text = self.served.get(_real(origin))
+            if text is not None:
+                spec.loader = _ServedLoader(fullname, origin, text)
+                spec.cached = None
 
 
 def _cache_lines(path: str, text: str) -> None:
