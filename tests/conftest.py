@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import defaultdict
 from pathlib import Path
@@ -39,6 +40,8 @@ def with_recorded_run(case: Path, tmp_path: Path) -> Path:
     copy.write_bytes(case.read_bytes())
     events = run.read_text(encoding="utf-8").replace("{here}", str(copy))
     (project / ".graphmend" / "runs" / "20261127-000000-1" / "process-1.jsonl").write_text(events, encoding="utf-8")
+    ended = {"argv": ["train.py"], "started": 1795760000.0, "ended": 1795760060.0, "exit_code": 0}
+    (project / ".graphmend" / "runs" / "20261127-000000-1" / "run.json").write_text(json.dumps(ended), encoding="utf-8")
     return copy
 
 

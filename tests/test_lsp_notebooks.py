@@ -257,7 +257,10 @@ async def test_a_run_recorded_in_the_kernel_shows_on_its_cell(client: LanguageCl
         "id": "1", "kind": "graph_break", "reason": "Data-dependent branching: ...", "gb_type": "Data-dependent branching",
         "gb_id": "GB0170", "stack": "complete", "frames": [{**frame, "cell": cell_key(HELPER)}], "files": {},
     }  # fmt: skip
-    (run / "process-1.jsonl").write_text(json.dumps({"header": {"started": 1.0}}) + "\n" + json.dumps(event) + "\n")
+    (run / "process-1.jsonl").write_text(
+        json.dumps({"header": {"started": 1.0, "torch": "2.13.0"}}) + "\n" + json.dumps(event) + "\n"
+    )
+    (run / "run.json").write_text(json.dumps({"started": 1.0, "ended": 2.0, "exit_code": 0}))
     cells = [("code", "import torch"), ("code", HELPER), ("code", "torch.compile(apply)(helper, torch.ones(2))")]
     notebook = Notebook(client, tmp_path, cells)
     notebook.open()

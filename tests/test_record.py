@@ -361,7 +361,7 @@ def test_the_records_as_other_releases_write_them(tmp_path: Path) -> None:
     assert [(f.path, f.line, f.text) for f in event.frames] == [("/p/prog.py", 18, "head = hidden[: np.sum(PLAN)]")]
     assert (event.gb_type, event.gb_id) == ("Dynamic slicing with Tensor arguments", "GB0038")
     payload = '[\n"0/0: scale == 1' + " " * 47 + '# if scale > 1:  # gmv/rec.py:7 in scaled"\n]'
-    (guard,) = trace.recompile_reasons(payload, "0/1")
+    guard = trace.recompile_reasons(payload, "0/1")
     assert guard.stack == "incomplete" and guard.extra == {"guard": "scale == 1"}
     code = (trace.Frame("/tmp/gmv/rec.py", 4, "scaled"),)
     placed = trace.placed_in(guard, code)
@@ -598,7 +598,7 @@ def test_check_reports_what_only_the_run_met_and_analyses_what_it_shows_compiled
         call = lines.index("    x = noisylib.report(x)") + 1
         library = found[("GM501", call)]
         assert library["library"]["line"] == 2 and library["library"]["callee"] == "report"
-        assert library["related"][0]["kind"] == "library" and library["url"].endswith("gb0059.html")
+        assert library["related"][0]["kind"] == "recorded" and library["url"].endswith("gb0059.html")
         guard = found[("GM502", lines.index("    if scale > 1:") + 1)]
         assert guard["message"].startswith("Pass `scale` as a tensor") and guard["dynamo"] == "guard failed: scale == 1"
         branch = found[("GM101", lines.index("    if x.sum() > 0:") + 1)]

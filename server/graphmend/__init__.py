@@ -17,3 +17,13 @@ def recording(out: Path | None = None) -> AbstractContextManager[Path]:
     from .record.handler import recording as record_block
 
     return record_block(out)
+
+
+def __getattr__(name: str) -> object:
+    """`graphmend.api` after a plain `import graphmend` (as docs/record.md shows it), imported only
+    when asked for: a recorder in the user's process never loads the analyses."""
+    if name == "api":
+        import importlib
+
+        return importlib.import_module(".api", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

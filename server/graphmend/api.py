@@ -51,7 +51,7 @@ from .record.baseline import compare as compare_with_baseline
 from .record.baseline import write_baseline
 from .record.newest import run_status
 from .record.runner import import_trace, record_command
-from .record.runs import Run, new_run, project_root, read_run
+from .record.runs import RUNS, Run, library_roots, new_run, project_root, read_run
 from .regions import ProjectContext
 from .reporting import (
     OFF_BY_DEFAULT,
@@ -81,6 +81,8 @@ __all__ = [
     "write_baseline",
     "import_trace",
     "new_run",
+    "library_roots",
+    "RUNS",
     "project_root",
     "read_run",
     "record_command",

@@ -765,24 +765,31 @@ def _run_rule(args: argparse.Namespace) -> int:
 def _run_record(args: argparse.Namespace) -> int:
     command = args.run_command[1:] if args.run_command[:1] == ["--"] else args.run_command
     root = api.project_root(Path.cwd())
-    if args.import_trace is not None:
-        if command:
-            print("graphmend: error: give either --import-trace or a command, not both", file=sys.stderr)
-            return EXIT_ERROR
-        if not args.import_trace.exists():
-            print(f"graphmend: error: {args.import_trace}: no such file or folder", file=sys.stderr)
-            return EXIT_ERROR
-        run = api.import_trace(args.import_trace, args.out or api.new_run(root))
-        code = EXIT_CLEAN
-    elif not command:
+    if args.import_trace is not None and command:
+        print("graphmend: error: give either --import-trace or a command, not both", file=sys.stderr)
+        return EXIT_ERROR
+    if args.import_trace is None and not command:
         print(
             "graphmend: error: record needs a command after `--`, e.g. graphmend record -- python train.py",
             file=sys.stderr,
         )
         return EXIT_ERROR
+    try:
+        run = args.out or api.new_run(root)
+        run.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        where = args.out or root / api.RUNS
+        print(f"graphmend: error: cannot write the run to {where}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.import_trace is not None:
+        if not args.import_trace.exists():
+            print(f"graphmend: error: {args.import_trace}: no such file or folder", file=sys.stderr)
+            return EXIT_ERROR
+        api.import_trace(args.import_trace, run, (root, *api.library_roots()))
+        code = EXIT_CLEAN
     else:
         try:
-            code, run = api.record_command(command, args.out, root)
+            code, run = api.record_command(command, run, root)
         except OSError as error:
             print(f"graphmend: error: cannot run {command[0]}: {error.strerror or error}", file=sys.stderr)
             return EXIT_ERROR

@@ -61,7 +61,8 @@ class RelatedLocation:
     message: str
     path: str | None = None
     # "compiled": why the code is compiled; "value": a step of why a value is a tensor; "resume":
-    # where the same break makes Dynamo break again; "library": the break a call leads to, in code
+    # where the same break makes Dynamo break again; "recorded": a line a recorded run met the event
+    # at, in code outside the checked files (a library's); "library": the break a call leads to, in code
     # outside the checked files; "cause": what makes this line break (the `disable`d function called)
     kind: str = "compiled"
 
@@ -80,13 +81,14 @@ class LibraryCall:
 class RunSeen:
     """A finding a recorded run confirmed: Dynamo met it there (`graphmend record`)."""
 
-    count: int  # how many times the run met it
+    count: int  # how many times the run met it (events of one kind)
     run: str  # the run's folder name
-    recorded_at: float  # when the run started (seconds since the epoch)
+    recorded_at: float  # when the run ended (seconds since the epoch)
+    kind: str = "graph_break"  # what it counts: graph_break, recompile, compile_failure, cudagraph_skip
 
     def to_json(self) -> dict[str, Any]:
         """Its form in JSON: the CLI's `run` and the LSP diagnostic's `data.run`."""
-        return {"count": self.count, "run": self.run, "recorded_at": self.recorded_at}
+        return {"count": self.count, "run": self.run, "recorded_at": self.recorded_at, "kind": self.kind}
 
 
 @dataclass(frozen=True)
@@ -146,7 +148,9 @@ class FindingData:
             if library
             else None,
             off_by_default=raw.get("off_by_default"),
-            run=RunSeen(run["count"], run["run"], run["recorded_at"]) if (run := raw.get("run")) else None,
+            run=RunSeen(run["count"], run["run"], run["recorded_at"], run.get("kind", "graph_break"))
+            if (run := raw.get("run"))
+            else None,
             proof=ProofSeen.from_json(proof) if (proof := raw.get("proof")) else None,
             cell=raw.get("cell"),
             notebook_index=raw.get("notebook_index"),

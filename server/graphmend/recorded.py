@@ -17,13 +17,16 @@ import ast
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from . import notebooks
-from .diagnostics import Diagnostic, FindingData, LibraryCall, RelatedLocation, RunSeen
+from .diagnostics import Diagnostic, FindingData, Fix, LibraryCall, RelatedLocation, RunSeen
+from .library_advice import entered, escape_hatch, in_callers_names, library_switch
+from .record.guards import resumed_function
 from .record.log import cell_key
 from .record.newest import Sighting, found_in
-from .record.runs import FileRun, Placement
-from .record.trace import COMPILE_FAILURE, GRAPH_BREAK
+from .record.runs import FileRun, Placement, RecordedFrame, library_frame
+from .record.trace import COMPILE_FAILURE, CUDAGRAPH_SKIP, GRAPH_BREAK, RECOMPILE
 from .regions.records import ExternalEntry, Origin
 from .rules import RECORDED_RULES, RecordedRule
 from .settings import Settings
@@ -67,24 +70,45 @@ def merged(
     diagnostics: list[Diagnostic], found: list[Sighting], source: SourceText, run: FileRun, settings: Settings
 ) -> list[Diagnostic]:
     """A file's static `diagnostics` with the run's sightings in it (`found`, in `source` as it reads
-    now): the static findings on their lines confirmed, the run's other lines reported by GM5xx rules."""
+    now): a static finding confirmed by the events of its own kind at its line (a break for a break,
+    a CUDA-graph skip for a CUDA-graph blocker: one kind counted), with the library lines they met;
+    every other event reported by a GM5xx rule (a recompile at a line with a static finding too)."""
     if not found:
         return diagnostics
-    counts: dict[int, int] = {}
+    by_line: dict[tuple[int, str], list[Sighting]] = {}
     for sighting in found:
-        counts[sighting.line] = counts.get(sighting.line, 0) + sighting.placement.event.count
-    statics = [d.range.start.line + 1 if d.data.cell is None else None for d in diagnostics]
-    confirmed = [
-        replace(d, data=replace(d.data, run=_seen(run, counts[line]))) if line is not None and line in counts else d
-        for d, line in zip(diagnostics, statics)
-    ]
-    reported = set(statics)
-    alone = [s for s in found if s.line not in reported]
+        by_line.setdefault((sighting.line, sighting.placement.event.kind), []).append(sighting)
+    used: set[tuple[int, str]] = set()
+    confirmed = []
+    for diagnostic in diagnostics:
+        key = _confirming(diagnostic, by_line)
+        if key is None:
+            confirmed.append(diagnostic)
+            continue
+        used.add(key)
+        if key[1] == GRAPH_BREAK:  # a frame Dynamo skipped logs a failure too: the break says it
+            used.add((key[0], COMPILE_FAILURE))
+        placements = [s.placement for s in by_line[key]]
+        related = tuple(r for r in _library_lines(placements) if r not in diagnostic.related)
+        data = replace(diagnostic.data, run=_seen(run, placements))
+        confirmed.append(replace(diagnostic, data=data, related=diagnostic.related + related))
+    alone = [s for key, sightings in by_line.items() if key not in used for s in sightings]
     return sorted((*confirmed, *_run_only(alone, source, run, settings)), key=_order)
 
 
-def _seen(run: FileRun, count: int) -> RunSeen:
-    return RunSeen(count, run.name, run.started)
+def _confirming(diagnostic: Diagnostic, by_line: dict[tuple[int, str], list[Sighting]]) -> tuple[int, str] | None:
+    """The events at a static finding's line that confirm it: a CUDA-graph blocker's skips; a
+    break's breaks, else the compile failures a break caused (`fullgraph=True`). Never recompiles:
+    GM502 says what to do about them."""
+    if diagnostic.data.cell is not None:
+        return None
+    line = diagnostic.range.start.line + 1
+    kinds = (CUDAGRAPH_SKIP,) if diagnostic.code.startswith("GM4") else (GRAPH_BREAK, COMPILE_FAILURE)
+    return next(((line, kind) for kind in kinds if (line, kind) in by_line), None)
+
+
+def _seen(run: FileRun, placements: list[Placement]) -> RunSeen:
+    return RunSeen(sum(p.event.count for p in placements), run.name, run.recorded_at, placements[0].event.kind)
 
 
 def _order(diagnostic: Diagnostic) -> tuple[Position, str]:
@@ -92,60 +116,116 @@ def _order(diagnostic: Diagnostic) -> tuple[Position, str]:
 
 
 def _run_only(found: list[Sighting], source: SourceText, run: FileRun, settings: Settings) -> list[Diagnostic]:
-    """One GM5xx finding per line and message (counts summed), unless turned off or suppressed there."""
+    """One GM5xx finding per line and message (counts summed; a line's breaks inside one library
+    call are one finding, whatever Dynamo's words), unless turned off or suppressed there."""
     grouped: dict[tuple[int, type[RecordedRule], str], list[Placement]] = {}
     for sighting in found:
-        rule = RECORDED_RULES.get(sighting.placement.event.kind)
+        placement = sighting.placement
+        rule = RECORDED_RULES.get(placement.event.kind)
         if rule is None or not settings.is_enabled(rule.code) or source.is_suppressed(sighting.line - 1, rule.code):
             continue
-        message = rule.message_for_event(sighting.placement.event)
-        grouped.setdefault((sighting.line, rule, message), []).append(sighting.placement)
+        if placement.event.kind == RECOMPILE and placement.beyond and placement.event.guard:
+            guard = in_callers_names(placement.event.guard, placement.beyond, str(placement.frame.get("text", "")))
+            placement = replace(placement, event=replace(placement.event, guard=guard))
+        first = entered(placement.beyond) if placement.event.kind == GRAPH_BREAK else None
+        message = f"inside {first['func']}" if first is not None else rule.message_for_event(placement.event)
+        grouped.setdefault((sighting.line, rule, message), []).append(placement)
     breaks = {line for line, rule, _ in grouped if rule.event_kind == GRAPH_BREAK}
     return [
-        _finding(rule, message, placements, _line_range(source, line - 1), run)
+        _finding(rule, message, placements, source, line - 1, run)
         for (line, rule, message), placements in grouped.items()
         if not (rule.event_kind == COMPILE_FAILURE and line in breaks)  # a frame Dynamo skipped: the break says it
     ]
 
 
-def _finding(
-    rule: type[RecordedRule], message: str, placements: list[Placement], at: Range, run: FileRun
-) -> Diagnostic:
-    """The run's finding at `at` for the same event met at one line (maybe in several processes or
-    through several callers)."""
-    event = placements[0].event
-    beyond = placements[0].beyond
-    library = None
-    related: tuple[RelatedLocation, ...] = ()
-    if beyond:
-        where = beyond[-1]
+def _library_lines(placements: list[Placement]) -> tuple[RelatedLocation, ...]:
+    """Every library line the placements met their event at, each once with its count (most met first)."""
+    counts: dict[tuple[str, int], list[Any]] = {}
+    for placement in placements:
+        where = library_frame(placement.beyond)
+        if where is None:
+            continue
         line = max(int(where["line"]) - 1, 0)
-        library = LibraryCall(where["path"], line, beyond[0]["func"], tuple(f["func"] for f in beyond[1:]))
-        words = "broke the graph" if event.kind == GRAPH_BREAK else f"met this {rule.name.removeprefix('recorded-')}"
-        related = (
+        entry = counts.setdefault((where["path"], line), [0, where.get("func", ""), placement.event])
+        entry[0] += placement.event.count
+    related = []
+    for (path, line), (count, func, event) in sorted(counts.items(), key=lambda item: (-item[1][0], item[0])):
+        words = "broke the graph" if event.kind == GRAPH_BREAK else f"met this {event.kind.replace('_', ' ')}"
+        times = f" ({count} times)" if count > 1 else ""
+        related.append(
             RelatedLocation(
                 Range(Position(line, 0), Position(line, 0)),
-                f"Dynamo {words} here, in `{where['func']}`",
-                where["path"],
-                kind="library",
-            ),
+                f"Dynamo {words} here, in `{func}`{times}",
+                path,
+                "recorded",
+            )
         )
+    return tuple(related)
+
+
+def _finding(
+    rule: type[RecordedRule], message: str, placements: list[Placement], source: SourceText, line: int, run: FileRun
+) -> Diagnostic:
+    """The run's finding at `line` (0-based) for the same event met there (maybe in several
+    processes, through several callers, at several library lines: each in `related`); a break in
+    a library says what the user can do at their call (`_at_the_call`)."""
+    event = placements[0].event
+    library = None
+    related = _library_lines(placements)
+    beyond = next((p.beyond for p in placements if library_frame(p.beyond) is not None), ())
+    where = library_frame(beyond)
+    action, fix = rule.action_for_event(event), None
+    if where is not None:
+        callee = beyond[0]["func"]
+        via = tuple(f["func"] for f in beyond[1 : beyond.index(where) + 1])
+        library = LibraryCall(where["path"], max(int(where["line"]) - 1, 0), callee, via)
+        if event.kind == GRAPH_BREAK:
+            named = ", ".join(dict.fromkeys(p.event.gb_type or p.event.reason.partition(":")[0] for p in placements))
+            message, action, fix = _at_the_call(named, beyond, where, source, line, len(related))
     data = FindingData(
         rule=rule.name,
         library=library,
-        run=_seen(run, sum(p.event.count for p in placements)),
+        run=_seen(run, placements),
         dynamo=event.reason or None,
-        action=rule.action_for_event(event),
+        action=action,
     )
     return Diagnostic(
         code=rule.code,
         message=message,
-        severity=rule.severity,
-        range=at,
+        severity=rule.severity_for([p.event for p in placements]),
+        range=_line_range(source, line),
         reason_id=event.gb_id.lower() if event.gb_id else None,  # as the static rules name the page
         related=related,
         data=data,
+        fix=fix,
     )
+
+
+def _at_the_call(
+    named: str,
+    beyond: tuple[RecordedFrame, ...],
+    where: RecordedFrame,
+    source: SourceText,
+    line: int,
+    lines: int,
+) -> tuple[str, str, Fix | None]:
+    """What a user can do at their call about a break in a library: the library's own switch
+    (`library_advice.library_switch`), else `torch.compiler.disable` on the callee as an unsafe
+    fix; the message (with Dynamo's `named` reasons), the action and the fix."""
+    first = entered(beyond)
+    callee = resumed_function(first["func"] if first is not None else beyond[0]["func"])
+    switch = library_switch(beyond, where)
+    if switch is not None:
+        action = (
+            f"{switch.words()[:1].upper()}{switch.words()[1:]}: the library then skips the line it broke the graph at"
+        )
+        return f"{action} ({named}); record again to see", action, None
+    fix = escape_hatch(source, line, beyond, lines)
+    if fix is None:
+        action = f"Remove the graph break the recorded run met inside `{callee}`, in the library's code"
+        return f"{action} ({named})", action, None
+    action = f"Keep `{callee}` out of the graph (`torch.compiler.disable`) or change what it runs"
+    return f"{action}: the recorded run broke the graph inside it ({named})", action, fix
 
 
 def _line_range(source: SourceText, line: int) -> Range:

@@ -118,6 +118,16 @@ def display_path(path: str) -> str:
         return path
 
 
+def _package_path(path: str) -> str:
+    """An installed package's file from its package on (`transformers/models/t5/modeling_t5.py`),
+    any other as `display_path` gives it."""
+    parts = Path(path).parts
+    for marker in ("site-packages", "dist-packages"):
+        if marker in parts:
+            return "/".join(parts[parts.index(marker) + 1 :])
+    return display_path(path)
+
+
 # ---------------------------------------------------------------- text
 
 
@@ -191,11 +201,20 @@ def qualifiers(diagnostic: Diagnostic, with_proof: bool = True) -> list[str]:
     if data.cuda_graphs is not None:
         found.append(f"CUDA graphs: {data.cuda_graphs}")
     if data.run is not None:
-        met = f"the run of {_age(data.run.recorded_at)} met it {plural(data.run.count, 'time')}"
+        did = _RUN_DID.get(data.run.kind, "met it")
+        met = f"the run of {_age(data.run.recorded_at)} {did} {plural(data.run.count, 'time')}"
         found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
     if with_proof and data.proof is not None and diagnostic.fix is not None:
         found.append(f"the fix {proof_sentence(data.proof)}")
     return found
+
+
+_RUN_DID = {  # what a recorded run's count counts, as the finding's note says it
+    "graph_break": "broke the graph here",
+    "recompile": "recompiled here",
+    "compile_failure": "failed to compile here",
+    "cudagraph_skip": "skipped CUDA graphs here",
+}
 
 
 def proof_sentence(proof: ProofSeen) -> str:
@@ -218,7 +237,7 @@ def is_recorded(code: str) -> bool:
 
 
 def _age(recorded_at: float) -> str:
-    """How long ago a run started (or a proof ended), as a person says it."""
+    """How long ago a run (or a proof) ended, as a person says it."""
     seconds = max(0, int(time.time() - recorded_at))
     for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
         if seconds >= size:
@@ -231,7 +250,17 @@ def notes(diagnostic: Diagnostic) -> list[str]:
     no_fix = diagnostic.data.no_fix
     action = f"; {diagnostic.data.action}" if diagnostic.data.action is not None else ""
     dynamo = [f"Dynamo: {diagnostic.data.dynamo}"] if diagnostic.data.dynamo is not None else []
-    return [*qualifiers(diagnostic), *dynamo, *([f"no automatic fix: {no_fix}{action}"] if no_fix is not None else [])]
+    met = [  # the library lines a recorded run met it at
+        f"{r.message} ({_package_path(r.path)}:{r.range.start.line + 1})"
+        for r in diagnostic.related
+        if r.kind == "recorded" and r.path is not None
+    ]
+    return [
+        *qualifiers(diagnostic),
+        *dynamo,
+        *met,
+        *([f"no automatic fix: {no_fix}{action}"] if no_fix is not None else []),
+    ]
 
 
 def without_asides(text: str) -> str:

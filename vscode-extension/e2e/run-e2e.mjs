@@ -8,7 +8,7 @@
 // Run it with the Node 24 that scripts/install-e2e-prereqs.sh puts in .e2e/node.
 // With --server, the workspace DIR must contain figure1.py (it is modified: the quick fix is applied
 // and saved). With --bundled, no graphmend but the .vsix's own: DIR must contain modeling_t5.py and
-// the --notebook (bundledScenario).
+// the --notebook (bundledScenario); it gets after-restart.py and after-race.py, opened after each Restart Server.
 // Writes OUT.png (with --server: squiggle + quick-fix menu, and OUT-problems.png: squiggle +
 // Problems panel; with --bundled: the unsafe-fix dialog), OUT-failure.png on failure,
 // OUT.code-server.log and OUT.vscode-logs/ (VS Code's own logs).
@@ -38,6 +38,8 @@ const FLAGGED_LINE = 10;
 const EXPECT_PRESENT = 'z = torch.where(cond, z_if, z_else)';
 const EXPECT_ABSENT = 'if x.sum() > 10';
 const T5_NAME = 'modeling_t5.py'; // the bundled scenario's file: transformers' T5, 5 unsafe fixes
+// Files first opened after each Restart Server of the bundled scenario: their diagnostics can only come from the new server.
+const AFTER_RESTART = ['after-restart.py', 'after-race.py'];
 // What must never be in graphmend's output channel while the server is meant to be well.
 const OUTPUT_ERROR = /^(?:\[Error\b.*|.*(?:Traceback \(most recent call last\)|JSONDecodeError).*)$/gm;
 
@@ -142,7 +144,9 @@ async function main() {
   const firstFile = opts.bundled ? T5_NAME : FILE_NAME;
   requireFile(path.join(opts.workspace, firstFile), `${firstFile} in the workspace`);
   // Fix All's file, in the workspace before VS Code starts: Quick Open may not see a file made later.
-  if (!opts.bundled) {
+  if (opts.bundled) {
+    for (const name of AFTER_RESTART) fs.writeFileSync(path.join(opts.workspace, name), UNSAFE_ONLY);
+  } else {
     fs.writeFileSync(path.join(opts.workspace, UNSAFE_ONLY_NAME), UNSAFE_ONLY);
     fs.writeFileSync(path.join(opts.workspace, RECORDED_NAME), fs.readFileSync(path.join(opts.workspace, FILE_NAME), 'utf8') + RECORDED_CALL);
   }
@@ -442,7 +446,8 @@ async function figureScenario(page, opts, shots, userDir) {
 
 // The --bundled run (issue 39): the .vsix's own server, run by a python3 without graphmend, driven past
 // its first publish: T5 and a notebook, the index, a hover, code actions, Fix All and the unsafe-fix
-// dialog, with no error in the output; then the server is killed and the status item must say so.
+// dialog, with no error in the output; then the server is killed and the status item must say so;
+// Restart Server must bring one server back, also when pressed while the client restarts the killed one.
 async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer, env }) {
   const script = bundledScript(extDir);
   const t5 = path.join(opts.workspace, T5_NAME);
@@ -551,31 +556,103 @@ async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer,
   if (!(await status('.codicon-check').isVisible())) throw new CheckFailed('the status item is not "$(check) graphmend"');
   log('no error in graphmend\'s output; status item "$(check) graphmend"');
 
-  // A server that exits shows on the status item, and the output opens.
-  const pids = serverPids(codeServer.pid);
-  if (pids.length !== 1) throw new CheckFailed(`expected one bundled server process under code-server, found ${JSON.stringify(pids)}`);
-  process.kill(pids[0], 'SIGKILL');
+  // A server that exits shows on the status item, and the output opens. The tooltip says that it exited,
+  // with the signal, and that it is being (or was) restarted: never that it runs.
+  const [killed] = await oneServer(codeServer, 'before the kill');
+  process.kill(killed.pid, 'SIGKILL');
   const item = status('.codicon-error');
   await item.waitFor({ timeout: 30_000 })
     .catch(() => { throw new CheckFailed('the status item shows no error after the server was killed'); });
-  await item.hover();
-  const tooltip = page.locator('.monaco-hover, .workbench-hover', { hasText: /exited/ }).first();
-  await tooltip.waitFor({ timeout: 10_000 })
-    .catch(() => { throw new CheckFailed('the status item\'s tooltip does not say the server exited'); });
-  log(`killed the server (pid ${pids[0]}): status item "$(error) graphmend", tooltip: ${(await tooltip.innerText()).replace(/\s+/g, ' ')}`);
+  const tooltip = await statusTooltip(page, item, /exited with signal SIGKILL(; it is being restarted| and was restarted)\./, 30_000);
+  if (/is running|is starting/.test(tooltip)) throw new CheckFailed(`the tooltip of a killed server says it runs: ${tooltip}`);
+  log(`killed the server (pid ${killed.pid}): status item "$(error) graphmend", tooltip: ${tooltip}`);
   await page.locator('.part.panel .output-view .view-lines', { hasText: 'graphmend' }).first()
     .waitFor({ timeout: 10_000 }).catch(() => { throw new CheckFailed('graphmend\'s output did not open when the server exited'); });
   log('graphmend\'s output opened');
 
-  // Restart Server clears it; the stopped server's own exit (code 0, logged as an Error) does not count.
+  // Restart Server clears it; the stopped server's own exit (code 0) does not count.
+  const squiggled = (name) => page.locator(`.editor-group-container .monaco-editor[data-uri$="${name}"]`).first().locator(squiggles);
+  await restartServer({ page, codeServer, userDir, status, squiggled, fresh: AFTER_RESTART[0] });
+
+  // Restart Server while vscode-languageclient is restarting the server itself (up to 4 times in 3
+  // minutes): the extension stopped that client when it reported running, before it had registered the
+  // server's commands, so the next client's start failed ("command 'graphmend.applyAllFixes' already
+  // exists") and graphmend stayed dead, saying no Python 3.10+ was found.
+  const [raced] = await oneServer(codeServer, 'before the second kill');
+  const killedAt = Date.now();
+  process.kill(raced.pid, 'SIGKILL');
+  log(`killed the server (pid ${raced.pid}) again; Restart Server 1 s later, while the client restarts it`);
+  await sleep(killedAt + 1_000 - Date.now()); // the scenario's timing, not a wait for a state
+  await restartServer({ page, codeServer, userDir, status, squiggled, fresh: AFTER_RESTART[1], killedAt });
+}
+
+// graphmend: Restart Server, then the real state, polled: the status item is "$(check) graphmend" and exactly
+// one server runs under code-server, started after the press (the killed one's replacement that the
+// client may have been starting is stopped); then `fresh`, a file not opened before, gets its squiggle
+// from it, while it is still the only one; and no message said the server could not be started.
+async function restartServer({ page, codeServer, userDir, status, squiggled, fresh, killedAt }) {
+  const pressedAt = Date.now();
+  const pressed = uptime();
+  const before = servers(codeServer.pid);
   await runCommand(page, 'graphmend: Restart Server', 'graphmend.restart', async () => {
     throw new CheckFailed('the command palette has no "graphmend: Restart Server"');
   });
-  await status('.codicon-check').waitFor({ timeout: 30_000 })
-    .catch(() => { throw new CheckFailed('the status item is not "$(check) graphmend" after Restart Server'); });
-  await sleep(3000); // vscode-languageclient kills a stopped server that has not exited after 2 s
-  if (!(await status('.codicon-check').isVisible())) throw new CheckFailed('the status item left "$(check) graphmend" after the restart');
-  log(`Restart Server: status item "$(check) graphmend" again; the output says ${JSON.stringify(/.*exited with code.*/.exec(outputLog(userDir))?.[0] ?? '')}`);
+  const since = (at) => `${((Date.now() - at) / 1000).toFixed(1)} s`;
+  log(`Restart Server pressed${killedAt ? ` ${((pressedAt - killedAt) / 1000).toFixed(1)} s after the kill` : ''}; ` +
+    `servers then: ${describeServers(before, pressed)}`);
+  let now = [];
+  const one = await waitFor(async () => {
+    now = servers(codeServer.pid);
+    return now.length === 1 && now[0].started >= pressed && await status('.codicon-check').isVisible();
+  }, 120_000, 250);
+  if (!one) {
+    throw new CheckFailed(`120 s after Restart Server: servers ${describeServers(now, pressed)}, not one started after the press ` +
+      `with the status item "$(check) graphmend"; the status bar: ${await statusBar(page)}${notStartedSaid(userDir)}`);
+  }
+  const [server] = now;
+  log(`one server after ${since(pressedAt)}: pid ${server.pid}, status item "$(check) graphmend"`);
+  const t = Date.now();
+  await openFileViaQuickOpen(page, fresh);
+  if (!(await waitFor(async () => (await squiggled(fresh).count()) > 0, 120_000))) {
+    throw new CheckFailed(`no squiggle in ${fresh} within 120 s of opening it after Restart Server; the status bar: ${await statusBar(page)}`);
+  }
+  const after = servers(codeServer.pid);
+  if (after.length !== 1 || after[0].pid !== server.pid) {
+    throw new CheckFailed(`once ${fresh} had its diagnostics, the servers were ${describeServers(after, pressed)}, not only pid ${server.pid}`);
+  }
+  if (notStartedSaid(userDir)) throw new CheckFailed(`Restart Server said the server could not be started:${notStartedSaid(userDir)}`);
+  log(`${fresh}: a squiggle from pid ${server.pid} after ${since(t)}, still the only server; ` +
+    `the output's last exit: ${JSON.stringify(outputLog(userDir).match(/^.*exited with.*$/gm)?.pop() ?? '')}`);
+}
+
+// The server that runs under code-server, when exactly one does.
+async function oneServer(codeServer, when) {
+  let found = [];
+  if (!(await waitFor(() => (found = servers(codeServer.pid)).length === 1, 30_000))) {
+    throw new CheckFailed(`${when}: expected one bundled server process under code-server, found ${JSON.stringify(found)}`);
+  }
+  return found;
+}
+
+// The "graphmend-lsp could not be started: …" lines of the output, where the extension writes the message it shows ('' if none).
+function notStartedSaid(userDir) {
+  const said = outputLog(userDir).match(/^.*could not be started.*$/gm);
+  return said ? `\n${said.join('\n')}` : '';
+}
+
+// The status item's tooltip once it matches `pattern`, hovered again until it does (a hover shows the tooltip of its moment).
+async function statusTooltip(page, item, pattern, timeoutMs) {
+  let text = '';
+  const matched = await waitFor(async () => {
+    await page.mouse.move(700, 450);
+    await item.hover();
+    const hover = page.locator('.monaco-hover, .workbench-hover', { hasText: 'graphmend-lsp' }).last();
+    await hover.waitFor({ timeout: 5_000 });
+    text = (await hover.innerText()).replace(/\s+/g, ' ');
+    return pattern.test(text);
+  }, timeoutMs, 500);
+  if (!matched) throw new CheckFailed(`the status item's tooltip never matched ${pattern}; it said: ${text || '(nothing)'}`);
+  return text;
 }
 
 // The bundled script in the installed extension.
@@ -664,13 +741,17 @@ async function waitClean(userDir, ready, timeoutMs) {
   return done;
 }
 
-// The language servers code-server runs (`graphmend_lsp.py --stdio`; the probes exit at once), from /proc.
-function serverPids(root) {
+// The language servers code-server runs (`graphmend_lsp.py --stdio`; the probes exit at once), from /proc:
+// their pids and when each started, in seconds since boot (as /proc/uptime counts).
+function servers(root) {
   const table = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((pid) => {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (comm) state ppid ..."
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return { pid: Number(pid), ppid, args: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') };
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); // "pid (comm) state ppid ... starttime ..."
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from field 3, state
+      return {
+        pid: Number(pid), ppid: Number(fields[1]), started: Number(fields[19]) / CLOCK_TICKS,
+        args: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '),
+      };
     } catch {
       return undefined; // exited meanwhile
     }
@@ -680,7 +761,21 @@ function serverPids(root) {
     grew = false;
     for (const p of table) if (under.has(p.ppid) && !under.has(p.pid)) { under.add(p.pid); grew = true; }
   }
-  return table.filter((p) => under.has(p.pid) && /graphmend_lsp\.py --stdio/.test(p.args)).map((p) => p.pid);
+  const found = table.filter((p) => under.has(p.pid) && /graphmend_lsp\.py --stdio/.test(p.args));
+  // A server's child still carries its command line until it execs (its workers are spawned): not a server.
+  return found.filter((p) => !found.some((q) => q.pid === p.ppid)).map(({ pid, started }) => ({ pid, started }));
+}
+
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
+
+function uptime() {
+  return Number(fs.readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+}
+
+// "pid 123 (started 0.4 s before the press), ..." or "none".
+function describeServers(found, pressed) {
+  return found.map(({ pid, started }) => `pid ${pid} (started ${Math.abs(pressed - started).toFixed(1)} s ` +
+    `${started < pressed ? 'before' : 'after'} the press)`).join(', ') || 'none';
 }
 
 // Ctrl+. until the quick-fix menu offers `entry` (`placeCursor` before each try).

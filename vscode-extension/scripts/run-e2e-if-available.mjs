@@ -41,7 +41,8 @@ const notebook = join(root, "e2e", "demo.ipynb");
 const withServer = e2e(["--server", server, "--workspace", workspace([figure, notebook]),
   "--screenshot", join(shots, "quickfix.png"), "--notebook", "demo.ipynb", "--python", python]);
 // 2. The .vsix alone: its bundled server, run by a python3 without graphmend, on transformers' T5 (from
-//    the venv's transformers) and the notebook; the unsafe-fix dialog; a killed server.
+//    the venv's transformers) and the notebook; the unsafe-fix dialog; a killed server, and Restart Server
+//    after it and while the client restarts it.
 const transformers = spawnSync(python, ["-c", "import importlib.util as u; print(u.find_spec('transformers').submodule_search_locations[0])"],
   { encoding: "utf8" }).stdout?.trim();
 if (!transformers) {

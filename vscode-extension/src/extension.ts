@@ -1,8 +1,9 @@
-import { execFile } from "node:child_process";
+import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
+  CloseAction,
   ErrorHandler,
   LanguageClient,
   LanguageClientOptions,
@@ -12,8 +13,9 @@ import {
 } from "vscode-languageclient/node";
 import { ServerHealth, troubleIn } from "./health";
 import { GraphmendSettings, serverOptions } from "./options";
+import { Restarts, retire, within } from "./restarts";
 import { RunStatus, runView, splitArguments } from "./runs";
-import { INSTALL_HINT, ServerCommand, probeArgs, serverCandidates } from "./serverCommand";
+import { ServerCommand, Tried, chooseServer, describeTry, noServerMessage, probe, serverCandidates } from "./serverCommand";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
@@ -24,7 +26,13 @@ let runRefresh: NodeJS.Timeout | undefined;
 let workspaceState: vscode.Memento;
 let extensionPath: string;
 const health = new ServerHealth();
-let restarts: ErrorHandler; // the current client's default handler: up to 4 restarts in 3 minutes
+let ran: ServerCommand | undefined; // the command of the last server that ran: restarts take it without a probe
+const restarts = new Restarts(async () => {
+  await stop();
+  await start();
+});
+const STATES = { [State.Starting]: "starting", [State.Running]: "running", [State.Stopped]: "stopped" } as const;
+const processes = new WeakMap<LanguageClient, ChildProcess>(); // each client's server process, the newest
 
 function settings(): GraphmendSettings {
   const config = vscode.workspace.getConfiguration("graphmend");
@@ -89,19 +97,14 @@ async function pythonExtensionInterpreter(): Promise<string[] | undefined> {
   }
 }
 
-function starts(candidate: ServerCommand): Promise<boolean> {
-  return new Promise((resolve) => {
-    execFile(candidate.command, probeArgs(candidate), { timeout: 15000 }, (error) => resolve(!error));
-  });
-}
-
 /** The server bundled in the package (`npm run bundle-python`), if this build has one. */
 function bundledScript(): string | undefined {
   const script = path.join(extensionPath, "bundled", "tool", "graphmend_lsp.py");
   return fs.existsSync(path.join(extensionPath, "bundled", "libs", "graphmend")) ? script : undefined;
 }
 
-async function findServer(): Promise<ServerCommand | undefined> {
+/** The first candidate that starts; the output says how each one before it failed. */
+async function findServer(): Promise<{ server?: ServerCommand; tried: Tried[] }> {
   const config = vscode.workspace.getConfiguration("graphmend");
   const candidates = serverCandidates({
     path: config.get<string[]>("path", []),
@@ -110,27 +113,32 @@ async function findServer(): Promise<ServerCommand | undefined> {
     trusted: vscode.workspace.isTrusted,
     bundledScript: bundledScript(),
   });
-  for (const candidate of candidates) {
-    if (await starts(candidate)) return candidate;
-    output.appendLine(`graphmend: ${candidate.source}: \`${candidate.command} ${probeArgs(candidate).join(" ")}\` did not start`);
-  }
-  return undefined;
+  const found = await chooseServer(candidates, probe, ran);
+  for (const attempt of found.tried) output.appendLine(`graphmend: ${attempt.candidate.source}: ${describeTry(attempt)}`);
+  return found;
+}
+
+/**
+ * The status item, the output and a message say that the server could not be started. The message is
+ * not awaited: a restart that waited for it to be dismissed would hold up the next one.
+ */
+function notStarted(started: number, message: string): void {
+  output.appendLine(`graphmend: ${message}`);
+  health.troubled(started, message); // the message offers the output
+  showHealth();
+  void vscode.window.showErrorMessage(message, "Show Output").then((choice) => choice && output.show());
 }
 
 async function start(): Promise<void> {
   const started = health.start();
   showHealth();
-  const server = await findServer();
+  const { server, tried } = await findServer();
   if (!server) {
     health.changed(started, "stopped", "");
-    health.troubled(started, INSTALL_HINT); // the message below offers the output
-    showHealth();
-    const choice = await vscode.window.showErrorMessage(INSTALL_HINT, "Show Output");
-    if (choice) output.show();
+    notStarted(started, noServerMessage(tried));
     return;
   }
   output.appendLine(`graphmend: starting ${server.command} ${server.args.join(" ")} (from ${server.source})`);
-  const run: ServerOptions = { command: server.command, args: server.args };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "python" },
@@ -143,68 +151,103 @@ async function start(): Promise<void> {
     synchronize: { configurationSection: "graphmend" },
     outputChannel: watchedOutput(started),
     revealOutputChannelOn: RevealOutputChannelOn.Never,
-    errorHandler: watchedExits(started),
+    errorHandler: watchedExits(started, () => next),
   };
-  client = new LanguageClient("graphmend", "graphmend", run, clientOptions);
-  restarts = client.createDefaultErrorHandler();
-  const states = { [State.Starting]: "starting", [State.Running]: "running", [State.Stopped]: "stopped" } as const;
-  client.onDidChangeState((event) => {
-    health.changed(started, states[event.newState], server.source);
+  const run = spawner(server, started, (child) => processes.set(next, child));
+  const next = new LanguageClient("graphmend", "graphmend", run, clientOptions);
+  client = next;
+  next.onDidChangeState((event) => {
+    if (event.newState === State.Running) ran = server;
+    health.changed(started, STATES[event.newState], server.source);
     showHealth();
     refreshRun(0);
   });
-  try {
-    await client.start();
-  } catch (error) {
-    health.troubled(started, String(error));
-    showHealth();
-    output.appendLine(`graphmend: the server failed to start: ${error}`);
-    void vscode.window.showErrorMessage(INSTALL_HINT, "Show Output").then((choice) => choice && output.show());
-  }
+  const starting = next.start().catch((error) => {
+    if (client !== next) return; // stopped meanwhile by a later restart
+    ran = undefined; // the next start probes every candidate again
+    const command = `${server.command} ${server.args.join(" ")}`;
+    notStarted(started, `graphmend-lsp could not be started: \`${command}\` (from ${server.source}) failed: ${error}`);
+  });
+  // Restart Server pressed while the server starts joins this restart; a server that hangs holds up none for long.
+  await within(starting, 60_000);
 }
 
-/** vscode-languageclient's own error handling, with an exit or a broken connection as trouble. */
-function watchedExits(start: number): ErrorHandler {
+/**
+ * Starts the server's process, here rather than in vscode-languageclient (which calls this again for
+ * each restart of its own): the client's kill of a server that does not stop in time runs a script
+ * that the bundle leaves out, so such a server ran on beside the next one, while here `stop` can end
+ * it. Its exit, with the code or signal, goes to the status item.
+ */
+function spawner(server: ServerCommand, started: number, spawned: (child: ChildProcess) => void): ServerOptions {
+  return async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri; // the working directory the client would give it
+    const cwd = folder?.scheme === "file" && fs.existsSync(folder.fsPath) ? folder.fsPath : undefined;
+    const child = spawn(server.command, server.args, { cwd });
+    child.on("error", (error) => output.appendLine(`graphmend: graphmend-lsp: ${error.message}`));
+    await new Promise((resolve, reject) => child.once("spawn", resolve).once("error", reject));
+    spawned(child);
+    child.on("exit", (code, signal) => {
+      const how = signal ? `signal ${signal}` : `code ${code}`;
+      output.appendLine(`graphmend: graphmend-lsp (pid ${child.pid}) exited with ${how}`);
+      if (health.exited(started, how)) output.show(true);
+      showHealth();
+    });
+    return child;
+  };
+}
+
+/** Ends a server process that did not stop when asked: SIGTERM (the server exits at once), then SIGKILL. */
+function end(child: ChildProcess | undefined): void {
+  const running = (): boolean => !!child && child.exitCode === null && child.signalCode === null;
+  if (!running()) return;
+  child?.kill("SIGTERM");
+  setTimeout(() => running() && child?.kill("SIGKILL"), 2_000);
+}
+
+/**
+ * vscode-languageclient's own error handling (up to 4 restarts in 3 minutes), with an exit or a broken
+ * connection as trouble. A client that is no longer `client` restarts nothing: Restart Server is
+ * replacing it.
+ */
+function watchedExits(start: number, own: () => LanguageClient): ErrorHandler {
+  let defaults: ErrorHandler | undefined;
+  const handler = (): ErrorHandler => (defaults ??= own().createDefaultErrorHandler());
   return {
     error: (error, message, count) => {
       troubled(start, `the connection to graphmend-lsp failed: ${error.message}`);
-      return restarts.error(error, message, count);
+      return handler().error(error, message, count);
     },
-    closed: () => {
-      troubled(start, "graphmend-lsp exited unexpectedly");
-      return restarts.closed();
+    closed: async () => {
+      if (client !== own()) {
+        return { action: CloseAction.DoNotRestart, message: "graphmend: the replaced server exited", handled: true };
+      }
+      const answer = await handler().closed();
+      if (health.closed(start, answer.action === CloseAction.Restart)) output.show(true);
+      showHealth();
+      return answer;
     },
   };
 }
 
+/** Stops the server for good; its client's reports no longer count. */
 async function stop(): Promise<void> {
-  const running = client;
-  client = undefined;
+  const old = client;
+  client = undefined; // its error handler restarts nothing from now on
   health.stop();
-  if (!running) return;
-  // A restart the client began after the server died is still starting: stop what it starts (the
-  // client refuses to stop while starting, and Restart Server would fail with an error dialog).
-  if (running.state === State.Starting) await leftStarting(running, 15_000);
-  try {
-    if (running.state !== State.Stopped) await running.stop();
-  } catch (error) {
-    output.appendLine(`graphmend: the old server did not stop cleanly: ${error}`);
-  }
-}
-
-/** Resolves when the client is no longer starting, or after `timeoutMs`. */
-function leftStarting(running: LanguageClient, timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, timeoutMs);
-    const listener = running.onDidChangeState((event) => {
-      if (event.newState !== State.Starting) done();
-    });
-    function done(): void {
-      clearTimeout(timer);
-      listener.dispose();
-      resolve();
-    }
-  });
+  if (!old) return;
+  await retire(
+    {
+      state: () => STATES[old.state],
+      started: () => old.start(),
+      stop: () =>
+        old.stop(5_000).catch((error) => {
+          output.appendLine(`graphmend: the old server did not stop cleanly (${error}); ending its process`);
+          end(processes.get(old));
+        }),
+      kill: () => end(processes.get(old)),
+    },
+    30_000,
+  );
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -233,27 +276,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("graphmend.recordRun", () => runScript("record")),
     vscode.commands.registerCommand("graphmend.proveFixes", () => runScript("prove")),
     vscode.commands.registerCommand("graphmend.showOutput", () => output.show()),
-    vscode.commands.registerCommand("graphmend.restart", async () => {
-      await stop();
-      await start();
-    }),
+    vscode.commands.registerCommand("graphmend.restart", () => restarts.join()),
     vscode.commands.registerCommand("graphmend.fixAll", () => fixAll(false)),
     vscode.commands.registerCommand("graphmend.fixAllUnsafe", () => fixAll(true)),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (event.affectsConfiguration("graphmend.path") || event.affectsConfiguration("graphmend.interpreter")) {
-        await stop();
-        await start();
+        await restarts.queue();
       }
     }),
-    vscode.workspace.onDidGrantWorkspaceTrust(async () => {
-      await stop();
-      await start();
-    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => restarts.queue()),
   );
-  await start();
+  await restarts.queue();
 }
 
 export async function deactivate(): Promise<void> {
+  await restarts.settled();
   await stop();
 }
 
@@ -394,12 +431,15 @@ async function runScript(kind: "record" | "prove"): Promise<void> {
   if (!script) return;
   const title = kind === "record" ? "Record a Run of" : "Prove Fixes on a Run of";
   const key = `graphmend.recordArguments:${script.fsPath}`;
+  const python = (await pythonExtensionInterpreter())?.[0] ?? null;
+  // Which Python runs the script, said before it runs: a Python without torch records nothing.
+  const runsWith = python ? `with ${python}` : "with the Python graphmend's server runs on (select an interpreter to choose)";
   const line = await vscode.window.showInputBox({
     title: `graphmend: ${title} ${path.basename(script.fsPath)}`,
     prompt:
       kind === "record"
-        ? "The script's arguments (empty for none); the run executes the script"
-        : "The script's arguments (empty for none); it runs at least twice, and what it writes, each run writes",
+        ? `The script's arguments (empty for none); the run executes the script ${runsWith}`
+        : `The script's arguments (empty for none); it runs at least twice ${runsWith}, and what it writes, each run writes`,
     placeHolder: "--steps 20",
     value: workspaceState.get<string>(key, ""),
   });
@@ -420,7 +460,6 @@ async function runScript(kind: "record" | "prove"): Promise<void> {
   for (const document of vscode.workspace.textDocuments) {
     if (document.isDirty && document.languageId === "python" && document.uri.scheme === "file") await document.save();
   } // the run executes the files on disk
-  const python = (await pythonExtensionInterpreter())?.[0] ?? null;
   const answer: RecordCommand | null = await running.sendRequest("workspace/executeCommand", {
     command: kind === "record" ? "graphmend.recordCommand" : "graphmend.proveCommand",
     arguments:

@@ -33,9 +33,10 @@ _CLI_FROM_LIBRARY = (
 @server.feature(RUN_STATUS)
 async def run_status(ls: GraphmendServer, params: Any) -> dict[str, Any] | None:
     """The newest run of the project of `params.uri` (a document or a folder): `run` (its folder's
-    name), `folder`, `recordedAt` (seconds since the epoch), `events` (those at the project's
-    lines), `stale` (those whose line is gone, judged against the open documents as the editor has
-    them), `torch`; null without a run or with `runs` off."""
+    name), `folder`, `recordedAt` (when it ended, seconds since the epoch), `events` (those at the
+    project's lines), `stale` (those whose line is gone, judged against the open documents as the
+    editor has them), `torch`, `runs` (how many runs recorded at the same time are shown together);
+    null without a run or with `runs` off."""
     uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
     path = path_of(uri) if isinstance(uri, str) else None
     if path is None or not ls.settings_for(path).runs:
@@ -55,6 +56,7 @@ async def run_status(ls: GraphmendServer, params: Any) -> dict[str, Any] | None:
         "events": status.events,
         "stale": status.stale,
         "torch": status.torch,
+        "runs": status.runs,
     }
 
 

@@ -1,10 +1,12 @@
 """A committed baseline of what a run may meet, for CI: `graphmend record --baseline FILE -- COMMAND`.
 
-An event's identity in a baseline is what stays when code moves: its kind, its gb id (or break type,
-or guard), and for the user's line and the library's line (the innermost frame, when it is not the
-user's) the file, the function and the text of the line. Line numbers are kept for the messages,
-never compared. A file in an installed package is named from its `site-packages` folder on, so that
-two environments agree.
+An event's identity in a baseline is what stays when code moves or runs with other values: its kind,
+its gb id (or break type, or the guard without the values it compared: `guards.identity`), and for
+the user's line and the library's line (the innermost frame, when it is not the user's) the file,
+the function (a Dynamo resume function as the function it resumes: its name holds a line number)
+and the text of the line. Line numbers are never compared. A file in an installed package is named
+from its `site-packages` folder on, so that two environments agree. A baseline written by an older
+graphmend is read the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import guards
 from .runs import RecordedEvent, RecordedFrame, Run, placed
 
 SCHEMA = 1
@@ -32,17 +35,28 @@ def _file(path: str, root: Path) -> str:
 def _site(frame: RecordedFrame | None, root: Path) -> dict[str, str] | None:
     if frame is None:
         return None
-    return {"path": _file(frame["path"], root), "func": frame.get("func", ""), "text": frame.get("text", "")}
+    func = guards.resumed_function(frame.get("func", ""))
+    return {"path": _file(frame["path"], root), "func": func, "text": frame.get("text", "")}
 
 
 def identity(event: RecordedEvent, root: Path) -> dict[str, Any]:
     user, elsewhere = placed(event, root)
-    what = event.gb_id or event.gb_type or event.guard or event.reason
+    what = event.gb_id or event.gb_type or (guards.identity(event.guard) if event.guard else event.reason)
     return {"kind": event.kind, "what": what, "user": _site(user, root), "site": _site(elsewhere, root)}
 
 
 def _key(found: dict[str, Any]) -> str:
-    return json.dumps({k: found.get(k) for k in ("kind", "what", "user", "site")}, sort_keys=True)
+    """What two identities are compared on (a baseline's entry read as this graphmend writes it)."""
+    what = found.get("what")
+    if found.get("kind") == "recompile" and isinstance(what, str):
+        what = guards.identity(what.removeprefix("guard failed: "))
+    sites = {}
+    for name in ("user", "site"):
+        site = found.get(name)
+        sites[name] = (
+            {**site, "func": guards.resumed_function(str(site.get("func", "")))} if isinstance(site, dict) else None
+        )
+    return json.dumps({"kind": found.get("kind"), "what": what, **sites}, sort_keys=True)
 
 
 def write_baseline(run: Run, root: Path, path: Path) -> int:

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .log import EventLog
-from .runs import new_run, process_file, project_root
+from .runs import finish_run, new_run, process_file, project_root
 
 TRACE_LOGGER = "torch.__trace"
 TEXT_LOGGERS = {  # torch 2.9 to 2.14: the artifact loggers Dynamo writes each text log to
@@ -126,7 +127,10 @@ def recording(out: Path | None = None) -> Iterator[Path]:
     run = Path(out) if out is not None else new_run(project_root(Path.cwd()))
     run.mkdir(parents=True, exist_ok=True)
     handler = install(process_file(run))
+    started, code = time.time(), 1
     try:
         yield run
+        code = 0
     finally:
         uninstall(handler)
+        finish_run(run, ["recording()", *sys.argv], started, code)  # 1: the block raised

@@ -13,6 +13,7 @@ import hashlib
 import json
 import linecache
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
-from . import trace
+from . import guards, trace
 from .trace import Event, Frame
 
 SCHEMA = 1
@@ -43,18 +44,70 @@ def cell_key(source: str) -> str:
     return content_hash(source.strip().encode("utf-8"))
 
 
+MAX_SOURCE = 32 << 20  # a larger "source file" is not read (no line is quoted from it, no hash kept)
+
+
 def file_hash(path: str) -> str | None:
-    try:
-        return content_hash(Path(path).read_bytes())
-    except OSError:
-        return None
+    return SOURCES_ANYWHERE.hash(path)
+
+
+class Sources:
+    """Which files a run's frames may be read from: regular files of at most `MAX_SOURCE` bytes
+    (never a device or a FIFO), under one of `roots` when given (a trace made elsewhere names any
+    path: only the project's and the interpreter's own files are read)."""
+
+    def __init__(self, roots: tuple[Path, ...] | None = None) -> None:
+        self.roots = tuple(os.path.realpath(r) for r in roots) if roots is not None else None
+        self._allowed: dict[str, bool] = {}
+
+    def allowed(self, path: str) -> bool:
+        if path not in self._allowed:
+            self._allowed[path] = self._check(path)
+        return self._allowed[path]
+
+    def _check(self, path: str) -> bool:
+        if path.startswith("<") or "\0" in path:
+            return False
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return False
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE:
+            return False
+        real = os.path.realpath(path)
+        return self.roots is None or any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots)
+
+    def line(self, path: str, number: int) -> str:
+        return linecache.getline(path, number).strip() if self.allowed(path) else ""
+
+    def lines(self, path: str) -> list[str] | None:
+        if not self.allowed(path):
+            return None
+        try:
+            return Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return None
+
+    def hash(self, path: str) -> str | None:
+        if not self.allowed(path):
+            return None
+        try:
+            return content_hash(Path(path).read_bytes())
+        except OSError:
+            return None
+
+
+SOURCES_ANYWHERE = Sources()  # the recorder in the user's process: its frames are its own code
 
 
 class EventLog:
     """The normaliser of one process's trace records, and its JSONL file."""
 
-    def __init__(self, path: Path, torch_version: Callable[[], str | None] = lambda: None) -> None:
+    def __init__(
+        self, path: Path, torch_version: Callable[[], str | None] = lambda: None, roots: tuple[Path, ...] | None = None
+    ) -> None:
         self.path = path
+        self.sources = Sources(roots) if roots is not None else SOURCES_ANYWHERE
         self._torch_version = torch_version
         self._out: IO[str] | None = None
         self._pid = os.getpid()  # the process `path` is for
@@ -62,10 +115,12 @@ class EventLog:
         self._hashes: dict[str, str | None] = {}
         self._registry: dict[str, str] | None = None
         self._waiting: dict[str, list[Event]] = {}  # compile id → its recompiles, until its metrics
+        self._failed_at: dict[str, tuple[Frame, ...]] = {}  # compile id → its failure's user stack
         self._structured: dict[str, set[tuple[str, str, int]]] = {}  # compile id → what its records gave
         self._text: dict[str, list[tuple[str, str]]] = {}  # compile id → its text-log messages
         self._stacks: dict[tuple[str, str, int], tuple[Frame, ...]] = {}  # a text-log break → its stack
         self.counts: dict[str, int] = {}
+        self.compiles = 0  # compiles whose metrics came (the run's reader: did it compile at all)
 
     # ------------------------------------------------------------------ records in
     def record(self, metadata: dict[str, Any], payload: str | None) -> None:
@@ -81,17 +136,22 @@ class EventLog:
             self._structured.setdefault(compile_id, set()).add((trace.RECOMPILE, "", 0))
             # the guard's own stack starts in the compiled code: the call that led there comes with
             # the compile's metrics (a library's function recompiling is placed at the user's call)
-            self._waiting.setdefault(compile_id, []).extend(trace.recompile_reasons(payload, compile_id))
+            self._waiting.setdefault(compile_id, []).append(trace.recompile_reasons(payload, compile_id))
+        elif name == "dynamo_error" and payload:  # a failed compile's exception: its user stack
+            self._failed_at[compile_id] = trace.user_code_frames(payload)
         else:
             metrics = metadata.get("compilation_metrics") or metadata.get("bwd_compilation_metrics")
             if isinstance(metrics, dict):
+                self.compiles += 1
                 code = trace.code_frames(metrics)
-                calls = tuple(_quoted(frame) for frame in trace.call_frames(metrics))
+                calls = tuple(self._quoted(frame) for frame in trace.call_frames(metrics))
                 for event in self._waiting.pop(compile_id, []):
-                    placed = event if event.frames and event.stack == "complete" else _placed(event, code)
+                    placed = event if event.frames and event.stack == "complete" else self._placed(event, code)
                     self.add(replace(placed, frames=calls + placed.frames))
-                for event in trace.from_metrics(metrics, compile_id):
-                    self.add(event)
+                for event in trace.from_metrics(metrics, compile_id, self._failed_at.pop(compile_id, ())):
+                    self.add(
+                        replace(event, frames=calls + event.frames) if event.kind == trace.COMPILE_FAILURE else event
+                    )
                 self._settle(compile_id, calls)
 
     def text(self, artifact: str, message: str, compile_id: str) -> None:
@@ -110,9 +170,9 @@ class EventLog:
                 if _site(event) not in came:
                     self.add(event)
             elif (trace.RECOMPILE, "", 0) not in came:
-                code, events = trace.recompiles_text(message, compile_id)
-                for event in events:
-                    placed = event if event.frames else _placed(event, code)
+                code, recompile = trace.recompiles_text(message, compile_id)
+                if recompile is not None:
+                    placed = recompile if recompile.frames else self._placed(recompile, code)
                     self.add(replace(placed, frames=calls + placed.frames))
 
     def _with_stack(self, event: Event) -> Event:
@@ -135,7 +195,10 @@ class EventLog:
             self._write({"again": identity})
             return
         self._seen.add(identity)
-        event = replace(event, frames=tuple(_quoted(f) for f in event.frames))
+        event = replace(event, frames=tuple(self._quoted(f) for f in event.frames))
+        carried = self._carried(event)
+        if carried is not None:
+            event = replace(event, extra={**event.extra, "carried": carried})
         files = {f.path: self._hash(f.path) for f in event.frames}
         self._write(
             {
@@ -153,22 +216,21 @@ class EventLog:
         )
 
     def close(self) -> None:
-        """Write what waits for metrics that never came (a crash mid-compile), and the header of a
-        process that met nothing."""
+        """Write what waits for metrics that never came (a crash mid-compile), and the process's
+        last line: how many compiles it made (a process that met nothing has its header and it)."""
         for events in self._waiting.values():
             for event in events:
                 self.add(event if event.frames else replace(event, stack="incomplete"))
         self._waiting.clear()
         for compile_id in list(self._text):
             self._settle(compile_id)
-        if self._out is None:
-            self._write(None)
+        self._write({"closed": {"compiles": self.compiles}})
         if self._out is not None:
             self._out.close()
             self._out = None
 
     # ------------------------------------------------------------------ out
-    def _write(self, line: dict[str, Any] | None) -> None:
+    def _write(self, line: dict[str, Any]) -> None:
         if self._pid != os.getpid():  # a forked child: a file of its own
             self._out = None
             self._seen.clear()
@@ -178,8 +240,7 @@ class EventLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._out = open(self.path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115  (kept open for the run)
             self._out.write(json.dumps({"header": self._header()}) + "\n")
-        if line is not None:
-            self._out.write(json.dumps(line) + "\n")
+        self._out.write(json.dumps(line) + "\n")
 
     def _header(self) -> dict[str, Any]:
         return {
@@ -195,8 +256,59 @@ class EventLog:
 
     def _hash(self, path: str) -> str | None:
         if path not in self._hashes:
-            self._hashes[path] = file_hash(path)
+            self._hashes[path] = self.sources.hash(path)
         return self._hashes[path]
+
+    def _carried(self, event: Event) -> str | None:
+        """For a guard on a value Dynamo carried across a graph break (`___stack0`), the name the
+        break's line gave it in the user's code (read from the line the resume function names)."""
+        guard = event.extra.get("guard", "")
+        if event.kind != trace.RECOMPILE or not guards.names_carried(guard):
+            return None
+        for frame in reversed(event.frames):
+            line = guards.resume_break_line(frame.func)
+            if line is not None:
+                return guards.carried_name(self.sources.line(frame.path, line))
+        return None
+
+    def _quoted(self, frame: Frame) -> Frame:
+        """The frame with its source line's text, read from the file when the record quoted none (a
+        compile failure's frame, the calls metrics name): what finds the line again after an edit
+        (`runs.current_line`)."""
+        if frame.text or frame.path.startswith("<"):
+            return frame
+        return replace(frame, text=self.sources.line(frame.path, frame.line))
+
+    def _placed(self, event: Event, code: tuple[Frame, ...]) -> Event:
+        """A recompile with no user stack: at the line its guard's comment names (torch 2.9: in the
+        compiled code's file; 2.13: often torch's own line, its path shortened against torch's
+        folder, shown below the compiled function's `def`), else at that `def` (a shape guard
+        belongs to the whole function). A comment's file that is not there is dropped: no event
+        names a missing file."""
+        at_def = tuple(self._at_def(frame) for frame in code)
+        if event.frames:
+            placed = trace.placed_in(event, code)
+            frame = placed.frames[0]
+            path = _existing(frame.path)
+            if path is not None and any(f.path == path for f in code):
+                return replace(placed, frames=(replace(frame, path=path),))
+            if path is not None:
+                return replace(placed, frames=(*at_def, replace(frame, path=path)))
+        return replace(event, frames=at_def, stack="incomplete")
+
+    def _at_def(self, frame: Frame) -> Frame:
+        """A compiled function's first line (`co_firstlineno`, its first decorator's) moved to its
+        `def`, with that line's text: where a guard of the whole function is shown."""
+        lines = self.sources.lines(frame.path)
+        if lines is None or not 0 < frame.line <= len(lines):
+            return frame
+        if not lines[frame.line - 1].lstrip().startswith(("@", "def ", "async ")):
+            return frame
+        for number in range(frame.line - 1, min(len(lines), frame.line + 20)):  # past multi-line decorators
+            text = lines[number].strip()
+            if text.startswith(("def ", "async def ")):
+                return replace(frame, line=number + 1, text=text)
+        return frame
 
     def _gb_registry(self) -> dict[str, str]:
         """Break type → gb id, from the registry of the torch this process runs (when loaded)."""
@@ -224,43 +336,21 @@ def _frame_json(frame: Frame) -> dict[str, Any]:
     return written
 
 
-def _quoted(frame: Frame) -> Frame:
-    """The frame with its source line's text, read from the file when the record quoted none (a
-    compile failure's frame, the calls metrics name): what finds the line again after an edit
-    (`runs.current_line`)."""
-    if frame.text or frame.path.startswith("<"):
-        return frame
-    return replace(frame, text=linecache.getline(frame.path, frame.line).strip())
-
-
 def _site(event: Event) -> tuple[str, str, int]:
     """What a text-log message is matched on: a break's innermost frame, a compile's recompile."""
     frame = event.frames[-1] if event.frames and event.kind == trace.GRAPH_BREAK else None
     return (event.kind, frame.path, frame.line) if frame else (event.kind, "", 0)
 
 
-def _placed(event: Event, code: tuple[Frame, ...]) -> Event:
-    """A recompile with no user stack: at the line its guard's comment names (torch 2.9), else at
-    the compiled function's `def` (a shape guard belongs to the whole function)."""
-    if event.frames:
-        return trace.placed_in(event, code)
-    return replace(event, frames=tuple(_at_def(frame) for frame in code), stack="incomplete")
-
-
-def _at_def(frame: Frame) -> Frame:
-    """A compiled function's first line (`co_firstlineno`, its first decorator's) moved to its
-    `def`, with that line's text: where a guard of the whole function is shown."""
-    try:
-        lines = Path(frame.path).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return frame
-    if not 0 < frame.line <= len(lines) or not lines[frame.line - 1].lstrip().startswith(("@", "def ", "async ")):
-        return frame
-    for number in range(frame.line - 1, min(len(lines), frame.line + 20)):  # past multi-line decorators
-        text = lines[number].strip()
-        if text.startswith(("def ", "async def ")):
-            return replace(frame, line=number + 1, text=text)
-    return frame
+def _existing(path: str) -> str | None:
+    """A guard comment's file as a path on disk: as named, or under torch's folder (torch shortens
+    its own paths); None when neither is a file."""
+    torch = sys.modules.get("torch")
+    folder = os.path.dirname(getattr(torch, "__file__", None) or "") or None
+    for candidate in (*([os.path.join(folder, path)] if folder and not os.path.isabs(path) else []), path):
+        if os.path.isfile(candidate):
+            return os.path.normpath(os.path.abspath(candidate))
+    return None
 
 
 def _absolute(path: str, cwd: str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .runs import FileRun, Placement, Run, current_line, newest_run, placed, project_root, read_run
+from .runs import FileRun, Placement, Run, complete_runs, current_line, placed, project_root, read_run
 
 
 @dataclass(frozen=True)
@@ -23,15 +23,23 @@ class Sighting:
 
 @dataclass
 class RecordedRun:
-    """A project's newest run, with its events grouped by the real path of the file they are placed in."""
+    """What a project's newest run shows: the newest run that says anything (`Run.usable`) and the
+    runs recorded while it ran (two at once are one observation), with their events grouped by the
+    real path of the file they are placed in."""
 
-    run: Run
+    runs: list[Run]
     root: Path
     by_file: dict[str, list[Placement]] = field(default_factory=dict)
 
     @property
-    def started(self) -> float:
-        return min((h.get("started") or 0.0 for h in self.run.headers), default=0.0)
+    def run(self) -> Run:
+        """The newest of them: what the run is named by."""
+        return self.runs[0]
+
+    @property
+    def recorded_at(self) -> float:
+        """When the last of them ended: a run's age counts from there."""
+        return max(run.interval[1] for run in self.runs)
 
     def for_file(self, path: Path) -> FileRun | None:
         """The run's events in the file at `path` (a notebook: in any notebook cell); None when none is."""
@@ -39,15 +47,16 @@ class RecordedRun:
             found = [p for key, placements in self.by_file.items() if key.startswith(CELL) for p in placements]
         else:
             found = self.by_file.get(os.path.realpath(path), [])
-        return FileRun(self.run.path.name, self.started, tuple(found)) if found else None
+        return FileRun(self.run.path.name, self.recorded_at, tuple(found)) if found else None
 
 
 CELL = "cell:"  # `RecordedRun.by_file`'s key of a notebook cell's events: the prefix, then the cell's key
+LOOK_BACK = 16  # how many complete runs are read to find the newest that says anything, and those beside it
 
 
-def _placements(run: Run, root: Path) -> dict[str, list[Placement]]:
+def _placements(runs: list[Run], root: Path) -> dict[str, list[Placement]]:
     by_file: dict[str, list[Placement]] = {}
-    for event in run.events:
+    for event in (event for run in runs for event in run.events):
         user, _ = placed(event, root)
         if user is None:
             continue
@@ -57,36 +66,53 @@ def _placements(run: Run, root: Path) -> dict[str, list[Placement]]:
     return by_file
 
 
-_RUNS: dict[str, tuple[float, RecordedRun]] = {}  # run folder → (its newest file's mtime, the run read)
+_RUNS: dict[str, tuple[int, Run]] = {}  # run folder → (its run.json's mtime, the run read)
+_NEWEST: dict[str, tuple[object, RecordedRun | None]] = {}  # project root → (the runs' stamps, what they show)
+
+
+def _read(folder: Path, stamp: int) -> Run:
+    kept = _RUNS.get(str(folder))
+    if kept is None or kept[0] != stamp:
+        kept = _RUNS[str(folder)] = (stamp, read_run(folder))
+    return kept[1]
 
 
 def newest(start: Path) -> RecordedRun | None:
-    """The newest run of the project at `start` (read again only when one of its files changed)."""
+    """The newest run of the project at `start` that says anything, with the runs recorded while it
+    ran (read again only when a run is added or ends). A run cut short (no run.json) is not shown."""
     root = project_root(start if start.is_dir() else start.parent)
-    folder = newest_run(root)
-    if folder is None:
-        return None
-    try:
-        stamp = max(p.stat().st_mtime for p in folder.iterdir())
-    except (OSError, ValueError):
-        return None
-    kept = _RUNS.get(str(folder))
-    if kept is None or kept[0] != stamp:
-        run = read_run(folder)
-        kept = _RUNS[str(folder)] = (stamp, RecordedRun(run, root, _placements(run, root)))
-    return kept[1]
+    complete = complete_runs(root, LOOK_BACK)
+    kept = _NEWEST.get(str(root))
+    if kept is not None and kept[0] == complete:
+        return kept[1]
+    runs: list[Run] = []
+    for folder, stamp in complete:
+        run = _read(folder, stamp)
+        if not run.usable:
+            continue
+        if runs and not _overlap(run.interval, runs[0].interval):
+            continue
+        runs.append(run)
+    recorded = RecordedRun(runs, root, _placements(runs, root)) if runs else None
+    _NEWEST[str(root)] = (complete, recorded)
+    return recorded
+
+
+def _overlap(one: tuple[float, float], other: tuple[float, float]) -> bool:
+    return one[0] <= other[1] and other[0] <= one[1]
 
 
 @dataclass(frozen=True)
 class RunStatus:
-    """What an editor shows of the newest run: which it is, when it started, how many of its events
+    """What an editor shows of the newest run: which it is, when it ended, how many of its events
     are at the project's lines, and how many of those their line is gone from (edited since)."""
 
     folder: Path
-    recorded_at: float  # when the run started (seconds since the epoch), as the hover's "the run of ..."
+    recorded_at: float  # when the run ended (seconds since the epoch), as the hover's "the run of ..."
     events: int
     stale: int
     torch: str | None
+    runs: int = 1  # runs shown together (recorded at the same time)
 
 
 def run_status(start: Path, texts: Mapping[str, str] | None = None) -> RunStatus | None:
@@ -102,7 +128,7 @@ def run_status(start: Path, texts: Mapping[str, str] | None = None) -> RunStatus
         gone = len(placements) if text is None else found_in(placements, text)[1]
         events += len(placements)
         stale += gone
-    return RunStatus(recorded.run.path, recorded.started, events, stale, recorded.run.torch)
+    return RunStatus(recorded.run.path, recorded.recorded_at, events, stale, recorded.run.torch, len(recorded.runs))
 
 
 def read_text(path: str) -> str | None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import sysconfig
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -19,6 +22,13 @@ from .log import content_hash
 
 RUNS = Path(".graphmend") / "runs"
 _GITIGNORE = "# graphmend's recorded runs: they quote your source; keep them local\n*\n"
+
+
+def library_roots() -> tuple[Path, ...]:
+    """The interpreter's own library folders (the standard library, site-packages): with the
+    project's, the only places a trace made elsewhere may have its source lines read from."""
+    paths = sysconfig.get_paths()
+    return tuple(dict.fromkeys(Path(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths))
 
 
 def project_root(start: Path) -> Path:
@@ -41,6 +51,18 @@ def new_run(root: Path) -> Path:
     run = runs / f"{stamp}-{os.getpid()}"
     run.mkdir()
     return run
+
+
+def finish_run(run: Path, command: list[str], started: float, code: int | None, error: str | None = None) -> None:
+    """Write the run's run.json, which makes it complete: written aside, then renamed into place, so
+    that no reader sees half of it (a run without it is not shown)."""
+    ended: dict[str, Any] = {"argv": command, "cwd": os.getcwd(), "started": started, "ended": time.time()}
+    ended["exit_code"] = code
+    if error is not None:
+        ended["error"] = error
+    aside = run / f".run.json.{os.getpid()}"
+    aside.write_text(json.dumps(ended, indent=1) + "\n", encoding="utf-8")
+    os.replace(aside, run / "run.json")
 
 
 def process_file(run: Path) -> Path:
@@ -75,6 +97,7 @@ class RecordedEvent:
     gb_type: str | None = None
     gb_id: str | None = None
     guard: str | None = None
+    carried: str | None = None  # the user's name of the value a guard's `___stack0` is (`guards.carried_name`)
     stack: str = "complete"
     processes: set[str] = field(default_factory=set)
 
@@ -85,49 +108,137 @@ class Run:
     events: list[RecordedEvent]
     headers: list[dict[str, Any]]
     ended: dict[str, Any] | None  # run.json; None when the run was cut short
+    compiles: int = 0  # compiles its processes counted (each process's last line says)
+    skipped: int = 0  # lines of its files that are not a valid event (cut by a crash, or made elsewhere)
 
     @property
     def torch(self) -> str | None:
-        return next((h["torch"] for h in self.headers if h.get("torch")), None)
+        return next((h["torch"] for h in self.headers if isinstance(h.get("torch"), str)), None)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """When the run started and ended (seconds since the epoch; run.json's, else its processes')."""
+        ended = self.ended or {}
+        starts = [h["started"] for h in self.headers if _number(h.get("started"))]
+        started = ended["started"] if _number(ended.get("started")) else min(starts, default=0.0)
+        return started, ended["ended"] if _number(ended.get("ended")) else max(starts, default=started)
+
+    @property
+    def usable(self) -> bool:
+        """Whether the run says anything about the program's compiles: a process of it imported
+        torch, and it compiled or met something, or ended well. A command that failed before it
+        compiled (no torch, a wrong path, an error at import) says nothing, and hides no other run."""
+        if self.torch is None:
+            return False
+        return bool(self.events) or self.compiles > 0 or (self.ended or {}).get("exit_code") == 0
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e11
+
+
+KINDS = ("graph_break", "recompile", "compile_failure", "cudagraph_skip")
+MAX_RECORD_LINE = 1 << 20  # a longer line of a run's file is skipped: no event is that large
+MAX_LINE = 10_000_000
+
+
+def _text(value: object, limit: int = 4096) -> str | None:
+    return value[:limit] if isinstance(value, str) and "\0" not in value else None
+
+
+def valid_frame(raw: object) -> RecordedFrame | None:
+    """A frame of a run's file as the reader keeps it, or None when a value is not what the
+    recorder writes (a path with a NUL, a line that is no line number)."""
+    if not isinstance(raw, dict):
+        return None
+    path, line, func, text = (
+        _text(raw.get("path")),
+        raw.get("line"),
+        _text(raw.get("func", "")),
+        _text(raw.get("text", "")),
+    )
+    if not path or isinstance(line, bool) or not isinstance(line, int) or not 0 < line <= MAX_LINE:
+        return None
+    frame = RecordedFrame(path=path, line=line, func=func or "", text=text or "")
+    cell = _text(raw.get("cell"))
+    if cell is not None:
+        frame["cell"] = cell
+    return frame
+
+
+def _event(item: dict[str, Any]) -> RecordedEvent | None:
+    """An event line of a run's file, validated (None: a value is not what the recorder writes)."""
+    identity, kind, frames = _text(item.get("id"), 64), item.get("kind"), item.get("frames", [])
+    if not identity or kind not in KINDS or not isinstance(frames, list):
+        return None
+    valid = [valid_frame(f) for f in frames[:256]]
+    if any(f is None for f in valid):
+        return None
+    files = item.get("files")
+    files = files if isinstance(files, dict) else {}
+    return RecordedEvent(
+        identity,
+        kind,
+        _text(item.get("reason", ""), 65536) or "",
+        [f for f in valid if f is not None],
+        {k: v for k, v in files.items() if isinstance(k, str) and (v is None or isinstance(v, str))},
+        gb_type=_text(item.get("gb_type")),
+        gb_id=_text(item.get("gb_id"), 16),
+        guard=_text(item.get("guard")),
+        carried=_text(item.get("carried"), 256),
+        stack="incomplete" if item.get("stack") == "incomplete" else "complete",
+    )
+
+
+def _lines(file: Path) -> Iterator[str]:
+    """A run's file line by line (streamed), a line too long to be an event's as an empty one (no
+    event: counted as skipped); nothing from a file that is not a regular file (a FIFO, a device)."""
+    try:
+        if not stat.S_ISREG(file.lstat().st_mode):
+            return
+        with open(file, "rb") as lines:
+            for raw in lines:
+                yield raw.decode("utf-8", "replace") if len(raw) <= MAX_RECORD_LINE else ""
+    except OSError:
+        return
 
 
 def read_run(path: Path) -> Run:
-    """A run folder's events (first seen first), its processes' headers and its end."""
+    """A run folder's events (first seen first), its processes' headers and its end; each line of
+    its files validated (a bad one is counted in `skipped`, never raised)."""
     events: dict[str, RecordedEvent] = {}
     headers = []
+    compiles = skipped = 0
     for file in sorted(path.glob("process-*.jsonl")):
-        for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+        for line in _lines(file):
             try:
                 item = json.loads(line)
             except ValueError:
-                continue  # a line cut by a crash
-            if "header" in item:
+                item = None
+            if not isinstance(item, dict):
+                skipped += 1
+            elif isinstance(item.get("header"), dict):
                 headers.append(item["header"])
-            elif "again" in item and item["again"] in events:
+            elif isinstance(item.get("closed"), dict):
+                count = item["closed"].get("compiles")
+                compiles += count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+            elif isinstance(item.get("again"), str) and item["again"] in events:
                 events[item["again"]].count += 1
-            elif "id" in item and "kind" in item:
-                known = events.get(item["id"])
-                if known is not None:
+                events[item["again"]].processes.add(file.name)
+            elif (event := _event(item)) is None:
+                skipped += 1
+            else:
+                known = events.setdefault(event.id, event)
+                if known is not event:
                     known.count += 1
-                else:
-                    events[item["id"]] = RecordedEvent(
-                        item["id"],
-                        item["kind"],
-                        item.get("reason", ""),
-                        item.get("frames", []),
-                        item.get("files", {}),
-                        gb_type=item.get("gb_type"),
-                        gb_id=item.get("gb_id"),
-                        guard=item.get("guard"),
-                        stack=item.get("stack", "complete"),
-                    )
-                events[item["id"]].processes.add(file.name)
+                known.processes.add(file.name)
     ended = None
     try:
-        ended = json.loads((path / "run.json").read_text(encoding="utf-8"))
+        raw = json.loads((path / "run.json").read_text(encoding="utf-8"))
+        ended = raw if isinstance(raw, dict) else None
     except (OSError, ValueError):
         pass
-    return Run(path, _merge_collapsed(list(events.values())), headers, ended)
+    return Run(path, _merge_collapsed(list(events.values())), headers, ended, compiles, skipped)
 
 
 def _site(frame: RecordedFrame) -> tuple[str, int, str]:
@@ -161,9 +272,24 @@ def _merge_collapsed(events: list[RecordedEvent]) -> list[RecordedEvent]:
     return kept
 
 
-def newest_run(root: Path) -> Path | None:
-    runs = [p for p in (root / RUNS).glob("*") if p.is_dir()] if (root / RUNS).is_dir() else []
-    return max(runs, key=lambda p: p.name) if runs else None
+def complete_runs(root: Path, limit: int) -> list[tuple[Path, int]]:
+    """The newest `limit` complete runs under `root` (their run.json is written last, when the
+    command ended), newest first, each with its run.json's modification time (ns)."""
+    try:
+        names = sorted(
+            (e.name for e in os.scandir(root / RUNS) if e.is_dir() and not e.name.startswith(".")), reverse=True
+        )
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        try:
+            found.append((root / RUNS / name, (root / RUNS / name / "run.json").stat().st_mtime_ns))
+        except OSError:
+            continue
+        if len(found) == limit:
+            break
+    return found
 
 
 _NOT_PROJECT = ("site-packages", "dist-packages", ".venv", "venv", "__pypackages__")
@@ -183,12 +309,26 @@ def is_project_file(path: str, root: Path) -> bool:
 
 def placed(event: RecordedEvent, root: Path) -> tuple[RecordedFrame | None, RecordedFrame | None]:
     """Where a user acts on an event: the innermost frame in a project file or a notebook cell
-    (None: none is), and the innermost frame of all when it is elsewhere (a library's or torch's
-    line), else None."""
+    (None: none is), and the line it was met at elsewhere (a library's or torch's, `library_frame`
+    of the frames past the user's), else None."""
     frames = event.frames
     user = next((f for f in reversed(frames) if "cell" in f or is_project_file(f["path"], root)), None)
-    innermost = frames[-1] if frames else None
-    return user, innermost if innermost is not None and innermost is not user else None
+    beyond = tuple(frames[frames.index(user) + 1 :]) if user is not None else tuple(frames)
+    return user, library_frame(beyond)
+
+
+def library_frame(beyond: tuple[RecordedFrame, ...]) -> RecordedFrame | None:
+    """The line an event was met at past the user's: the innermost frame that is not Dynamo's own
+    machinery (`torch/_dynamo/polyfills/...` stands for the builtin the library called, so the
+    library's line before it is the one to read); None when there is none."""
+    if not beyond:
+        return None
+    return next((f for f in reversed(beyond) if not _is_torch_private(f["path"])), beyond[-1])
+
+
+def _is_torch_private(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return any(a == "torch" and b.startswith("_") for a, b in zip(parts, parts[1:]))
 
 
 REANCHOR_LINES = 20  # how far from its recorded line an event's line text is looked for after an edit
@@ -223,11 +363,11 @@ class Placement:
 @dataclass(frozen=True)
 class FileRun:
     """What one file's analysis takes of the newest recorded run: the run (its folder's name, when
-    it started) and its events placed in the file; a notebook's, those placed in any notebook cell
+    it ended) and its events placed in the file; a notebook's, those placed in any notebook cell
     (each cell's code finds its own)."""
 
     name: str
-    started: float
+    recorded_at: float
     placements: tuple[Placement, ...]
 
     def key(self) -> str:
@@ -235,7 +375,7 @@ class FileRun:
         return repr(
             (
                 self.name,
-                self.started,
+                self.recorded_at,
                 [
                     (p.event.id, p.event.count, p.frame.get("line"), p.frame.get("text"), p.frame.get("cell"))
                     for p in self.placements

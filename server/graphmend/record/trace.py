@@ -34,7 +34,7 @@ _SITE = re.compile(
 )
 _COMPILE_ID = re.compile(r"^\s*\d+/\d+:\s*")
 _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*: ")  # "torch._dynamo.exc.Unsupported: "
-_GUARD_SITE = re.compile(r"^(?P<path>.+):(?P<line>\d+) in (?P<func>\S+)$")
+_GUARD_SITE = re.compile(r"^(?P<path>[^:()]+?):(?P<line>\d+) in (?P<func>[^\s()]+)(?: \(.*\))?$")  # 2.13 adds "(...)"
 _RECOMPILING = re.compile(r"^Recompiling function (?P<func>\S+) in (?P<path>.+):(?P<line>\d+)$")
 _TRACEBACK = "\nTraceback (most recent call last):"
 _STACK_ENTRY = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*?), Filename: (?P<path>.+)$")
@@ -67,13 +67,27 @@ class Event:
     extra: dict[str, str] = field(default_factory=dict, compare=False)  # e.g. a recompile's guard
 
 
+MAX_LINE = 10_000_000  # no source file has more lines: a larger number is not a line
+
+
+def _line(value: object) -> int:
+    """A line number as a record gives it (an int, or its digits), or 0 when it is none."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return 0
+    try:
+        number = int(value)
+    except ValueError:
+        return 0
+    return number if 0 < number <= MAX_LINE else 0
+
+
 def frames_of(traceback_text: str) -> tuple[Frame, ...]:
     """The frames of a Python traceback's text, each with the source line it quotes."""
     found: list[Frame] = []
     lines = traceback_text.splitlines()
     for number, line in enumerate(lines):
         match = _FRAME.match(line)
-        if match is None:
+        if match is None or not _line(match["line"]):
             continue
         following = lines[number + 1] if number + 1 < len(lines) else ""
         quoted = following.startswith("    ") and not _FRAME.match(following) and following.strip("^~ ")
@@ -102,24 +116,25 @@ def graph_break(payload: str, compile_id: str, registry: dict[str, str]) -> Even
     frames = frames_of((rest if marker else head).split(_TRACEBACK, 1)[0])
     if not frames:  # no traceback (a repeated break in the text log): the site line alone
         site = _SITE.search(head)
-        frames = (Frame(site["path"], int(site["line"]), ""),) if site else ()
+        frames = (Frame(site["path"], _line(site["line"]), ""),) if site and _line(site["line"]) else ()
     gb_type, reason = _innermost_reason(head.split("Graph Break Reason:", 1)[-1])
     urls = _GB_URL.findall(head)
     gb_id = f"GB{urls[-1]}" if urls else registry.get(gb_type or "")
     return Event(GRAPH_BREAK, reason, frames, gb_type, gb_id, compile_id)
 
 
-def recompile_reasons(payload: str, compile_id: str) -> list[Event]:
-    """A `recompile_reasons` artifact: each failed guard, with the user line that made it when torch
-    names one (else no frames: the compiled frame is known only from its metrics)."""
+def recompile_reasons(payload: str, compile_id: str) -> Event:
+    """A `recompile_reasons` artifact as one recompile: the guard of the newest compile that failed
+    (torch lists each cached compile's failure, newest first: the older ones failed before and fail
+    again), with the user line that made it when torch names one (else no frames: the compiled
+    frame is known only from its metrics)."""
+    reasons = [payload]
     if payload.startswith("["):
         try:
-            reasons = [str(r) for r in json.loads(payload)]
+            reasons = [str(r) for r in json.loads(payload)] or [payload]
         except ValueError:
-            reasons = [payload]
-    else:
-        reasons = [payload]
-    return [_recompile(text, compile_id) for text in reasons]
+            pass
+    return _recompile(reasons[0], compile_id)
 
 
 def _recompile(text: str, compile_id: str) -> Event:
@@ -131,10 +146,10 @@ def _recompile(text: str, compile_id: str) -> Event:
     event = Event(RECOMPILE, f"guard failed: {guard}", frames_of(stack), compile_id=compile_id, extra={"guard": guard})
     _, *comment = (guard_text.splitlines() or [""])[0].split("  # ")
     site = _GUARD_SITE.match(comment[-1].strip()) if comment and not event.frames else None
-    if site is None:
+    if site is None or not _line(site["line"]):
         return event
     quoted = "  # ".join(comment[:-1]).strip()
-    return replace(event, frames=(Frame(site["path"], int(site["line"]), site["func"], quoted),), stack="incomplete")
+    return replace(event, frames=(Frame(site["path"], _line(site["line"]), site["func"], quoted),), stack="incomplete")
 
 
 def placed_in(event: Event, code: tuple[Frame, ...]) -> Event:
@@ -154,31 +169,45 @@ def graph_break_text(message: str, compile_id: str, registry: dict[str, str]) ->
     return replace(graph_break(message, compile_id, registry), stack="incomplete")
 
 
-def recompiles_text(message: str, compile_id: str) -> tuple[tuple[Frame, ...], list[Event]]:
-    """A `recompiles` text-log message: the compiled function's first line, and each failed guard
-    as an event whose stack is marked incomplete."""
+def recompiles_text(message: str, compile_id: str) -> tuple[tuple[Frame, ...], Event | None]:
+    """A `recompiles` text-log message: the compiled function's first line, and the recompile (the
+    newest compile's failed guard, as `recompile_reasons`) with its stack marked incomplete."""
     lines = message.splitlines()
     header = _RECOMPILING.match(lines[0].strip()) if lines else None
-    code = (Frame(header["path"], int(header["line"]), header["func"]),) if header else ()
+    code = (Frame(header["path"], _line(header["line"]), header["func"]),) if header and _line(header["line"]) else ()
     reasons: list[list[str]] = []
     for line in lines[2:]:  # after "triggered by the following guard failure(s):", "    - " and a line
         text = line.removeprefix("    - ")
         if _COMPILE_ID.match(text) or not reasons:
             reasons.append([])
         reasons[-1].append(text)
-    events = [placed_in(_recompile("\n".join(reason), compile_id), code) for reason in reasons]
-    return code, [replace(event, stack="incomplete") for event in events]
+    if not reasons:
+        return code, None
+    return code, replace(placed_in(_recompile("\n".join(reasons[0]), compile_id), code), stack="incomplete")
 
 
-def from_metrics(metrics: dict[str, object], compile_id: str) -> list[Event]:
-    """A compile's failure and its CUDA-graph skip, from its `compilation_metrics`."""
+def user_code_frames(dynamo_error: str) -> tuple[Frame, ...]:
+    """The user stack of a `dynamo_error` artifact (the failed compile's exception as Dynamo
+    formats it): its "from user code:" block, from the compiled function's line to the failing one."""
+    _, marker, rest = dynamo_error.partition("\nfrom user code:\n")
+    if not marker:
+        return ()
+    block = rest.split("\n\n", 1)[0]
+    return frames_of(
+        "\n".join("  " + line.lstrip() if line.lstrip().startswith("File ") else line for line in block.splitlines())
+    )
+
+
+def from_metrics(metrics: dict[str, object], compile_id: str, user_code: tuple[Frame, ...] = ()) -> list[Event]:
+    """A compile's failure and its CUDA-graph skip, from its `compilation_metrics`; the failure at
+    `user_code` (the compile's `dynamo_error` stack) when there is one, else at the frame the
+    metrics name (the innermost alone: a library's line, with no line of the user's)."""
     events = []
     fail_type = metrics.get("fail_type")
     if fail_type:
         path, line = metrics.get("fail_user_frame_filename"), metrics.get("fail_user_frame_lineno")
-        failed: tuple[Frame, ...] = (
-            (Frame(str(path), int(str(line)), str(metrics.get("co_name") or "")),) if path and line else ()
-        )
+        failing = (Frame(str(path), _line(line), ""),) if path and _line(line) else ()
+        failed = user_code or code_frames(metrics) + failing
         fail_reason = str(metrics.get("fail_reason") or "")
         gb_type, words = _innermost_reason(fail_reason)  # Dynamo's reason blocks, when a break failed it
         urls = _GB_URL.findall(fail_reason)
@@ -200,15 +229,15 @@ def call_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:
     function is a library's or torch's."""
     entries = metrics.get("stack_trace")
     found = [_STACK_ENTRY.match(str(e)) for e in entries[:-1]] if isinstance(entries, list) else []
-    return tuple(Frame(m["path"], int(m["line"]), m["func"]) for m in found if m)
+    return tuple(Frame(m["path"], _line(m["line"]), m["func"]) for m in found if m and _line(m["line"]))
 
 
 def code_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:
     """The compiled code's own first line: where an event with no user line of its own goes."""
-    path, line = metrics.get("co_filename"), metrics.get("co_firstlineno")
-    if not path or not isinstance(line, int):
+    path, line = metrics.get("co_filename"), _line(metrics.get("co_firstlineno"))
+    if not path or not isinstance(path, str) or not line:
         return ()
-    return (Frame(str(path), line, str(metrics.get("co_name") or "")),)
+    return (Frame(path, line, str(metrics.get("co_name") or "")),)
 
 
 def registry_by_type(registry: dict[str, list[dict[str, object]]]) -> dict[str, str]:

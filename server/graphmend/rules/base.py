@@ -141,6 +141,11 @@ class RecordedRule(Rule):
         """What to do about this event when the rule can say (the hover leads with it), else None."""
         return None
 
+    @classmethod
+    def severity_for(cls, events: list[RecordedEvent]) -> Severity:
+        """The severity of one finding for these events (one line, one message)."""
+        return cls.severity
+
 
 def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:
     """`if cond: raise ...` (or `torch._assert(False, msg)`), possibly after assignments that only

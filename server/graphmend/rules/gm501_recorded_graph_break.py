@@ -26,19 +26,26 @@ class RecordedGraphBreak(RecordedRule):
         ),
         action=(
             "Follow Dynamo's reason and its page: rewrite the construct it names, or move the call out of "
-            "the compiled region (`torch.compiler.disable` on a helper you own)."
+            "the compiled region (`torch.compiler.disable` on a helper you own). For a break inside a "
+            "library, the finding says what to do at your call: the library's own switch when its source "
+            "has one (a keyword argument of the function you call, such as `use_cache=False`, or a config "
+            "flag, that keeps it off the line it broke at), else the escape hatch below. Every library line "
+            "the call broke at is a related location, with how many times."
         ),
         fix=(
-            "none of its own. Where a static rule can rewrite the line, that rule reports it instead, "
-            "confirmed by the run, with its fix and its safety: the run shows the function is compiled "
-            "(Dynamo traced it) though no compile site in the checked files says so, and the function is "
-            "analysed as compiled. Record again after a change: the finding goes when the run no longer "
-            "meets the break."
+            "for a break inside a library the line calls directly (a function, or one module's call) with no "
+            "switch: `torch.compiler.disable` on the callee at the call, **unsafe**: the call then runs in "
+            "eager Python on every call (its breaks become one at the call, nothing fuses across it), and "
+            "under `fullgraph=True` it fails the compile; record again to see the result. Where a static rule "
+            "can rewrite the line, that rule reports it instead, confirmed by the run, with its fix and its "
+            "safety: the run shows the function is compiled (Dynamo traced it) though no compile site in the "
+            "checked files says so, and the function is analysed as compiled. The finding goes when a new "
+            "run no longer meets the break."
         ),
     )
 
     code = "GM501"
     name = "recorded-graph-break"
     message = "Remove the graph break the recorded run met here"
-    fixable = False  # a line a static rule rewrites is that rule's finding
+    fixable = True  # the escape hatch at a library call; a line a static rule rewrites is that rule's finding
     event_kind = GRAPH_BREAK
