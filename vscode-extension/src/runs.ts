@@ -10,13 +10,15 @@ export interface RunStatus {
   run: string;
   /** Its path, under the project's .graphmend/runs/. */
   folder: string;
-  /** When it started, in seconds since the epoch. */
+  /** When it ended, in seconds since the epoch (its age counts from there). */
   recordedAt: number;
   /** Its events at the project's lines. */
   events: number;
   /** Those whose line cannot be found any more: edited since the run. */
   stale: number;
   torch: string | null;
+  /** How many runs recorded at the same time are shown together (absent from an older server: 1). */
+  runs?: number;
 }
 
 /** How long ago, as the status bar says it: "just now", "5 min ago", "2 h ago", "3 days ago". */
@@ -36,8 +38,9 @@ export function runView(status: RunStatus, now: number): { text: string; tooltip
   return {
     text: `graphmend run: ${age(Math.max(0, now / 1000 - status.recordedAt))}${stale}`,
     tooltip:
-      `The newest recorded run, ${status.run}${status.torch ? ` (torch ${status.torch})` : ""}: ${events}${staleLine}. ` +
-      "Findings it met are marked confirmed. Click to show its folder.",
+      `The newest recorded run, ${status.run}${status.torch ? ` (torch ${status.torch})` : ""}` +
+      `${(status.runs ?? 1) > 1 ? `, with ${(status.runs ?? 1) - 1} more recorded at the same time` : ""}: ` +
+      `${events}${staleLine}. Findings it met are marked confirmed. Click to show its folder.`,
   };
 }
 

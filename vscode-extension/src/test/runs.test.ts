@@ -23,6 +23,8 @@ test("the run's status item: its age, the stale events only when there are some"
   const fresh = runView({ ...status, stale: 0, events: 1, torch: null }, 1000 * 1000);
   assert.equal(fresh.text, "graphmend run: just now");
   assert.ok(fresh.tooltip.startsWith("The newest recorded run, 20261127-052455-14853: 1 event at your lines. "));
+  const together = runView({ ...status, stale: 0, runs: 2 }, 1000 * 1000);
+  assert.ok(together.tooltip.includes("(torch 2.13.0+cpu), with 1 more recorded at the same time: 5 events"), together.tooltip);
 });
 
 test("arguments split as a shell splits them", () => {
