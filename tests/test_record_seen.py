@@ -513,3 +513,44 @@ def test_a_library_modules_recompile_names_the_users_value(tmp_path: Path) -> No
     (finding,) = check(root, "prog.py")
     assert (finding["code"], finding["line"]) == ("GM502", 7)
     assert "`batch`" in finding["message"] and "`x`" not in finding["message"], finding["message"]
+
+
+def _in_a_terminal(command: list[str], keys: bytes, cwd: Path) -> tuple[int, bytes]:
+    """Run `command` as a terminal's foreground job (a pseudo-terminal), type `keys` once it prints
+    "ready", and give its exit code and everything it wrote."""
+    import pty
+    import select
+
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: its own session, the pseudo-terminal as its terminal
+        os.chdir(cwd)
+        os.execv(command[0], command)
+    written, typed, start = b"", False, time.monotonic()
+    while time.monotonic() - start < 120:
+        if select.select([terminal], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the terminal closed: the job ended
+                break
+            if not chunk:
+                break
+            written += chunk
+        if not typed and b"ready" in written:
+            os.write(terminal, keys)
+            typed = True
+    else:
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    os.close(terminal)
+    return os.waitstatus_to_exitcode(status), written
+
+
+def test_in_a_terminal_the_command_reads_its_input_and_gets_ctrl_c(tmp_path: Path) -> None:
+    """The command runs in a process group of its own, given the terminal: it reads what is typed
+    (not stopped for reading from the background), and Ctrl-C reaches it (130, as a shell says)."""
+    root = project(tmp_path, {})
+    record = [sys.executable, "-m", "graphmend", "record", "--", sys.executable, "-c"]
+    code, written = _in_a_terminal([*record, "print('ready', flush=True); print(input()[::-1])"], b"abc\n", root)
+    assert code == 0 and b"cba" in written, written
+    code, written = _in_a_terminal([*record, "import time; print('ready', flush=True); time.sleep(60)"], b"\x03", root)
+    assert code == 128 + signal.SIGINT and b"KeyboardInterrupt" in written, (code, written)

@@ -28,7 +28,10 @@ from .runs import finish_run, library_roots, new_run, project_root
 
 BOOT = Path(__file__).parent / "boot"
 LIBRARY = Path(__file__).resolve().parents[2]  # the folder holding the graphmend package
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+POSIX = (
+    os.name == "posix"
+)  # process groups, the terminal and the parent-death signal: elsewhere the command runs as before
+FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 MAX_TRACE_LINE = 8 << 20  # a trace line longer than this is no record graphmend reads (skipped)
 MAX_PAYLOAD = 4 << 20  # of a payload graphmend reads, what is kept (a break's or a failure's text is far less)
 WANTED = {"dynamo_graph_break_reason", "recompile_reasons", "dynamo_error"}  # artifacts whose payload is read
@@ -45,12 +48,15 @@ def record_command(command: list[str], run: Path | None = None, root: Path | Non
     env["GRAPHMEND_RECORD_LIB"] = str(LIBRARY)
     started = time.time()
     try:
-        process = subprocess.Popen(command, env=env, preexec_fn=_in_child(_terminal_fd()))  # noqa: PLW1509
+        process = subprocess.Popen(command, env=env, preexec_fn=_in_child(_terminal_fd()) if POSIX else None)  # noqa: PLW1509
     except OSError as error:
         finish_run(run, command, started, None, f"cannot start the command: {error.strerror or error}")
         raise
-    with _forwarding(process.pid), _terminal(process.pid):
+    if not POSIX:
         code = _wait(process)
+    else:
+        with _forwarding(process.pid), _terminal(process.pid):
+            code = _wait(process)
     finish_run(run, command, started, code)
     return code, run
 
@@ -76,7 +82,12 @@ def _forwarding(pid: int) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.killpg(pid, number)
 
-    previous = {number: signal.signal(number, forward) for number in FORWARDED}
+    previous = {}
+    try:
+        for number in FORWARDED:
+            previous[number] = signal.signal(number, forward)
+    except ValueError:  # not the main thread (an API caller's): signals reach the process as they are
+        pass
     try:
         yield
     finally:
@@ -89,10 +100,13 @@ def _terminal(pid: int) -> Iterator[None]:
     """The terminal given to the command's group while it runs, when graphmend has it (so the
     command reads its input and gets Ctrl-C as it would unrecorded), and taken back after."""
     fd = _terminal_fd()
+    try:
+        previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN) if fd is not None else None  # to take it back
+    except ValueError:  # not the main thread: the terminal stays as it is
+        fd = None
     if fd is None:
         yield
         return
-    previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # taking it back from the background
     try:
         os.tcsetpgrp(fd, pid)
     except OSError:
