@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .log import content_hash
+from .trace import MAX_LINE
 
 RUNS = Path(".graphmend") / "runs"
 _GITIGNORE = "# graphmend's recorded runs: they quote your source; keep them local\n*\n"
@@ -139,7 +140,6 @@ def _number(value: object) -> bool:
 
 KINDS = ("graph_break", "recompile", "compile_failure", "cudagraph_skip")
 MAX_RECORD_LINE = 1 << 20  # a longer line of a run's file is skipped: no event is that large
-MAX_LINE = 10_000_000
 
 
 def _text(value: object, limit: int = 4096) -> str | None:
