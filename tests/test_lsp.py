@@ -316,6 +316,57 @@ async def test_the_newest_runs_status_and_a_new_run_marks_the_open_documents(
     assert "run" not in gone.data and await status() is None
 
 
+LIBRARY_CALLER = """import torch
+import fourlib
+
+
+@torch.compile(backend="eager")
+def step(x):
+    x = fourlib.report(x)
+    return x - 1
+"""
+
+
+async def test_a_library_break_offers_the_escape_hatch_at_the_call(client: LanguageClient, tmp_path: Path) -> None:
+    """Issue 53: a run's breaks at two lines inside a library the user's line calls: one GM501
+    finding with both library lines as related information, and the unsafe quick fix that
+    disables the callee at the call."""
+    import json
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    uri = write(tmp_path, "prog.py", LIBRARY_CALLER)
+    library = "/opt/venv/lib/python3.11/site-packages/fourlib/__init__.py"
+    user = {"path": str(tmp_path / "prog.py"), "line": 7, "func": "step", "text": "x = fourlib.report(x)"}
+    events = [
+        {"id": str(line), "kind": "graph_break", "reason": "Failed to trace builtin operator: print",
+         "gb_type": "Failed to trace builtin operator", "frames": [user, {"path": library, "line": line,
+         "func": "report", "text": "print(x)"}], "files": {}}
+        for line in (2, 3)
+    ]  # fmt: skip
+    run = tmp_path / ".graphmend" / "runs" / "20261128-000000-1"
+    run.mkdir(parents=True)
+    lines = [{"header": {"torch": "2.13.0", "started": 1.0}}, *events, {"again": "2"}]
+    (run / "process-1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (run / "run.json").write_text(json.dumps({"started": 1.0, "ended": 2.0, "exit_code": 0}))
+    open_document(client, uri, LIBRARY_CALLER)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert diagnostic.code == "GM501" and diagnostic.range.start.line == 6
+    related = [
+        (Path(r.location.uri).name, r.location.range.start.line, r.message)
+        for r in diagnostic.related_information or []
+    ]
+    assert related == [
+        ("__init__.py", 1, "Dynamo broke the graph here, in `report` (2 times)"),
+        ("__init__.py", 2, "Dynamo broke the graph here, in `report`"),
+    ], related
+    fix = next(a for a in await code_actions(client, uri, diagnostic) if "torch.compiler.disable" in a.title)
+    assert not fix.is_preferred
+    if fix.edit is None:  # lazily resolved
+        fix = await client.code_action_resolve_async(fix)
+    fixed = apply_edits(LIBRARY_CALLER, text_edits(fix.edit, uri)[0], client.encoding)
+    assert "    x = torch.compiler.disable(fourlib.report)(x)\n" in fixed
+
+
 async def test_prove_fixes_on_a_run_gives_each_fix_its_verdict(client: LanguageClient, tmp_path: Path) -> None:
     """Issue 52: `graphmend.proveCommand` gives the command line that proves the project's fixes on a
     run of the script (`fix --prove`); after it and `graphmend.runRecorded`, the finding carries its
