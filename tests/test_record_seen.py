@@ -554,3 +554,52 @@ def test_in_a_terminal_the_command_reads_its_input_and_gets_ctrl_c(tmp_path: Pat
     assert code == 0 and b"cba" in written, written
     code, written = _in_a_terminal([*record, "import time; print('ready', flush=True); time.sleep(60)"], b"\x03", root)
     assert code == 128 + signal.SIGINT and b"KeyboardInterrupt" in written, (code, written)
+
+
+def test_a_switch_is_only_a_parameter_that_still_holds_what_is_passed(tmp_path: Path) -> None:
+    """The switch read from the library's source: a parameter filled in only when not passed
+    (`x = x if x is not None else default`, or under `if x is None:`) still switches; one the
+    function overwrites before the line does not (passing it would change nothing). On the
+    installed transformers T5, the break at `modeling_t5.py:1019` gives `use_cache=False`."""
+    from graphmend.library_advice import library_switch
+
+    library = tmp_path / "switches.py"
+    library.write_text(
+        "def filled(x, use_cache=None, config=None):\n"
+        "    use_cache = use_cache if use_cache is not None else config.use_cache\n"
+        "    if use_cache:\n"
+        "        print('cache')\n"
+        "\n\n"
+        "def guarded(x, verbose=None):\n"
+        "    if verbose is None:\n"
+        "        verbose = True\n"
+        "    if verbose:\n"
+        "        print('verbose')\n"
+        "\n\n"
+        "def overwritten(self, x, use_cache=None):\n"
+        "    use_cache = True if self.training else use_cache\n"
+        "    if use_cache:\n"
+        "        print('cache')\n"
+    )
+
+    def frame(line: int, func: str) -> dict:
+        return {"path": str(library), "line": line, "func": func, "text": ""}
+
+    def switch_at(line: int, func: str) -> str | None:
+        found = library_switch((frame(line, func),), frame(line, func))
+        return found.words() if found is not None else None
+
+    assert switch_at(4, "filled") == "pass `use_cache=False` in this call"
+    assert switch_at(11, "guarded") == "pass `verbose=False` in this call"
+    assert switch_at(10, "guarded") is None  # the break is the test itself
+    assert switch_at(17, "overwritten") is None
+    t5 = pytest.importorskip("transformers.models.t5.modeling_t5")
+    source = Path(t5.__file__).read_text().splitlines()
+    if source[1018].strip() != "logger.warning_once(":
+        pytest.skip("another transformers than 4.49.0")
+    entered = {"path": t5.__file__, "line": 1893, "func": "forward", "text": ""}
+    broke = {"path": t5.__file__, "line": 1019, "func": "forward", "text": "logger.warning_once("}
+    found = library_switch((entered, broke), broke)
+    assert (
+        found is not None and found.words() == "pass `use_cache=False` in this call (and leave `past_key_values` unset)"
+    )

@@ -113,6 +113,8 @@ def _conditions(function: ast.AST, line: int) -> list[tuple[ast.expr, bool]]:
         if statement is None:
             break
         if isinstance(statement, ast.If):
+            if line <= (statement.test.end_lineno or statement.lineno):
+                break  # the line is the test itself: it runs whatever the test gives
             inside = any(s.lineno <= line <= (s.end_lineno or s.lineno) for s in statement.body)
             found.append((statement.test, inside))
             body = statement.body if inside else statement.orelse
@@ -176,15 +178,67 @@ def library_switch(beyond: tuple[RecordedFrame, ...], where: RecordedFrame) -> S
         return None
     first = entered(beyond)
     taken = _parameters_at(first) if first is not None else None
-    for test, value in _conditions(function, int(where["line"])):
+    line = int(where["line"])
+    for test, value in _conditions(function, line):
         switch = _made(test, not value, _parameters(function))
         if switch is None:
             continue
+        if not all(_still_holds(function, name, passed, test.lineno) for name, passed in switch.keywords):
+            continue  # the function overwrites what the caller would pass before the test reads it
         if taken is not None and all(name in taken for name, _ in switch.keywords):
             return switch
         if not switch.keywords:
             return switch
     return None
+
+
+def _still_holds(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, passed: object, line: int) -> bool:
+    """Whether the parameter `name`, passed as `passed`, still holds it when `line` runs: nothing
+    before the line assigns it, except to fill in a value not passed (`use_cache = use_cache if
+    use_cache is not None else self.config.use_cache`, or under `if use_cache is None:`) or to set
+    the value passed itself (`use_cache = False`)."""
+    guarded: set[int] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.If) and _is_none_test(node.test, name, is_none=True):
+            guarded |= {id(n) for statement in node.body for n in ast.walk(statement)}
+    for node in ast.walk(function):
+        if getattr(node, "lineno", line) >= line or id(node) in guarded:
+            continue
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if isinstance(node, ast.With):
+                targets = [item.optional_vars for item in node.items]
+            named = any(
+                isinstance(t, ast.Name) and t.id == name for target in targets if target for t in ast.walk(target)
+            )
+            harmless = isinstance(node, ast.Assign) and (
+                _fills_in(node.value, name) or (isinstance(node.value, ast.Constant) and node.value.value is passed)
+            )
+            if named and not harmless:
+                return False
+    return True
+
+
+def _fills_in(value: ast.expr, name: str) -> bool:
+    """`name if name is not None else default` (or `default if name is None else name`)."""
+    if not isinstance(value, ast.IfExp):
+        return False
+    kept = value.body if _is_none_test(value.test, name, is_none=False) else value.orelse
+    same = isinstance(kept, ast.Name) and kept.id == name
+    return same and (_is_none_test(value.test, name, is_none=False) or _is_none_test(value.test, name, is_none=True))
+
+
+def _is_none_test(test: ast.expr, name: str, is_none: bool) -> bool:
+    """`name is None` (`is_none`) or `name is not None`."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == name
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is if is_none else ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def _parameters_at(frame: RecordedFrame) -> set[str] | None:
