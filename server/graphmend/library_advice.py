@@ -248,18 +248,17 @@ def _parameters_at(frame: RecordedFrame) -> set[str] | None:
     return _parameters(function) if function is not None and function.name == frame["func"] else None
 
 
-def escape_hatch(source: SourceText, line: int, beyond: tuple[RecordedFrame, ...], breaks: int) -> Fix | None:
-    """`torch.compiler.disable` on the callee of the user's call at `line` (0-based), when the line
+def escape_hatch(
+    source: SourceText, tree: ast.Module, line: int, beyond: tuple[RecordedFrame, ...], breaks: int
+) -> Fix | None:
+    """`torch.compiler.disable` on the callee of the user's call at `line` (0-based) of `source`
+    (parsed as `tree`), when the line
     calls the library directly (`called_directly`), holds exactly one call that is it, and the file
     imports torch: an unsafe fix with its cost."""
     first = entered(beyond)
     if first is None or not called_directly(beyond):
         return None
     callee = first["func"]
-    try:
-        tree = ast.parse(source.code)
-    except (SyntaxError, ValueError):
-        return None
     if not any(
         isinstance(n, ast.Import) and any(a.name == "torch" and a.asname is None for a in n.names) for n in tree.body
     ):

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from . import notebooks
 from .diagnostics import Diagnostic, FindingData, Fix, LibraryCall, RelatedLocation, RunSeen
@@ -41,11 +41,12 @@ class RunInFile:
 
     def __init__(self, run: FileRun, path: Path, text: str, tree: ast.Module) -> None:
         self.run = run
+        self.tree = tree
         self.found = sightings(run, path, text)
         self.entries = run_entries(path, tree, self.found)
 
     def merged(self, diagnostics: list[Diagnostic], source: SourceText, settings: Settings) -> list[Diagnostic]:
-        return merged(diagnostics, self.found, source, self.run, settings)
+        return merged(diagnostics, self.found, source, self.tree, self.run, settings)
 
 
 def sightings(run: FileRun, path: Path, text: str) -> list[Sighting]:
@@ -67,10 +68,15 @@ def sightings(run: FileRun, path: Path, text: str) -> list[Sighting]:
 
 
 def merged(
-    diagnostics: list[Diagnostic], found: list[Sighting], source: SourceText, run: FileRun, settings: Settings
+    diagnostics: list[Diagnostic],
+    found: list[Sighting],
+    source: SourceText,
+    tree: ast.Module,
+    run: FileRun,
+    settings: Settings,
 ) -> list[Diagnostic]:
     """A file's static `diagnostics` with the run's sightings in it (`found`, in `source` as it reads
-    now): a static finding confirmed by the events of its own kind at its line (a break for a break,
+    now, parsed as `tree`): a static finding confirmed by the events of its own kind at its line (a break for a break,
     a CUDA-graph skip for a CUDA-graph blocker: one kind counted), with the library lines they met;
     every other event reported by a GM5xx rule (a recompile at a line with a static finding too)."""
     if not found:
@@ -93,7 +99,7 @@ def merged(
         data = replace(diagnostic.data, run=_seen(run, placements))
         confirmed.append(replace(diagnostic, data=data, related=diagnostic.related + related))
     alone = [s for key, sightings in by_line.items() if key not in used for s in sightings]
-    return sorted((*confirmed, *_run_only(alone, source, run, settings)), key=_order)
+    return sorted((*confirmed, *_run_only(alone, source, tree, run, settings)), key=_order)
 
 
 def _confirming(diagnostic: Diagnostic, by_line: dict[tuple[int, str], list[Sighting]]) -> tuple[int, str] | None:
@@ -115,7 +121,9 @@ def _order(diagnostic: Diagnostic) -> tuple[Position, str]:
     return diagnostic.range.start, diagnostic.code
 
 
-def _run_only(found: list[Sighting], source: SourceText, run: FileRun, settings: Settings) -> list[Diagnostic]:
+def _run_only(
+    found: list[Sighting], source: SourceText, tree: ast.Module, run: FileRun, settings: Settings
+) -> list[Diagnostic]:
     """One GM5xx finding per line and message (counts summed; a line's breaks inside one library
     call are one finding, whatever Dynamo's words), unless turned off or suppressed there."""
     grouped: dict[tuple[int, type[RecordedRule], str], list[Placement]] = {}
@@ -132,7 +140,7 @@ def _run_only(found: list[Sighting], source: SourceText, run: FileRun, settings:
         grouped.setdefault((sighting.line, rule, message), []).append(placement)
     breaks = {line for line, rule, _ in grouped if rule.event_kind == GRAPH_BREAK}
     return [
-        _finding(rule, message, placements, source, line - 1, run)
+        _finding(rule, message, placements, source, tree, line - 1, run)
         for (line, rule, message), placements in grouped.items()
         if not (rule.event_kind == COMPILE_FAILURE and line in breaks)  # a frame Dynamo skipped: the break says it
     ]
@@ -140,17 +148,18 @@ def _run_only(found: list[Sighting], source: SourceText, run: FileRun, settings:
 
 def _library_lines(placements: list[Placement]) -> tuple[RelatedLocation, ...]:
     """Every library line the placements met their event at, each once with its count (most met first)."""
-    counts: dict[tuple[str, int], list[Any]] = {}
+    counts: Counter[tuple[str, int]] = Counter()
+    first: dict[tuple[str, int], tuple[str, str]] = {}  # the line → the function and the kind met there first
     for placement in placements:
         where = library_frame(placement.beyond)
-        if where is None:
-            continue
-        line = max(int(where["line"]) - 1, 0)
-        entry = counts.setdefault((where["path"], line), [0, where.get("func", ""), placement.event])
-        entry[0] += placement.event.count
+        if where is not None:
+            key = (where["path"], max(int(where["line"]) - 1, 0))
+            counts[key] += placement.event.count
+            first.setdefault(key, (where.get("func", ""), placement.event.kind))
     related = []
-    for (path, line), (count, func, event) in sorted(counts.items(), key=lambda item: (-item[1][0], item[0])):
-        words = "broke the graph" if event.kind == GRAPH_BREAK else f"met this {event.kind.replace('_', ' ')}"
+    for (path, line), count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        func, kind = first[path, line]
+        words = "broke the graph" if kind == GRAPH_BREAK else f"met this {kind.replace('_', ' ')}"
         times = f" ({count} times)" if count > 1 else ""
         related.append(
             RelatedLocation(
@@ -164,7 +173,13 @@ def _library_lines(placements: list[Placement]) -> tuple[RelatedLocation, ...]:
 
 
 def _finding(
-    rule: type[RecordedRule], message: str, placements: list[Placement], source: SourceText, line: int, run: FileRun
+    rule: type[RecordedRule],
+    message: str,
+    placements: list[Placement],
+    source: SourceText,
+    tree: ast.Module,
+    line: int,
+    run: FileRun,
 ) -> Diagnostic:
     """The run's finding at `line` (0-based) for the same event met there (maybe in several
     processes, through several callers, at several library lines: each in `related`); a break in
@@ -181,7 +196,7 @@ def _finding(
         library = LibraryCall(where["path"], max(int(where["line"]) - 1, 0), callee, via)
         if event.kind == GRAPH_BREAK:
             named = ", ".join(dict.fromkeys(p.event.gb_type or p.event.reason.partition(":")[0] for p in placements))
-            message, action, fix = _at_the_call(named, beyond, where, source, line, len(related))
+            message, action, fix = _at_the_call(named, beyond, where, source, tree, line, len(related))
     data = FindingData(
         rule=rule.name,
         library=library,
@@ -206,6 +221,7 @@ def _at_the_call(
     beyond: tuple[RecordedFrame, ...],
     where: RecordedFrame,
     source: SourceText,
+    tree: ast.Module,
     line: int,
     lines: int,
 ) -> tuple[str, str, Fix | None]:
@@ -216,11 +232,10 @@ def _at_the_call(
     callee = resumed_function(first["func"] if first is not None else beyond[0]["func"])
     switch = library_switch(beyond, where)
     if switch is not None:
-        action = (
-            f"{switch.words()[:1].upper()}{switch.words()[1:]}: the library then skips the line it broke the graph at"
-        )
+        words = switch.words()
+        action = f"{words[:1].upper()}{words[1:]}: the library then skips the line it broke the graph at"
         return f"{action} ({named}); record again to see", action, None
-    fix = escape_hatch(source, line, beyond, lines)
+    fix = escape_hatch(source, tree, line, beyond, lines)
     if fix is None:
         action = f"Remove the graph break the recorded run met inside `{callee}`, in the library's code"
         return f"{action} ({named})", action, None

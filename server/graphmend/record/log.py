@@ -289,12 +289,22 @@ class EventLog:
         if event.frames:
             placed = trace.placed_in(event, code)
             frame = placed.frames[0]
-            path = _existing(frame.path)
+            path = self._existing(frame.path)
             if path is not None and any(f.path == path for f in code):
                 return replace(placed, frames=(replace(frame, path=path),))
             if path is not None:
                 return replace(placed, frames=(*at_def, replace(frame, path=path)))
         return replace(event, frames=at_def, stack="incomplete")
+
+    def _existing(self, path: str) -> str | None:
+        """A guard comment's file as a path on disk: under torch's folder (torch shortens its own
+        paths) or as named; None when neither is a file the run's frames may be read from."""
+        torch = sys.modules.get("torch")
+        folder = os.path.dirname(getattr(torch, "__file__", None) or "") or None
+        for candidate in (*([os.path.join(folder, path)] if folder and not os.path.isabs(path) else []), path):
+            if self.sources.allowed(candidate):
+                return os.path.normpath(os.path.abspath(candidate))
+        return None
 
     def _at_def(self, frame: Frame) -> Frame:
         """A compiled function's first line (`co_firstlineno`, its first decorator's) moved to its
@@ -340,17 +350,6 @@ def _site(event: Event) -> tuple[str, str, int]:
     """What a text-log message is matched on: a break's innermost frame, a compile's recompile."""
     frame = event.frames[-1] if event.frames and event.kind == trace.GRAPH_BREAK else None
     return (event.kind, frame.path, frame.line) if frame else (event.kind, "", 0)
-
-
-def _existing(path: str) -> str | None:
-    """A guard comment's file as a path on disk: as named, or under torch's folder (torch shortens
-    its own paths); None when neither is a file."""
-    torch = sys.modules.get("torch")
-    folder = os.path.dirname(getattr(torch, "__file__", None) or "") or None
-    for candidate in (*([os.path.join(folder, path)] if folder and not os.path.isabs(path) else []), path):
-        if os.path.isfile(candidate):
-            return os.path.normpath(os.path.abspath(candidate))
-    return None
 
 
 def _absolute(path: str, cwd: str) -> str:

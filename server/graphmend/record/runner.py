@@ -28,9 +28,8 @@ from .runs import finish_run, library_roots, new_run, project_root
 
 BOOT = Path(__file__).parent / "boot"
 LIBRARY = Path(__file__).resolve().parents[2]  # the folder holding the graphmend package
-POSIX = (
-    os.name == "posix"
-)  # process groups, the terminal and the parent-death signal: elsewhere the command runs as before
+# Process groups, the terminal and the parent-death signal; elsewhere the command runs as before.
+POSIX = os.name == "posix"
 FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 MAX_TRACE_LINE = 8 << 20  # a trace line longer than this is no record graphmend reads (skipped)
 MAX_PAYLOAD = 4 << 20  # of a payload graphmend reads, what is kept (a break's or a failure's text is far less)
@@ -47,15 +46,16 @@ def record_command(command: list[str], run: Path | None = None, root: Path | Non
     env["GRAPHMEND_RECORD_DIR"] = str(run.resolve())
     env["GRAPHMEND_RECORD_LIB"] = str(LIBRARY)
     started = time.time()
+    terminal = _terminal_fd() if POSIX else None
     try:
-        process = subprocess.Popen(command, env=env, preexec_fn=_in_child(_terminal_fd()) if POSIX else None)  # noqa: PLW1509
+        process = subprocess.Popen(command, env=env, preexec_fn=_in_child(terminal) if POSIX else None)  # noqa: PLW1509
     except OSError as error:
         finish_run(run, command, started, None, f"cannot start the command: {error.strerror or error}")
         raise
     if not POSIX:
         code = _wait(process)
     else:
-        with _forwarding(process.pid), _terminal(process.pid):
+        with _forwarding(process.pid), _terminal(terminal, process.pid):
             code = _wait(process)
     finish_run(run, command, started, code)
     return code, run
@@ -96,10 +96,9 @@ def _forwarding(pid: int) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _terminal(pid: int) -> Iterator[None]:
-    """The terminal given to the command's group while it runs, when graphmend has it (so the
+def _terminal(fd: int | None, pid: int) -> Iterator[None]:
+    """The terminal `fd` given to the command's group while it runs, when graphmend has it (so the
     command reads its input and gets Ctrl-C as it would unrecorded), and taken back after."""
-    fd = _terminal_fd()
     try:
         previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN) if fd is not None else None  # to take it back
     except ValueError:  # not the main thread: the terminal stays as it is
@@ -108,12 +107,8 @@ def _terminal(pid: int) -> Iterator[None]:
         yield
         return
     try:
-        os.tcsetpgrp(fd, pid)
-    except OSError:
-        signal.signal(signal.SIGTTOU, previous)
-        yield
-        return
-    try:
+        with contextlib.suppress(OSError):
+            os.tcsetpgrp(fd, pid)
         yield
     finally:
         with contextlib.suppress(OSError):

@@ -57,8 +57,13 @@ def new_run(root: Path) -> Path:
 def finish_run(run: Path, command: list[str], started: float, code: int | None, error: str | None = None) -> None:
     """Write the run's run.json, which makes it complete: written aside, then renamed into place, so
     that no reader sees half of it (a run without it is not shown)."""
-    ended: dict[str, Any] = {"argv": command, "cwd": os.getcwd(), "started": started, "ended": time.time()}
-    ended["exit_code"] = code
+    ended: dict[str, Any] = {
+        "argv": command,
+        "cwd": os.getcwd(),
+        "started": started,
+        "ended": time.time(),
+        "exit_code": code,
+    }
     if error is not None:
         ended["error"] = error
     aside = run / f".run.json.{os.getpid()}"
