@@ -641,6 +641,8 @@ def main() -> int:
                 agree.append(outputs_agree(Path(f"{paths['original']}.pt"), Path(f"{paths['fixed']}.pt")))
         rows.append(summarize(job, pairs, agree))
         print(f"measured {' '.join(job)} ({time.monotonic() - started:.0f} s)", flush=True)
+        if args.json:  # the rows so far: a lease that ends mid-run keeps what it measured
+            args.json.write_text(json.dumps({"rows": rows, "records": records}, indent=1))
     device = next((record["device"] for record in records if "device" in record), "?")
     header = [
         f"Device: {device}; torch {torch.__version__}, transformers {transformers.__version__}; "

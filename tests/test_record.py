@@ -339,6 +339,37 @@ def test_the_text_logs_stand_in_for_structured_records_a_release_lacks(tmp_path:
     torch._dynamo.reset()
 
 
+def test_a_cuda_graph_skip_met_while_the_graph_runs_is_recorded_at_the_users_line(tmp_path: Path) -> None:
+    """Cudagraph trees find a mutated input at the graph's first replay, outside any compile's
+    metrics, and only warn (measured on an H200, torch 2.11: the first recorder missed it). The skip
+    goes through torch's own `log_cudagraph_skip_and_bump_counter`, with inductor's message; a
+    compile's skip in its metrics reads the same "Found from" stack. The user still sees the warning."""
+    import logging
+
+    import torch
+    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+
+    from graphmend.record import trace
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        return x + 1
+
+    line = step.__code__.co_firstlineno + 1
+    found = f' Found from : \n   File "{__file__}", line {line}, in step\n    x.mul_(2)\n'
+    cudagraphs = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
+    before = (cudagraphs.level, cudagraphs.propagate)
+    with graphmend.recording(tmp_path / "run") as run_folder:
+        log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to mutated inputs (1 instances)." + found)
+    assert (cudagraphs.level, cudagraphs.propagate) == before
+    (event,) = api.read_run(run_folder).events
+    assert (event.kind, event.reason) == ("cudagraph_skip", "skipping cudagraphs due to mutated inputs (1 instances).")
+    assert frames(event) == [(Path(__file__).name, line)]
+    metrics = {"cudagraph_skip_reason": "skipping cudagraphs due to control flow operator: torch.cond." + found}
+    (skip,) = trace.from_metrics({**metrics, "co_filename": __file__, "co_firstlineno": line - 1}, "1/0")
+    assert [(f.line, f.text) for f in skip.frames] == [(line, "x.mul_(2)")]
+
+
 def test_the_records_as_other_releases_write_them(tmp_path: Path) -> None:
     """Record forms measured on torch 2.9.1 (and 2.13.0's skip): a frame Dynamo skips names its user
     code before Dynamo's traceback and its reason in the exception; a recompile has no user stack, its

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .log import EventLog
+from .log import NO_COMPILE, EventLog
 from .runs import finish_run, new_run, process_file, project_root
 
 TRACE_LOGGER = "torch.__trace"
@@ -32,6 +32,10 @@ TEXT_LOGGERS = {  # torch 2.9 to 2.14: the artifact loggers Dynamo writes each t
     "torch._dynamo.exc.__graph_breaks": "graph_breaks",
     "torch._dynamo.guards.__recompiles": "recompiles",
 }
+# inductor warns of a CUDA-graph skip met while the graph runs (a mutated input, found by
+# cudagraph trees at its first replay), outside any compile's metrics; warnings are on by default,
+# so the recorder only listens, leaving the logger's level and the user's output as they are
+WARNING_LOGGERS = {"torch._inductor.cudagraph_utils.__cudagraphs": "cudagraphs"}
 
 
 def _torch_version() -> str | None:
@@ -43,6 +47,8 @@ def _compile_id() -> str:
     """The compile a text-log message belongs to, as the structured records name it."""
     guards = sys.modules.get("torch._guards")
     compile_id = guards.CompileContext.current_compile_id() if guards is not None else None
+    if compile_id is None:
+        return NO_COMPILE
     return f"{getattr(compile_id, 'frame_id', None)}/{getattr(compile_id, 'frame_compile_id', None)}"
 
 
@@ -68,6 +74,8 @@ class TraceHandler(logging.Handler):
                 if record.exc_info:  # a skipped frame's reason is in its exception
                     message += "\n" + logging.Formatter().formatException(record.exc_info)
                 self.log.text(TEXT_LOGGERS[record.name], message, _compile_id())
+            elif record.name in WARNING_LOGGERS and record.levelno >= logging.WARNING:
+                self.log.text(WARNING_LOGGERS[record.name], record.getMessage(), _compile_id())
         except Exception:  # noqa: BLE001  (the user's run matters more than one lost event)
             pass
 
@@ -87,10 +95,13 @@ class TraceHandler(logging.Handler):
                 self.changed.setdefault(name, (logger.level, logger.propagate))
                 logger.setLevel(logging.DEBUG)
                 logger.propagate = False
+        for name in WARNING_LOGGERS:
+            if self not in logging.getLogger(name).handlers:
+                logging.getLogger(name).addHandler(self)
 
     def restore(self) -> None:
         """The text logs as they were before `listen`."""
-        for name in TEXT_LOGGERS:
+        for name in (*TEXT_LOGGERS, *WARNING_LOGGERS):
             logging.getLogger(name).removeHandler(self)
         for name, (level, propagate) in self.changed.items():
             logger = logging.getLogger(name)

@@ -97,6 +97,8 @@ class Sources:
             return None
 
 
+NO_COMPILE = "None/None"  # the compile id of a text-log message written outside any compile
+
 SOURCES_ANYWHERE = Sources()  # the recorder in the user's process: its frames are its own code
 
 
@@ -149,15 +151,21 @@ class EventLog:
                     placed = event if event.frames and event.stack == "complete" else self._placed(event, code)
                     self.add(replace(placed, frames=calls + placed.frames))
                 for event in trace.from_metrics(metrics, compile_id, self._failed_at.pop(compile_id, ())):
+                    if event.kind == trace.CUDAGRAPH_SKIP:  # the same skip's warning is not a second one
+                        self._structured.setdefault(compile_id, set()).add((trace.CUDAGRAPH_SKIP, "", 0))
                     self.add(
                         replace(event, frames=calls + event.frames) if event.kind == trace.COMPILE_FAILURE else event
                     )
                 self._settle(compile_id, calls)
 
     def text(self, artifact: str, message: str, compile_id: str) -> None:
-        """A message of the `graph_breaks` or `recompiles` text log, kept until its compile's
-        metrics: used only where no structured record of its kind came for that compile (and, for
-        a break, that site), as in a release that lacks the record."""
+        """A message of the `graph_breaks`, `recompiles` or `cudagraphs` text log, kept until its
+        compile's metrics: used only where no structured record of its kind came for that compile
+        (and, for a break, that site), as in a release that lacks the record. A CUDA-graph skip met
+        while a graph runs belongs to no compile: it is an event at once."""
+        if artifact == "cudagraphs" and compile_id == NO_COMPILE:
+            self.add(trace.cudagraph_skip(message, ""))
+            return
         self._text.setdefault(compile_id, []).append((artifact, message))
 
     def _settle(self, compile_id: str, calls: tuple[Frame, ...] = ()) -> None:
@@ -169,6 +177,9 @@ class EventLog:
                 event = self._with_stack(trace.graph_break_text(message, compile_id, self._gb_registry()))
                 if _site(event) not in came:
                     self.add(event)
+            elif artifact == "cudagraphs":
+                if (trace.CUDAGRAPH_SKIP, "", 0) not in came:
+                    self.add(trace.cudagraph_skip(message, compile_id))
             elif (trace.RECOMPILE, "", 0) not in came:
                 code, recompile = trace.recompiles_text(message, compile_id)
                 if recompile is not None:

@@ -37,6 +37,7 @@ _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*: ")  # "torch._dynamo
 _GUARD_SITE = re.compile(r"^(?P<path>[^:()]+?):(?P<line>\d+) in (?P<func>[^\s()]+)(?: \(.*\))?$")  # 2.13 adds "(...)"
 _RECOMPILING = re.compile(r"^Recompiling function (?P<func>\S+) in (?P<path>.+):(?P<line>\d+)$")
 _TRACEBACK = "\nTraceback (most recent call last):"
+_FOUND_FROM = re.compile(r"\s*Found from\s*:")
 _STACK_ENTRY = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*?), Filename: (?P<path>.+)$")
 
 GRAPH_BREAK = "graph_break"
@@ -216,11 +217,17 @@ def from_metrics(metrics: dict[str, object], compile_id: str, user_code: tuple[F
         events.append(Event(COMPILE_FAILURE, reason, failed, gb_type, gb_id, compile_id=compile_id))
     skip = metrics.get("cudagraph_skip_reason")
     if skip:
-        text, _, found = str(skip).partition("Found from :")
-        events.append(
-            Event(CUDAGRAPH_SKIP, text.strip(), frames_of(found) or code_frames(metrics), compile_id=compile_id)
-        )
+        event = cudagraph_skip(str(skip), compile_id)
+        events.append(event if event.frames else replace(event, frames=code_frames(metrics)))
     return events
+
+
+def cudagraph_skip(message: str, compile_id: str) -> Event:
+    """Inductor's CUDA-graph skip message, at the user's line its "Found from" stack names (inductor
+    writes `Found from :` or `Found from:`, its frames indented by three spaces or two)."""
+    text, found = [*_FOUND_FROM.split(message, 1), ""][:2]
+    lines = ("  " + line.lstrip() if line.lstrip().startswith("File ") else line for line in found.splitlines())
+    return Event(CUDAGRAPH_SKIP, text.strip(), frames_of("\n".join(lines)), compile_id=compile_id)
 
 
 def call_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:
