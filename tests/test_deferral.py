@@ -8,9 +8,11 @@ import contextlib
 import importlib.util
 import io
 import logging
+import sys
 import types
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -243,6 +245,120 @@ def test_an_in_graph_message_is_written_on_every_call_where_dynamo_inlines_its_f
     eager_records, eager_warned = observed(original, compiled=False)
     assert [function for _, function, _ in eager_records] == ["forward"] * 4
     assert [text for text, *_ in eager_warned] == [text for text, *_ in warned]
+
+
+class _Texts(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append((record.getMessage(), record.lineno, record.funcName))
+
+
+def _messages_of(run: object, calls: int = 2) -> tuple[list[tuple[str, int, str]], list[tuple[str, int]]]:
+    """What `run()` writes, `calls` times: the log records (text, line, function) and the warnings."""
+    handler = _Texts()
+    logger = logging.getLogger("graphmend_in_graph_test")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(calls):
+                run()
+    finally:
+        logger.removeHandler(handler)
+    return handler.seen, [(str(w.message), w.lineno) for w in caught if "inlined" in w.filename]
+
+
+def _exported(module: types.ModuleType, strict: bool) -> tuple[object, ...]:
+    """The messages while `torch.export` traces the module (or the error it raises), and on two
+    calls of its program."""
+    torch._dynamo.reset()
+    programs: list[Any] = []
+    try:
+        exporting = _messages_of(
+            lambda: programs.append(torch.export.export(module.Net(), (torch.ones(2),), strict=strict)), calls=1
+        )
+    except Exception as error:  # noqa: BLE001  (compared with the original's)
+        return (type(error).__name__,)
+    return [text for text, *_ in exporting[0]], _messages_of(lambda: programs[0].module()(torch.ones(2)))
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "non-strict"])
+@pytest.mark.parametrize("program", ["inlined", "plain"])
+def test_an_in_graph_message_is_exported_as_the_original_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, strict: bool, program: str
+) -> None:
+    """Issue 54: while `torch.export` traces, the in-graph helper calls its plain body, so strict
+    export drops a logger call as it drops the original's, non-strict export writes it once while
+    tracing as the original does (or raises as it does: `f"{y.mean():.2f}"` of a fake tensor), and
+    the exported program writes nothing on its calls (the operator would write on every call: the
+    hazard the fix named until then)."""
+    source = INLINED if program == "inlined" else INLINED.replace("{y.mean():.2f}", "{y.mean()}")
+    seen = {}
+    for name, text in (("fixed", fix_source(source, tmp_path / "x.py", unsafe=True).fixed), ("original", source)):
+        module = _load(tmp_path / f"{program}_{name}_{strict}.py", text)
+        monkeypatch.setitem(sys.modules, module.__name__, module)  # strict export imports the module
+        seen[name] = _exported(module, strict)
+    assert seen["fixed"] == seen["original"]
+    if program == "plain":
+        messages, calls = seen["fixed"]
+        assert calls == ([], []) and bool(messages) is not strict  # non-strict runs the logger while tracing
+
+
+def test_an_in_graph_helper_is_its_plain_body_where_the_operator_cannot_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 54: on a torch older than 2.13, or one whose private registration moved, the fixed
+    module still imports and its helpers are their plain bodies: a compiled run breaks the graph
+    where the original did and writes the same messages on every call (before, the fixed module
+    raised AttributeError on import where the private name was missing)."""
+    result = fix_source(INLINED, tmp_path / "inlined.py", unsafe=True)
+    original = _load(tmp_path / "inlined_original.py", INLINED)
+
+    def compiled_run(module: types.ModuleType) -> tuple[list[object], int]:
+        torch._dynamo.reset()
+        counters = torch._dynamo.utils.counters
+        counters.clear()
+        run = torch.compile(module.Net(), backend="eager")
+        texts = _messages_of(lambda: run(torch.ones(2)))
+        return [[text for text, *_ in kind] for kind in texts], sum(counters["graph_break"].values())
+
+    before, breaks_before = compiled_run(original)
+    assert breaks_before > 0
+    for case in ("older", "moved"):
+        with monkeypatch.context() as patched:
+            if case == "older":
+                patched.setattr(torch, "__version__", torch.torch_version.TorchVersion("2.12.1"))
+            else:
+                patched.delattr(torch._higher_order_ops.effects, "_register_effectful_op")
+            fixed = _load(tmp_path / f"inlined_{case}.py", result.fixed)
+            helpers = [name for name in vars(fixed) if name.endswith("_in_graph")]
+            assert helpers and all(getattr(fixed, name).__name__ == name for name in helpers), case
+            after, breaks_after = compiled_run(fixed)
+        assert after == before and breaks_after > 0, case
+
+
+def test_a_python_value_with_braces_is_written_as_it_reads(tmp_path: Path) -> None:
+    """A Python string formatted into an in-graph message is escaped for the helper's second
+    `format` (a name holding `{y}` raised KeyError in the fixed code, eagerly and compiled);
+    its conversion and spec are kept (`!r`, `.3f`), through `str.format`, which Dynamo folds right."""
+    source = (
+        "import logging\n\nimport torch\n\nlogger = logging.getLogger('graphmend_in_graph_test')\n\n\n"
+        "class Net(torch.nn.Module):\n    def forward(self, x, name: str, lr: float):\n"
+        "        logger.warning(f'loading {name!r} {lr:.3f} sum {x.sum()}')\n        return x + 1\n"
+    )
+    result = fix_source(source, tmp_path / "braces.py", unsafe=True)
+    assert "_in_graph(" in result.fixed
+    fixed = _load(tmp_path / "braces.py", result.fixed)
+    (site,) = [n for n, line in enumerate(result.fixed.splitlines(), 1) if line.startswith("        _logger_")]
+    expected = [("loading 'x{y}' 0.250 sum 2.0", site, "forward")] * 2
+    assert _messages_of(lambda: fixed.Net()(torch.ones(2), "x{y}", 0.25))[0] == expected
+    torch._dynamo.reset()
+    compiled = torch.compile(fixed.Net(), backend="eager", fullgraph=True)
+    assert _messages_of(lambda: compiled(torch.ones(2), "x{y}", 0.25))[0] == expected
 
 
 RAISES_LATER = """import torch

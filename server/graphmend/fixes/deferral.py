@@ -36,14 +36,13 @@ from .base import FixContext, Refusal, Refused, may_be_scripted
 from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
 from .in_graph import (
     IN_GRAPH_CUDA_GRAPHS,
-    IN_GRAPH_EXPORTED,
     IN_GRAPH_GRAD_FN,
     IN_GRAPH_SCRIPTED,
     IN_GRAPH_WARNING_AS_ERROR,
-    PRIVATE_API,
     plan_in_graph,
     plan_print,
     wrapper,
+    written_once,
 )
 from .message_hazards import may_raise_after, mutated_later, mutated_reason, recompiles, refuse_mutated
 from .message_text import (
@@ -161,9 +160,15 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
     if planned is None:
         return None
     helper, arguments, title = planned
-    reasons = [IN_GRAPH_EXPORTED, IN_GRAPH_CUDA_GRAPHS, PRIVATE_API]
-    if arguments[-1 if is_warning(call, analysis) or is_print(call, analysis) else -2] != "[]":
-        reasons.insert(0, IN_GRAPH_GRAD_FN)
+    reasons = []
+    shows_tensors = arguments[-1 if is_warning(call, analysis) or is_print(call, analysis) else -2] != "[]"
+    if shows_tensors:
+        reasons.append(IN_GRAPH_GRAD_FN)
+    if shows_tensors or not written_once(call, analysis):
+        # A message logged once per text is written once either way: cudagraph trees run a graph
+        # in Python before recording it, where the operator writes it (a text with tensor values
+        # differs per call, and a replay writes none of the later ones).
+        reasons.append(IN_GRAPH_CUDA_GRAPHS)
     if is_warning(call, analysis):
         reasons.append(IN_GRAPH_WARNING_AS_ERROR)
     if may_be_scripted(analysis):
@@ -311,7 +316,8 @@ def _goes_in_graph(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
 def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> list[int]:
     """Lines of the function's messages that are deferred and run before `call` (earlier, or in a
     loop around it). Dynamo replays deferred messages after the graph, so a print inside the graph
-    would come out before them. A message inside an `if` counts as deferred: predicated, it is."""
+    would come out before them. A message inside an `if` on a tensor counts as deferred: predicated,
+    it is (an `if` Python decides while tracing is traced through, its messages planned as any other)."""
     if analysis.function is None or analysis.runs_inlined:  # there a message goes in the graph or is not fixed
         return []
     function = analysis.function.node
@@ -323,7 +329,7 @@ def _deferred_before(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext
     in_branches = {
         id(node)
         for branch in walk(function)
-        if isinstance(branch, ast.If)
+        if isinstance(branch, ast.If) and analysis.is_data_dependent(branch.test)
         for statement in [*branch.body, *branch.orelse]
         for node in walk(statement)
     }

@@ -56,7 +56,8 @@ def names_in_body(helper_body: str) -> frozenset[str]:
 def indented(helper_body: str, unit: str, depth: int) -> str:
     """A helper's body with each `LEVEL` mark written as one `unit` of indentation, `depth` units in."""
     return "\n".join(
-        unit * (depth + len(line) - len(line.lstrip(LEVEL))) + line.lstrip(LEVEL) for line in helper_body.split("\n")
+        unit * (depth + len(line) - len(line.lstrip(LEVEL))) + line.lstrip(LEVEL) if line else ""
+        for line in helper_body.split("\n")
     )
 
 

@@ -41,15 +41,36 @@ from .message_text import literal, template_part
 def _wrapper_body(torch_name: str) -> str:
     """Registers `body` once per process and module (a reloaded module reuses its operator:
     registered again, torch 2.14.1 fails to trace it), through the private name the releases have
-    in common (2.9.1 lacks `torch.library._register_effectful_op`; read from the released wheels)."""
+    in common (2.9.1 lacks `torch.library._register_effectful_op`; read from the released wheels).
+    Where the operator form does not hold, `body` itself is used, which breaks the graph as the
+    original message did: a torch older than `OPERATOR_RELEASE` (2.9.1's inductor drops the operator
+    under `no_grad`), or one whose private names moved. While `torch.export` traces, the call does
+    what the original does there: nothing under strict export (Dynamo drops prints, warnings and
+    logger calls), `body` in Python under non-strict export; the exported program holds no message
+    (measured, torch 2.13: the operator would run on every call of the program)."""
     ops = f"{torch_name}.ops.in_graph_messages"
+    release = ".".join(map(str, OPERATOR_RELEASE))
     return (
+        f'if {torch_name}.__version__ < "{release}":  # an older release drops the operator from some graphs\n'
+        f"{LEVEL}return body\n"
         "name = f\"{body.__name__.strip('_')}_{abs(hash((__name__, body.__code__.co_filename)))}\"  # one per helper and module\n"
-        f"if not hasattr({ops}, name):\n"
-        f'{LEVEL}{torch_name}.library.custom_op(f"in_graph_messages::{{name}}", body, mutates_args=()).register_fake(lambda *args: None)\n'
-        f"{LEVEL}effects = {torch_name}._higher_order_ops.effects\n"
-        f"{LEVEL}effects._register_effectful_op(getattr({ops}, name).default, effects._EffectType.ORDERED)\n"
-        f"return getattr({ops}, name)"
+        "try:\n"
+        f"{LEVEL}if not hasattr({ops}, name):\n"
+        f'{LEVEL}{LEVEL}{torch_name}.library.custom_op(f"in_graph_messages::{{name}}", body, mutates_args=()).register_fake(lambda *args: None)\n'
+        f"{LEVEL}{LEVEL}effects = {torch_name}._higher_order_ops.effects\n"
+        f"{LEVEL}{LEVEL}effects._register_effectful_op(getattr({ops}, name).default, effects._EffectType.ORDERED)\n"
+        "except (AttributeError, RuntimeError, TypeError):  # a release whose private names moved\n"
+        f"{LEVEL}return body\n"
+        f"operator = getattr({ops}, name)\n"
+        "\n"
+        "def call(*args):\n"
+        f"{LEVEL}if not {torch_name}.compiler.is_exporting():\n"
+        f"{LEVEL}{LEVEL}return operator(*args)\n"
+        f"{LEVEL}if {torch_name}.compiler.is_dynamo_compiling():  # strict export drops the message, as it drops the original\n"
+        f"{LEVEL}{LEVEL}return None\n"
+        f"{LEVEL}return body(*args)  # non-strict export runs it in Python, as it runs the original\n"
+        "\n"
+        "return call"
     )
 
 
@@ -57,7 +78,10 @@ def _wrapper_body(torch_name: str) -> str:
 # keep it on every backend; 2.9.1's inductor drops it from a graph compiled without autograd (under
 # `no_grad`, measured); 2.10 to 2.12 were not measured.
 OPERATOR_RELEASE = (2, 13)
-WRAPPER_DOCSTRING = "`body` as an operator that torch.compile keeps in its graph, in order with its other effects."
+WRAPPER_DOCSTRING = (
+    "`body` as an operator that torch.compile keeps in its graph, in order with its other effects (`body` itself "
+    "where that cannot hold)."
+)
 # The file the record or warning names: the module's, as its code was compiled (`exec`'d code has
 # no `__file__`).
 _FILE = 'globals().get("__file__", "<string>")'
@@ -67,28 +91,19 @@ LEVEL_NAMES = {10: "DEBUG", 20: "INFO", 30: "WARNING", 40: "ERROR", 50: "CRITICA
 # their record names their own line before and after.
 _ONCE_METHODS = frozenset({"warning_once", "info_once"})
 
-IN_GRAPH_EXPORTED = (
-    "under torch.export the message runs on every call of the program (the original was written once while "
-    "exporting, or not at all)"
-)
 IN_GRAPH_GRAD_FN = (
     "under the aot_eager and inductor backends a tensor that requires grad is written without its `grad_fn=`"
-)
-PRIVATE_API = (
-    "it uses torch's private `_register_effectful_op` (in `torch._higher_order_ops.effects`; measured on torch "
-    "2.13 and 2.14)"
 )
 IN_GRAPH_WARNING_AS_ERROR = (
     "under warnings-as-errors the error is raised inside the compiled graph, where the backend decides which of "
     "the graph's in-place changes were already made"
 )
 IN_GRAPH_SCRIPTED = (
-    "torch.jit.script of the function through torch.compile's wrapper fails (TorchScript then resolves the "
-    "helper's name in torch's own module; scripted directly, it compiles the call)"
+    "torch.jit.script no longer compiles the function: TorchScript cannot compile the in-graph helper it calls"
 )
 IN_GRAPH_CUDA_GRAPHS = (
     'under CUDA graphs (`mode="reduce-overhead"`) a replay runs no Python: the message may be written only '
-    "while the graph is recorded (not measured on a GPU)"
+    "while the graph is warmed up and recorded (not measured on a GPU)"
 )
 
 
@@ -102,6 +117,11 @@ def _available(analysis: FunctionAnalysis, ctx: FixContext) -> str | None:
     if ctx.torch_version is not None and ctx.torch_version < OPERATOR_RELEASE:
         return None
     return torch_name
+
+
+def written_once(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A logger method that writes each message text once per process (`warning_once`)."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _ONCE_METHODS and is_logging(call, analysis)
 
 
 def wrapper(torch_name: str) -> Helper:
@@ -244,14 +264,22 @@ def _template(
             parts.append("{" + spec + "}")  # `{{...}}` once escaped
             values.extend(field)
         elif _folded_when_traced(piece.value, analysis):
-            parts.append(spec)
-            python.extend(field)
+            parts.append("{}")
+            python.append(_escaped_text(field[0], spec))
         else:
             raise Refused("a value that is neither a tensor nor a Python value Dynamo folds")
     template = "".join(parts)
     if python:
         return f"{literal(template)}.format({', '.join(python)})", values
     return literal(template.format()), values
+
+
+def _escaped_text(value: str, field: str) -> str:
+    """A Python value's text as the first `format` fills it in, its braces escaped: the helper
+    formats the template again with the tensors (a string holding `{y}` would raise KeyError there).
+    Written with `str.format` and the f-string's own field: Dynamo's `format()` builtin drops the
+    spec and raises on braces (torch 2.13)."""
+    return f'{literal(field)}.format({value}).replace("{{", "{{{{").replace("}}", "}}}}")'
 
 
 def plan_print(

@@ -27,6 +27,10 @@ def is_logger_factory(qualname: str | None) -> bool:
     return qualname.startswith(".") and qualname.lstrip(".").endswith("utils.logging.get_logger")
 
 
+# Attributes every Python object or class has, none of them a tensor.
+_TYPE_ATTRIBUTES = frozenset({"__class__", "__name__", "__qualname__", "__module__", "__doc__"})
+
+
 class ExpressionKinds:
     """The names' kinds in force (`env`) and `kind(expr)`, remembered per expression until a
     name's kind changes."""
@@ -127,6 +131,8 @@ class ExpressionKinds:
         qualname = self.scope.qualified_name(expr)
         if qualname is not None:
             return _module_value_kind(qualname)
+        if expr.attr in _TYPE_ATTRIBUTES:
+            return Kind.PYTHON  # `self.__class__.__name__`: a class or its name, a constant while tracing
         value = self.kind(expr.value)
         if value is Kind.SELF:
             method = self.function.method if self.function else None
