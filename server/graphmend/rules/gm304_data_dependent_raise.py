@@ -3,9 +3,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..analysis.conditions import ConditionError, condition_refusal, negated, tensor_logic
+from ..analysis.conditions import ConditionError, condition_refusal, negated, python_text, split, tensor_logic
 from ..analysis.purity import impurity
-from ..analysis.shapes import is_scalar_condition
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import literal
@@ -33,7 +32,9 @@ class DataDependentRaise(Rule):
         action="Check the inputs before the compiled call, or use `torch._assert_async(cond, msg)` if an error raised later by the device will do.",
         fix=(
             "`torch._assert_async(~cond)` keeps the check in the graph, but the error "
-            "type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. An "
+            "type and the moment it surfaces change, so such a fix can only ever be offered as unsafe. Python "
+            "operands leading an `and` stay a Python `if` around the check (`if labels is not None and "
+            "labels.max() >= n:` checks the labels only when there are some). An "
             "`assert a and b, msg` becomes one assert per operand, in order, with the same message (unsafe for "
             "the same reason: under compile a failing check raises RuntimeError); an `or` is left as is."
         ),
@@ -65,21 +66,25 @@ class DataDependentRaise(Rule):
         self, node: ast.AST, reported: ast.AST, analysis: FunctionAnalysis, ctx: FixContext
     ) -> Fix | Refusal | None:
         """`if cond: raise E(msg)` → `torch._assert_async(~cond, msg)`: always unsafe,
-        since the error becomes a RuntimeError raised when the device gets to it."""
+        since the error becomes a RuntimeError raised when the device gets to it. The Python operands
+        leading an `and` stay a Python `if` around the check (`if labels is not None and
+        labels.max() >= n:` checks the labels only when there are some, as it did)."""
         if isinstance(node, ast.Assert):
             return _split_assert(node, analysis, ctx)
         assert isinstance(node, ast.If)
-        refused = condition_refusal(node.test, analysis)
+        parts = split(node.test, analysis)
+        test = parts.rest
+        refused = condition_refusal(test, analysis)
         if refused is not None:
             return Refusal(refused)
         torch_name = ctx.torch_name
         if torch_name is None:
             return Refusal("torch is not imported as a module in this file")
-        reason = impurity(node.test, analysis, set())
+        reason = impurity(test, analysis, set())
         if reason is not None:
             return Refusal(reason.replace("a branch", "the condition"))
-        if not is_scalar_condition(node.test, analysis):
-            return Refusal("the condition may have more than one element")
+        # A condition of more than one element needs no refusal: `if` and `torch._assert_async` both
+        # raise "Boolean value of Tensor with more than one value is ambiguous" (RuntimeError) on it.
         raised = node.body[-1]  # after the statements that prepare its message (dropped with it)
         message = "assertion failed"
         # `raise E("msg")`, or `torch._assert(False, "msg")`
@@ -96,12 +101,18 @@ class DataDependentRaise(Rule):
             # The f-string's own words; its computed values need data the check cannot format.
             message = "".join(p.value if isinstance(p, ast.Constant) else "…" for p in arguments[0].values)  # type: ignore[misc]
         try:  # what must hold, as a bool tensor: `not` and `and`/`or` written with `~`, `&`, `|`
-            check = tensor_logic(negated(node.test), analysis, ctx.segment, torch_name)
+            check = tensor_logic(negated(test), analysis, ctx.segment, torch_name)
         except ConditionError as error:
             return Refusal(str(error))
         indent = ctx.source.lines[node.lineno - 1][: node.col_offset]
         comments = [indent + c + "\n" for c in comments_outside(ctx, node, [])]  # they stay, above the check
-        text = "".join(comments) + f"{indent}{torch_name}._assert_async({check}, {literal(message)})"
+        assertion = f"{torch_name}._assert_async({check}, {literal(message)})"
+        if parts.static:
+            guard = python_text(ast.BoolOp(op=ast.And(), values=list(parts.static)), ctx.segment)
+            if len(parts.static) == 1:
+                guard = python_text(parts.static[0], ctx.segment)
+            assertion = f"if {guard}:\n{indent}{ctx.indent_unit}{assertion}"
+        text = "".join(comments) + f"{indent}{assertion}"
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
         hazards = ["raises RuntimeError, possibly later, instead of the original exception"]
         if len(node.body) > 1:
