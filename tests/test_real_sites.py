@@ -213,3 +213,56 @@ def test_gm304_differs_only_as_its_title_says(
 def test_the_annotation_claim_is_kept_for_python_values() -> None:
     text = fix_source(SITES, Path("sites.py"), unsafe=True).fixed
     assert "if isinstance(B, torch.Tensor) else (input.unsqueeze(1) if B == input.shape[-3]" in text
+
+
+# transformers 4.49.0 `phi3/modeling_phi3.py:351` (and 38 copies): the dynamic rope update compares
+# a full reduction with module state that holds one number on every path.
+DYNAMIC_ROPE = """import torch
+
+
+class Phi3Config:
+    max_position_embeddings = 8
+
+
+class Rotary(torch.nn.Module):
+    def __init__(self, config: Phi3Config, window, length: int = 4):
+        super().__init__()
+        self.max_seq_len_cached = config.max_position_embeddings
+        self.original_max_seq_len = config.max_position_embeddings
+        self.window = window
+        self.length = length
+        self.register_buffer("limit", torch.tensor([4, 4]), persistent=False)
+        self.scale = 1.0
+
+    @torch.compile
+    def forward(self, x, position_ids):
+        seq_len = torch.max(position_ids) + 1
+        if seq_len > self.max_seq_len_cached:
+            self.scale = 2.0
+            self.max_seq_len_cached = seq_len
+        if seq_len < self.original_max_seq_len and self.max_seq_len_cached > self.original_max_seq_len:
+            self.scale = 1.0
+            self.max_seq_len_cached = self.original_max_seq_len
+        if seq_len > self.length:
+            x = x * 2
+        if seq_len > self.window:
+            x = x * 3
+        if seq_len > self.limit:
+            x = x * 4
+        return x * self.scale
+"""
+
+
+def test_a_condition_on_module_state_holding_one_number_is_one_element(tmp_path: Path) -> None:
+    """Issue 54: `self.max_seq_len_cached` is set from a `...Config` field in `__init__` and to the
+    0-d `seq_len` or another such attribute later, and `self.length` from a parameter annotated
+    `int`: conditions on them have one element, and the fix no longer names that hazard. An
+    attribute set from an unannotated parameter (`self.window`) or registered as a buffer
+    (`self.limit`, two elements) keeps it."""
+    element = "the condition may have more than one element"
+    named = {
+        d.range.start.line + 1: element in d.fix.hazards
+        for d in check_source(DYNAMIC_ROPE, tmp_path / "rope.py")
+        if d.code == "GM101" and d.fix is not None
+    }
+    assert named == {21: False, 24: False, 27: False, 29: True, 31: True}

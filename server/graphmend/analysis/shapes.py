@@ -14,7 +14,7 @@ from collections.abc import Callable
 from .. import torch_api
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
-from ..semantics import walk
+from ..semantics import self_stores, walk
 from .purity import assigned_once, dotted
 
 _SCALAR_REDUCTIONS = torch_api.REDUCTION_METHODS
@@ -32,6 +32,12 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
         return is_scalar_condition(expr.operand, analysis, seen)
     if isinstance(expr, ast.BinOp):
         return is_scalar_condition(expr.left, analysis, seen) and is_scalar_condition(expr.right, analysis, seen)
+    if isinstance(expr, ast.Name) and expr.id not in seen:  # bound once, to a value of one element
+        value = assigned_once(expr.id, analysis)
+        if value is not None and is_scalar_condition(value, analysis, seen | {expr.id}):
+            return True
+    if isinstance(expr, ast.Attribute) and analysis.kind(expr.value) is Kind.SELF:
+        return analysis.kind(expr) in (Kind.PYTHON, Kind.NONE) or _scalar_attribute(expr.attr, analysis, seen)
     kind = analysis.kind(expr)
     if not kind.is_tensor:
         return kind in (Kind.PYTHON, Kind.NONE)
@@ -50,9 +56,61 @@ def is_scalar_condition(expr: ast.expr, analysis: FunctionAnalysis, seen: frozen
                 return True
             return _reduces_a_vector(expr, func.value, expr.args, analysis)
         return False
-    if isinstance(expr, ast.Name) and expr.id not in seen:
-        value = assigned_once(expr.id, analysis)
-        return value is not None and is_scalar_condition(value, analysis, seen | {expr.id})
+    return False
+
+
+_NUMBER_ANNOTATIONS = frozenset({"int", "float", "bool"})
+
+
+def _scalar_attribute(attribute: str, analysis: FunctionAnalysis, seen: frozenset[str]) -> bool:
+    """`self.<attribute>` holds one number on every path: every binding of it in the class (and its
+    same-file bases) stores a number (a constant, a parameter annotated `int`/`float`/`bool`, a field
+    of a `...Config` parameter or of `self.config`), another such attribute, or a value of one
+    element in its own method (Phi-3's `self.max_seq_len_cached = seq_len`, `seq_len =
+    torch.max(position_ids) + 1`). A buffer, an unpacking or any other store: unknown."""
+    method = analysis.function.method if analysis.function is not None else None
+    key = f"self.{attribute}"
+    if method is None or method.owner is None or key in seen:
+        return key in seen  # a cycle adds no new value
+    stores = list(self_stores(method.owner, attribute))
+    if not stores:
+        return False
+    for store_method, target in stores:
+        value = _stored_value(store_method.node, target)
+        if value is None:
+            return False
+        probe = FunctionAnalysis(analysis.module, store_method)
+        if not (_is_number(value, store_method.node, probe) or is_scalar_condition(value, probe, seen | {key})):
+            return False
+    return True
+
+
+def _stored_value(function: ast.FunctionDef | ast.AsyncFunctionDef, target: ast.AST) -> ast.expr | None:
+    """The value `target` is bound to by a plain `target = value` (or `target += value`, which keeps
+    one number one number) in `function`; None for anything else."""
+    for node in walk(function):
+        if isinstance(node, ast.Assign) and any(t is target for t in node.targets):
+            return node.value
+        if isinstance(node, ast.AugAssign) and node.target is target:
+            return node.value
+    return None
+
+
+def _is_number(value: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef, analysis: FunctionAnalysis) -> bool:
+    """A number by how it is written: a constant, a parameter annotated as one, or a field of a
+    configuration object (`config.max_position_embeddings`, `self.config.rope_theta`)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float, bool)) or value.value is None
+    annotations = {a.arg: a.annotation for a in [*function.args.args, *function.args.kwonlyargs]}
+    if isinstance(value, ast.Name):
+        annotation = annotations.get(value.id)
+        return isinstance(annotation, ast.Name) and annotation.id in _NUMBER_ANNOTATIONS
+    if isinstance(value, ast.Attribute):
+        root = value.value
+        if isinstance(root, ast.Attribute) and root.attr == "config" and analysis.kind(root.value) is Kind.SELF:
+            return True
+        annotation = annotations.get(root.id) if isinstance(root, ast.Name) else None
+        return isinstance(annotation, ast.Name) and annotation.id.endswith("Config")
     return False
 
 
