@@ -1,9 +1,9 @@
 """Reproduce the GraphMend paper's Table 2 on transformers 4.49.0 with tiny random models, and extend it.
 
-    python benchmarks/paper_table2.py [--cases A,B] [--json OUT] [--keep DIR] [--jobs N] [--timeout S]
+    python benchmarks/paper_table2.py [--cases A,B] [--json OUT] [--keep DIR] [--jobs N] [--timeout S] [--safe-only]
 
-1. Copies the installed transformers package and runs `graphmend fix --unsafe-fixes` on the
-   model files of every case (`models/<family>/modeling_<family>.py`) and on `harness.SHARED_FILES` in the copy.
+1. Copies the installed transformers package and runs `graphmend fix --unsafe-fixes` (with
+   `--safe-only`, `graphmend fix`: the safe fixes alone) on the model files of every case (`models/<family>/modeling_<family>.py`) and on `harness.SHARED_FILES` in the copy.
 2. For each case, in a fresh process per variant (installed = before, copy = after): builds the
    model from a tiny config with seeded random weights, compiles it with a counting backend, runs
    it on its inputs, and records the number of graphs, the graph-break sites (from Dynamo's
@@ -1159,6 +1159,9 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="folder for the fixed copy and outputs (default: a temp dir)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes at once (default 1)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per worker process (default 300)")
+    parser.add_argument(
+        "--safe-only", action="store_true", help="apply the safe fixes only (`graphmend fix` without flags)"
+    )
     parser.add_argument("--worker", nargs=3, metavar=("CASE", "OUT", "PACKAGE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -1175,7 +1178,7 @@ def main() -> int:
     work = args.keep or Path(tempfile.mkdtemp(prefix="graphmend-table2-"))
     work.mkdir(parents=True, exist_ok=True)
     installed = Path(transformers.__file__).parent
-    copy_root = fixed_copy(work, sorted({case.family for case in CASES.values()}))
+    copy_root = fixed_copy(work, sorted({case.family for case in CASES.values()}), unsafe=not args.safe_only)
     variants = {"before": (installed, None), "after": (copy_root / "transformers", copy_root)}
     jobs = [(name, variant) for name in names for variant in variants]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
