@@ -23,7 +23,7 @@ from ...analysis.purity import (
 )
 from ...inference import FunctionAnalysis
 from ...messages import is_message, is_replayed
-from ...semantics import walk
+from ...semantics import ClassInfo, self_stores, walk
 from ..base import Refused, zero_gradients
 from ..deferral import message_in_branch, predicated_helper
 from .arms import Arm, ArmWriter, buffer_registration, code, is_name_target, only_small, self_attribute
@@ -200,6 +200,12 @@ class _Statements:
         reason = impurity(expr, self.site.analysis, self.guarded)
         if reason is not None:
             raise Refused(reason)
+        missing = unset_attribute(expr, self.site)
+        if missing is not None:
+            raise Refused(
+                f"a branch reads `{missing}`, which nothing in its class sets: run on every call, the rewrite would "
+                "raise AttributeError where the original raised only when the branch ran"
+            )
         for assumption in assumptions([expr], self.site.analysis):
             self.site.unsafe(assumption)
         for node in walk(expr):
@@ -257,3 +263,72 @@ def _is_lazy_init(stmt: ast.If, self_name: str | None) -> bool:
         if attribute not in stored:
             return False
     return True
+
+
+# What an nn.Module instance has without its class setting it: torch.nn.Module's public methods and
+# attributes (torch 2.13; a name starting with `_` is never judged).
+_MODULE_NAMES = frozenset(
+    """T_destination add_module apply bfloat16 buffers call_super_init children compile cpu cuda double
+    dump_patches eval extra_repr float forward get_buffer get_extra_state get_parameter get_submodule half
+    ipu load_state_dict modules mtia named_buffers named_children named_modules named_parameters parameters
+    register_backward_hook register_buffer register_forward_hook register_forward_pre_hook
+    register_full_backward_hook register_full_backward_pre_hook register_load_state_dict_post_hook
+    register_load_state_dict_pre_hook register_module register_parameter register_state_dict_post_hook
+    register_state_dict_pre_hook requires_grad_ set_extra_state set_submodule share_memory state_dict to
+    to_empty train training type xpu zero_grad""".split()
+)
+_DYNAMIC = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__init_subclass__"})
+_NN_MODULE = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def unset_attribute(expr: ast.expr, site: Site) -> str | None:
+    """A `self.<name>` that `expr` reads and that nothing can have set: the class and its bases are
+    all in the file (or torch's nn.Module), none defines it in its body or stores it (`self_stores`),
+    none sets attributes dynamically (`setattr`, `__getattr__`, `__dict__`). Qwen2.5-VL's rope update
+    reads `self.rope_kwargs`, which its `__init__` never sets: the original raises only when the
+    sequence grows, a rewrite running the branch always would raise on every call."""
+    owner = site.owner
+    if owner is None or site.self_name is None:
+        return None
+    for node in walk(expr):
+        if not (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == site.self_name
+            and not node.attr.startswith("_")
+            and node.attr not in _MODULE_NAMES
+        ):
+            continue
+        if _may_have(owner, node.attr):
+            continue
+        return f"{site.self_name}.{node.attr}"
+    return None
+
+
+def _may_have(owner: ClassInfo, attribute: str) -> bool:
+    classes = list(owner.mro())
+    for cls in classes:
+        known = {base.name for base in cls.bases}
+        if any(name is None or (name not in known and name not in _NN_MODULE) for name in cls.base_names):
+            return True  # a base graphmend cannot see may set it
+        if attribute in cls.methods or _DYNAMIC & cls.methods.keys() or _in_class_body(cls.node, attribute):
+            return True
+        for node in walk(cls.node):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return True
+            if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+                return True
+    return next(self_stores(owner, attribute), None) is not None
+
+
+def _in_class_body(node: ast.ClassDef, attribute: str) -> bool:
+    for stmt in node.body:
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == attribute for t in targets):
+            return True
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == attribute:
+            return True
+    return False
