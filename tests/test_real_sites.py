@@ -266,3 +266,58 @@ def test_a_condition_on_module_state_holding_one_number_is_one_element(tmp_path:
         if d.code == "GM101" and d.fix is not None
     }
     assert named == {21: False, 24: False, 27: False, 29: True, 31: True}
+
+
+CONFIGURED = """import torch
+
+
+class TinyConfig:
+    def __init__(self, **kwargs):
+        self.output_attentions = kwargs.get("output_attentions", False)
+
+
+class Configured(torch.nn.Module):
+    def __init__(self, config: TinyConfig):
+        super().__init__()
+        self.config = config
+
+    @torch.compile
+    def forward(self, x: torch.Tensor):
+        print("total", x.sum())
+        if self.config.output_attentions:
+            return x
+        return x + 1
+
+
+class Plain(torch.nn.Module):
+    def __init__(self, config: dict):
+        super().__init__()
+        self.config = config
+
+    @torch.compile
+    def forward(self, x: torch.Tensor):
+        print("total", x.sum())
+        return x + 1
+"""
+
+
+def test_a_forward_reading_its_configuration_never_scripts_so_the_fix_does_not_say_it_stops(tmp_path: Path) -> None:
+    """Issue 54: a method that reads `self.config`, set from a `...Config` parameter (or by
+    transformers' PreTrainedModel), fails `torch.jit.script` before any fix (TorchScript cannot type
+    the attribute: measured here), so "torch.jit.script no longer compiles the function" is not named
+    there (8 of 8 such hazards in the judged sample could not happen); an attribute annotated `dict`
+    keeps it."""
+    path = tmp_path / "configured.py"
+    path.write_text(CONFIGURED, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("configured", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(RuntimeError, match="failed to convert Python type"):
+        torch.jit.script(module.Configured(module.TinyConfig()))
+    scripted = {
+        d.range.start.line + 1: any("torch.jit.script" in h for h in d.fix.hazards)
+        for d in check_source(CONFIGURED, path)
+        if d.code == "GM201" and d.fix is not None
+    }
+    assert scripted == {16: False, 29: True}
