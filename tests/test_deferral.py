@@ -524,3 +524,58 @@ def test_a_warning_instance_is_not_deferred(tmp_path: Path) -> None:
     )
     (finding,) = [d for d in check_source(source, tmp_path / "w.py") if d.code == "GM203"]
     assert finding.fix is None and "warning instance" in finding.data.no_fix
+
+
+CONFIGURED_MESSAGES = """import torch
+from transformers.utils import logging
+
+logger = logging.get_logger(__name__)
+
+
+class TinyConfig:
+    _attn_implementation = "sdpa"
+    _pre_quantization_dtype = None
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, config: TinyConfig):
+        super().__init__()
+        self.config = config
+        self.q_proj = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        if torch.is_autocast_enabled():
+            target_dtype = torch.get_autocast_gpu_dtype()
+        elif self.config._pre_quantization_dtype is not None:
+            target_dtype = self.config._pre_quantization_dtype
+        else:
+            target_dtype = self.q_proj.weight.dtype
+        logger.warning_once(f"cast back to {target_dtype} from {self.config._attn_implementation}")
+        return x.to(target_dtype)
+"""
+
+
+def test_a_message_showing_configuration_values_is_kept_in_the_graph_safely(tmp_path: Path) -> None:
+    """Issue 54: a value a message shows that is a field of the model's configuration, or a name
+    bound only to such fields and dtypes (transformers' `target_dtype`, 39 `warning_once` calls in
+    4.49.0), is a Python value Dynamo folds: the message goes in the graph, and no hazard about a
+    printed tensor's `grad_fn` is named (5 of 5 judged impossible). Eager and compiled (one graph)
+    write the same text."""
+    path = tmp_path / "configured_messages.py"
+    (message,) = [d for d in check_source(CONFIGURED_MESSAGES, path) if d.code == "GM202"]
+    assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
+    assert message.fix.applicability.value == "safe" and not message.fix.hazards
+    fixed = _load(path, fix_source(CONFIGURED_MESSAGES, path).fixed)
+    logged: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    hf_logger = logging.getLogger(fixed.__name__)
+    hf_logger.addHandler(handler)
+    try:
+        fixed.Attention(fixed.TinyConfig())(torch.ones(2))
+        torch._dynamo.reset()
+        fixed.logger.warning_once.cache_clear()
+        torch.compile(fixed.Attention(fixed.TinyConfig()), backend="eager", fullgraph=True)(torch.ones(2))
+    finally:
+        hf_logger.removeHandler(handler)
+    assert logged == ["cast back to torch.float32 from sdpa"] * 2

@@ -51,7 +51,7 @@ PYTHON_VALUE_FUNCTIONS = frozenset(
     is_tensor is_storage is_floating_point is_complex is_nonzero numel finfo iinfo get_default_dtype
     is_grad_enabled is_inference_mode_enabled is_autocast_enabled device dtype Size get_num_threads
     result_type promote_types can_cast broadcast_shapes is_deterministic_algorithms_warn_only_enabled
-    are_deterministic_algorithms_enabled
+    are_deterministic_algorithms_enabled get_autocast_dtype get_autocast_gpu_dtype get_autocast_cpu_dtype
     """.split()
 )
 

@@ -63,12 +63,12 @@ def may_be_scripted(analysis: FunctionAnalysis) -> bool:
             return False
         if isinstance(node, ast.Call) and is_logging(node, analysis):
             return False
-        if isinstance(node, ast.Attribute) and _holds_a_configuration(node, analysis):
+        if isinstance(node, ast.Attribute) and holds_a_configuration(node, analysis):
             return False
     return True
 
 
-def _holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis) -> bool:
+def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis) -> bool:
     """`self.config` where `__init__` stores a parameter annotated with a `...Config` class, or of a
     transformers `PreTrainedModel` (a configuration): TorchScript cannot type that attribute, so a
     method reading it never scripts ("failed to convert Python type"), with the fix or without it."""

@@ -35,7 +35,7 @@ from ..messages import is_logging, is_warning
 from ..semantics import once_per_module, walk
 from .base import FixContext, Refused
 from .helpers import LEVEL, OPERATOR, OPERATOR_DOCSTRING, PLAIN, Helper
-from .message_text import literal, template_part
+from .message_text import configured, literal, template_part
 
 
 def _wrapper_body(torch_name: str) -> str:
@@ -317,7 +317,7 @@ def plan_print(
 def _folded_when_traced(value: ast.expr, analysis: FunctionAnalysis) -> bool:
     """A Python value Dynamo turns into a constant string while tracing: not a size, which may be
     symbolic (its text would be `s0`), nor anything that may be a tensor."""
-    if analysis.kind(value) is not Kind.PYTHON:
+    if analysis.kind(value) is not Kind.PYTHON and not configured(value, analysis):
         return False
     for node in walk(value):
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim"):

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.module_state import assigned_values
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_warning
 from ..semantics import walk
-from .base import FixContext, Refused
+from .base import FixContext, Refused, holds_a_configuration
 
 
 def literal(text: str) -> str:
@@ -102,10 +103,30 @@ def message_values(call: ast.Call, analysis: FunctionAnalysis) -> list[ast.expr]
 
 def may_be_tensor(value: ast.expr, analysis: FunctionAnalysis) -> bool:
     """Anything but a literal or a value known not to be a tensor."""
-    if isinstance(value, ast.Constant):
+    if isinstance(value, ast.Constant) or configured(value, analysis):
         return False
     kind = analysis.kind(value)
     return kind.is_tensor or kind in (Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS)
+
+
+def configured(value: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+    """A Python value a message shows that kinds leave unknown: a field of a transformers
+    configuration (`self.config._pre_quantization_dtype`: JSON values, never tensors), or a name
+    every binding of which is a Python value or such a field (`target_dtype`, bound to
+    `torch.get_autocast_gpu_dtype()`, the config's dtype or `self.q_proj.weight.dtype`)."""
+    if analysis.kind(value) is Kind.PYTHON:
+        return True
+    if isinstance(value, ast.Attribute):
+        root = value
+        while isinstance(root.value, ast.Attribute):
+            root = root.value
+        return root is not value and holds_a_configuration(root, analysis)
+    if isinstance(value, ast.Name) and value.id not in seen and analysis.function is not None:
+        bindings = assigned_values(value.id, analysis)
+        return bool(bindings) and all(
+            isinstance(b, ast.expr) and configured(b, analysis, seen | {value.id}) for b in bindings
+        )
+    return False
 
 
 def printed_values(call: ast.Call) -> list[ast.expr]:
