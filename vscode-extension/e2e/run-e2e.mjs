@@ -512,8 +512,8 @@ async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer,
   log(`quick-fix menu: ${JSON.stringify((await widget.innerText()).split('\n').map((s) => s.trim()).filter(Boolean))}`);
   await page.keyboard.press('Escape');
 
-  // Fix All applies no unsafe fix and says how many it left.
-  const unchanged = fs.readFileSync(t5, 'utf8');
+  // Fix All applies the safe fixes only (T5's in-graph `warning_once` calls, since issue 54) and says
+  // how many unsafe ones it left.
   await focusEditor(page, editor);
   await runCommand(page, 'graphmend: Fix All Graph Breaks in File', 'graphmend.fixAll', async () => {
     throw new CheckFailed('the command palette has no "graphmend: Fix All Graph Breaks in File"');
@@ -524,6 +524,16 @@ async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer,
     .catch(() => { throw new CheckFailed(`Fix All showed no message saying "${left}"`); });
   log(`Fix All says: ${(await toast.innerText()).replace(/\s+/g, ' ')}`);
   await runCommand(page, 'Notifications: Clear All Notifications', 'notifications.clearAll', async () => {});
+  // Saved, the file is what the unsafe-fix dialog is about: the server, asked directly, says what it shows.
+  await focusEditor(page, editor);
+  await page.keyboard.press('Control+S'); // the palette's first match for "File: Save" can be "Compare with Saved"
+  const saved = () => page.locator('.tabs-container .tab.dirty', { hasText: T5_NAME }).count().then((n) => n === 0);
+  if (!(await waitClean(userDir, saved, 10_000))) throw new CheckFailed(`${T5_NAME} was not saved after Fix All`);
+  const unchanged = fs.readFileSync(t5, 'utf8');
+  const afterSafe = await askServer(script, t5, env);
+  if (afterSafe.unsafe?.unsafeAvailable !== expected.unsafe.unsafeAvailable) {
+    throw new CheckFailed(`Fix All left ${afterSafe.unsafe?.unsafeAvailable} unsafe fixes, not ${expected.unsafe.unsafeAvailable}`);
+  }
 
   // The unsafe-fix dialog shows what the server sent; Enter applies nothing.
   await focusEditor(page, editor);
@@ -533,8 +543,8 @@ async function bundledScenario({ page, opts, shots, userDir, extDir, codeServer,
   const dialog = page.locator('.monaco-dialog-box').first();
   await dialog.waitFor({ timeout: 30_000 }).catch(() => { throw new CheckFailed('no dialog for the unsafe fixes'); });
   const shown = await dialog.locator('.dialog-message-detail').innerText();
-  if (shown.trim() !== expected.unsafe.detail.trim()) {
-    throw new CheckFailed(`the dialog's text is not the server's detail:\n--- dialog ---\n${shown}\n--- server ---\n${expected.unsafe.detail}`);
+  if (shown.trim() !== afterSafe.unsafe.detail.trim()) {
+    throw new CheckFailed(`the dialog's text is not the server's detail:\n--- dialog ---\n${shown}\n--- server ---\n${afterSafe.unsafe.detail}`);
   }
   const focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
   const buttons = await dialog.locator('.dialog-buttons .monaco-button').allInnerTexts();
