@@ -236,6 +236,16 @@ def negated(expr: ast.expr) -> ast.expr:
     return ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=expr), expr)
 
 
+def static_text(operands: tuple[ast.expr, ...], segment: Segment) -> str:
+    """The Python operands of a condition, joined with `and` as they were written."""
+    texts = []
+    for operand in operands:
+        text = python_text(operand, segment)
+        wrap = isinstance(operand, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text
+        texts.append(f"({text})" if wrap else text)
+    return " and ".join(texts)
+
+
 def python_text(expr: ast.expr, segment: Segment) -> str:
     """Source text of `expr`; `not`/`and`/`or` made by `negated` are written out from their parts."""
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):

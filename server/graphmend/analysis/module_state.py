@@ -108,3 +108,33 @@ def rebinds_to_view(node: ast.AST, name: str) -> bool:
         and holds(node.value, name, ALWAYS_VIEWS, subscripts=False)
         and not isinstance(node.value, ast.Name)
     )
+
+
+def annotated_as(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:
+    """The plain name a parameter of `function` is annotated with (`int`, `Phi3Config`), else None."""
+    arguments = function.args
+    parameter = next(
+        (a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.arg == name), None
+    )
+    annotation = parameter.annotation if parameter is not None else None
+    return annotation.id if isinstance(annotation, ast.Name) else None
+
+
+def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis) -> bool:
+    """`self.config` where `__init__` stores a parameter annotated with a `...Config` class, or of a
+    transformers `PreTrainedModel`: a model's configuration, whose fields are JSON values, never
+    tensors, and which TorchScript cannot type ("failed to convert Python type")."""
+    function = analysis.function
+    method = function.method if function is not None else None
+    if method is None or method.owner is None or not analysis.is_self(node.value):
+        return False
+    if node.attr == "config" and any(
+        (name or "").lstrip(".").endswith("modeling_utils.PreTrainedModel")
+        for cls in method.owner.mro()
+        for name in cls.base_names
+    ):
+        return True  # transformers' PreTrainedModel stores its configuration as `self.config`
+    return any(
+        isinstance(value, ast.Name) and (annotated_as(init.node, value.id) or "").endswith("Config")
+        for init, value in analysis.module.init_values(method.owner).get(node.attr, [])
+    )

@@ -15,6 +15,7 @@ from .. import torch_api
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import self_stores, walk
+from .module_state import annotated_as, holds_a_configuration
 from .purity import assigned_once, dotted
 
 _SCALAR_REDUCTIONS = torch_api.REDUCTION_METHODS
@@ -101,16 +102,13 @@ def _is_number(value: ast.expr, function: ast.FunctionDef | ast.AsyncFunctionDef
     configuration object (`config.max_position_embeddings`, `self.config.rope_theta`)."""
     if isinstance(value, ast.Constant):
         return isinstance(value.value, (int, float, bool)) or value.value is None
-    annotations = {a.arg: a.annotation for a in [*function.args.args, *function.args.kwonlyargs]}
     if isinstance(value, ast.Name):
-        annotation = annotations.get(value.id)
-        return isinstance(annotation, ast.Name) and annotation.id in _NUMBER_ANNOTATIONS
+        return annotated_as(function, value.id) in _NUMBER_ANNOTATIONS
     if isinstance(value, ast.Attribute):
         root = value.value
-        if isinstance(root, ast.Attribute) and root.attr == "config" and analysis.kind(root.value) is Kind.SELF:
-            return True
-        annotation = annotations.get(root.id) if isinstance(root, ast.Name) else None
-        return isinstance(annotation, ast.Name) and annotation.id.endswith("Config")
+        if isinstance(root, ast.Attribute):
+            return holds_a_configuration(root, analysis)
+        return isinstance(root, ast.Name) and (annotated_as(function, root.id) or "").endswith("Config")
     return False
 
 

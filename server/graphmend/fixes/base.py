@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ..analysis.module_state import holds_a_configuration
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..messages import is_logging
@@ -66,29 +67,6 @@ def may_be_scripted(analysis: FunctionAnalysis) -> bool:
         if isinstance(node, ast.Attribute) and holds_a_configuration(node, analysis):
             return False
     return True
-
-
-def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis) -> bool:
-    """`self.config` where `__init__` stores a parameter annotated with a `...Config` class, or of a
-    transformers `PreTrainedModel` (a configuration): TorchScript cannot type that attribute, so a
-    method reading it never scripts ("failed to convert Python type"), with the fix or without it."""
-    function = analysis.function
-    method = function.method if function is not None else None
-    if method is None or method.owner is None or not analysis.is_self(node.value):
-        return False
-    if node.attr == "config" and any(
-        (name or "").lstrip(".").endswith("modeling_utils.PreTrainedModel")
-        for cls in method.owner.mro()
-        for name in cls.base_names
-    ):
-        return True  # transformers' PreTrainedModel stores its configuration as `self.config`
-    for init, value in analysis.module.init_values(method.owner).get(node.attr, []):
-        if isinstance(value, ast.Name):
-            parameters = [*init.node.args.args, *init.node.args.kwonlyargs]
-            annotation = next((a.annotation for a in parameters if a.arg == value.id), None)
-            if isinstance(annotation, ast.Name) and annotation.id.endswith("Config"):
-                return True
-    return False
 
 
 class Refused(Exception):

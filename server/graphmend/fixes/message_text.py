@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.module_state import assigned_values
+from ..analysis.module_state import assigned_values, holds_a_configuration
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..messages import is_warning
 from ..semantics import walk
-from .base import FixContext, Refused, holds_a_configuration
+from .base import FixContext, Refused
 
 
 def literal(text: str) -> str:

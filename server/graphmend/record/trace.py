@@ -193,7 +193,12 @@ def user_code_frames(dynamo_error: str) -> tuple[Frame, ...]:
     _, marker, rest = dynamo_error.partition("\nfrom user code:\n")
     if not marker:
         return ()
-    block = rest.split("\n\n", 1)[0]
+    return _reindented_frames(rest.split("\n\n", 1)[0])
+
+
+def _reindented_frames(block: str) -> tuple[Frame, ...]:
+    """The frames of a stack torch writes with its own indentation (a Dynamo error's user code,
+    inductor's "Found from"), each `File` line read as a traceback's."""
     return frames_of(
         "\n".join("  " + line.lstrip() if line.lstrip().startswith("File ") else line for line in block.splitlines())
     )
@@ -226,8 +231,7 @@ def cudagraph_skip(message: str, compile_id: str) -> Event:
     """Inductor's CUDA-graph skip message, at the user's line its "Found from" stack names (inductor
     writes `Found from :` or `Found from:`, its frames indented by three spaces or two)."""
     text, found = [*_FOUND_FROM.split(message, 1), ""][:2]
-    lines = ("  " + line.lstrip() if line.lstrip().startswith("File ") else line for line in found.splitlines())
-    return Event(CUDAGRAPH_SKIP, text.strip(), frames_of("\n".join(lines)), compile_id=compile_id)
+    return Event(CUDAGRAPH_SKIP, text.strip(), _reindented_frames(found), compile_id=compile_id)
 
 
 def call_frames(metrics: dict[str, object]) -> tuple[Frame, ...]:

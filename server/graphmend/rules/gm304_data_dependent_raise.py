@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..analysis.conditions import ConditionError, condition_refusal, negated, python_text, split, tensor_logic
+from ..analysis.conditions import ConditionError, condition_refusal, negated, split, static_text, tensor_logic
 from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
@@ -108,10 +108,7 @@ class DataDependentRaise(Rule):
         comments = [indent + c + "\n" for c in comments_outside(ctx, node, [])]  # they stay, above the check
         assertion = f"{torch_name}._assert_async({check}, {literal(message)})"
         if parts.static:
-            guard = python_text(ast.BoolOp(op=ast.And(), values=list(parts.static)), ctx.segment)
-            if len(parts.static) == 1:
-                guard = python_text(parts.static[0], ctx.segment)
-            assertion = f"if {guard}:\n{indent}{ctx.indent_unit}{assertion}"
+            assertion = f"if {static_text(parts.static, ctx.segment)}:\n{indent}{ctx.indent_unit}{assertion}"
         text = "".join(comments) + f"{indent}{assertion}"
         edit = TextEdit(ctx.line_range(node.lineno, node.end_lineno or node.lineno), text)
         hazards = ["raises RuntimeError, possibly later, instead of the original exception"]

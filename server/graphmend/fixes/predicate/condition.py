@@ -10,7 +10,7 @@ from ...analysis.purity import dotted, impurity, names_in
 from ...analysis.shapes import is_scalar_condition
 from ...inference import FunctionAnalysis
 from ...kinds import Kind
-from ..base import FixContext, Refused
+from ..base import Refused
 from .arms import Arm
 from .effects import assumptions
 from .site import Site
@@ -61,16 +61,6 @@ def arm_predicate(number: int, conditions_: list[str]) -> str:
     if number < len(conditions_):
         parts.append(conditions_[number])
     return " & ".join(parts)
-
-
-def static_text(operands: tuple[ast.expr, ...], ctx: FixContext) -> str:
-    """The Python operands of a condition, joined with `and` as they were written."""
-    texts = []
-    for operand in operands:
-        text = conditions.python_text(operand, ctx.segment)
-        wrap = isinstance(operand, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text
-        texts.append(f"({text})" if wrap else text)
-    return " and ".join(texts)
 
 
 def floating_names(operands: tuple[ast.expr, ...], analysis: FunctionAnalysis) -> set[str]:

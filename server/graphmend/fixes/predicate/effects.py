@@ -307,8 +307,7 @@ def unset_attribute(expr: ast.expr, site: Site) -> str | None:
 
 
 def _may_have(owner: ClassInfo, attribute: str) -> bool:
-    classes = list(owner.mro())
-    for cls in classes:
+    for cls in owner.mro():
         known = {base.name for base in cls.bases}
         if any(name is None or (name not in known and name not in _NN_MODULE) for name in cls.base_names):
             return True  # a base graphmend cannot see may set it

@@ -8,9 +8,9 @@ from typing import cast
 
 import libcst as cst
 
+from ...analysis import conditions
 from ...diagnostics import Applicability, Fix, TextEdit
 from .arms import Arm
-from .condition import static_text
 from .site import Site
 from .structure import indent_unit, original_rest
 
@@ -57,7 +57,7 @@ def place(site: Site, lines: list[str], indent: str, static: tuple[ast.expr, ...
     if not static:
         return _indented(lines, indent)
     body = _indented(lines, indent + indent_unit(site))
-    text = f"{indent}if {static_text(static, site.ctx)}:\n{body}"
+    text = f"{indent}if {conditions.static_text(static, site.ctx.segment)}:\n{body}"
     if site.node.orelse or site.following:
         text += "\n" + original_rest(site)
     return text

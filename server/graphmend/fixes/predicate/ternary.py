@@ -13,7 +13,6 @@ from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
 from ..base import FixContext, Refusal, Refused
 from .arms import code
-from .condition import static_text
 from .effects import assumptions
 from .merge import require_mergeable
 from .render import offer
@@ -55,7 +54,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         return Refusal(refusal.reason)
     text = f"{torch_name}.where({condition}, {body}, {orelse})"
     if split.static:
-        text = f"{text} if {static_text(split.static, ctx)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
+        text = f"{text} if {conditions.static_text(split.static, ctx.segment)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
     typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
     typed += conditions.annotation_claims(split.rest, analysis)
     if typed:  # tensors from some callers (or by annotation only), numbers from others: the original stays for numbers
