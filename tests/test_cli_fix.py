@@ -8,14 +8,14 @@ from pathlib import Path
 from conftest import ROOT, run
 
 FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
-DIVISION = """import torch
+# Unsafe: where the branch does not run, `w` now gets a zero gradient instead of none.
+SCALED = """import torch
 
 
 @torch.compile
-def f(x):
-    peak = x.abs().max()
-    if peak > 1.0:
-        x = x / peak
+def f(x, w):
+    if x.sum() > 0:
+        x = x * w
     return x
 """
 
@@ -42,11 +42,11 @@ def test_diff_writes_nothing(tmp_path: Path, capsys) -> None:
 
 def test_unsafe_fixes_need_the_flag(tmp_path: Path, capsys) -> None:
     target = tmp_path / "m.py"
-    target.write_text(DIVISION)
+    target.write_text(SCALED)
     code, out, _ = run(capsys, "fix", str(target))
-    assert code == 1 and "1 fixable with --unsafe-fixes" in out and target.read_text() == DIVISION
+    assert code == 1 and "1 fixable with --unsafe-fixes" in out and target.read_text() == SCALED
     code, out, _ = run(capsys, "fix", "--unsafe-fixes", str(target))
-    assert code == 0 and "torch.where(cond, x_if, x)" in target.read_text()
+    assert code == 0 and "x = _exact_where(cond, x_if, x)" in target.read_text()
 
 
 def test_unparsable_file_is_never_touched(tmp_path: Path, capsys) -> None:
@@ -87,7 +87,7 @@ def test_fix_runs_on_jobs_and_skips_files_checked_clean_of_fixes(tmp_path: Path,
     from graphmend import pipelines
 
     (tmp_path / "figure1.py").write_text(FIGURE1)
-    (tmp_path / "unsafe_only.py").write_text(DIVISION)
+    (tmp_path / "unsafe_only.py").write_text(SCALED)
     cache = tmp_path / "cache"
     assert run(capsys, "check", "--cache-dir", str(cache), "--jobs", "1", str(tmp_path))[0] == 1
     fixed_texts: list[str] = []
@@ -101,6 +101,6 @@ def test_fix_runs_on_jobs_and_skips_files_checked_clean_of_fixes(tmp_path: Path,
     code, out, _ = run(capsys, "fix", "--cache-dir", str(cache), "--jobs", "1", str(tmp_path))
     assert code == 1 and "figure1.py: fixed 1 graph break" in out and "1 fixable with --unsafe-fixes" in out
     assert fixed_texts == [FIGURE1]  # the file with only an unsafe fix came from the cache
-    assert (tmp_path / "unsafe_only.py").read_text() == DIVISION
+    assert (tmp_path / "unsafe_only.py").read_text() == SCALED
     code, out, _ = run(capsys, "fix", "--no-cache", "--jobs", "2", "--unsafe-fixes", str(tmp_path))
     assert code == 0 and "unsafe_only.py: fixed 1 graph break" in out

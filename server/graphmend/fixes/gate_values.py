@@ -1,6 +1,7 @@
 """How a gated layer's values are kept where the layer is skipped, in the `torch.where` form: each
 live value the layer assigns or updates is written once more as a selection between the old value
-and the layer's (`h = torch.where(skip, h, h_new)`). `gate_where` decides which statements need one.
+and the layer's (`h = _exact_where(skip, h, h_new)`, `exact_where`). `gate_where` decides which
+statements need one.
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ import ast
 from collections.abc import Callable
 
 from ..analysis.purity import dotted
+from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
 from ..semantics import walk
 from .base import FixContext, Refused
+from .exact_where import exact_where
 from .gate_definition import operand_text
 from .gate_recognition import STATE_KINDS, Gate, Region
 from .text import indent_of
 
-# The where form's note on its selections, which the cond form does not make.
+# The where form's note on its selections where the file cannot have `exact_where`'s helper (a
+# notebook); the cond form does not make it.
 BROADCAST_NOTE = (
     "a layer's output may differ in shape or dtype from what it replaces (torch.where broadcasts and promotes)"
 )
@@ -32,6 +36,21 @@ class Selections:
         self.ctx = ctx
         self._note = note
         self.new_names: dict[str, str] = {}
+        self.helper_edits: list[TextEdit] = []  # the definition of `exact_where`'s helper, once
+
+    def _selector(self) -> str:
+        """What selects between the old value and the layer's: `exact_where`'s helper, which is
+        torch.where only where that gives exactly the value the `if` gave (the layer's output in
+        another dtype or shape would otherwise be promoted or broadcast); torch.where, with that
+        noted, where the file cannot have the helper."""
+        helper = exact_where(self.ctx, self.gate.torch)
+        if helper is None:
+            self._note(BROADCAST_NOTE)
+            return f"{self.gate.torch}.where"
+        name, definition = helper
+        if definition is not None and definition not in self.helper_edits:
+            self.helper_edits.append(definition)
+        return name
 
     def assignment(
         self,
@@ -46,7 +65,7 @@ class Selections:
         for name in live:
             if not self.gate.has_old_value(name, earlier):
                 raise Refused(f"`{name}` has no value to keep when the layer is skipped")
-        self._note(BROADCAST_NOTE)
+        select = self._selector()
         lines = self.ctx.source.lines
         first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
         indent = indent_of(lines[first - 1])
@@ -55,7 +74,7 @@ class Selections:
         keep = f"{flag} is None{force}"
 
         def choose(name: str, new: str) -> str:
-            where = f"{self.gate.torch}.where({flag}, {name}, {new})"
+            where = f"{select}({flag}, {name}, {new})"
             return (
                 f"{indent}{name} = {new} if {keep} else {where}"
                 if (self.gate.may_be_none or force)
@@ -101,12 +120,12 @@ class Selections:
         self._note(
             f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change"
         )
-        self._note(BROADCAST_NOTE)
+        select = self._selector()
         lines = self.ctx.source.lines
         indent = indent_of(lines[stmt.lineno - 1])
         value = self.ctx.segment(stmt.value)
         flag = self.gate.flag
-        where = f"{self.gate.torch}.where({flag}, {name}, {name} {operator} ({value}))"
+        where = f"{select}({flag}, {name}, {name} {operator} ({value}))"
         if not self.gate.may_be_none:
             return [f"{indent}{name} = {where}"]
         unit = self.ctx.indent_unit

@@ -70,7 +70,8 @@ class _Selection:
     def form(self) -> WhereForm:
         for region in self.gate.regions:
             self._rewrite(region)
-        return WhereForm(tuple(self.edits), tuple(self.unsafe), tuple(dict.fromkeys(self.layer_calls)))
+        edits = (*self.values.helper_edits, *self.edits)
+        return WhereForm(edits, tuple(self.unsafe), tuple(dict.fromkeys(self.layer_calls)))
 
     def _note(self, reason: str) -> None:
         if reason not in self.unsafe:

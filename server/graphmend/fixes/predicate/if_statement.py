@@ -4,6 +4,7 @@ arms, name its conditions, then write the branches one after the other and merge
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 from ...analysis import conditions
 from ...analysis.purity import names_in
@@ -18,6 +19,7 @@ from .condition import arm_predicate, floating_names, name_conditions
 from .effects import collect
 from .merge import merges
 from .render import comment_lines, offer, place, render_arm
+from .signatures import floating_before, unproven_finfo
 from .site import Site
 from .structure import following_statements, isolate, split_arms, without_comments
 from .surroundings import check_surroundings
@@ -59,6 +61,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     for arm in arms:
         collect(site, arm, guarded, kept)
     _passed_in_gradients(site, arms)
+    _finfo_in_branches(site, arms)
     returns = [arm.returned is not None for arm in arms]
     if any(returns) and not all(returns):
         raise Refused("only some paths return")
@@ -91,6 +94,22 @@ def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:
         if any(_is_read(n, name) and id(n) not in inside for n in walk(node)):
             continue
         site.unsafe(zero_gradients(f"`{name}` (where the caller passes a trained parameter)"))
+
+
+def _finfo_in_branches(site: Site, arms: list[Arm]) -> None:
+    """`torch.finfo(x.dtype)` in a branch, where `x` is not proven floating point as it is before
+    the `if` (or is rebound earlier in the branch): the fix is unsafe, the raise named."""
+    for arm in arms:
+        rebound: frozenset[str] = frozenset()
+        for stmt in arm.body:
+            floating = partial(_floating_unless_rebound, site, rebound)
+            for words in unproven_finfo([stmt], site.analysis, floating):
+                site.unsafe(words)
+            rebound |= {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _floating_unless_rebound(site: Site, rebound: frozenset[str], name: str) -> bool:
+    return name not in rebound and floating_before(site, name)
 
 
 def _reads(tree: ast.AST, name: str) -> bool:

@@ -15,8 +15,9 @@ from ...kinds import Kind
 from ...semantics import walk
 from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
+from ..exact_where import exact_where
 from .arms import Arm, Store, code, is_number
-from .signatures import old_signature, reaching_values, require_same_shape, signature
+from .signatures import old_signature, reaching_values, shape_difference, signature
 from .site import Site
 
 
@@ -51,18 +52,21 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
         if store is not None and any(name in arm.stores and arm.stores[name] != store for arm in arms):
             raise Refused(f"the branches store `{name}` in different ways")
         label = f"`{name}`"
-        require_mergeable([label] * len(kinds), kinds, literals, site.unsafe_reasons, " on some path")
+        # A store says how the attribute changes (from a number to a 0-d tensor), which says the rest.
+        require_mergeable(
+            [label] * len(kinds), kinds, literals, site.unsafe_reasons, " on some path", zero_d=store is None
+        )
         if store is not None and not all(k.is_tensor for k in kinds):
             site.unsafe(f"{label} may change from a Python number to a 0-d tensor")
         if store is not None:
             _keep_on_module(site, label)
-        require_same_shape(
+        difference = shape_difference(
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
         _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
         if missing and store is None and _identity_escapes(site, name):
             _require_new_identity(site, name)
-        selected = _select(site, values, conditions_)
+        selected = _select(site, values, conditions_, _selector(site, difference, all(k.is_tensor for k in kinds)))
         if store is None:
             lines.append(f"{name} = {selected}")
         elif store.buffer_keywords is None:
@@ -139,10 +143,16 @@ def _require_new_identity(site: Site, name: str) -> None:
 
 
 def require_mergeable(
-    labels: list[str], kinds: list[Kind], values: list[ast.expr | None], reasons: list[str], where: str = ""
+    labels: list[str],
+    kinds: list[Kind],
+    values: list[ast.expr | None],
+    reasons: list[str],
+    where: str = "",
+    zero_d: bool = True,
 ) -> None:
     """`torch.where` can select between tensors and numbers: refuse anything else; an unknown
-    value, or numbers only, make the fix unsafe (it fails loudly, or yields a 0-d tensor)."""
+    value, or numbers only, make the fix unsafe (it fails loudly, or yields a 0-d tensor: named
+    unless `zero_d` is False, where the caller names it in its own words)."""
     numbers = [is_number(v) for v in values]
     for label, kind, number in zip(labels, kinds, numbers):
         if kind.is_tensor or number:
@@ -154,7 +164,7 @@ def require_mergeable(
             continue
         what = "None" if kind is Kind.NONE else "a Python value"
         raise Refused(f"{label} is {what}{where}, not a tensor or a number")
-    if not any(k.is_tensor for k in kinds):
+    if zero_d and not any(k.is_tensor for k in kinds):
         reason = f"{' and '.join(dict.fromkeys(labels))} may become a 0-d tensor"
         if reason not in reasons:
             reasons.append(reason)
@@ -183,12 +193,30 @@ def _gradient_free(value: ast.expr, site: Site) -> bool:
     return qualname.startswith("torch.") and (last in FACTORY_FUNCTIONS or last.endswith("_like"))
 
 
-def _select(site: Site, values: list[str], conditions_: list[str]) -> str:
-    """where(c1, v1, where(c2, v2, v3)) for an if/elif/else chain."""
+def _select(site: Site, values: list[str], conditions_: list[str], selector: str | None = None) -> str:
+    """where(c1, v1, where(c2, v2, v3)) for an if/elif/else chain, with `selector` in the place of
+    `torch.where` when given."""
+    select = selector or f"{site.torch}.where"
     result = values[-1]
     for condition, value in reversed(list(zip(conditions_, values[:-1]))):
-        result = f"{site.torch}.where({condition}, {value}, {result})"
+        result = f"{select}({condition}, {value}, {result})"
     return result
+
+
+def _selector(site: Site, difference: str | None, tensors: bool) -> str | None:
+    """Where the paths' values may differ in shape or dtype (`difference`, in words): the helper
+    that selects with torch.where only where that is exact, when the values are tensors and the
+    file can have it (its definition joins the fix); else the fix is unsafe for the difference."""
+    if difference is None:
+        return None
+    helper = exact_where(site.ctx, site.torch) if tensors else None
+    if helper is None:
+        site.unsafe(difference)
+        return None
+    name, definition = helper
+    if definition is not None:
+        site.add_helpers([definition])
+    return name
 
 
 def _keep_on_module(site: Site, label: str) -> None:
@@ -295,9 +323,11 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
     for arm, kind in zip(arms, kinds):
         if not kind.is_tensor:
             raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
-    require_same_shape(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
+    difference = shape_difference(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
     _require_same_gradient_flow(site, [arm.returned for arm in arms])
     for arm in arms:
         if isinstance(arm.returned, ast.Name) and arm.returned.id not in arm.mapping:
             _require_new_identity(site, arm.returned.id)
-    return f"return {_select(site, [a.returned_text or '' for a in arms], conditions_)}"
+    return (
+        f"return {_select(site, [a.returned_text or '' for a in arms], conditions_, _selector(site, difference, True))}"
+    )

@@ -9,6 +9,7 @@ from functools import partial
 
 from ...analysis import liveness
 from ...analysis.shapes import FLOATING, Signature, elementwise_bases
+from ...inference import FunctionAnalysis
 from ...semantics import walk
 from .site import Site
 
@@ -36,11 +37,13 @@ def reaching_definition(site: Site, name: str) -> ast.expr:
     return values[0][1] if values is not None and len(values) == 1 else ast.Name(id=name)
 
 
-def require_same_shape(site: Site, signatures_per_path: list[Signature | None]) -> None:
-    """Mark the fix unsafe unless every path's value provably has the same shape and dtype."""
+def shape_difference(site: Site, signatures_per_path: list[Signature | None]) -> str | None:
+    """How the paths' values may differ in shape or dtype, in words; None where every path's value
+    provably has the same shape and dtype."""
     signatures = {_without_promotion(site, s) for s in signatures_per_path}
     if None in signatures or len(signatures) != 1 or not next(iter(signatures))[0]:  # type: ignore[index]
-        site.unsafe(dtype_difference(signatures) or SHAPE_OR_DTYPE)
+        return dtype_difference(signatures) or SHAPE_OR_DTYPE
+    return None
 
 
 SHAPE_OR_DTYPE = "the paths' values may differ in shape or dtype (torch.where broadcasts and promotes)"
@@ -216,3 +219,37 @@ def _floating_bases(site: Site) -> list[frozenset[str]]:
         if before is not None and before[0] and not before[1]:
             found.append(before[0])
     return found
+
+
+def unproven_finfo(trees: list[ast.AST], analysis: FunctionAnalysis, floating: Callable[[str], bool]) -> list[str]:
+    """`torch.finfo(x.dtype)` in a branch the rewrite now runs on every call: it raises TypeError
+    where `x` is an integer or bool tensor, on which the original may never have taken the branch
+    (`if torch.isinf(x).any():` is false for them). The hazard in words for each `x` not proven
+    floating point (`floating`)."""
+    found: list[str] = []
+    for tree in trees:
+        for node in walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and analysis.qualified_name(node.func) == "torch.finfo"
+                and len(node.args) == 1
+                and isinstance(node.args[0], ast.Attribute)
+                and node.args[0].attr == "dtype"
+            ):
+                continue
+            owner = ast.unparse(node.args[0].value)
+            if floating(owner):
+                continue
+            words = (
+                f"a branch takes `torch.finfo({owner}.dtype)`, which raises TypeError where `{owner}` is an integer "
+                "or bool tensor (graphmend does not know its dtype), and the rewrite runs that branch on every call"
+            )
+            if words not in found:
+                found.append(words)
+    return found
+
+
+def floating_before(site: Site, name: str) -> bool:
+    """`name` is a floating point tensor just before the `if`: the condition proves it, or every
+    assignment that reaches it does (`_made_floating`)."""
+    return name in site.floating or _made_floating(site, name)

@@ -1,4 +1,5 @@
-"""The rewrite of a data-dependent conditional expression: `a if cond else b` → `torch.where(cond, a, b)`."""
+"""The rewrite of a data-dependent conditional expression: `a if cond else b` → `torch.where(cond, a, b)`
+(`exact_where`'s helper where the two tensors may differ in shape or dtype)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
 from ..base import FixContext, Refusal, Refused
+from ..exact_where import exact_where
 from .arms import code
+from .condition import floating_names
 from .effects import assumptions
 from .merge import require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
-from .signatures import dtype_difference
+from .signatures import dtype_difference, unproven_finfo
 
 
 def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -52,7 +55,20 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         )
     except Refused as refusal:
         return Refusal(refusal.reason)
-    text = f"{torch_name}.where({condition}, {body}, {orelse})"
+    signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
+    difference = (
+        dtype_difference(signatures)
+        or "the two values may differ in shape or dtype (torch.where broadcasts and promotes)"
+        if None in signatures or len(signatures) != 1
+        else None
+    )
+    helper = (
+        exact_where(ctx, torch_name)
+        if difference is not None and all(analysis.kind(v).is_tensor for v in (node.body, node.orelse))
+        else None
+    )
+    select = f"{torch_name}.where" if helper is None else helper[0]
+    text = f"{select}({condition}, {body}, {orelse})"
     if split.static:
         text = f"{text} if {conditions.static_text(split.static, ctx.segment)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
     typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
@@ -60,16 +76,16 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     if typed:  # tensors from some callers (or by annotation only), numbers from others: the original stays for numbers
         tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
         text = f"({text}) if {tests} else ({ctx.segment(node)})"
-    edit = TextEdit(ctx.source.node_range(node), text)
+    edits = [TextEdit(ctx.source.node_range(node), text)]
+    if helper is not None and helper[1] is not None:
+        edits.insert(0, helper[1])
     if not scalar:
         reasons.append("the condition may have more than one element")
-    signatures = {elementwise_bases(v, analysis) for v in (node.body, node.orelse)}
-    if None in signatures or len(signatures) != 1:
-        reasons.append(
-            dtype_difference(signatures)
-            or "the two values may differ in shape or dtype (torch.where broadcasts and promotes)"
-        )
-    return offer((edit,), reasons)
+    if difference is not None and helper is None:
+        reasons.append(difference)
+    floating = floating_names(split.static, analysis)
+    reasons.extend(unproven_finfo([node.body, node.orelse], analysis, floating.__contains__))
+    return offer(tuple(edits), reasons)
 
 
 def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext, reasons: list[str]) -> Shields:

@@ -1,0 +1,51 @@
+"""A selection that gives exactly what the `if` gave: `torch.where` where it provably does, the
+`if` itself elsewhere.
+
+`torch.where(c, a, b)` broadcasts and promotes: where the paths' values differ in shape, dtype or
+device it returns something neither path returned (`a` float16 and `b` float32 give float32 on
+both), and a condition of several elements selects element by element where `if c:` raised.
+Which of these happens is rarely decidable from source (the dtype of a layer's output under
+autocast, the shape a mask broadcasts to), so a fix whose values graphmend cannot prove alike
+calls a helper that checks them while Dynamo traces: shapes, dtypes and devices are fixed in the
+graph (guarded), so the check costs nothing at run time and the selection stays in the graph
+wherever the values are alike; elsewhere it is the original `if`, which breaks the graph as before.
+
+    x = torch.where(cond, x_if, x)  →  x = _exact_where(cond, x_if, x)
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import TextEdit
+from .base import FixContext
+from .helpers import LEVEL, PLAIN, Helper, helper_edit
+
+NAME = "_exact_where"
+DOCSTRING = (
+    "`if_true if condition else if_false`, as one torch.where where that gives the same tensor, so that "
+    "torch.compile keeps one graph."
+)
+
+
+def _body(torch_name: str) -> str:
+    return (
+        "if (\n"
+        f"{LEVEL}condition.dtype == {torch_name}.bool\n"
+        f"{LEVEL}and condition.numel() == 1\n"
+        f"{LEVEL}and condition.dim() <= if_true.dim()\n"
+        f"{LEVEL}and condition.device == if_true.device\n"
+        f"{LEVEL}and if_true.shape == if_false.shape\n"
+        f"{LEVEL}and if_true.dtype == if_false.dtype\n"
+        f"{LEVEL}and if_true.device == if_false.device\n"
+        "):\n"
+        f"{LEVEL}return {torch_name}.where(condition, if_true, if_false)\n"
+        "return if_true if condition else if_false  # graphmend: ignore[GM102] (the original `if`: values differ)"
+    )
+
+
+def exact_where(ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None] | None:
+    """The helper's name in the file, and the edit that defines it (None when the file has it);
+    None where no module-level helper can be added (a notebook's cells)."""
+    if ctx.notebook:
+        return None
+    helper = Helper(NAME, "condition, if_true, if_false", _body(torch_name), kind=PLAIN, docstring=DOCSTRING)
+    return helper_edit(helper, ctx, torch_name)
