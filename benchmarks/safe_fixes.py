@@ -327,6 +327,31 @@ def _pix2struct() -> paper_table2.Built:
     return transformers.Pix2StructForConditionalGeneration(config), [inputs]
 
 
+def _zamba(family: str) -> paper_table2.Built:
+    """Zamba (one hybrid layer after two Mamba ones) or Zamba2 (a Mamba and a hybrid layer), with
+    the pure PyTorch Mamba path; a batch whose second row is left padded (the masked Mamba inputs),
+    then one without padding."""
+    if family == "zamba":
+        config = transformers.ZambaConfig(
+            vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=3, num_attention_heads=2,
+            num_key_value_heads=2, n_mamba_heads=2, use_mamba_kernels=False, mamba_d_state=4, max_position_embeddings=64,
+        )  # fmt: skip
+        model: nn.Module = transformers.ZambaForCausalLM(config)
+    else:
+        config = transformers.Zamba2Config(
+            vocab_size=32, hidden_size=16, num_hidden_layers=2, layers_block_type=["mamba", "hybrid"], mamba_d_state=4,
+            n_mamba_heads=2, num_attention_heads=2, chunk_size=4, adapter_rank=4, max_position_embeddings=64,
+        )  # fmt: skip
+        model = transformers.Zamba2ForCausalLM(config)
+    ids = torch.randint(3, 32, (2, 6))
+    padded = torch.ones(2, 6, dtype=torch.long)
+    padded[1, :2] = 0
+    return model, [
+        dict(input_ids=ids, attention_mask=padded),
+        dict(input_ids=ids, attention_mask=torch.ones_like(padded)),
+    ]
+
+
 def _builders() -> dict[str, Any]:
     """Per family, how to build its tiny model: paper_table2's first eval case, and more here."""
     found: dict[str, Any] = {}
@@ -349,6 +374,8 @@ def _builders() -> dict[str, Any]:
         "grounding_dino": partial(_detection, "GroundingDinoModel", text=True, max_text_len=8, **DEFORMABLE),
         "oneformer": _oneformer,
         "omdet_turbo": _omdet_turbo,
+        "zamba": partial(_zamba, "zamba"),
+        "zamba2": partial(_zamba, "zamba2"),
     }
 
 

@@ -555,23 +555,83 @@ class Attention(torch.nn.Module):
 """
 
 
-def test_a_message_showing_configuration_values_is_kept_in_the_graph_safely(tmp_path: Path) -> None:
-    """Issue 54: a value a message shows that is a field of the model's configuration, or a name
-    bound only to such fields and dtypes (transformers' `target_dtype`, 39 `warning_once` calls in
-    4.49.0), is a Python value Dynamo folds: the message goes in the graph, and no hazard about a
-    printed tensor's `grad_fn` is named (5 of 5 judged impossible). Eager and compiled (one graph)
-    write the same text."""
-    path = tmp_path / "configured_messages.py"
-    (message,) = [d for d in check_source(CONFIGURED_MESSAGES, path) if d.code == "GM202"]
+COMPUTED_FROM_CONFIGURATION = """import torch
+from transformers.utils import logging
+
+logger = logging.get_logger(__name__)
+
+
+class TinyConfig:
+    attention_window = [4, 8]
+
+
+class Padder(torch.nn.Module):
+    def __init__(self, config: TinyConfig):
+        super().__init__()
+        self.config = config
+
+    def _pad(self, x):
+        attention_window = (
+            self.config.attention_window
+            if isinstance(self.config.attention_window, int)
+            else max(self.config.attention_window)
+        )
+        logger.warning_once(f"padded to a multiple of `config.attention_window`: {attention_window}")
+        return x + 1
+
+    def forward(self, x):
+        return self._pad(x) * 2
+"""
+
+
+def test_a_message_showing_what_python_computes_from_the_configuration_is_kept_in_the_graph(tmp_path: Path) -> None:
+    """Issue 54, refusal 2: Longformer's `_pad_to_window_size` runs inlined (deferred, its message
+    would be lost) and shows `attention_window`, the configuration's field or its `max()`: a Python
+    value, so the message goes in the graph, safely. Eager and compiled (one graph) write the same."""
+    path = tmp_path / "computed_from_configuration.py"
+    (message,) = [d for d in check_source(COMPUTED_FROM_CONFIGURATION, path) if d.code == "GM202"]
     assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
     assert message.fix.applicability.value == "safe" and not message.fix.hazards
-    fixed = _load(path, fix_source(CONFIGURED_MESSAGES, path).fixed)
+    fixed = _load(path, fix_source(COMPUTED_FROM_CONFIGURATION, path).fixed)
     logged: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
     hf_logger = logging.getLogger(fixed.__name__)
     hf_logger.addHandler(handler)
     try:
+        fixed.logger.warning_once.cache_clear()
+        eager = fixed.Padder(fixed.TinyConfig())(torch.ones(2))
+        torch._dynamo.reset()
+        fixed.logger.warning_once.cache_clear()
+        compiled = torch.compile(fixed.Padder(fixed.TinyConfig()), backend="eager", fullgraph=True)(torch.ones(2))
+    finally:
+        hf_logger.removeHandler(handler)
+    assert logged == ["padded to a multiple of `config.attention_window`: 8"] * 2
+    assert torch.equal(eager, compiled)
+
+
+@pytest.mark.parametrize("annotation", ["TinyConfig", "Optional[TinyConfig] = None", "TinyConfig | None = None"])
+def test_a_message_showing_configuration_values_is_kept_in_the_graph_safely(tmp_path: Path, annotation: str) -> None:
+    """Issue 54: a value a message shows that is a field of the model's configuration, or a name
+    bound only to such fields and dtypes (transformers' `target_dtype`, 39 `warning_once` calls in
+    4.49.0), is a Python value Dynamo folds: the message goes in the graph, and no hazard about a
+    printed tensor's `grad_fn` is named (5 of 5 judged impossible). Eager and compiled (one graph)
+    write the same text. A configuration that may be None (BART's attention takes
+    `config: Optional[BartConfig] = None`: 22 more calls) holds no tensor either."""
+    path = tmp_path / "configured_messages.py"
+    source = CONFIGURED_MESSAGES.replace("config: TinyConfig)", f"config: {annotation})")
+    source = source.replace("import torch\n", "from typing import Optional\n\nimport torch\n", 1)
+    (message,) = [d for d in check_source(source, path) if d.code == "GM202"]
+    assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
+    assert message.fix.applicability.value == "safe" and not message.fix.hazards
+    fixed = _load(path, fix_source(source, path).fixed)
+    logged: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    hf_logger = logging.getLogger(fixed.__name__)
+    hf_logger.addHandler(handler)
+    try:
+        fixed.logger.warning_once.cache_clear()  # one cache for every logger: an earlier test's message is in it
         fixed.Attention(fixed.TinyConfig())(torch.ones(2))
         torch._dynamo.reset()
         fixed.logger.warning_once.cache_clear()

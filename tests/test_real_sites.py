@@ -321,3 +321,43 @@ def test_a_forward_reading_its_configuration_never_scripts_so_the_fix_does_not_s
         if d.code == "GM201" and d.fix is not None
     }
     assert scripted == {16: False, 29: True}
+
+
+FILTERING = """import torch
+
+
+class Filtering(torch.nn.Module):
+    @torch.compile
+    def forward(self, x: torch.Tensor):
+        print("total", x.sum())
+        kept = [v for v in (x, x + 1) if v is not None]
+        return kept[0]
+
+
+class Plain(torch.nn.Module):
+    @torch.compile
+    def forward(self, x: torch.Tensor):
+        print("total", x.sum())
+        kept = [v for v in (x, x + 1)]
+        return kept[0]
+"""
+
+
+def test_a_comprehension_with_an_if_never_scripts_so_the_fix_does_not_say_it_stops(tmp_path: Path) -> None:
+    """Issue 54: TorchScript rejects a comprehension with an `if` (measured: transformers' encoders
+    collect their outputs so, and fail `torch.jit.script` before any fix), so "torch.jit.script no
+    longer compiles the function" is not named there; the same comprehension without `if` keeps it."""
+    path = tmp_path / "filtering.py"
+    path.write_text(FILTERING, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("filtering", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(torch.jit.frontend.NotSupportedError, match="Comprehension ifs are not supported"):
+        torch.jit.script(module.Filtering())
+    scripted = {
+        d.range.start.line + 1: any("torch.jit.script" in h for h in d.fix.hazards)
+        for d in check_source(FILTERING, path)
+        if d.code == "GM201" and d.fix is not None
+    }
+    assert scripted == {7: False, 15: True}

@@ -5,7 +5,7 @@ between the message and the end of the graph shows the later value. The write ne
 printed name: `y = x.view(-1); print(x); y.add_(1)` changes `x` too. Names are grouped by the
 assignments that may bind a view (`y = x[0]`, `y = x.t()`, `a, b = x.chunk(2)`, `y = x`, `for r in
 x`, `y = x.to(device)` which returns `x` itself when nothing changes): every name in a group may
-alias every other. Calls of other functions are taken to return new tensors; writes made by
+alias every other, except the pieces of one split (`a` and `b` of `x.chunk(2)`), which do not overlap. Calls of other functions are taken to return new tensors; writes made by
 called functions are not seen (a module's `forward` rarely writes its input).
 """
 
@@ -51,29 +51,64 @@ def memory_sources(expr: ast.expr, analysis: FunctionAnalysis, elements_are_new:
     return set()
 
 
+# A piece of a split: the splitting assignment (the same for two that read alike, like the two paths
+# of Zamba2's mixer: `hidden_states, B, C = torch.split(hidden_states_B_C, sizes, dim=-1)`, which
+# bind all their pieces anew each time) and the piece's place among its targets.
+Piece = tuple[str, int]
+# What splits a tensor into views that do not overlap (`a, b = x.chunk(2)`): an in-place change of
+# one piece never shows in another (a piece of an expanded tensor that would overlap cannot be
+# changed in place: torch raises).
+_SPLITTING = frozenset("split chunk unbind tensor_split split_with_sizes hsplit vsplit dsplit".split())
+
+
 def _bindings(
     function: ast.AST, analysis: FunctionAnalysis, elements_are_new: bool, lines: tuple[int, int] | None
-) -> Iterator[tuple[list[str], set[str]]]:
-    """(names bound, names whose memory they may share) for each binding in `function` (only those
-    on `lines`, first to last, when given)."""
+) -> Iterator[tuple[list[str], set[str], Piece | None]]:
+    """(names bound, names whose memory they may share, the piece of a split they are) for each
+    binding in `function` (only those on `lines`, first to last, when given)."""
     for node in walk(function):
         if lines is not None and not lines[0] <= getattr(node, "lineno", 0) <= lines[1]:
             continue
         if isinstance(node, ast.Assign):
             sources = memory_sources(node.value, analysis, elements_are_new)
+            pieces = _pieces(node, analysis)
+            if pieces is not None:
+                for place, name in enumerate(pieces):
+                    yield [name], sources, (ast.dump(node), place)
+                continue
             for target in node.targets:
-                yield [*target_names(target), *(d for d in [dotted(target)] if d and "." in d)], sources
+                yield [*target_names(target), *(d for d in [dotted(target)] if d and "." in d)], sources, None
         elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-            yield target_names(node.target), memory_sources(node.value, analysis, elements_are_new)
+            yield target_names(node.target), memory_sources(node.value, analysis, elements_are_new), None
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            yield target_names(node.target), memory_sources(node.iter, analysis, elements_are_new)
+            yield target_names(node.target), memory_sources(node.iter, analysis, elements_are_new), None
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 if item.optional_vars is not None:
                     yield (
                         target_names(item.optional_vars),
                         memory_sources(item.context_expr, analysis, elements_are_new),
+                        None,
                     )
+
+
+def _pieces(node: ast.Assign, analysis: FunctionAnalysis) -> list[str] | None:
+    """The names `a, b = x.chunk(2)` or `a, b = torch.split(x, n)` binds to the pieces, in order;
+    None for any other assignment."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0], (ast.Tuple, ast.List)):
+        return None
+    names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
+    value = node.value
+    if (
+        any(name is None for name in names)
+        or not isinstance(value, ast.Call)
+        or not isinstance(value.func, ast.Attribute)
+        or value.func.attr not in _SPLITTING
+    ):
+        return None
+    if _is_torch_function(value.func, analysis) and not value.args:
+        return None
+    return names  # type: ignore[return-value]
 
 
 def alias_group(
@@ -84,21 +119,51 @@ def alias_group(
     lines: tuple[int, int] | None = None,
 ) -> set[str]:
     """`names` and every name that may share memory with one of them in `function`, through the
-    bindings on `lines` when given (those between a value's making and its use)."""
-    pairs = [  # `_` is a throwaway target: it links nothing (`b, s, _ = x.shape` and `_, y = x.chunk(2)`)
-        (set(bound) - {"_"}, sources)
-        for bound, sources in _bindings(function, analysis, elements_are_new, lines)
+    bindings on `lines` when given (those between a value's making and its use). A piece of a split
+    shares memory with what was split, and that with every piece; but a piece reaches the whole
+    without reaching its siblings, whose memory is disjoint from its own."""
+    bindings = [  # `_` is a throwaway target: it links nothing (`b, s, _ = x.shape` and `_, y = x.chunk(2)`)
+        (set(bound) - {"_"}, sources, piece)
+        for bound, sources, piece in _bindings(function, analysis, elements_are_new, lines)
         if sources
     ]
-    group = set(names)
+    siblings: dict[str, set[Piece]] = {}
+    for _, _, piece in bindings:
+        if piece is not None:
+            siblings.setdefault(piece[0], set()).add(piece)
+    # Each name reached, with the pieces it must not lead to (the siblings of the piece it was reached from).
+    reached: dict[str, frozenset[Piece]] = {name: frozenset() for name in names}
     changed = True
     while changed:
         changed = False
-        for bound, sources in pairs:
-            if (bound & group or sources & group) and not (bound | sources) <= group:
-                group |= bound | sources
-                changed = True
-    return group
+        for bound, sources, piece in bindings:
+            if piece is not None:
+                others = frozenset(siblings[piece[0]] - {piece})
+                for name in bound & reached.keys():  # up, from the piece to what was split
+                    for source in sources:
+                        changed |= _reach(reached, source, reached[name] | others)
+                for source in sources & reached.keys():  # down, from the whole to a piece
+                    if piece not in reached[source]:
+                        for name in bound:
+                            changed |= _reach(reached, name, reached[source])
+                continue
+            linked = (bound | sources) & reached.keys()
+            if linked:
+                avoided = frozenset.intersection(*(reached[name] for name in linked))
+                for name in bound | sources:
+                    changed |= _reach(reached, name, avoided)
+    return set(reached)
+
+
+def _reach(reached: dict[str, frozenset[Piece]], name: str, avoided: frozenset[Piece]) -> bool:
+    """Add `name` to the group, avoiding `avoided` (what it avoids already and this, where both
+    paths reach it): whether anything changed."""
+    known = reached.get(name)
+    kept = avoided if known is None else known & avoided
+    if kept == known:
+        return False
+    reached[name] = kept
+    return True
 
 
 def _is_torch_function(func: ast.expr, analysis: FunctionAnalysis) -> bool:

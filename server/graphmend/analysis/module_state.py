@@ -110,20 +110,36 @@ def rebinds_to_view(node: ast.AST, name: str) -> bool:
     )
 
 
-def annotated_as(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:
-    """The plain name a parameter of `function` is annotated with (`int`, `Phi3Config`), else None."""
+def annotated_as(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, optional: bool = False) -> str | None:
+    """The plain name a parameter of `function` is annotated with (`int`, `Phi3Config`), else None;
+    with `optional`, also inside `Optional[...]` or `... | None` (`config: Optional[BartConfig] = None`)."""
     arguments = function.args
     parameter = next(
         (a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.arg == name), None
     )
     annotation = parameter.annotation if parameter is not None else None
+    if optional and isinstance(annotation, ast.Subscript) and _plain_name(annotation.value) == "Optional":
+        annotation = annotation.slice
+    if optional and isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        others = [side for side in sides if not (isinstance(side, ast.Constant) and side.value is None)]
+        annotation = others[0] if len(others) == 1 else None
     return annotation.id if isinstance(annotation, ast.Name) else None
 
 
-def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis) -> bool:
+def _plain_name(node: ast.expr) -> str | None:
+    """`Optional` for `Optional` and `typing.Optional`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis, optional: bool = False) -> bool:
     """`self.config` where `__init__` stores a parameter annotated with a `...Config` class, or of a
     transformers `PreTrainedModel`: a model's configuration, whose fields are JSON values, never
-    tensors, and which TorchScript cannot type ("failed to convert Python type")."""
+    tensors, and which TorchScript cannot type ("failed to convert Python type"). With `optional`,
+    also one annotated `Optional[...Config]` (None or a configuration: never a tensor, but None
+    TorchScript can type)."""
     function = analysis.function
     method = function.method if function is not None else None
     if method is None or method.owner is None or not analysis.is_self(node.value):
@@ -135,6 +151,6 @@ def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis) -> bo
     ):
         return True  # transformers' PreTrainedModel stores its configuration as `self.config`
     return any(
-        isinstance(value, ast.Name) and (annotated_as(init.node, value.id) or "").endswith("Config")
+        isinstance(value, ast.Name) and (annotated_as(init.node, value.id, optional) or "").endswith("Config")
         for init, value in analysis.module.init_values(method.owner).get(node.attr, [])
     )

@@ -243,7 +243,7 @@ def elementwise_bases(
         isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div)
     ):
         literals.add("float")  # true division too: an integer tensor divided is floating
-    if (isinstance(expr, ast.BinOp) or selection) and any(_may_be_bool(p, analysis) for p in parts):
+    if (isinstance(expr, ast.BinOp) or selection) and any(_may_be_bool(p, analysis, resolve) for p in parts):
         if any(not analysis.kind(p).is_tensor for p in parts):
             literals.add("int")  # a bool tensor and a number: int64 (a dtype graphmend does not know may be bool)
     for part in parts:
@@ -255,9 +255,12 @@ def elementwise_bases(
     return frozenset(bases), frozenset(literals)
 
 
-def _may_be_bool(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+def _may_be_bool(
+    expr: ast.expr, analysis: FunctionAnalysis, resolve: Callable[[str], Signature | None] | None = None
+) -> bool:
     """A tensor operand that may be bool: one known to be, or one whose dtype is not known (issue
-    42: an unknown dtype is taken for possibly bool). A Python value or a constant is not."""
+    42: an unknown dtype is taken for possibly bool). A Python value or a constant is not. Names
+    resolve as in the expression it is part of (`x = x * m`: `x` is not followed into itself)."""
     if isinstance(expr, ast.Constant):
         return False
     kind = analysis.kind(expr).present
@@ -265,7 +268,7 @@ def _may_be_bool(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
         return True
     if kind not in (Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS):
         return False
-    made = elementwise_bases(expr, analysis)
+    made = elementwise_bases(expr, analysis, resolve)
     return made is None or not made[1]  # made floating, or int64 from a bool: not bool any more
 
 
@@ -288,13 +291,17 @@ def _unique_definition(name: str, analysis: FunctionAnalysis) -> ast.expr | None
         return None
     if name in function.parameter_names:
         return None
+    stores = [
+        node
+        for node in walk(function.node)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+    ]
+    if len(stores) != 1:  # bound again elsewhere: by another assignment, a tuple's unpacking, `+=`, a `for`
+        return None
     values = [
         node.value
         for node in walk(function.node)
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-        and any(
-            isinstance(t, ast.Name) and t.id == name
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        )
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and node.targets[0] is stores[0])
+        or (isinstance(node, ast.AnnAssign) and node.target is stores[0])
     ]
     return values[0] if len(values) == 1 and values[0] is not None else None

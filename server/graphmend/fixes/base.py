@@ -40,7 +40,8 @@ def zero_gradients(parameters: str) -> str:
 def may_be_scripted(analysis: FunctionAnalysis) -> bool:
     """Whether torch.jit.script may compile the function as written: not when its signature takes
     `*args`/`**kwargs`, nor when its body has what TorchScript rejects (`try`, `lambda`, nested
-    `def`, `yield`, `global`, a logging call). Only there can a rewrite stop it scripting."""
+    `def`, `yield`, `global`, a logging call, a comprehension with an `if`: "Comprehension ifs are
+    not supported yet", torch 2.13). Only there can a rewrite stop it scripting."""
     function = analysis.function
     if function is None:
         return False
@@ -63,6 +64,8 @@ def may_be_scripted(analysis: FunctionAnalysis) -> bool:
         ):
             return False
         if isinstance(node, ast.Call) and is_logging(node, analysis):
+            return False
+        if isinstance(node, ast.comprehension) and node.ifs:
             return False
         if isinstance(node, ast.Attribute) and holds_a_configuration(node, analysis):
             return False

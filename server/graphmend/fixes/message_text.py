@@ -113,20 +113,38 @@ def configured(value: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str]
     """A Python value a message shows that kinds leave unknown: a field of a transformers
     configuration (`self.config._pre_quantization_dtype`: JSON values, never tensors), or a name
     every binding of which is a Python value or such a field (`target_dtype`, bound to
-    `torch.get_autocast_gpu_dtype()`, the config's dtype or `self.q_proj.weight.dtype`)."""
+    `torch.get_autocast_gpu_dtype()`, the config's dtype or `self.q_proj.weight.dtype`), or what
+    Python computes from them alone: a conditional expression of two such values, a builtin that
+    gives a Python value from Python values (Longformer's `attention_window`: the field, or its
+    `max()`)."""
     if analysis.kind(value) is Kind.PYTHON:
         return True
+    if isinstance(value, ast.IfExp):
+        return configured(value.body, analysis, seen) and configured(value.orelse, analysis, seen)
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _PYTHON_BUILTINS
+        and analysis.is_builtin(value.func.id)
+        and not value.keywords
+        and value.args
+    ):
+        return all(configured(argument, analysis, seen) for argument in value.args)
     if isinstance(value, ast.Attribute):
         root = value
         while isinstance(root.value, ast.Attribute):
             root = root.value
-        return root is not value and holds_a_configuration(root, analysis)
+        return root is not value and holds_a_configuration(root, analysis, optional=True)
     if isinstance(value, ast.Name) and value.id not in seen and analysis.function is not None:
         bindings = assigned_values(value.id, analysis)
         return bool(bindings) and all(
             isinstance(b, ast.expr) and configured(b, analysis, seen | {value.id}) for b in bindings
         )
     return False
+
+
+# Builtins whose result from Python values is a Python value (of a tensor, `max` and `abs` give a tensor).
+_PYTHON_BUILTINS = frozenset("max min abs int float bool str len round sum".split())
 
 
 def printed_values(call: ast.Call) -> list[ast.expr]:
