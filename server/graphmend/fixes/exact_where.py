@@ -9,6 +9,8 @@ autocast, the shape a mask broadcasts to), so a fix whose values graphmend canno
 calls a helper that checks them while Dynamo traces: shapes, dtypes and devices are fixed in the
 graph (guarded), so the check costs nothing at run time and the selection stays in the graph
 wherever the values are alike; elsewhere it is the original `if`, which breaks the graph as before.
+Whatever it is given (a Python flag a skipped layer would have set, a number), it gives what the
+`if` gave.
 
     x = torch.where(cond, x_if, x)  →  x = _exact_where(cond, x_if, x)
 """
@@ -29,7 +31,10 @@ DOCSTRING = (
 def _body(torch_name: str) -> str:
     return (
         "if (\n"
-        f"{LEVEL}condition.dtype == {torch_name}.bool\n"
+        f"{LEVEL}isinstance(condition, {torch_name}.Tensor)\n"
+        f"{LEVEL}and isinstance(if_true, {torch_name}.Tensor)\n"
+        f"{LEVEL}and isinstance(if_false, {torch_name}.Tensor)\n"
+        f"{LEVEL}and condition.dtype == {torch_name}.bool\n"
         f"{LEVEL}and condition.numel() == 1\n"
         f"{LEVEL}and condition.dim() <= if_true.dim()\n"
         f"{LEVEL}and condition.device == if_true.device\n"
