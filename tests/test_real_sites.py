@@ -10,6 +10,7 @@ import importlib.util
 import io
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -361,3 +362,72 @@ def test_a_comprehension_with_an_if_never_scripts_so_the_fix_does_not_say_it_sto
         if d.code == "GM201" and d.fix is not None
     }
     assert scripted == {7: False, 15: True}
+
+
+ROTARY = """import torch
+
+
+class Rotary(torch.nn.Module):
+    def __init__(self, dim: int = 4):
+        super().__init__()
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+        self.max_seq_len_cached = 8
+
+    def _update(self, position_ids):
+        seq_len = torch.max(position_ids) + 1
+        if seq_len > self.max_seq_len_cached:
+            self.register_buffer("inv_freq", self.inv_freq / 2, persistent=False)
+            self.max_seq_len_cached = seq_len
+
+    @torch.no_grad()
+    def forward(self, x, position_ids):
+        self._update(position_ids)
+        freqs = position_ids[..., None].float() * self.inv_freq
+        return x * freqs.cos().sum()
+"""
+
+
+@pytest.mark.parametrize("reader", ["", "persistent", "with grad"])
+def test_an_inference_tensor_in_state_nothing_reads_with_grad_is_not_named(tmp_path: Path, reader: str) -> None:
+    """Issue 54: a merged store holds an inference tensor after a call under `inference_mode`. Out of
+    the state dict (a non-persistent buffer, a plain attribute) and read only by a `@torch.no_grad()`
+    forward and the update it calls, as in transformers' rotary embeddings, nothing notices (run
+    here: the fixed module under `inference_mode`, then called normally and reloaded, gives what the
+    original gives); a persistent buffer, or a read with grad, keeps the hazard."""
+    source = ROTARY
+    if reader == "persistent":
+        source = source.replace("inv_freq, persistent=False)", "inv_freq)")
+    elif reader == "with grad":
+        source += "\n    def scaled(self, x):\n        return x * self.inv_freq\n"
+    path = tmp_path / "rotary.py"
+    hazards = [h for d in check_source(source, path) if d.fix is not None for h in d.fix.hazards]
+    assert any("keeps a tensor computed in the graph" in h for h in hazards)
+    named = any("`self.inv_freq` is assigned on every call" in h for h in hazards)
+    assert named == bool(reader)
+    if reader:
+        return
+    fixed = fix_source(source, path, unsafe=True).fixed
+    assert "torch.where" in fixed and "if seq_len > self.max_seq_len_cached" not in fixed
+    modules: list[list[Any]] = []
+    for text in (source, fixed):
+        assert "inference_mode" not in text
+        module = _module_from(tmp_path / f"rotary_{len(modules)}.py", text)
+        model = module.Rotary()
+        outputs = []
+        with torch.inference_mode():
+            outputs.append(model(torch.ones(2, 2), torch.arange(12)[None, :].expand(2, 12)))
+        outputs.append(model(torch.ones(2, 2), torch.arange(3)[None, :].expand(2, 3)))
+        model.load_state_dict(model.state_dict())
+        outputs.append(model(torch.ones(2, 2), torch.arange(16)[None, :].expand(2, 16)))
+        modules.append(outputs)
+    assert all(torch.equal(a, b) for a, b in zip(*modules))
+
+
+def _module_from(path: Path, text: str) -> Any:
+    path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

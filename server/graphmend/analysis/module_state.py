@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 
 from ..inference import FunctionAnalysis
-from ..semantics import ClassInfo, FunctionInfo, self_stores, walk
+from ..semantics import ClassInfo, FunctionInfo, ModuleIndex, self_stores, walk
 from ..torch_api import VIEW_METHODS
+from .purity import dotted
 
 # In-place tensor methods whose out-of-place twin is the same name without the `_`.
 OUT_OF_PLACE = frozenset(
@@ -153,4 +154,117 @@ def holds_a_configuration(node: ast.Attribute, analysis: FunctionAnalysis, optio
     return any(
         isinstance(value, ast.Name) and (annotated_as(init.node, value.id, optional) or "").endswith("Config")
         for init, value in analysis.module.init_values(method.owner).get(node.attr, [])
+    )
+
+
+# Decorators under which a method runs without recording autograd: an inference tensor it reads is
+# never saved for backward there.
+_GRAD_FREE = frozenset(
+    f"{prefix}.{name}"
+    for prefix in ("torch", "torch.autograd", "torch.autograd.grad_mode")
+    for name in ("no_grad", "inference_mode")
+)
+
+
+def read_only_without_grad(attribute: str, owner: ClassInfo, index: ModuleIndex) -> bool:
+    """Whether `self.<attribute>` of `owner` may hold an inference tensor without anyone noticing:
+    it is out of the state dict (registered with `persistent=False`, or a plain attribute, never a
+    parameter), never changed in place, never handed out as it is (returned), and read only by
+    methods that run without grad: decorated `@torch.no_grad()`/`@torch.inference_mode()`, or
+    called through `self.` only from such methods, in the class and its subclasses in the file.
+    Transformers' rotary embeddings: `inv_freq` (a non-persistent buffer), `attention_scaling` and
+    `max_seq_len_cached`, read only by the `@torch.no_grad()` forward and the update it calls."""
+    family = [cls for cls in index.classes.values() if any(base is owner for base in cls.mro())]
+    methods = {id(m.node): m for cls in family for m in cls.methods.values()}
+    readers: list[FunctionInfo] = []
+    for method in methods.values():
+        touches = [_touches(node, attribute) for node in walk(method.node)]
+        if False in touches:
+            return False  # registered persistent, a parameter, changed in place, handed out
+        if True in touches and method.name != "__init__":  # `__init__` runs before any call could store one
+            readers.append(method)
+    others = [
+        node
+        for cls in index.classes.values()
+        if cls not in family
+        for m in cls.methods.values()
+        for node in walk(m.node)
+        if isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+    if others:
+        return False  # another class reads one of that name on an object: perhaps this one, on its module
+    grad_free: set[int] = set()
+    changed = True
+    while changed:  # methods that run without grad: decorated, or called only from such methods
+        changed = False
+        for method in methods.values():
+            if id(method.node) in grad_free:
+                continue
+            callers = [m for m in methods.values() if _calls_on_self(m, method.name)]
+            decorated = any(
+                index.qualified_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_FREE
+                for d in method.node.decorator_list
+            )
+            if decorated or (callers and all(id(c.node) in grad_free for c in callers)):
+                grad_free.add(id(method.node))
+                changed = True
+    return all(id(m.node) in grad_free for m in readers)
+
+
+def _touches(node: ast.AST, attribute: str) -> bool | None:
+    """True: `node` reads `self.<attribute>`; False: it makes the attribute part of the state dict,
+    changes it in place, hands it out as it is or reads it on another object; None: neither."""
+    if isinstance(node, ast.Attribute) and node.attr == attribute:
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            return False  # `self.rotary_emb.inv_freq`: read where this check does not look
+        return True if isinstance(node.ctx, ast.Load) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        method, receiver = node.func.attr, node.func.value
+        if method in ("register_buffer", "register_parameter") and _names(node, attribute):
+            persistent = next((k.value for k in node.keywords if k.arg == "persistent"), None)
+            return None if method == "register_buffer" and _is_false(persistent) else False
+        if method.endswith("_") and _is_self_attribute(receiver, attribute):
+            return False  # in place: an inference tensor raises outside inference mode
+    if isinstance(node, ast.AugAssign) and _is_self_attribute(node.target, attribute):
+        return False
+    if isinstance(node, ast.Assign) and any(_is_self_attribute(t, attribute) for t in node.targets):
+        value = node.value
+        if isinstance(value, ast.Call) and (dotted(value.func) or "").rsplit(".", 1)[-1] == "Parameter":
+            return False
+    if isinstance(node, (ast.Return, ast.Yield)) and node.value is not None:
+        values = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+        if any(_is_self_attribute(v, attribute) for v in values):
+            return False
+    return None
+
+
+def _names(call: ast.Call, attribute: str) -> bool:
+    first = call.args[0] if call.args else None
+    return isinstance(first, ast.Constant) and first.value == attribute
+
+
+def _is_false(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value is False
+
+
+def _is_self_attribute(node: ast.AST, attribute: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attribute
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _calls_on_self(method: FunctionInfo, name: str) -> bool:
+    """Whether `method` calls `self.<name>(...)`."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+        for node in walk(method.node)
     )

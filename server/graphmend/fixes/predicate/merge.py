@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import libcst as cst
 
 from ...analysis import liveness
+from ...analysis.module_state import read_only_without_grad
 from ...kinds import Kind
 from ...semantics import walk
 from ...torch_api import FACTORY_FUNCTIONS
@@ -59,7 +60,7 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
         if store is not None and not all(k.is_tensor for k in kinds):
             site.unsafe(f"{label} may change from a Python number to a 0-d tensor")
         if store is not None:
-            _keep_on_module(site, label)
+            _keep_on_module(site, label, store)
         difference = shape_difference(
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
@@ -219,12 +220,14 @@ def _selector(site: Site, difference: str | None, tensors: bool) -> str | None:
     return name
 
 
-def _keep_on_module(site: Site, label: str) -> None:
+def _keep_on_module(site: Site, label: str, store: Store) -> None:
     """A merged store keeps a tensor the graph computed on the module. Under CUDA graphs that
     tensor lives in the graph's memory pool and the next replay overwrites it, so the next call
     fails ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run":
     Phi-3's longrope `inv_freq`, measured on an H100 with torch 2.11): refused where the code is
-    recorded as CUDA graphs, unsafe elsewhere."""
+    recorded as CUDA graphs, unsafe elsewhere. Assigned on every call, it holds an inference tensor
+    after a call under `inference_mode`: named unless nothing can notice (`read_only_without_grad`:
+    out of the state dict, read only without grad; a rotary embedding's `inv_freq`)."""
     recorded = site.ctx.cuda_graph_scope(site.analysis.entry)
     if recorded is not None:
         raise Refused(
@@ -235,6 +238,9 @@ def _keep_on_module(site: Site, label: str) -> None:
         f"{label} keeps a tensor computed in the graph on the module: under CUDA graphs "
         '(`mode="reduce-overhead"`) the next call fails, its memory overwritten by the replay'
     )
+    owner = site.owner
+    if owner is not None and read_only_without_grad(store.attribute, owner, site.ctx.index):
+        return
     site.unsafe(
         f"{label} is assigned on every call, not only when the branch runs: after a call under "
         "`torch.inference_mode()` it holds an inference tensor, and the module's state then changes (`load_state_dict` "
