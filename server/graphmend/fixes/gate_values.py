@@ -118,7 +118,9 @@ class Selections:
         if operator is None or region.force is not None:
             raise Refused(f"the layer's branch updates `{name}` in place")
         self._note(
-            f"`{name} {operator}= ...` becomes out of place where the layer may be skipped: another name for the same tensor no longer sees the change"
+            f"`{name} {operator}= ...` becomes out of place wherever the skip is drawn as a tensor (every training "
+            "step, whatever the LayerDrop rate): another name for the same tensor, or a forward hook that kept it, "
+            "no longer sees the change"
         )
         select = self._selector()
         lines = self.ctx.source.lines
