@@ -195,20 +195,20 @@ def read_only_without_grad(attribute: str, owner: ClassInfo, index: ModuleIndex)
     ]
     if others:
         return False  # another class reads one of that name on an object: perhaps this one, on its module
-    grad_free: set[int] = set()
+    callers = {key: [c for c in methods.values() if _calls_on_self(c, m.name)] for key, m in methods.items()}
+    grad_free = {
+        key
+        for key, m in methods.items()
+        if any(
+            index.qualified_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_FREE for d in m.node.decorator_list
+        )
+    }
     changed = True
-    while changed:  # methods that run without grad: decorated, or called only from such methods
+    while changed:  # and the methods called only from methods that run without grad
         changed = False
-        for method in methods.values():
-            if id(method.node) in grad_free:
-                continue
-            callers = [m for m in methods.values() if _calls_on_self(m, method.name)]
-            decorated = any(
-                index.qualified_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_FREE
-                for d in method.node.decorator_list
-            )
-            if decorated or (callers and all(id(c.node) in grad_free for c in callers)):
-                grad_free.add(id(method.node))
+        for key in methods.keys() - grad_free:
+            if callers[key] and all(id(c.node) in grad_free for c in callers[key]):
+                grad_free.add(key)
                 changed = True
     return all(id(m.node) in grad_free for m in readers)
 

@@ -17,6 +17,8 @@ Whatever it is given (a Python flag a skipped layer would have set, a number), i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..diagnostics import TextEdit
 from .base import FixContext
 from .helpers import LEVEL, PLAIN, Helper, helper_edit
@@ -47,10 +49,14 @@ def _body(torch_name: str) -> str:
     )
 
 
-def exact_where(ctx: FixContext, torch_name: str) -> tuple[str, TextEdit | None] | None:
-    """The helper's name in the file, and the edit that defines it (None when the file has it);
-    None where no module-level helper can be added (a notebook's cells)."""
+def exact_where(ctx: FixContext, torch_name: str, define: Callable[[TextEdit], None]) -> str | None:
+    """The helper's name in the file, its definition handed to `define` where the file lacks it;
+    None where no module-level helper can be added (a notebook's cells): the caller selects with
+    torch.where and names the difference."""
     if ctx.notebook:
         return None
     helper = Helper(NAME, "condition, if_true, if_false", _body(torch_name), kind=PLAIN, docstring=DOCSTRING)
-    return helper_edit(helper, ctx, torch_name)
+    name, definition = helper_edit(helper, ctx, torch_name)
+    if definition is not None:
+        define(definition)
+    return name

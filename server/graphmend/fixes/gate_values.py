@@ -43,14 +43,15 @@ class Selections:
         torch.where only where that gives exactly the value the `if` gave (the layer's output in
         another dtype or shape would otherwise be promoted or broadcast); torch.where, with that
         noted, where the file cannot have the helper."""
-        helper = exact_where(self.ctx, self.gate.torch)
-        if helper is None:
+        name = exact_where(self.ctx, self.gate.torch, self._define)
+        if name is None:
             self._note(BROADCAST_NOTE)
             return f"{self.gate.torch}.where"
-        name, definition = helper
-        if definition is not None and definition not in self.helper_edits:
-            self.helper_edits.append(definition)
         return name
+
+    def _define(self, definition: TextEdit) -> None:
+        if definition not in self.helper_edits:
+            self.helper_edits.append(definition)
 
     def assignment(
         self,

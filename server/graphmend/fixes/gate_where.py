@@ -260,8 +260,9 @@ class _Selection:
             self._collected(target.id, guard)
             return None
         kinds = {name: self.analysis.env.get(name, Kind.UNKNOWN) for name in live}
-        if isinstance(target, ast.Name) and self.analysis.kind(stmt.value) not in STATE_KINDS:
-            kinds[target.id] = self.analysis.kind(stmt.value)  # `use_cache = False`: a flag, not a tensor
+        assigned = self.analysis.kind(stmt.value)
+        if isinstance(target, ast.Name) and assigned not in STATE_KINDS:
+            kinds[target.id] = assigned  # `use_cache = False`: a flag, not a tensor
         values = [n for n in live if kinds[n] not in STATE_KINDS]
         if values:
             if guard is None:

@@ -210,13 +210,9 @@ def _selector(site: Site, difference: str | None, tensors: bool) -> str | None:
     file can have it (its definition joins the fix); else the fix is unsafe for the difference."""
     if difference is None:
         return None
-    helper = exact_where(site.ctx, site.torch) if tensors else None
-    if helper is None:
+    name = exact_where(site.ctx, site.torch, lambda definition: site.add_helpers([definition])) if tensors else None
+    if name is None:
         site.unsafe(difference)
-        return None
-    name, definition = helper
-    if definition is not None:
-        site.add_helpers([definition])
     return name
 
 

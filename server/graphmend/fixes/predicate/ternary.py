@@ -62,13 +62,13 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         if None in signatures or len(signatures) != 1
         else None
     )
+    definitions: list[TextEdit] = []
     helper = (
-        exact_where(ctx, torch_name)
+        exact_where(ctx, torch_name, definitions.append)
         if difference is not None and all(analysis.kind(v).is_tensor for v in (node.body, node.orelse))
         else None
     )
-    select = f"{torch_name}.where" if helper is None else helper[0]
-    text = f"{select}({condition}, {body}, {orelse})"
+    text = f"{helper or f'{torch_name}.where'}({condition}, {body}, {orelse})"
     if split.static:
         text = f"{text} if {conditions.static_text(split.static, ctx.segment)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
     typed = [name for name in analysis.caller_typed if name in names_in(split.rest)]
@@ -76,9 +76,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     if typed:  # tensors from some callers (or by annotation only), numbers from others: the original stays for numbers
         tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
         text = f"({text}) if {tests} else ({ctx.segment(node)})"
-    edits = [TextEdit(ctx.source.node_range(node), text)]
-    if helper is not None and helper[1] is not None:
-        edits.insert(0, helper[1])
+    edits = [*definitions, TextEdit(ctx.source.node_range(node), text)]
     if not scalar:
         reasons.append("the condition may have more than one element")
     if difference is not None and helper is None:
