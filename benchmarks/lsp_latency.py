@@ -430,6 +430,7 @@ def main() -> int:
         f"then the same {SETTLED_S:.0f} s after another open (issue 51)",
     )
     args = parser.parse_args()
+    args.files = [path.resolve() for path in args.files]  # a document's URI needs an absolute path
     if args.after_open:
         return asyncio.run(after_open(args.files or default_files(), args.edits))
     if args.edit_kinds is not None:

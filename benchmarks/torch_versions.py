@@ -5,6 +5,7 @@
     python benchmarks/torch_versions.py /tmp/t291/bin/python /tmp/t214/bin/python .venv/bin/python [--json OUT]
     python benchmarks/torch_versions.py --record /tmp/t291/bin/python /tmp/t214/bin/python .venv/bin/python
     python benchmarks/torch_versions.py --messages /tmp/t291/bin/python .venv/bin/python /tmp/t214/bin/python
+    python benchmarks/torch_versions.py --recompiles /tmp/t291/bin/python .venv/bin/python /tmp/t214/bin/python
 
 Each interpreter is its own environment, never the test one. In a subprocess of each, every
 program of `tests/dynamo_corpus/` runs under that torch (`dynamo_harness.measure`: the graph_breaks
@@ -16,6 +17,9 @@ is silent) and false alarms (graphmend reports a line where Dynamo does not brea
 With `--messages`, each environment runs `inlined_messages.py` (issue 50): a module that prints,
 logs and warns, compiled itself and inlined (an `nn.Sequential`, `super()`, `checkpoint`), as
 written, fixed for that release and deferred, under eager, aot_eager and inductor.
+
+With `--recompiles`, each environment records `benchmarks/recompile_corpus/` (`recompile_prediction.py
+--worker`), scored against graphmend's GM6xx predictions with `torch-version` set to that release.
 
 With `--record`, each environment runs the recorder's tests instead (`tests/test_record.py`, real
 Dynamo under that torch, graphmend from this tree on PYTHONPATH; the environment needs pytest, and
@@ -132,6 +136,27 @@ def print_record_tests(results: list[dict]) -> None:
         print(f"| `{name}` | " + " | ".join(r["tests"].get(name, "not run") for r in results) + " |")
 
 
+def recompiles(python: str) -> dict:
+    """`recompile_prediction.py`'s corpus recorded under the environment's torch, scored against the
+    predictions graphmend makes when told that release (`torch-version`)."""
+    import recompile_prediction
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "recorded.json"
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "server")}
+        script = ROOT / "benchmarks" / "recompile_prediction.py"
+        done = subprocess.run(
+            [python, str(script), "--worker", str(out)], env=env, capture_output=True, text=True, check=False
+        )
+        if not out.exists():
+            raise SystemExit(f"{python}: the recording failed:\n{done.stderr[-2000:]}")
+        recorded = json.loads(out.read_text())
+    release = ".".join(recorded["torch"].split("+")[0].split(".")[:2])
+    scored = recompile_prediction.score(recorded, release)
+    print(recompile_prediction.report(scored), end="\n\n")
+    return scored
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pythons", nargs="*", help="interpreters of the environments, one torch release each")
@@ -141,6 +166,11 @@ def main() -> int:
         "--messages",
         action="store_true",
         help="the message fixes where Dynamo inlines (benchmarks/inlined_messages.py)",
+    )
+    parser.add_argument(
+        "--recompiles",
+        action="store_true",
+        help="the recompile corpus recorded in each environment, scored against the GM6xx predictions",
     )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -155,6 +185,11 @@ def main() -> int:
         if args.json is not None:
             args.json.write_text(json.dumps(measured, indent=1))
         return 0
+    if args.recompiles:
+        scored = [recompiles(python) for python in args.pythons]
+        if args.json is not None:
+            args.json.write_text(json.dumps(scored, indent=1))
+        return 1 if any(s["failed"] for s in scored) else 0
     if args.record:
         outcomes = [record_tests(python) for python in args.pythons]
         print_record_tests(outcomes)

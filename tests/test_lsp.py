@@ -695,3 +695,29 @@ async def test_fix_all_asked_for_by_hand_answers_even_with_no_safe_fix(client: L
     assert action.title == "graphmend: no safe fix to apply (say what is left)"
     assert "'command': 'graphmend.applyAllFixes'" in str(action.command) and uri in str(action.command)
     assert not await fix_all_actions(types.CodeActionTriggerKind.Automatic)
+
+
+RATE_SCHEDULE = (ROOT / "benchmarks" / "recompile_corpus" / "number_lr_argument.py").read_text(encoding="utf-8")
+
+
+async def test_a_predicted_recompile_names_its_guard_and_its_cause(client: LanguageClient, tmp_path: Path) -> None:
+    """A GM601 finding sits at the read Dynamo guards, points at the call whose argument changes,
+    says the guard and how often it fails in the hover, and its unsafe fix passes a tensor."""
+    uri = write(tmp_path, "schedule.py", RATE_SCHEDULE)
+    open_document(client, uri, RATE_SCHEDULE)
+    (diagnostic,) = await diagnostics(client, uri)
+    assert diagnostic.code == "GM601" and diagnostic.range.start.line == 8
+    (cause,) = [r for r in diagnostic.related_information or [] if "changes between calls" in r.message]
+    assert cause.location.range.start.line == 14
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=diagnostic.range.start)
+    )
+    assert "`lr == 0.1`" in hover.contents.value and "once, for its second value" in hover.contents.value
+    actions = await code_actions(client, uri, diagnostic)
+    fix = next(a for a in actions if a.kind == types.CodeActionKind.QuickFix and "0-d tensor" in a.title)
+    if fix.edit is None:
+        fix = await client.code_action_resolve_async(fix)
+    fixed = apply_edits(RATE_SCHEDULE, text_edits(fix.edit, uri)[0], client.encoding)
+    assert "sgd_update(weight, torch.full((8,), 0.5), torch.tensor(lr))" in fixed
+    change_document(client, uri, fixed, 2)
+    assert await diagnostics(client, uri) == []

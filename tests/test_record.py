@@ -609,7 +609,7 @@ def test_check_reports_what_only_the_run_met_and_analyses_what_it_shows_compiled
 ) -> None:
     """Events at lines no static rule reports are findings of the run's own rules: the library's
     print at the user's call (GM501, the library line related and in `library`), the recompile at
-    the line that made the guard (GM502, saying what to do). A helper compiled code is handed as an
+    the line that made the guard (predicted by GM601: confirmed). A helper compiled code is handed as an
     argument is compiled code (the run traced it): its break is GM101's finding, confirmed, with
     GM101's rewrite, and `graphmend fix` applies it."""
     site = tmp_path / "site" / "site-packages"
@@ -630,8 +630,8 @@ def test_check_reports_what_only_the_run_met_and_analyses_what_it_shows_compiled
         library = found[("GM501", call)]
         assert library["library"]["line"] == 2 and library["library"]["callee"] == "report"
         assert library["related"][0]["kind"] == "recorded" and library["url"].endswith("gb0059.html")
-        guard = found[("GM502", lines.index("    if scale > 1:") + 1)]
-        assert guard["message"].startswith("Pass `scale` as a tensor") and guard["dynamo"] == "guard failed: scale == 1"
+        guard = found[("GM601", lines.index("    if scale > 1:") + 1)]  # predicted, and met by the run
+        assert guard["guard"] == "scale == 1" and guard["run"]["count"] >= 1 and guard["run"]["kind"] == "recompile"
         branch = found[("GM101", lines.index("    if x.sum() > 0:") + 1)]
         assert branch["run"]["count"] >= 1 and branch["fix"]["applicability"] == "safe"
         assert main(["fix", "prog.py"]) == 1  # the recompile and the library's print remain
@@ -639,7 +639,7 @@ def test_check_reports_what_only_the_run_met_and_analyses_what_it_shows_compiled
         assert "torch.where(cond, x + 1, x - 1)" in fixed and "if x.sum() > 0:" not in fixed
         capsys.readouterr()
         assert main(["check", "--output-format", "json", "prog.py"]) == 1
-        assert sorted(f["code"] for f in json.loads(capsys.readouterr().out)) == ["GM501", "GM502"]
+        assert sorted(f["code"] for f in json.loads(capsys.readouterr().out)) == ["GM501", "GM601"]
     finally:
         os.chdir(cwd)
 

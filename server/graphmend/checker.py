@@ -18,6 +18,7 @@ from .project import ModuleSummary, summarize_module
 from .project.library_calls import call_site_diagnostics
 from .proof_records import with_verdicts
 from .provenance import value_chain
+from .recompile_findings import predicted_recompiles
 from .recorded import RunInFile
 from .regions import CompiledRegions, Entry, ProjectContext, Reach, compile_call_lines
 from .resumption import resumed_call_breaks
@@ -92,13 +93,8 @@ def _check(
         )
         layout = Layout(tree, source, cache.words if cache is not None else None)
         callees = cache.callees(layout, index) if cache is not None else None
-        regions = CompiledRegions(
-            index,
-            settings.module_forward_is_compiled,
-            context,
-            compile_call_lines(source.code, source.lines, index),
-            callees,
-        )
+        compile_lines = compile_call_lines(source.code, source.lines, index)
+        regions = CompiledRegions(index, settings.module_forward_is_compiled, context, compile_lines, callees)
         summary = None
         if summarize and path is not None:
             summary = summarize_module(
@@ -106,6 +102,11 @@ def _check(
             )
         notebook = path is not None and path.suffix == ".ipynb"
         diagnostics = _analyse(index, regions, source, settings, layout, cache, notebook)
+        if compile_lines:  # a program that compiles: the recompiles its calls will meet (GM6xx)
+            diagnostics = sorted(
+                diagnostics + predicted_recompiles(index, regions, source, settings, compile_lines),
+                key=lambda d: (d.range.start, d.code),
+            )
         if context.called_findings:  # breaks in libraries (and files not checked) that its calls lead to
             diagnostics += call_site_diagnostics(regions, source, context.called_findings, settings)
             diagnostics.sort(key=lambda d: (d.range.start, d.code))

@@ -678,10 +678,12 @@ _NOT_BREAKS = {
 
 def _what_it_is(code: str) -> str:
     """What the summary counts a finding as: a graph break, or (GM4xx and the recorded run's
-    recompiles, CUDA-graph skips and compile failures) something else."""
+    recompiles, CUDA-graph skips and compile failures, the predicted recompiles) something else."""
     rule = api.RULES_BY_CODE.get(code)
     if rule is not None and rule.family is api.Family.CUDA_GRAPHS:
         return "CUDA-graph or recompilation issue"
+    if rule is not None and rule.family is api.Family.RECOMPILES:
+        return "predicted recompile"
     return _NOT_BREAKS.get(code, "graph break")
 
 

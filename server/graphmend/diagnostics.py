@@ -132,6 +132,8 @@ class FindingData:
     run: RunSeen | None = None  # the newest recorded run met it
     proof: ProofSeen | None = None  # its fix's verdict on the user's run (`graphmend fix --prove`)
     dynamo: str | None = None  # a recorded run's finding (GM5xx): Dynamo's words for what it met
+    guard: str | None = None  # a predicted recompile (GM6xx): the guard Dynamo installs, in its words
+    how_often: str | None = None  # ... and how often the program fails it
     cell: int | None = None  # a notebook's finding: its cell's 1-based number
     notebook_index: int | None = None  # ... and its place in the notebook module's diagnostics
 
@@ -141,7 +143,18 @@ class FindingData:
         library = raw.get("library")
         return cls(
             **{
-                name: raw.get(name) for name in ("rule", "entry", "nested", "cuda_graphs", "no_fix", "action", "dynamo")
+                name: raw.get(name)
+                for name in (
+                    "rule",
+                    "entry",
+                    "nested",
+                    "cuda_graphs",
+                    "no_fix",
+                    "action",
+                    "dynamo",
+                    "guard",
+                    "how_often",
+                )
             },
             only_when=tuple(raw.get("only_when") or ()),
             library=LibraryCall(library["path"], library["line"], library["callee"], tuple(library.get("via", ())))

@@ -22,16 +22,17 @@ from pathlib import Path
 from . import notebooks
 from .diagnostics import Diagnostic, FindingData, Fix, LibraryCall, RelatedLocation, RunSeen
 from .library_advice import entered, escape_hatch, in_callers_names, library_switch
-from .record.guards import resumed_function
+from .record.guards import kind_of, resumed_function
 from .record.log import cell_key
 from .record.newest import Sighting, found_in
 from .record.runs import FileRun, Placement, RecordedFrame, library_frame
 from .record.trace import COMPILE_FAILURE, CUDAGRAPH_SKIP, GRAPH_BREAK, RECOMPILE
 from .regions.records import ExternalEntry, Origin
-from .rules import RECORDED_RULES, RecordedRule
+from .rules import RECORDED_RULES, RULES_BY_CODE, ProgramRule, RecordedRule
 from .settings import Settings
 from .source import Position, Range, SourceText
 
+PREDICTED_RECOMPILES = "GM6"  # the recompile rules' codes, confirmed by the run's recompiles
 COMPILED_BY_THE_RUN = "compiled in the recorded run (Dynamo traced it there)"
 
 
@@ -79,14 +80,20 @@ def merged(
     now, parsed as `tree`): a static finding confirmed by the events of its own kind at its line (a break for a break,
     a CUDA-graph skip for a CUDA-graph blocker: one kind counted), with the library lines they met;
     every other event reported by a GM5xx rule (a recompile at a line with a static finding too)."""
-    if not found:
+    if not found and not run.compiled:
         return diagnostics
     by_line: dict[tuple[int, str], list[Sighting]] = {}
     for sighting in found:
         by_line.setdefault((sighting.line, sighting.placement.event.kind), []).append(sighting)
     used: set[tuple[int, str]] = set()
+    predicted: set[int] = set()  # the recompiles (sightings) a GM6xx finding at their line predicted
     confirmed = []
     for diagnostic in diagnostics:
+        if diagnostic.code.startswith(PREDICTED_RECOMPILES) and diagnostic.data.cell is None:
+            met = _predicted(diagnostic, by_line)
+            predicted |= {id(s) for s in met}
+            confirmed.append(_met(diagnostic, met, run) if met else _not_met(diagnostic, tree, run))
+            continue
         key = _confirming(diagnostic, by_line)
         if key is None:
             confirmed.append(diagnostic)
@@ -98,19 +105,68 @@ def merged(
         related = tuple(r for r in _library_lines(placements) if r not in diagnostic.related)
         data = replace(diagnostic.data, run=_seen(run, placements))
         confirmed.append(replace(diagnostic, data=data, related=diagnostic.related + related))
-    alone = [s for key, sightings in by_line.items() if key not in used for s in sightings]
+    alone = [s for key, sightings in by_line.items() if key not in used for s in sightings if id(s) not in predicted]
     return sorted((*confirmed, *_run_only(alone, source, tree, run, settings)), key=_order)
 
 
 def _confirming(diagnostic: Diagnostic, by_line: dict[tuple[int, str], list[Sighting]]) -> tuple[int, str] | None:
     """The events at a static finding's line that confirm it: a CUDA-graph blocker's skips; a
-    break's breaks, else the compile failures a break caused (`fullgraph=True`). Never recompiles:
-    GM502 says what to do about them."""
+    break's breaks, else the compile failures a break caused (`fullgraph=True`). A predicted
+    recompile's are `_predicted`; a recompile no rule predicted is GM502's."""
     if diagnostic.data.cell is not None:
         return None
     line = diagnostic.range.start.line + 1
     kinds = (CUDAGRAPH_SKIP,) if diagnostic.code.startswith("GM4") else (GRAPH_BREAK, COMPILE_FAILURE)
     return next(((line, kind) for kind in kinds if (line, kind) in by_line), None)
+
+
+def _predicted(diagnostic: Diagnostic, by_line: dict[tuple[int, str], list[Sighting]]) -> list[Sighting]:
+    """The recompiles at a GM6xx finding's line whose failed guard is of a kind its rule predicts
+    (a shape guard confirms GM605; a size kept at 0 or 1 at the same line stays GM502's)."""
+    rule = RULES_BY_CODE.get(diagnostic.code)
+    kinds = rule.confirmed_by if rule is not None and issubclass(rule, ProgramRule) else frozenset()
+    sightings = by_line.get((diagnostic.range.start.line + 1, RECOMPILE), [])
+    return [s for s in sightings if kind_of(s.placement.event.guard or s.placement.event.reason) in kinds]
+
+
+def _met(diagnostic: Diagnostic, met: list[Sighting], run: FileRun) -> Diagnostic:
+    """A predicted recompile the run met: its count, and the library lines it was met at."""
+    placements = [s.placement for s in met]
+    related = tuple(r for r in _library_lines(placements) if r not in diagnostic.related)
+    data = replace(diagnostic.data, run=_seen(run, placements))
+    return replace(diagnostic, data=data, related=diagnostic.related + related)
+
+
+def _not_met(diagnostic: Diagnostic, tree: ast.Module, run: FileRun) -> Diagnostic:
+    """A predicted recompile (GM6xx) the run did not meet, though it compiled the code it is in:
+    marked with a count of 0; in code the run did not compile, as it is."""
+    if diagnostic.data.entry is None or not run.compiled:
+        return diagnostic
+    if not _first_lines(tree, diagnostic.data.entry) & set(run.compiled):
+        return diagnostic
+    return replace(diagnostic, data=replace(diagnostic.data, run=RunSeen(0, run.name, run.recorded_at, RECOMPILE)))
+
+
+def _first_lines(tree: ast.Module, qualname: str) -> set[int]:
+    """The lines a function's code object may start at (its `def`, or its first decorator), found by
+    its qualified name (`Net.forward`); empty when no such function is in the file."""
+    body: list[ast.stmt] = tree.body
+    found: ast.AST | None = None
+    for part in qualname.split("."):
+        found = next(
+            (
+                s
+                for s in body
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == part
+            ),
+            None,
+        )
+        if found is None:
+            return set()
+        body = found.body
+    if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    return {found.lineno, *(d.lineno for d in found.decorator_list)}
 
 
 def _seen(run: FileRun, placements: list[Placement]) -> RunSeen:

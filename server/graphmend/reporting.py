@@ -97,6 +97,9 @@ def diagnostic_json(finding: Finding) -> dict[str, Any]:
         **({"proof": diagnostic.data.proof.to_json()} if diagnostic.data.proof is not None else {}),
         # a recorded run's own finding (GM5xx): Dynamo's words
         **({"dynamo": diagnostic.data.dynamo} if diagnostic.data.dynamo is not None else {}),
+        # a predicted recompile (GM6xx): the guard Dynamo installs and how often the program fails it
+        **({"guard": diagnostic.data.guard} if diagnostic.data.guard is not None else {}),
+        **({"how_often": diagnostic.data.how_often} if diagnostic.data.how_often is not None else {}),
     }
 
 
@@ -200,10 +203,17 @@ def qualifiers(diagnostic: Diagnostic, with_proof: bool = True) -> list[str]:
         found.append(f"{OFF_BY_DEFAULT}: `{data.off_by_default}` is false by default")
     if data.cuda_graphs is not None:
         found.append(f"CUDA graphs: {data.cuda_graphs}")
+    if data.guard is not None:
+        found.append(f"Dynamo guards `{data.guard}` and the program fails it {data.how_often}")
     if data.run is not None:
         did = _RUN_DID.get(data.run.kind, "met it")
         met = f"the run of {_age(data.run.recorded_at)} {did} {plural(data.run.count, 'time')}"
-        found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
+        if data.run.count == 0:  # a predicted recompile in code the run compiled
+            found.append(
+                f"not met: the run of {_age(data.run.recorded_at)} compiled this code and did not recompile here"
+            )
+        else:
+            found.append(met if is_recorded(diagnostic.code) else f"confirmed: {met}")
     if with_proof and data.proof is not None and diagnostic.fix is not None:
         found.append(f"the fix {proof_sentence(data.proof)}")
     return found

@@ -22,7 +22,30 @@ _NUMBER = r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)"
 _COMPARED = re.compile(rf"(?P<op>==|!=|<=|>=|<|>)\s*{_NUMBER}\b")
 _COMPARED_LEFT = re.compile(rf"(?<![\w\]\)]){_NUMBER}\s*(?P<op>==|!=|<=|>=|<|>)")
 _SEEN = re.compile(r"\.?\s*expected [^,]+, actual .+$")
+# What a failed guard checks, by Dynamo's words (`kind_of`; GM502's advice reads the parts).
+SIZE = re.compile(r"tensor '(?P<name>.+?)' size mismatch at index (?P<dim>\d+)")
+TENSOR = re.compile(r"tensor '(?P<name>.+?)' (?P<what>stride|dtype|device|requires_grad|dispatch key set) mismatch")
+VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>[-\w.'\"]+)$")
+LENGTH = re.compile(r"^len\((?P<name>[\w.]+)\) == \d+$")
+SPECIALIZED = re.compile(r"^\d+ <= (?P<name>[\w.\[\]'\"]+)\.size\(\)\[(?P<dim>\d+)\]$")
 _OBJECT_ID = re.compile(r"(___check_(?:obj|type)_id\([^,]+),\s*\d+\)")
+
+
+def kind_of(guard: str) -> str:
+    """What a failed guard checks: "size" (a dimension), "specialized" (a size kept at 0 or 1),
+    "tensor" (dtype, device, stride, requires_grad), "global" (grad mode, autocast), "object" (an
+    object's identity or type), "length", or "value" (a Python value compared)."""
+    if SIZE.search(guard) or "rank mismatch" in guard:
+        return "size"
+    if SPECIALIZED.match(guard):
+        return "specialized"
+    if TENSOR.search(guard):
+        return "tensor"
+    if "GLOBAL_STATE" in guard or "grad_mode" in guard:
+        return "global"
+    if "___check_obj_id" in guard or "___check_type_id" in guard or "ID_MATCH" in guard or "TYPE_MATCH" in guard:
+        return "object"
+    return "length" if LENGTH.match(guard) else "value"
 
 
 def resume_break_line(func: str) -> int | None:

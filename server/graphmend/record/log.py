@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import guards, trace
+from .placing import Placing
 from .trace import Event, Frame
 
 SCHEMA = 1
@@ -44,6 +45,7 @@ def cell_key(source: str) -> str:
     return content_hash(source.strip().encode("utf-8"))
 
 
+MAX_COMPILED_CODE = 4096  # code objects a process lists as compiled (its last line stays small)
 MAX_SOURCE = 32 << 20  # a larger "source file" is not read (no line is quoted from it, no hash kept)
 
 
@@ -123,6 +125,12 @@ class EventLog:
         self._stacks: dict[tuple[str, str, int], tuple[Frame, ...]] = {}  # a text-log break → its stack
         self.counts: dict[str, int] = {}
         self.compiles = 0  # compiles whose metrics came (the run's reader: did it compile at all)
+        # the code it compiled, "path:first line" (a predicted recompile the run did not meet is told
+        # apart from code the run never compiled)
+        self.compiled: set[str] = set()
+        self.placing = Placing(
+            self.sources.allowed, self.sources.lines
+        )  # where a recompile without the user's stack goes
 
     # ------------------------------------------------------------------ records in
     def record(self, metadata: dict[str, Any], payload: str | None) -> None:
@@ -146,9 +154,11 @@ class EventLog:
             if isinstance(metrics, dict):
                 self.compiles += 1
                 code = trace.code_frames(metrics)
+                if len(self.compiled) < MAX_COMPILED_CODE:
+                    self.compiled.update(f"{frame.path}:{frame.line}" for frame in code)
                 calls = tuple(self._quoted(frame) for frame in trace.call_frames(metrics))
                 for event in self._waiting.pop(compile_id, []):
-                    placed = event if event.frames and event.stack == "complete" else self._placed(event, code)
+                    placed = self.placing.like_before(event, code)
                     self.add(replace(placed, frames=calls + placed.frames))
                 for event in trace.from_metrics(metrics, compile_id, self._failed_at.pop(compile_id, ())):
                     if event.kind == trace.CUDAGRAPH_SKIP:  # the same skip's warning is not a second one
@@ -183,7 +193,9 @@ class EventLog:
             elif (trace.RECOMPILE, "", 0) not in came:
                 code, recompile = trace.recompiles_text(message, compile_id)
                 if recompile is not None:
-                    placed = recompile if recompile.frames else self._placed(recompile, code)
+                    placed = (
+                        self.placing.like_before(recompile, code) if code else self.placing.without_metrics(recompile)
+                    )
                     self.add(replace(placed, frames=calls + placed.frames))
 
     def _with_stack(self, event: Event) -> Event:
@@ -231,11 +243,11 @@ class EventLog:
         last line: how many compiles it made (a process that met nothing has its header and it)."""
         for events in self._waiting.values():
             for event in events:
-                self.add(event if event.frames else replace(event, stack="incomplete"))
+                self.add(self.placing.without_metrics(event))
         self._waiting.clear()
         for compile_id in list(self._text):
             self._settle(compile_id)
-        self._write({"closed": {"compiles": self.compiles}})
+        self._write({"closed": {"compiles": self.compiles, "compiled": sorted(self.compiled)}})
         if self._out is not None:
             self._out.close()
             self._out = None
@@ -289,47 +301,6 @@ class EventLog:
         if frame.text or frame.path.startswith("<"):
             return frame
         return replace(frame, text=self.sources.line(frame.path, frame.line))
-
-    def _placed(self, event: Event, code: tuple[Frame, ...]) -> Event:
-        """A recompile with no user stack: at the line its guard's comment names (torch 2.9: in the
-        compiled code's file; 2.13: often torch's own line, its path shortened against torch's
-        folder, shown below the compiled function's `def`), else at that `def` (a shape guard
-        belongs to the whole function). A comment's file that is not there is dropped: no event
-        names a missing file."""
-        at_def = tuple(self._at_def(frame) for frame in code)
-        if event.frames:
-            placed = trace.placed_in(event, code)
-            frame = placed.frames[0]
-            path = self._existing(frame.path)
-            if path is not None and any(f.path == path for f in code):
-                return replace(placed, frames=(replace(frame, path=path),))
-            if path is not None:
-                return replace(placed, frames=(*at_def, replace(frame, path=path)))
-        return replace(event, frames=at_def, stack="incomplete")
-
-    def _existing(self, path: str) -> str | None:
-        """A guard comment's file as a path on disk: under torch's folder (torch shortens its own
-        paths) or as named; None when neither is a file the run's frames may be read from."""
-        torch = sys.modules.get("torch")
-        folder = os.path.dirname(getattr(torch, "__file__", None) or "") or None
-        for candidate in (*([os.path.join(folder, path)] if folder and not os.path.isabs(path) else []), path):
-            if self.sources.allowed(candidate):
-                return os.path.normpath(os.path.abspath(candidate))
-        return None
-
-    def _at_def(self, frame: Frame) -> Frame:
-        """A compiled function's first line (`co_firstlineno`, its first decorator's) moved to its
-        `def`, with that line's text: where a guard of the whole function is shown."""
-        lines = self.sources.lines(frame.path)
-        if lines is None or not 0 < frame.line <= len(lines):
-            return frame
-        if not lines[frame.line - 1].lstrip().startswith(("@", "def ", "async ")):
-            return frame
-        for number in range(frame.line - 1, min(len(lines), frame.line + 20)):  # past multi-line decorators
-            text = lines[number].strip()
-            if text.startswith(("def ", "async def ")):
-                return replace(frame, line=number + 1, text=text)
-        return frame
 
     def _gb_registry(self) -> dict[str, str]:
         """Break type → gb id, from the registry of the torch this process runs (when loaded)."""

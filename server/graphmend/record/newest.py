@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from .runs import FileRun, Placement, Run, complete_runs, current_line, placed, project_root, read_run
@@ -31,6 +32,15 @@ class RecordedRun:
     root: Path
     by_file: dict[str, list[Placement]] = field(default_factory=dict)
 
+    @cached_property
+    def compiled_by_file(self) -> dict[str, tuple[int, ...]]:
+        """Real path → the first lines of the code its runs compiled there."""
+        found: dict[str, set[int]] = {}
+        for run in self.runs:
+            for where, line in run.compiled:
+                found.setdefault(os.path.realpath(where), set()).add(line)
+        return {path: tuple(sorted(lines)) for path, lines in found.items()}
+
     @property
     def run(self) -> Run:
         """The newest of them: what the run is named by."""
@@ -43,11 +53,14 @@ class RecordedRun:
 
     def for_file(self, path: Path) -> FileRun | None:
         """The run's events in the file at `path` (a notebook: in any notebook cell); None when none is."""
+        compiled: tuple[int, ...] = ()
         if path.suffix == ".ipynb":
             found = [p for key, placements in self.by_file.items() if key.startswith(CELL) for p in placements]
         else:
-            found = self.by_file.get(os.path.realpath(path), [])
-        return FileRun(self.run.path.name, self.recorded_at, tuple(found)) if found else None
+            real = os.path.realpath(path)
+            found = self.by_file.get(real, [])
+            compiled = self.compiled_by_file.get(real, ())
+        return FileRun(self.run.path.name, self.recorded_at, tuple(found), compiled) if found or compiled else None
 
 
 CELL = "cell:"  # `RecordedRun.by_file`'s key of a notebook cell's events: the prefix, then the cell's key

@@ -116,6 +116,7 @@ class Run:
     ended: dict[str, Any] | None  # run.json; None when the run was cut short
     compiles: int = 0  # compiles its processes counted (each process's last line says)
     skipped: int = 0  # lines of its files that are not a valid event (cut by a crash, or made elsewhere)
+    compiled: frozenset[tuple[str, int]] = frozenset()  # the code they compiled: (path, first line)
 
     @property
     def torch(self) -> str | None:
@@ -214,6 +215,7 @@ def read_run(path: Path) -> Run:
     events: dict[str, RecordedEvent] = {}
     headers = []
     compiles = skipped = 0
+    compiled: set[tuple[str, int]] = set()
     for file in sorted(path.glob("process-*.jsonl")):
         for line in _lines(file):
             try:
@@ -227,6 +229,7 @@ def read_run(path: Path) -> Run:
             elif isinstance(item.get("closed"), dict):
                 count = item["closed"].get("compiles")
                 compiles += count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+                compiled |= _compiled_code(item["closed"].get("compiled"))
             elif isinstance(item.get("again"), str) and item["again"] in events:
                 events[item["again"]].count += 1
                 events[item["again"]].processes.add(file.name)
@@ -243,7 +246,18 @@ def read_run(path: Path) -> Run:
         ended = raw if isinstance(raw, dict) else None
     except (OSError, ValueError):
         pass
-    return Run(path, _merge_collapsed(list(events.values())), headers, ended, compiles, skipped)
+    return Run(path, _merge_collapsed(list(events.values())), headers, ended, compiles, skipped, frozenset(compiled))
+
+
+def _compiled_code(raw: object) -> set[tuple[str, int]]:
+    """A process's list of compiled code ("path:first line"), validated: anything else is dropped."""
+    found = set()
+    for item in raw if isinstance(raw, list) else ():
+        if isinstance(item, str):
+            where, _, line = item.rpartition(":")
+            if where and line.isdigit():
+                found.add((where, int(line)))
+    return found
 
 
 def _site(frame: RecordedFrame) -> tuple[str, int, str]:
@@ -374,6 +388,7 @@ class FileRun:
     name: str
     recorded_at: float
     placements: tuple[Placement, ...]
+    compiled: tuple[int, ...] = ()  # first lines of the file's code the run compiled (a def, or its decorator)
 
     def key(self) -> str:
         """What a cache of the file's findings must tell apart: the run, and each event where it was met."""
@@ -385,5 +400,6 @@ class FileRun:
                     (p.event.id, p.event.count, p.frame.get("line"), p.frame.get("text"), p.frame.get("cell"))
                     for p in self.placements
                 ],
+                self.compiled,
             )
         )

@@ -155,11 +155,13 @@ def _recompile(text: str, compile_id: str) -> Event:
 
 def placed_in(event: Event, code: tuple[Frame, ...]) -> Event:
     """A recompile at the line its guard's comment names, in the compiled code's file when the
-    comment's shortened path is the end of that file's (else as the comment names it)."""
+    comment's shortened path is the end of that file's (else as the comment names it). Torch 2.9
+    shortens a long path by its first characters, mid-name (`ork/main/train.py` for
+    `/work/main/train.py`): a shortened path that keeps a folder and ends the file's path is it."""
     if event.stack != "incomplete" or len(event.frames) != 1 or not code:
         return event
     frame, path = event.frames[0], code[0].path
-    if path == frame.path or path.endswith("/" + frame.path):
+    if path == frame.path or path.endswith("/" + frame.path) or ("/" in frame.path and path.endswith(frame.path)):
         return replace(event, frames=(replace(frame, path=path),))
     return event
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import RecordedRule, Rule
+from .base import ProgramRule, RecordedRule, Rule
 from .gm101_data_dependent_if import DataDependentIf
 from .gm102_data_dependent_ternary import DataDependentTernary
 from .gm103_tensor_truthiness import TensorTruthiness
@@ -36,6 +36,11 @@ from .gm501_recorded_graph_break import RecordedGraphBreak
 from .gm502_recorded_recompile import RecordedRecompile
 from .gm503_recorded_compile_failure import RecordedCompileFailure
 from .gm504_recorded_cudagraph_skip import RecordedCudagraphSkip
+from .gm601_changing_number import ChangingNumber
+from .gm602_changing_module_state import ChangingModuleState
+from .gm603_compile_in_loop import CompileInLoop
+from .gm604_changing_global_state import ChangingGlobalState
+from .gm605_changing_shapes import ChangingShapes
 
 RULES: tuple[type[Rule], ...] = (
     DataDependentIf,
@@ -71,6 +76,11 @@ RULES: tuple[type[Rule], ...] = (
     RecordedRecompile,
     RecordedCompileFailure,
     RecordedCudagraphSkip,
+    ChangingNumber,
+    ChangingModuleState,
+    CompileInLoop,
+    ChangingGlobalState,
+    ChangingShapes,
 )
 
 
@@ -88,4 +98,4 @@ RECORDED_RULES: dict[str, type[RecordedRule]] = {  # event kind → the rule rep
     rule.event_kind: rule for rule in RULES if issubclass(rule, RecordedRule)
 }
 
-__all__ = ["RECORDED_RULES", "RULES", "RULES_BY_CODE", "RecordedRule", "Rule"]
+__all__ = ["RECORDED_RULES", "RULES", "RULES_BY_CODE", "ProgramRule", "RecordedRule", "Rule"]

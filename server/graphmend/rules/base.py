@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -14,6 +15,7 @@ from ..semantics import walk
 from ..source import SourceText
 
 if TYPE_CHECKING:
+    from ..recompiles import Program, Values
     from ..record.runs import RecordedEvent
 
 BREAKS_THE_GRAPH = "Why it breaks the graph"
@@ -27,6 +29,7 @@ class Family(str, enum.Enum):
     NOT_REWRITABLE = "not-fixable-by-rewrite"  # GM3xx: breaks no source rewrite removes
     CUDA_GRAPHS = "cuda-graphs-or-recompilation"  # GM4xx: not a graph break
     RECORDED = "recorded-run"  # GM5xx: what a recorded run met where no static rule reports
+    RECOMPILES = "recompile"  # GM6xx: a guard the program will fail on a later call
 
     @property
     def about_a_value(self) -> bool:
@@ -40,6 +43,7 @@ _FAMILY_BY_DIGIT = {
     "3": Family.NOT_REWRITABLE,
     "4": Family.CUDA_GRAPHS,
     "5": Family.RECORDED,
+    "6": Family.RECOMPILES,
 }
 
 
@@ -145,6 +149,51 @@ class RecordedRule(Rule):
     def severity_for(cls, events: list[RecordedEvent]) -> Severity:
         """The severity of one finding for these events (one line, one message)."""
         return cls.severity
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A recompile a program will meet: the node at whose line Dynamo records it (where the guard is
+    made: the read of the value, or the compiled function's `def` for a guard on the whole call), the
+    guard in Dynamo's words, how often it fails, and the lines that make the value change."""
+
+    node: ast.AST
+    message: str
+    guard: str
+    how_often: str
+    causes: tuple[tuple[ast.AST, str], ...]
+    severity: Severity = Severity.INFORMATION  # WARNING: it recompiles past `recompile_limit`
+    entry: str | None = None
+    fix: PredictedFix | None = None
+    no_fix: str | None = None  # why there is no fix, where one was looked for
+
+
+@dataclass(frozen=True)
+class PredictedFix:
+    """A recompile rule's rewrite: each node's text wrapped by its template (`torch.tensor({})`)."""
+
+    title: str
+    wraps: tuple[tuple[ast.AST, str], ...]
+    hazards: tuple[str, ...] = ()
+
+
+class ProgramRule(Rule):
+    """A rule over the whole file as a program (GM6xx): what changes between the calls of compiled
+    code, read at the calls, predicted at the line the recompile will be recorded at."""
+
+    node_types = ()
+    reason = "guard failure on a later call (a recompile)"
+    reason_id = None
+    fixable = False
+    # The kinds of failed guard (`record.guards.kind_of`) a recorded recompile at a finding's line
+    # must have to confirm it: another kind at that line is a recompile the rule did not predict (GM502).
+    confirmed_by: ClassVar[frozenset[str]]
+
+    def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
+        return None  # decided over the program, in `predict`
+
+    def predict(self, program: Program, values: Values) -> Iterator[Prediction]:
+        raise NotImplementedError
 
 
 def is_raise_guard(node: ast.If, analysis: FunctionAnalysis) -> bool:

@@ -8,11 +8,13 @@ from ..record.runs import RecordedEvent
 from ..record.trace import RECOMPILE
 from .base import RecordedRule, RuleDocs
 
-_SIZE = re.compile(r"tensor '(?P<name>.+?)' size mismatch at index (?P<dim>\d+)")
-_TENSOR = re.compile(r"tensor '(?P<name>.+?)' (?P<what>stride|dtype|device|requires_grad|dispatch key set) mismatch")
-_VALUE = re.compile(r"^(?P<name>[\w.\[\]'\"]+) == (?P<value>[-\w.'\"]+)$")
-_LENGTH = re.compile(r"^len\((?P<name>[\w.]+)\) == \d+$")
-_SPECIALIZED = re.compile(r"^\d+ <= (?P<name>[\w.\[\]'\"]+)\.size\(\)\[(?P<dim>\d+)\]$")
+_SIZE, _TENSOR, _VALUE, _LENGTH, _SPECIALIZED = (
+    guards.SIZE,
+    guards.TENSOR,
+    guards.VALUE,
+    guards.LENGTH,
+    guards.SPECIALIZED,
+)
 _KEEP = {"stride": "layout (`.contiguous()`)", "requires_grad": "`requires_grad`"}
 
 
