@@ -271,6 +271,7 @@ def test_rules_listing_is_complete(capsys) -> None:
         "GM315",
         "GM316",
         "GM317",
+        "GM318",
         "GM401",
         "GM402",
         "GM403",

@@ -54,7 +54,7 @@ class MessageSets:
         (`logger.debug`: that logger's), or the name of a function of the module."""
         found: dict[str, set[str]] = {"replayed": set(), "dropped": set()}
         for change in self.changes:
-            functions = set(filter(None, map(self._function, change.members)))
+            functions = set(filter(None, map(self.function_name, change.members)))
             if change.operation == "replace":
                 found[change.kind] = functions
             elif change.operation == "add":
@@ -103,7 +103,9 @@ class MessageSets:
             return qualified_name(stmt.target), operation, _elements([stmt.value])
         return None, "add", []
 
-    def _function(self, expr: ast.expr) -> str | None:
+    def function_name(self, expr: ast.expr) -> str | None:
+        """How a member of a message set is named in `registered` (`builtins.print`, `warnings.warn`,
+        `logging.Logger.info`, `logger.debug`, a function of the module); None for anything else."""
         index = self.index
         if isinstance(expr, ast.Name) and expr.id == "print" and index.is_builtin("print", frozenset()):
             return "builtins.print"

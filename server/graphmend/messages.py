@@ -45,12 +45,23 @@ def is_message(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     return is_print(call, analysis) or is_logging(call, analysis) or is_warning(call, analysis)
 
 
+def registrations(analysis: FunctionAnalysis) -> dict[str, frozenset[str]]:
+    """The functions Dynamo replays ("replayed") or drops ("dropped") where this function compiles:
+    what the module's top level registers, and what a config patch around its compile sets
+    (`with torch._dynamo.config.patch(reorderable_logging_functions={print}):`, the entry's captures)."""
+    registered = message_sets(analysis.index).registered
+    patched = [capture.partition(":") for capture in analysis.captures if ":" in capture]
+    if not patched:
+        return registered
+    return {kind: names | {name for how, _, name in patched if how == kind} for kind, names in registered.items()}
+
+
 def passed_by_dynamo(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A message call the module has told Dynamo to pass over without a break
     (`message_sets`): a function it drops, or one it replays after the graph
     called with what Dynamo can replay (measured on torch 2.13.0: constants, f-strings and tensors,
     keywords with constant values; a shape, a list, a warning category or `file=` still break)."""
-    registered = message_sets(analysis.index).registered
+    registered = registrations(analysis)
     if not registered["replayed"] and not registered["dropped"]:
         return False
     func = call.func

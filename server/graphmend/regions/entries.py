@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex, binding_scope
 from .instances import Instances
+from .patches import patched_settings, with_patches
 from .records import (
     CAPTURE_SETTINGS,
-    CONFIG_PATCH,
     CUDA_GRAPH_MODES,
     FORCE_EAGER,
     FORWARD_IS_COMPILED,
@@ -22,7 +22,7 @@ from .records import (
     ProjectContext,
 )
 from .resolution import CallResolution
-from .scope_facts import ScopeFacts
+from .scope_facts import UNKNOWN_VALUE, ScopeFacts, bound_names
 
 _OPTIMIZE = "torch._dynamo.optimize"  # its arguments are options: `torch._dynamo.optimize("eager")(f)`
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", _OPTIMIZE})
@@ -92,7 +92,9 @@ class EntryFinder:
                 if self._is_compile_callable(decorator, function.parent):
                     add(function, "decorated with @torch.compile", decorator, frozenset(captures))
                     break
-                captures |= self._patched_settings(decorator, function.parent)  # a patch above the compile wraps it
+                captures |= patched_settings(
+                    self.index, decorator, function.parent
+                )  # a patch above the compile wraps it
 
         self._compile_calls(add)
 
@@ -129,11 +131,13 @@ class EntryFinder:
         """The compile sites that are calls (`torch.compile(f, ...)`, the options first, `m.compile()`):
         their entries through `add`, and in `remote_entries` those aimed at code of other files."""
         calls = list(self._scoped_calls())
-        wrapped = {  # `torch._dynamo.config.patch(...)(torch.compile(...))`
-            id(node.args[0]): self._patched_settings(node.func, scope)
-            for scope, node in calls
-            if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call)
-        }
+        wrapped = with_patches(
+            self.index, self.compile_lines
+        )  # `with torch._dynamo.config.patch(...):` around the compile
+        for scope, node in calls:  # `torch._dynamo.config.patch(...)(torch.compile(...))`
+            if isinstance(node.func, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call):
+                inner = id(node.args[0])
+                wrapped[inner] = wrapped.get(inner, frozenset()) | patched_settings(self.index, node.func, scope)
         for scope, node in calls:
             shadowed = scope.local_names if scope else frozenset()
             compiler = self._compiler_options(node.func, scope) if node.args else None
@@ -156,19 +160,6 @@ class EntryFinder:
                     imported = self.instances.imported_instance(node.func.value, scope)
                     if imported is not None:
                         self.remote_entries.append((ExternalRef("instance", imported), why, node))
-
-    def _patched_settings(self, expr: ast.expr, scope: FunctionInfo | None) -> frozenset[str]:
-        """`torch._dynamo.config.patch(capture_scalar_outputs=True)` → {"capture_scalar_outputs"}."""
-        if not isinstance(expr, ast.Call):
-            return frozenset()
-        shadowed = scope.local_names if scope else frozenset()
-        if self.index.qualified_name(expr.func, shadowed) != CONFIG_PATCH:
-            return frozenset()
-        return frozenset(
-            k.arg
-            for k in expr.keywords
-            if k.arg in CAPTURE_SETTINGS and isinstance(k.value, ast.Constant) and k.value.value is True
-        )
 
     def module_level_captures(self) -> frozenset[str]:
         """`torch._dynamo.config.capture_scalar_outputs = True` at module level: for every entry; and
@@ -220,8 +211,19 @@ class EntryFinder:
         binder = binding_scope(name, scope)
         if binder is None and (name in self.index.imports or name in self.index.functions):
             return []
+        if binder is not None and name in binder.parameter_names:
+            return []
         values = self.facts.assigned_values(binder).get(name, [])
-        return [] if binder is not None and name in binder.parameter_names else values
+        if UNKNOWN_VALUE in values:  # `opt_name, fn = None, f_info`: a tuple written out gives each its element
+            assigns = [
+                node
+                for node in self.facts.bindings(binder)
+                if isinstance(node, ast.Assign) and any(name in bound_names(t) for t in node.targets)
+            ]
+            elements = [_element(node, name) for node in assigns]
+            if len(elements) == len(values) and all(e is not None for e in elements):
+                return [e for e in elements if e is not None]
+        return values
 
     def _remote_target(self, target: ast.expr, scope: FunctionInfo | None) -> ExternalRef | None:
         """What `torch.compile(target)` compiles when it is defined in another file."""
@@ -319,6 +321,20 @@ def cuda_graph_request(site: ast.AST) -> str | None:
                 and value.value is True
             ):
                 return f'options={{"triton.cudagraphs": True}} at line {site.lineno}'
+    return None
+
+
+def _element(node: ast.Assign, name: str) -> ast.expr | None:
+    """The value an assignment that binds `name` gives it: its whole value, or its element of a tuple
+    written out; None for any other unpacking."""
+    for target in node.targets:
+        if isinstance(target, ast.Name) and target.id == name:
+            return node.value
+        if isinstance(target, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == name for e in target.elts):
+            value = node.value
+            if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
+                return None
+            return next(v for e, v in zip(target.elts, value.elts) if isinstance(e, ast.Name) and e.id == name)
     return None
 
 

@@ -11,6 +11,14 @@ from ..record.runs import FileRun
 from ..semantics import FunctionInfo
 
 CONFIG_PATCH = "torch._dynamo.config.patch"
+CONFIGS = frozenset({"torch._dynamo.config", "torch.compiler.config"})  # `.patch(...)` on either registers alike
+# The message sets a patch can set for the compiles in its scope, and how Dynamo treats their members:
+# an entry's captures then hold "replayed:builtins.print", "dropped:logging.Logger.info"...
+MESSAGE_SETTINGS = {
+    "reorderable_logging_functions": "replayed",
+    "ignore_logging_functions": "dropped",
+    "ignore_logger_methods": "dropped",
+}
 # Dynamo settings under which what graphmend reports as GM301/GM302 is traced, not a break.
 CAPTURE_SETTINGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 # `torch.compiler.set_stance("force_eager")` at module level: from then on nothing compiles (measured on

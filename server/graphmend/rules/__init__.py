@@ -27,6 +27,7 @@ from .gm314_disabled_function_call import DisabledFunctionCall
 from .gm315_data_dependent_bool_op import DataDependentBoolOp
 from .gm316_class_in_compiled_code import ClassInCompiledCode
 from .gm317_checkpoint_side_effect import CheckpointSideEffect
+from .gm318_unhandled_raise import UnhandledRaise
 from .gm401_cpu_tensor_attribute import CpuTensorAttribute
 from .gm402_masked_index_put import MaskedIndexPut
 from .gm403_mutated_input import MutatedInput
@@ -67,6 +68,7 @@ RULES: tuple[type[Rule], ...] = (
     DataDependentBoolOp,
     ClassInCompiledCode,
     CheckpointSideEffect,
+    UnhandledRaise,
     CpuTensorAttribute,
     MaskedIndexPut,
     MutatedInput,

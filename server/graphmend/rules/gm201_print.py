@@ -6,8 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
-from ..message_sets import message_sets
-from ..messages import is_print, passed_by_dynamo
+from ..messages import is_print, passed_by_dynamo, registrations
 from .base import Rule, RuleDocs
 
 
@@ -60,4 +59,4 @@ class PrintCall(Rule):
     def reason_id_for(self, reported: ast.AST, analysis: FunctionAnalysis) -> str:
         # Measured on torch 2.13.0: a registered print with a shape argument is "attempted to
         # reorder a debugging function that can't actually be reordered".
-        return "gb0296" if "builtins.print" in message_sets(analysis.index).registered["replayed"] else self.reason_id
+        return "gb0296" if "builtins.print" in registrations(analysis)["replayed"] else self.reason_id

@@ -6,8 +6,7 @@ from ..diagnostics import Fix
 from ..fixes.base import FixContext, Refusal
 from ..fixes.deferral import defer_message
 from ..inference import FunctionAnalysis
-from ..message_sets import message_sets
-from ..messages import is_warning, passed_by_dynamo
+from ..messages import is_warning, passed_by_dynamo, registrations
 from .base import Rule, RuleDocs
 
 
@@ -58,5 +57,5 @@ class WarningsWarn(Rule):
         # Measured on torch 2.13.0: a registered `warnings.warn` with a category argument is "attempted
         # to reorder a debugging function that can't actually be reordered".
         assert isinstance(reported, ast.Call)
-        registered = analysis.qualified_name(reported.func) in message_sets(analysis.index).registered["replayed"]
+        registered = analysis.qualified_name(reported.func) in registrations(analysis)["replayed"]
         return "gb0296" if registered else self.reason_id
