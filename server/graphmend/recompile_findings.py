@@ -63,11 +63,7 @@ def _fix(fix: PredictedFix, source: SourceText) -> Fix:
     """The rewrite as text edits: each node replaced by its template around its own text."""
     edits = []
     for node, template in fix.wraps:
-        found = source.node_range(node)
-        lines = source.lines[found.start.line : found.end.line + 1]
-        text = "\n".join(lines)
-        end = len(text) - len(lines[-1]) + found.end.character
-        edits.append(TextEdit(found, template.format(text[found.start.character : end])))
+        edits.append(TextEdit(source.node_range(node), template.format(source.segment(node))))
     applicability = Applicability.UNSAFE if fix.hazards else Applicability.SAFE
     return Fix(fix.title, applicability, tuple(edits), fix.hazards)
 

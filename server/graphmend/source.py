@@ -65,6 +65,17 @@ class SourceText:
         end = self.position(end_lineno, node.col_offset if end_col is None else end_col)  # type: ignore[attr-defined]
         return Range(start, end)
 
+    def segment(self, node: object) -> str:
+        """The exact source text of an `ast` node that has location attributes."""
+        r = self.node_range(node)
+        lines = self.lines
+        if r.start.line == r.end.line:
+            return lines[r.start.line][r.start.character : r.end.character]
+        parts = [lines[r.start.line][r.start.character :]]
+        parts.extend(lines[r.start.line + 1 : r.end.line])
+        parts.append(lines[r.end.line][: r.end.character])
+        return "\n".join(parts)
+
     @cached_property
     def comments(self) -> list[tuple[Position, str]]:
         """Every comment (where it starts, its text), for rewrites that must keep them; none when

@@ -217,14 +217,7 @@ class FixContext:
 
     def segment(self, node: ast.AST) -> str:
         """The exact source text of an expression node."""
-        r = self.source.node_range(node)
-        lines = self.source.lines
-        if r.start.line == r.end.line:
-            return lines[r.start.line][r.start.character : r.end.character]
-        parts = [lines[r.start.line][r.start.character :]]
-        parts.extend(lines[r.start.line + 1 : r.end.line])
-        parts.append(lines[r.end.line][: r.end.character])
-        return "\n".join(parts)
+        return self.source.segment(node)
 
 
 # Module facts every unit's context asks for: found once per module (a file of thousands of units

@@ -29,17 +29,10 @@ def run_orders(program: Program, node: ast.AST, depth: int = 3) -> list[tuple[in
     return [(line,)]
 
 
-def run_order(program: Program, node: ast.AST, depth: int = 3) -> tuple[int, ...]:
+def run_order(program: Program, node: ast.AST) -> tuple[int, ...]:
     """When a call runs first, as a key: its line at module level; in a function, its line after
     the key of the function's first call (a helper defined above the loop runs when called)."""
-    scope = program.scope_of(node)
-    line = getattr(node, "lineno", 0)
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        calls = program.calls_of(scope) if depth else []
-        if not calls:
-            return (1 << 30, line)
-        return (*min(run_order(program, call, depth - 1) for call, _ in calls), line)
-    return (line,)
+    return min(run_orders(program, node))
 
 
 def repeated(program: Program, site: CallSite, depth: int = 2) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..regions.scope_facts import assigned_value
 from .program import Program, Scope
 from .syntax import all_args, bound_by, target_names
 
@@ -135,7 +136,7 @@ class NumberKinds:
             if isinstance(node, (ast.For, ast.AsyncFor)) and name in target_names(node.target):
                 kinds.add(self.target_kind(node.target, name, node.iter, scope))
             elif isinstance(node, ast.Assign) and any(name in target_names(t) for t in node.targets):
-                value = _unpacked(node, name)
+                value = assigned_value(node, name) if len(node.targets) == 1 else None
                 if value is None:
                     return None
                 kinds.add(self.of(value, scope, resolving))
@@ -210,18 +211,3 @@ class NumberKinds:
             for n in self.program.own_nodes(scope)
             if isinstance(n, ast.Assign) and any(name in target_names(t) for t in n.targets)
         ]
-
-
-def _unpacked(node: ast.Assign, name: str) -> ast.expr | None:
-    """The value an assignment gives `name`: the whole value, or its place in a tuple written out
-    (`lo, hi = 0.01, 0.1`); None for any other unpacking."""
-    if len(node.targets) != 1:
-        return None
-    target = node.targets[0]
-    if isinstance(target, ast.Name):
-        return node.value
-    if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
-        for element, value in zip(target.elts, node.value.elts):
-            if isinstance(element, ast.Name) and element.id == name:
-                return value
-    return None

@@ -34,6 +34,16 @@ class Compiled:
     library: str | None = None  # the imported class of the compiled instance (`transformers.GPT2LMHeadModel`)
     forward_replaced: bool = False  # `model.forward = torch.compile(model.forward)`: the instance's own calls run it
 
+    @property
+    def positional(self) -> list[str]:
+        """The compiled function's positional parameters as its callers pass them: past `self` for a
+        module's `forward` or a method; [] when the compiled code is not this file's."""
+        function = self.function
+        if function is None:
+            return []
+        names = [a.arg for a in (*function.node.args.posonlyargs, *function.node.args.args)]
+        return names[1:] if self.cls is not None or function.owner is not None else names
+
     def describe(self) -> str:
         if self.function is not None:
             return f"`{self.function.qualname}`"

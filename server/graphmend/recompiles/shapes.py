@@ -85,11 +85,7 @@ class Shapes:
         length that B does not divide: the last batch is smaller."""
         loader = iterable
         if isinstance(loader, ast.Name):
-            values = [
-                n.value
-                for n in self.program.own_nodes(scope)
-                if isinstance(n, ast.Assign) and any(loader.id in target_names(t) for t in n.targets)
-            ]
+            values = self.single_values(loader.id, scope)
             if len(values) != 1:
                 return None
             loader = values[0]
@@ -127,11 +123,7 @@ class Shapes:
     def _length(self, dataset: ast.expr, scope: Scope) -> int | None:
         """The number of samples of `TensorDataset(torch.randn(N, ...))` or a literal list."""
         if isinstance(dataset, ast.Name):
-            values = [
-                n.value
-                for n in self.program.own_nodes(scope)
-                if isinstance(n, ast.Assign) and any(dataset.id in target_names(t) for t in n.targets)
-            ]
+            values = self.single_values(dataset.id, scope)
             return self._length(values[0], scope) if len(values) == 1 else None
         if isinstance(dataset, (ast.List, ast.Tuple)):
             return len(dataset.elts)

@@ -40,13 +40,14 @@ def bound_targets_of(node: ast.Assign | ast.AugAssign | ast.For) -> set[str]:
     return bound_targets(node)
 
 
-def method_calls(tree: ast.AST, method: str) -> list[tuple[ast.Call, str]]:
-    """The calls `<name>.<method>(...)` in `tree`, with the name they are made on (`scheduler.step()`)."""
+def method_calls(tree: ast.AST, *methods: str) -> list[tuple[ast.Call, str]]:
+    """The calls `<name>.<method>(...)` of any of `methods` in `tree`, with the name they are made
+    on (`scheduler.step()`, `history.append(x)`)."""
     return [
         (node, node.func.value.id)
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == method
+        and node.func.attr in methods
         and isinstance(node.func.value, ast.Name)
     ]

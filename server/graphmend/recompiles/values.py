@@ -129,20 +129,11 @@ class Values:
                     return Change("number", f"`{ast.unparse(call)}` is called with {found.why}", found.line, loop)
         if isinstance(func, ast.Name) and func.id == "len" and call.args and isinstance(call.args[0], ast.Name):
             grown = call.args[0].id
-            for node in ast.walk(loop):
-                if (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in _GROWS
-                    and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == grown
-                ):
-                    return Change(
-                        "int",
-                        f"`{grown}.{node.func.attr}(...)` at line {node.lineno} changes its length",
-                        node.lineno,
-                        loop,
-                    )
+            growth = next((node for node, receiver in method_calls(loop, *_GROWS) if receiver == grown), None)
+            if growth is not None:
+                method = growth.func.attr  # type: ignore[attr-defined]
+                why = f"`{grown}.{method}(...)` at line {growth.lineno} changes its length"
+                return Change("int", why, growth.lineno, loop)
         if isinstance(func, ast.Attribute) and func.attr == "get_last_lr" and isinstance(func.value, ast.Name):
             stepped = _stepped(func.value.id, loop)
             if stepped is not None:

@@ -22,7 +22,7 @@ from .records import (
     ProjectContext,
 )
 from .resolution import CallResolution
-from .scope_facts import UNKNOWN_VALUE, ScopeFacts, bound_names
+from .scope_facts import UNKNOWN_VALUE, ScopeFacts, assigned_value, bound_names
 
 _OPTIMIZE = "torch._dynamo.optimize"  # its arguments are options: `torch._dynamo.optimize("eager")(f)`
 _COMPILE_FUNCTIONS = frozenset({"torch.compile", _OPTIMIZE})
@@ -220,7 +220,7 @@ class EntryFinder:
                 for node in self.facts.bindings(binder)
                 if isinstance(node, ast.Assign) and any(name in bound_names(t) for t in node.targets)
             ]
-            elements = [_element(node, name) for node in assigns]
+            elements = [assigned_value(node, name) for node in assigns]
             if len(elements) == len(values) and all(e is not None for e in elements):
                 return [e for e in elements if e is not None]
         return values
@@ -321,20 +321,6 @@ def cuda_graph_request(site: ast.AST) -> str | None:
                 and value.value is True
             ):
                 return f'options={{"triton.cudagraphs": True}} at line {site.lineno}'
-    return None
-
-
-def _element(node: ast.Assign, name: str) -> ast.expr | None:
-    """The value an assignment that binds `name` gives it: its whole value, or its element of a tuple
-    written out; None for any other unpacking."""
-    for target in node.targets:
-        if isinstance(target, ast.Name) and target.id == name:
-            return node.value
-        if isinstance(target, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == name for e in target.elts):
-            value = node.value
-            if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
-                return None
-            return next(v for e, v in zip(target.elts, value.elts) if isinstance(e, ast.Name) and e.id == name)
     return None
 
 

@@ -95,3 +95,17 @@ class ScopeFacts:
                         found.setdefault(name, []).append(UNKNOWN_VALUE)
             self._values_cache[key] = found
         return self._values_cache[key]
+
+
+def assigned_value(node: ast.Assign, name: str) -> ast.expr | None:
+    """The value an assignment that binds `name` gives it: its whole value, or its element of a tuple
+    written out; None for any other unpacking."""
+    for target in node.targets:
+        if isinstance(target, ast.Name) and target.id == name:
+            return node.value
+        if isinstance(target, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == name for e in target.elts):
+            value = node.value
+            if not isinstance(value, ast.Tuple) or len(value.elts) != len(target.elts):
+                return None
+            return next(v for e, v in zip(target.elts, value.elts) if isinstance(e, ast.Name) and e.id == name)
+    return None

@@ -76,10 +76,7 @@ class ChangingNumber(ProgramRule):
     def _arguments(self, compiled: Compiled, site: CallSite, values: Values) -> Iterator[Prediction]:
         function = compiled.function
         assert function is not None
-        parameters = [a.arg for a in (*function.node.args.posonlyargs, *function.node.args.args)]
-        if compiled.cls is not None or function.owner is not None:
-            parameters = parameters[1:]  # `self`
-        passed = list(zip(parameters, site.call.args))
+        passed = list(zip(compiled.positional, site.call.args))
         program = values.program
         passed += [(k.arg, k.value) for k in site.call.keywords if k.arg is not None]
         for parameter, argument in passed:
@@ -231,9 +228,7 @@ def _passed(
     keyword = next((k.value for k in call.keywords if k.arg == parameter), None)
     if keyword is not None:
         return keyword
-    positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    if compiled.cls is not None or (compiled.function is not None and compiled.function.owner is not None):
-        positional = positional[1:]
+    positional = compiled.positional
     if parameter not in positional or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     position = positional.index(parameter)

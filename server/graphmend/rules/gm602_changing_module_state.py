@@ -189,12 +189,5 @@ def _training_read(forward: FunctionInfo, cls: ClassInfo, program: Program) -> a
                     and qualified.rsplit(".", 1)[-1] in _READS_TRAINING
                 ):
                     submodules.add(target.attr)
-    for node in ast.walk(forward.node):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in submodules
-            and forward.is_self(node.func.value)
-        ):
-            reads.append(node)
+    reads += [call for name in submodules if (call := _submodule_call(forward, name)) is not None]
     return min(reads, key=lambda n: (n.lineno, n.col_offset), default=None)  # type: ignore[attr-defined]

@@ -170,10 +170,7 @@ def _guard(first: State, other: State, site: CallSite, compiled: Compiled) -> st
     changed = [name for name, a, b in zip(("grad_mode", "autocast"), first, other) if a != b]
     if changed:
         return f"GLOBAL_STATE changed: {', '.join(changed)}"
-    function = compiled.function
-    parameters = [a.arg for a in (*function.node.args.posonlyargs, *function.node.args.args)] if function else []
-    if function is not None and (compiled.cls is not None or function.owner is not None):
-        parameters = parameters[1:]
+    parameters = compiled.positional
     for key in sorted(set(first[2]) ^ set(other[2])):
         position = key[0]
         name = parameters[int(position)] if position.isdigit() and int(position) < len(parameters) else position
