@@ -234,12 +234,22 @@ def _capture_graph_breaks():
         checker.maxsize = old_maxsize
 
 
+# Which settings the config hides in a fresh process. `mock.patch.object(torch._dynamo.config,
+# "ignore_logger_methods", ...)` deletes the setting on exit and sets it back, but torch leaves an
+# alias hidden then ("does not exist" for every later program of the process).
+_HIDDEN = {name: entry.hide for name, entry in getattr(torch._dynamo.config, "_config", {}).items()}
+
+
 def _reset_dynamo() -> None:
-    """Dynamo as a fresh process has it: no compiled code, no counters, and none of the message
-    functions an earlier program registered (its `reorderable_logging_functions.add(print)` would
-    silence every later program's prints)."""
-    torch._dynamo.config.reorderable_logging_functions.clear()
-    torch._dynamo.config.ignore_logging_functions.clear()
+    """Dynamo as a fresh process has it: no compiled code, no counters, no setting an earlier
+    program's patch left hidden, and none of the message functions it registered (its
+    `reorderable_logging_functions.add(print)` would silence every later program's prints)."""
+    for name, entry in getattr(torch._dynamo.config, "_config", {}).items():
+        entry.hide = _HIDDEN.get(name, entry.hide)
+    for name in ("reorderable_logging_functions", "ignore_logging_functions", "ignore_logger_methods"):
+        registered = getattr(torch._dynamo.config, name, None)  # not every release has each set
+        if registered is not None:
+            registered.clear()
     torch._dynamo.reset()
     torch._dynamo.utils.reset_graph_break_dup_checker()
     torch._dynamo.utils.counters.clear()

@@ -272,6 +272,7 @@ def test_rules_listing_is_complete(capsys) -> None:
         "GM316",
         "GM317",
         "GM318",
+        "GM319",
         "GM401",
         "GM402",
         "GM403",
@@ -423,6 +424,48 @@ def test_a_call_a_later_torch_traces_is_not_reported_for_it(tmp_path: Path, caps
 
     assert codes("--torch-version", "2.13") == ["GM307"]
     assert codes("--torch-version", "2.14") == []
+
+
+def test_a_context_manager_made_outside_breaks_on_the_releases_measured(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """Issue 56: a `with` on a context manager made outside the compiled code breaks from 2.11 to
+    2.13 for a module-level one and from 2.9 to 2.13 for one a module's `__init__` made; 2.14.1
+    enters both (`dynamo_corpus/pos_implicit_enter.py` under each release)."""
+    (tmp_path / "scoped.py").write_text(
+        "import torch\n\n\nclass Quiet:\n    def __enter__(self):\n        return self\n\n"
+        "    def __exit__(self, *exc):\n        return False\n\n\nQUIET = Quiet()\n\n\n"
+        "class Block(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.scope = Quiet()\n\n    def forward(self, x):\n        with self.scope:\n"
+        "            x = x + 1\n        with QUIET:\n            return x * 2\n"
+    )
+
+    def lines(*flags: str) -> list[int]:
+        out = run(capsys, "check", "--output-format", "json", "--no-cache", *flags, str(tmp_path))[1]
+        return [d["line"] for d in json.loads(out) if d["code"] == "GM319"]
+
+    assert lines("--torch-version", "2.13") == [21, 23]
+    assert lines("--torch-version", "2.10") == [21]
+    assert lines("--torch-version", "2.14") == []
+
+
+def test_forms_whose_break_depends_on_the_release(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """Measured on the corpus under each release from 2.9.1 to 2.14.1: a `class` statement breaks from
+    2.10, an unhandled `raise` from 2.11, and a registered print called with a keyword from 2.14."""
+    (tmp_path / "forms.py").write_text(
+        "import torch\n\ntorch._dynamo.config.reorderable_logging_functions.add(print)\n\n\n"
+        "@torch.compile\ndef f(x):\n    class Holder:\n        scale = 2.0\n\n"
+        "    print('step', sep='')\n    y = x * Holder.scale\n    raise RuntimeError('always')\n"
+    )
+
+    def codes(version: str) -> list[str]:
+        out = run(capsys, "check", "--output-format", "json", "--no-cache", "--torch-version", version, str(tmp_path))[
+            1
+        ]
+        return sorted(d["code"] for d in json.loads(out))
+
+    assert codes("2.9") == []
+    assert codes("2.10") == ["GM316"]
+    assert codes("2.13") == ["GM316", "GM318"]
+    assert codes("2.14") == ["GM201", "GM316", "GM318"]
 
 
 def test_what_torch_2_9_traces_is_not_reported_for_it(tmp_path: Path, capsys) -> None:  # noqa: ANN001

@@ -214,3 +214,52 @@ def test_each_kind_of_edit_analyses_again_only_the_units_it_changes(kind: str) -
     incremental = check_text(edited, path, cache=cache)
     assert _plain(incremental) == _plain(check_text(edited, path))
     assert (cache.misses - misses, cache.hits - hits) == (expected, 17 - expected)
+
+
+_IMPLICIT = (ROOT / "tests" / "dynamo_corpus" / "pos_implicit_setattr.py").read_text(encoding="utf-8")
+_PASSED = """import torch
+
+
+@torch.compile
+def head(x, n):
+    return x[:n] * 2
+
+
+@torch.compile
+def tail(x, n):
+    return x[-n:] * 2
+
+
+def run(x):
+    return head(x, torch.tensor(2))
+
+
+N = torch.tensor(2)
+y = tail(torch.ones(3), N)
+"""
+# Issue 56: edits that change what a unit's analysis reads outside it. The dunder a statement runs
+# implicitly, and what a call of a compiled function passes it (from a function or the top level).
+_READ_ELSEWHERE = {
+    "a dunder renamed": (
+        _IMPLICIT,
+        "def __setattr__(self, name, value):\n        torch._dynamo",
+        "def set_attr(self, name, value):\n        torch._dynamo",
+        1,
+    ),
+    "an instance of another class": (_IMPLICIT, "BOX = Box()", "BOX = Plain()", 1),
+    "a caller passes an int": (_PASSED, "return head(x, torch.tensor(2))", "return head(x, 2)", 1),
+    "the top level passes an int": (_PASSED, "N = torch.tensor(2)", "N = 2", 1),
+}
+
+
+@pytest.mark.parametrize("kind", list(_READ_ELSEWHERE))
+def test_an_edit_of_what_a_unit_reads_elsewhere_analyses_it_again(kind: str, tmp_path: Path) -> None:
+    text, old, new, dropped = _READ_ELSEWHERE[kind]
+    path = tmp_path / "program.py"
+    cache = UnitCache()
+    before = check_text(text, path, cache=cache)
+    edited = text.replace(old, new, 1)
+    assert edited != text
+    incremental = check_text(edited, path, cache=cache)
+    assert _plain(incremental) == _plain(check_text(edited, path))
+    assert len(before) - len(incremental) == dropped

@@ -12,6 +12,7 @@ import ast
 from .inference import FunctionAnalysis
 from .kinds import Kind
 from .message_sets import message_sets
+from .torch_api import breaks_on
 
 STDLIB_LEVEL_FUNCTIONS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
@@ -60,7 +61,8 @@ def passed_by_dynamo(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     """A message call the module has told Dynamo to pass over without a break
     (`message_sets`): a function it drops, or one it replays after the graph
     called with what Dynamo can replay (measured on torch 2.13.0: constants, f-strings and tensors,
-    keywords with constant values; a shape, a list, a warning category or `file=` still break)."""
+    keywords with constant values; a shape, a list, a warning category or `file=` still break; torch
+    2.14.1 replays no call with a keyword)."""
     registered = registrations(analysis)
     if not registered["replayed"] and not registered["dropped"]:
         return False
@@ -74,8 +76,13 @@ def passed_by_dynamo(call: ast.Call, analysis: FunctionAnalysis) -> bool:
             names.add(f"{receiver.id}.{func.attr}")
     if names & registered["dropped"]:
         return True
-    replayable = all(_replayable(a, analysis) for a in call.args) and all(
-        k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords
+    keywords_replayed = not call.keywords or not breaks_on(
+        "replayed message with a keyword", analysis.module.torch_version
+    )
+    replayable = (
+        all(_replayable(a, analysis) for a in call.args)
+        and keywords_replayed
+        and all(k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords)
     )
     return replayable and bool(names & registered["replayed"])
 

@@ -288,7 +288,9 @@ UNTRACEABLE_CALLS: dict[str, str] = {
 
 # Calls of UNTRACEABLE_CALLS that a later torch traces, and the release that does (measured: the Dynamo
 # corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
-TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14)}
+# The same corpus gave: a `with` on a context manager made outside the compiled code
+# (`dynamo_corpus/pos_implicit_enter.py`) is entered from 2.14.1.
+TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14), "context manager made outside": (2, 14)}
 
 # Decorators that keep a function out of every graph: Dynamo never traces its body, and each call
 # from compiled code splits the graph there ("Skip calling `torch.compiler.disable()`d function", gb0098).
@@ -307,8 +309,20 @@ DROPPED_MESSAGE_SETS = frozenset(
 # Breaks an older torch does not have, and the first release that has them. Measured on the Dynamo
 # corpus under torch 2.9.1, 2.10.0, 2.11.0 and 2.12.0 (`benchmarks/torch_versions.py`): `.tolist()`
 # traces on 2.9.1 and breaks from 2.10.0; a tensor used as a slice bound traces on 2.9.1 and 2.10.0
-# and breaks from 2.11.0 (Dynamo made unbacked ints of them before).
-BREAKS_SINCE: dict[str, tuple[int, int]] = {"tolist": (2, 10), "tensor slice bound": (2, 11)}
+# and breaks from 2.11.0 (Dynamo made unbacked ints of them before); a `with` on a module-level
+# context manager traces on 2.9.1 and 2.10.0 and breaks from 2.11.0 (one a module's `__init__` made
+# breaks on all three; `pos_implicit_enter.py`); an unhandled `raise` in the compiled frame breaks
+# from 2.11.0 (`pos_unhandled_raise.py`), a `class` statement from 2.10.0 (`pos_class_in_compiled.py`);
+# a registered message called with a keyword argument (`print(..., sep="")`, `warnings.warn(...,
+# stacklevel=2)`) is replayed up to 2.13.0 and breaks on 2.14.1 (`neg_registered_messages.py`).
+BREAKS_SINCE: dict[str, tuple[int, int]] = {
+    "tolist": (2, 10),
+    "class statement": (2, 10),
+    "tensor slice bound": (2, 11),
+    "module-level context manager": (2, 11),
+    "unhandled raise": (2, 11),
+    "replayed message with a keyword": (2, 14),
+}
 
 
 def breaks_on(construct: str, torch_version: tuple[int, int] | None) -> bool:

@@ -288,11 +288,22 @@ def _bindings(stmt: ast.stmt) -> tuple[frozenset[str], bool]:
 # ---------------------------------------------------------------------------------------- dependencies
 
 
-def dependencies(layout: Layout, regions: CompiledRegions, reaches: list[Reach]) -> set[str]:
+@dataclass(frozen=True)
+class Dependencies:
+    """What the analysis of a unit's reaches may read besides the unit: other units' text, and the
+    module's top level (a call there that runs a compiled function passes its parameters' kinds)."""
+
+    units: set[str]
+    top_level: bool
+
+
+def dependencies(layout: Layout, regions: CompiledRegions, reaches: list[Reach]) -> Dependencies:
     """The units whose text the analysis of `reaches` may read: the units of every function they
     call (transitively), of the classes they belong to and those classes' same-file bases and
-    attribute classes."""
+    attribute classes, and of the functions that call a compiled one as its frame (what they pass
+    is its parameters' kinds); and whether the top level makes such a call."""
     units: set[str] = set()
+    top_level = False
     functions: list[FunctionInfo] = [reach.chain[-1] for reach in reaches]
     seen: set[int] = set()
     while functions:
@@ -303,7 +314,13 @@ def dependencies(layout: Layout, regions: CompiledRegions, reaches: list[Reach])
         unit = layout.unit_of(function)
         if unit is not None:
             units.add(unit.name)
-        functions.extend(regions.callees(function))
+        # A dunder method's body is never read by its caller's analysis (a call of it gives no kind):
+        # what Dynamo finds in it is its own unit's, reached again each analysis. Following them
+        # would make every class depend on each class its `__init__` builds.
+        functions.extend(c for c in regions.callees(function) if not _is_dunder(c.name))
+        for caller, _ in regions.calls_of_entry(function):
+            top_level |= caller is None
+            functions.extend(() if caller is None else (caller,))
         owner = function.method.owner if function.method else None
         if owner is not None:
             for cls in _classes_around(owner, regions):
@@ -312,7 +329,11 @@ def dependencies(layout: Layout, regions: CompiledRegions, reaches: list[Reach])
                     units.add(unit.name)
                 if "__init__" in cls.methods:
                     functions.append(cls.methods["__init__"])
-    return units
+    return Dependencies(units, top_level)
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _classes_around(owner: ClassInfo, regions: CompiledRegions) -> Iterable[ClassInfo]:
@@ -366,7 +387,8 @@ class _Stored:
     diagnostics: tuple[Diagnostic, ...]  # positions relative (see `Layout.relative`)
     asked: tuple[tuple[str, bool], ...] = ()  # generated names asked of the file's words, and the answers
     prefix: tuple[str, str] | None = None  # an edit after a skeleton statement: that statement, `Layout.prefix`
-    skeleton: str | None = None  # a position between statements: the skeleton's digest, all of it
+    # a position between statements, or a top-level call of a compiled function it reads: the skeleton's digest
+    skeleton: str | None = None
     # Where the unit started, when its diagnostics name its lines: a fix that writes the line it is
     # on, an in-graph message's call that GM204 holds to its line (`Fix.names_its_line`)
     start: int | None = None
@@ -453,13 +475,13 @@ class UnitCache:
         self,
         unit: Unit,
         key: tuple[object, ...],
-        depends: set[str],
+        depends: Dependencies,
         diagnostics: list[Diagnostic],
         layout: Layout,
         asked: dict[str, bool],
     ) -> None:
         encoded = []
-        names = set(depends) | {unit.name}
+        names = set(depends.units) | {unit.name}
         outside: str | None = None  # the last skeleton statement an edit outside the unit is placed in
         in_gaps = False
         for diagnostic in diagnostics:
@@ -479,7 +501,7 @@ class UnitCache:
             tuple(encoded),
             tuple(sorted(asked.items())),
             (outside, layout.prefix(outside)) if outside is not None else None,
-            layout.skeleton_digest if in_gaps else None,
+            layout.skeleton_digest if in_gaps or depends.top_level else None,
             unit.start if _names_its_lines(layout, unit, diagnostics) else None,
         )
 

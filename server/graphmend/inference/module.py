@@ -5,7 +5,7 @@ parameters callers pass NumPy values."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..kinds import Env, Kind, join
 from ..regions import CompiledRegions
@@ -29,6 +29,7 @@ class ModuleAnalysis:
         self._constructors: dict[int, dict[str, frozenset[str]]] = {}
         self._final_envs: dict[int, Env] = {}
         self._numpy_parameters: dict[int, frozenset[str]] = {}
+        self._entry_tensors: dict[int, frozenset[str]] = {}
         self._numpy_callers: dict[int, list[tuple[FunctionInfo, ast.Call]]] | None = None
         # NumPy flows into helpers only in a file that imports it (at the top; most model files do not)
         self.imports_numpy = any(q == "numpy" or q.startswith("numpy.") for q in index.imports.values())
@@ -90,9 +91,32 @@ class ModuleAnalysis:
         self._numpy_parameters[key] = frozenset()  # a recursive call sees none while this is computed
         found: set[str] = set()
         for caller, call in self._callers_with_numpy().get(key, []):
-            found |= _numpy_passed(call, function, _probe_at_end(self, caller))
+            found |= _passed(call, function, _probe_at_end(self, caller), _is_numpy)
         self._numpy_parameters[key] = frozenset(found)
         return self._numpy_parameters[key]
+
+    def entry_tensor_parameters(self, function: FunctionInfo) -> frozenset[str]:
+        """Parameters of a compiled function that a call of this file running it as its frame passes a
+        tensor (`step(x, torch.tensor(2))`): Dynamo receives a tensor there, so `x[:n]` reads its
+        value (gb0124) and `if n > 1` branches on it."""
+        key = id(function.node)
+        if key not in self._entry_tensors:
+            self._entry_tensors[key] = frozenset()  # a call inside the function itself sees none
+            found: set[str] = set()
+            for caller, call in self.regions.calls_of_entry(function):
+                found |= _passed(
+                    call, function, self._probe(caller), lambda kind: kind in (Kind.TENSOR, Kind.BOOL_TENSOR)
+                )
+            self._entry_tensors[key] = frozenset(found)
+        return self._entry_tensors[key]
+
+    def _probe(self, caller: FunctionInfo | None) -> FunctionAnalysis:
+        """An analysis that knows the kinds at the end of `caller` (None: the module's top level)."""
+        if caller is not None:
+            return _probe_at_end(self, caller)
+        probe = FunctionAnalysis(self, None)
+        probe.env = dict(self.module_env)
+        return probe
 
     def numpy_call_lines(self, function: FunctionInfo) -> list[int]:
         """Lines of this file's calls of `function` that pass it a NumPy value: from functions that
@@ -100,11 +124,10 @@ class ModuleAnalysis:
         lines = {
             call.lineno
             for caller, call in self._callers_with_numpy().get(id(function.node), [])
-            if _numpy_passed(call, function, _probe_at_end(self, caller))
+            if _passed(call, function, _probe_at_end(self, caller), _is_numpy)
         }
         if function.owner is None:
-            probe = FunctionAnalysis(self, None)
-            probe.env = dict(self.module_env)
+            probe = self._probe(None)
             for stmt in self.index.tree.body:
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     continue
@@ -113,7 +136,7 @@ class ModuleAnalysis:
                         isinstance(call, ast.Call)
                         and isinstance(call.func, ast.Name)
                         and call.func.id == function.node.name
-                        and _numpy_passed(call, function, probe)
+                        and _passed(call, function, probe, _is_numpy)
                     ):
                         lines.add(call.lineno)
         return sorted(lines)
@@ -250,8 +273,14 @@ def _probe_at_end(module: ModuleAnalysis, caller: FunctionInfo) -> FunctionAnaly
     return probe
 
 
-def _numpy_passed(call: ast.Call, function: FunctionInfo, probe: FunctionAnalysis) -> set[str]:
-    """The parameters of `function` that `call` passes a NumPy value, by the kinds `probe` knows."""
+def _is_numpy(kind: Kind) -> bool:
+    return kind is Kind.NUMPY
+
+
+def _passed(
+    call: ast.Call, function: FunctionInfo, probe: FunctionAnalysis, wanted: Callable[[Kind], bool]
+) -> set[str]:
+    """The parameters of `function` that `call` passes a value of a `wanted` kind, by the kinds `probe` knows."""
     args = function.node.args
     positional = [a.arg for a in (*args.posonlyargs, *args.args)]
     decorators = {d.id for d in function.node.decorator_list if isinstance(d, ast.Name)}
@@ -262,6 +291,6 @@ def _numpy_passed(call: ast.Call, function: FunctionInfo, probe: FunctionAnalysi
     for position, argument in enumerate(call.args):
         if isinstance(argument, ast.Starred):
             break
-        if position < len(positional) and probe.kind(argument) is Kind.NUMPY:
+        if position < len(positional) and wanted(probe.kind(argument)):
             found.add(positional[position])
-    return found | {k.arg for k in call.keywords if k.arg in names and probe.kind(k.value) is Kind.NUMPY}
+    return found | {k.arg for k in call.keywords if k.arg in names and wanted(probe.kind(k.value))}

@@ -44,9 +44,10 @@ class ParameterKinds:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.function = scope.function
-        # Parameters that are tensors only because some compiled caller in another file passes a
-        # tensor (others may pass numbers) → their annotation ("" for none): a rewrite of a test
-        # of one must keep working for a Python value too.
+        # Parameters that are tensors only because some caller passes a tensor (a compiled caller in
+        # another file, or a call of this file that runs the compiled function; others may pass
+        # numbers) → their annotation ("" for none): a rewrite of a test of one must keep working
+        # for a Python value too.
         self.caller_typed: dict[str, str] = {}
         # Parameters that are tensors only by their annotation: nothing in the body uses them as one
         # (kornia passes a `torch.Size` where the annotation says `torch.Tensor`) → their annotation.
@@ -62,6 +63,7 @@ class ParameterKinds:
         pairs = parameters_with_defaults(args)
         evidence = self.tensor_evidence if pairs else {}
         given = module.regions.context.parameters_given_tensors(self.function.qualname)
+        given |= module.entry_tensor_parameters(self.function)  # this file's calls of it as a compiled frame
         numpy_given = module.numpy_parameters(self.function) if module.imports_numpy else frozenset()
         for arg, default in pairs:
             kind = self._parameter_kind(arg, default, evidence)

@@ -9,8 +9,10 @@ The package, each part a class built from the parts before it (passed to its con
 `records` (entries, reaches, references to other files), `scope_facts` (`ScopeFacts`: the calls
 and bindings of one scope's own body, walked once), `instances` (`Instances`: what a name or a
 `self.` attribute holds), `resolution` (`CallResolution`: what a name or a call runs),
-`call_graph` (`CallGraph`: what each call of a function runs), `entries` (`EntryFinder`: the
-compile sites and what they compile) and `compiled` (`CompiledRegions`: builds and holds the
+`implicit` (`ImplicitCalls`: the dunder methods a statement or an operator runs), `call_graph`
+(`CallGraph`: what each call of a function runs, and those methods), `entries` (`EntryFinder`: the
+compile sites and what they compile), `entry_calls` (`EntryCalls`: the calls that run a compiled
+function as its frame) and `compiled` (`CompiledRegions`: builds and holds the
 parts, reaches every function from the entries, and is the one face the rest of graphmend reads).
 """
 

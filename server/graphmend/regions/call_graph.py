@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 
 from ..semantics import FunctionInfo, ModuleIndex
+from .implicit import ImplicitCalls
 from .instances import Instances
 from .records import ExternalRef
 from .resolution import CallResolution
@@ -21,6 +22,7 @@ class CallGraph:
         self.facts = facts
         self.instances = instances
         self.resolution = resolution
+        self.implicit = ImplicitCalls(index, facts, instances)
 
     def same_file_calls(self, function: FunctionInfo) -> Iterator[tuple[ast.Call, FunctionInfo]]:
         """Each call in `function`'s own body with each same-file function it may run."""
@@ -29,9 +31,11 @@ class CallGraph:
                 yield node, target
 
     def own_callees(self, function: FunctionInfo) -> Iterator[FunctionInfo]:
-        """The same-file functions `function` calls, found by walking the function."""
+        """The same-file functions `function` calls, found by walking the function: named in a call,
+        or run implicitly by a statement or an operator (`ImplicitCalls`)."""
         for node in self.facts.calls(function):
             yield from (self._same_file_targets(node, function) or ((), None))[0]
+        yield from (method for _, method in self.implicit.targets(function))
 
     def _same_file_targets(
         self, call: ast.Call, scope: FunctionInfo
@@ -74,6 +78,7 @@ class CallGraph:
             local.extend(same_file)
             if ref is not None:
                 external.append(_with_tensors(ref, node, tensor_arguments))
+        local.extend(method for _, method in self.implicit.targets(function))
         return local, external
 
     def call_targets(

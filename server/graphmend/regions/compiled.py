@@ -13,6 +13,7 @@ from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 from ..torch_api import DISABLE_DECORATORS
 from .call_graph import CallGraph
 from .entries import EntryFinder
+from .entry_calls import Caller, EntryCalls
 from .instances import Instances
 from .records import ExternalRef, ProjectContext, Reach
 from .resolution import CallResolution
@@ -49,6 +50,7 @@ class CompiledRegions:
         )
         self.entries = self.entry_finder.entries
         self.remote_entries = self.entry_finder.remote_entries  # compile sites aimed at other files
+        self.entry_calls = EntryCalls(index, self.facts, self.resolution, self.entries)
         self.reached = self._reach()
 
     def _reach(self) -> dict[int, Reach]:
@@ -105,6 +107,10 @@ class CompiledRegions:
     ) -> tuple[list[FunctionInfo], list[ExternalRef]]:
         """What `function` calls, in this file and outside it (`CallGraph.call_edges`)."""
         return self.call_graph.call_edges(function, tensor_arguments)
+
+    def calls_of_entry(self, function: FunctionInfo) -> list[tuple[Caller, ast.Call]]:
+        """The calls of this file that run a compiled function as its frame (`EntryCalls.of`)."""
+        return self.entry_calls.of(function)
 
     def calls_in(self, function: FunctionInfo) -> list[ast.Call]:
         """The calls in the function's own body (not in nested functions)."""

@@ -78,6 +78,11 @@ class Instances:
         found = self._instance_of(expr, scope)
         return found if isinstance(found, str) else None
 
+    def constructed_class(self, func: ast.expr, scope: FunctionInfo | None) -> ClassInfo | None:
+        """The same-file class calling `func` constructs (`Block(...)`), if it names one."""
+        found = self._constructed(func, scope)
+        return found if isinstance(found, ClassInfo) else None
+
     def _instance_of(self, expr: ast.expr, scope: FunctionInfo | None) -> ClassInfo | str | None:
         if isinstance(expr, ast.Call):
             func = expr.func

@@ -66,6 +66,10 @@ class ScopeFacts:
             self._binding_cache[key] = bindings
         return self._call_cache[key]
 
+    def nodes(self, function: FunctionInfo) -> Iterator[ast.AST]:
+        """Every node of a function's own body (not of nested scopes), walked anew: few callers ask."""
+        return _walk_no_scopes(function.node.body)
+
     def bindings(self, function: FunctionInfo | None) -> list[ast.stmt | ast.expr]:
         """The statements (and walrus expressions) that bind names in a scope's own body (None: the module's)."""
         self._facts(function)

@@ -28,6 +28,7 @@ from .gm315_data_dependent_bool_op import DataDependentBoolOp
 from .gm316_class_in_compiled_code import ClassInCompiledCode
 from .gm317_checkpoint_side_effect import CheckpointSideEffect
 from .gm318_unhandled_raise import UnhandledRaise
+from .gm319_outside_context_manager import OutsideContextManager
 from .gm401_cpu_tensor_attribute import CpuTensorAttribute
 from .gm402_masked_index_put import MaskedIndexPut
 from .gm403_mutated_input import MutatedInput
@@ -69,6 +70,7 @@ RULES: tuple[type[Rule], ...] = (
     ClassInCompiledCode,
     CheckpointSideEffect,
     UnhandledRaise,
+    OutsideContextManager,
     CpuTensorAttribute,
     MaskedIndexPut,
     MutatedInput,

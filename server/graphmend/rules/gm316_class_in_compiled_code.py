@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
+from ..torch_api import breaks_on
 from .base import Rule, RuleDocs
 
 
@@ -15,7 +16,7 @@ class ClassInCompiledCode(Rule):
         why=(
             "building a class runs `__build_class__`, which Dynamo does not trace: it ends the graph at the "
             '`class` line ("Invalid call to __build_class__", gb8977), on every call, since the class is '
-            "built anew each time."
+            "built anew each time. torch 2.9 builds it without a break (`torch-version`, `BREAKS_SINCE`)."
         ),
         example=("def forward(self, x):\n    class Holder:\n        scale = 2.0\n    return x * Holder.scale"),
         action="Define the class at module level and use it from the compiled function.",
@@ -37,4 +38,4 @@ class ClassInCompiledCode(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, ast.ClassDef)
-        return node
+        return node if breaks_on("class statement", analysis.module.torch_version) else None

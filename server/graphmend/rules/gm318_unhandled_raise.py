@@ -4,6 +4,7 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
+from ..torch_api import breaks_on
 from .base import Rule, RuleDocs
 
 
@@ -20,7 +21,8 @@ class UnhandledRaise(Rule):
         why=(
             "Dynamo traces the exception being raised and, with nothing in the frame to handle it, stops "
             'the graph there and raises it from Python ("Observed exception", gb0088, measured on torch 2.13): '
-            "the graph before it is compiled, the rest of the call is not."
+            "the graph before it is compiled, the rest of the call is not. torch 2.9 and 2.10 raise it without a "
+            "break (`torch-version`, `BREAKS_SINCE`)."
         ),
         example=("@torch.compile\ndef step(x):\n    y = x * 2\n    raise RuntimeError(f'bad step {y.shape}')"),
         action=(
@@ -46,7 +48,7 @@ class UnhandledRaise(Rule):
         `raise` alone (`def forward(...): raise NotImplementedError`) computes nothing to compile."""
         assert isinstance(node, ast.Raise)
         function = analysis.function
-        if function is None or analysis.runs_inlined:
+        if function is None or analysis.runs_inlined or not breaks_on("unhandled raise", analysis.module.torch_version):
             return None
         body = [s for s in function.node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
         return node if len(body) > 1 and any(statement is node for statement in body) else None
