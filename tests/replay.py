@@ -75,6 +75,14 @@ def _rss_mb(pid: int) -> float:
     return total
 
 
+def _children(pid: int) -> list[str]:
+    """The processes the server started that still run (its analysis worker)."""
+    try:
+        return [c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    except OSError:
+        return []
+
+
 def package_root() -> Path:
     import transformers
 
@@ -229,7 +237,11 @@ async def replay(files: list[Path], edits: int, seed: int, rounds: int = 1, inde
             report.rss_marks.append(_rss_mb(pid))
         if number == WARM_UP - 1:
             report.rss_start_mb = report.rss_marks[-1]
-    await asyncio.sleep(1.5)  # past workerIdleSeconds: with nothing open the worker is stopped
+    # Past workerIdleSeconds, with nothing open, the worker is stopped: wait for that (a slow machine
+    # takes longer than a fixed pause) so the end figure is the server's own, like the start's.
+    deadline = time.perf_counter() + 30
+    while _children(pid) and time.perf_counter() < deadline:
+        await asyncio.sleep(0.25)
     report.server_alive = client._server.returncode is None
     report.rss_end_mb = _rss_mb(pid) if report.server_alive else 0.0
     report.seconds = time.perf_counter() - start

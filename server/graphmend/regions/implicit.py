@@ -97,7 +97,8 @@ class ImplicitCalls:
                 yield value, ("__bool__", "__len__")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             name = node.func.id
-            if name in _ITERATING and node.args and self.index.is_builtin(name, scope.local_names):
+            compares = name in ("min", "max") and len(node.args) > 1  # `max(a, b)` compares, iterates nothing
+            if name in _ITERATING and node.args and not compares and self.index.is_builtin(name, scope.local_names):
                 for argument in node.args if name == "zip" else node.args[:1]:
                     yield argument, ("__iter__",)
             elif name == "len" and len(node.args) == 1 and self.index.is_builtin(name, scope.local_names):
