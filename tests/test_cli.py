@@ -273,6 +273,7 @@ def test_rules_listing_is_complete(capsys) -> None:
         "GM317",
         "GM318",
         "GM319",
+        "GM320",
         "GM401",
         "GM402",
         "GM403",
@@ -466,6 +467,25 @@ def test_forms_whose_break_depends_on_the_release(tmp_path: Path, capsys) -> Non
     assert codes("2.10") == ["GM316"]
     assert codes("2.13") == ["GM316", "GM318"]
     assert codes("2.14") == ["GM201", "GM316", "GM318"]
+
+
+def test_an_operator_on_an_object_breaks_only_where_measured(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    """`a @ b` on an object of a user class: torch 2.11 to 2.13 break, 2.9 and 2.14 run its method."""
+    (tmp_path / "vectors.py").write_text(
+        "import torch\n\n\nclass V:\n    def __init__(self, t):\n        self.t = t\n\n"
+        "    def __matmul__(self, other):\n        return self.t * other.t\n\n\n"
+        "@torch.compile\ndef f(x):\n    v = V(x * 2)\n    return v @ v\n"
+    )
+
+    def codes(version: str) -> list[str]:
+        out = run(capsys, "check", "--output-format", "json", "--no-cache", "--torch-version", version, str(tmp_path))[
+            1
+        ]
+        return [d["code"] for d in json.loads(out)]
+
+    assert codes("2.9") == []
+    assert codes("2.11") == codes("2.13") == ["GM320"]
+    assert codes("2.14") == []
 
 
 def test_what_torch_2_9_traces_is_not_reported_for_it(tmp_path: Path, capsys) -> None:  # noqa: ANN001

@@ -289,8 +289,13 @@ UNTRACEABLE_CALLS: dict[str, str] = {
 # Calls of UNTRACEABLE_CALLS that a later torch traces, and the release that does (measured: the Dynamo
 # corpus under torch 2.14.1, benchmarks/README.md): `random.seed` no longer breaks there.
 # The same corpus gave: a `with` on a context manager made outside the compiled code
-# (`dynamo_corpus/pos_implicit_enter.py`) is entered from 2.14.1.
-TRACEABLE_SINCE: dict[str, tuple[int, int]] = {"random.seed": (2, 14), "context manager made outside": (2, 14)}
+# (`dynamo_corpus/pos_implicit_enter.py`) is entered from 2.14.1, and `a @ b`, `~a` on objects of a user
+# class trace again there (`pos_operator_on_object.py`).
+TRACEABLE_SINCE: dict[str, tuple[int, int]] = {
+    "random.seed": (2, 14),
+    "context manager made outside": (2, 14),
+    "operator on an object": (2, 14),
+}
 
 # Decorators that keep a function out of every graph: Dynamo never traces its body, and each call
 # from compiled code splits the graph there ("Skip calling `torch.compiler.disable()`d function", gb0098).
@@ -313,6 +318,7 @@ DROPPED_MESSAGE_SETS = frozenset(
 # context manager traces on 2.9.1 and 2.10.0 and breaks from 2.11.0 (one a module's `__init__` made
 # breaks on all three; `pos_implicit_enter.py`); an unhandled `raise` in the compiled frame breaks
 # from 2.11.0 (`pos_unhandled_raise.py`), a `class` statement from 2.10.0 (`pos_class_in_compiled.py`);
+# `a @ b` and `~a` on objects of a user class break on 2.11.0 to 2.13.0 only (`pos_operator_on_object.py`);
 # a registered message called with a keyword argument (`print(..., sep="")`, `warnings.warn(...,
 # stacklevel=2)`) is replayed up to 2.13.0 and breaks on 2.14.1 (`neg_registered_messages.py`).
 BREAKS_SINCE: dict[str, tuple[int, int]] = {
@@ -322,6 +328,7 @@ BREAKS_SINCE: dict[str, tuple[int, int]] = {
     "module-level context manager": (2, 11),
     "unhandled raise": (2, 11),
     "replayed message with a keyword": (2, 14),
+    "operator on an object": (2, 11),
 }
 
 

@@ -112,6 +112,10 @@ class CompiledRegions:
         """The calls of this file that run a compiled function as its frame (`EntryCalls.of`)."""
         return self.entry_calls.of(function)
 
+    def object_classes(self, expr: ast.expr, scope: FunctionInfo) -> tuple[ClassInfo, ...]:
+        """The classes of this file `expr` may be an object of (`ImplicitCalls.classes`)."""
+        return self.call_graph.implicit.classes(expr, scope)
+
     def calls_in(self, function: FunctionInfo) -> list[ast.Call]:
         """The calls in the function's own body (not in nested functions)."""
         return self.facts.calls(function)

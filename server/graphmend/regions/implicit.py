@@ -58,7 +58,7 @@ class ImplicitCalls:
         """Each node of the function's own body that runs a method implicitly, with that method."""
         for node in self.facts.nodes(function):
             for receiver, names in self._protocols(node, function):
-                for cls in self._classes(receiver, function):
+                for cls in self.classes(receiver, function):
                     method = next((m for name in names if (m := cls.find_method(name)) is not None), None)
                     if method is not None:
                         yield node, method
@@ -120,7 +120,7 @@ class ImplicitCalls:
         if cls is not None and not cls.is_module and (method := cls.find_method("__call__")) is not None:
             yield method
 
-    def _classes(self, receiver: ast.expr, scope: FunctionInfo) -> tuple[ClassInfo, ...]:
+    def classes(self, receiver: ast.expr, scope: FunctionInfo) -> tuple[ClassInfo, ...]:
         """The classes of this file the receiver may be an object of: `self` in a method is one of
         its class or of a subclass of this file; another name or attribute, what it was made from."""
         owner = scope.method.owner if scope.method else None

@@ -29,6 +29,7 @@ from .gm316_class_in_compiled_code import ClassInCompiledCode
 from .gm317_checkpoint_side_effect import CheckpointSideEffect
 from .gm318_unhandled_raise import UnhandledRaise
 from .gm319_outside_context_manager import OutsideContextManager
+from .gm320_operator_on_object import OperatorOnObject
 from .gm401_cpu_tensor_attribute import CpuTensorAttribute
 from .gm402_masked_index_put import MaskedIndexPut
 from .gm403_mutated_input import MutatedInput
@@ -71,6 +72,7 @@ RULES: tuple[type[Rule], ...] = (
     CheckpointSideEffect,
     UnhandledRaise,
     OutsideContextManager,
+    OperatorOnObject,
     CpuTensorAttribute,
     MaskedIndexPut,
     MutatedInput,
