@@ -337,6 +337,13 @@ def breaks_on(construct: str, torch_version: tuple[int, int] | None) -> bool:
     return torch_version is None or torch_version >= BREAKS_SINCE[construct]
 
 
+def traced_on(construct: str, torch_version: tuple[int, int] | None) -> bool:
+    """Whether `torch_version` is known to trace `construct` (a key of TRACEABLE_SINCE, or any other:
+    never); an unknown release is taken to break, as the one the tables were measured against."""
+    since = TRACEABLE_SINCE.get(construct)
+    return since is not None and torch_version is not None and torch_version >= since
+
+
 # torch functions whose result is not a tensor and that Dynamo does not model: "torch.* op returned
 # non-Tensor" (gb0208), each measured on torch 2.13.0. `torch.backends.cudnn.flags(...)` (a
 # context manager, wav2vec2's CTC loss) also sends the rest of the frame to eager (gb0142).

@@ -319,8 +319,10 @@ def dependencies(layout: Layout, regions: CompiledRegions, reaches: list[Reach])
         # would make every class depend on each class its `__init__` builds.
         functions.extend(c for c in regions.callees(function) if not _is_dunder(c.name))
         for caller, _ in regions.calls_of_entry(function):
-            top_level |= caller is None
-            functions.extend(() if caller is None else (caller,))
+            if caller is None:
+                top_level = True
+            else:
+                functions.append(caller)
         owner = function.method.owner if function.method else None
         if owner is not None:
             for cls in _classes_around(owner, regions):

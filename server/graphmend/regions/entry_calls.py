@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from ..semantics import FunctionInfo, ModuleIndex
+from ..semantics import FunctionInfo, ModuleIndex, binding_scope
 from .records import Entry
 from .resolution import CallResolution
 from .scope_facts import ScopeFacts
@@ -54,7 +54,7 @@ class EntryCalls:
                     compiled = (
                         named
                         if named is not None and id(named.node) in decorated
-                        else bound.get((_key(_binding_scope(func.id, scope)), func.id))
+                        else bound.get((_key(binding_scope(func.id, scope)), func.id))
                     )
                 if compiled is not None:
                     found.setdefault(id(compiled.node), []).append((scope, call))
@@ -70,14 +70,6 @@ def _bound_method(site: ast.AST, index: ModuleIndex) -> bool:
     return not (
         isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in index.classes
     )
-
-
-def _binding_scope(name: str, scope: Caller) -> Caller:
-    """The scope whose binding of `name` a read in `scope` sees (lexical scoping; None: the module)."""
-    current = scope
-    while current is not None and name not in current.local_names:
-        current = current.parent
-    return current
 
 
 def _key(scope: Caller) -> int:

@@ -4,7 +4,7 @@ import ast
 
 from ..diagnostics import Severity
 from ..inference import FunctionAnalysis
-from ..torch_api import TRACEABLE_SINCE, UNTRACEABLE_CALLS
+from ..torch_api import UNTRACEABLE_CALLS, traced_on
 from .base import Rule, RuleDocs
 
 
@@ -17,9 +17,7 @@ def untraceable_callee(call: ast.Call, analysis: FunctionAnalysis) -> str | None
     qualname = analysis.qualified_name(func)
     if qualname not in UNTRACEABLE_CALLS:
         return None
-    since = TRACEABLE_SINCE.get(qualname)
-    version = analysis.module.torch_version
-    return None if since is not None and version is not None and version >= since else qualname
+    return None if traced_on(qualname, analysis.module.torch_version) else qualname
 
 
 class UntraceableCall(Rule):

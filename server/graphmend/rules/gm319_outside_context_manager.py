@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from ..inference import FunctionAnalysis
-from ..semantics import FunctionInfo
-from ..torch_api import TRACEABLE_SINCE, breaks_on
+from ..semantics import binding_scope
+from ..torch_api import breaks_on, traced_on
 from .base import Rule, RuleDocs
 
 
@@ -44,9 +44,7 @@ class OutsideContextManager(Rule):
 
     def check(self, node: ast.AST, analysis: FunctionAnalysis, in_condition: bool) -> ast.AST | None:
         assert isinstance(node, (ast.With, ast.AsyncWith))
-        function = analysis.function
-        version = analysis.module.torch_version
-        if function is None or (version is not None and version >= TRACEABLE_SINCE["context manager made outside"]):
+        if analysis.function is None or traced_on("context manager made outside", analysis.module.torch_version):
             return None
         return next((item.context_expr for item in node.items if _made_outside(item.context_expr, analysis)), None)
 
@@ -58,13 +56,10 @@ def _made_outside(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     assert function is not None
     regions = analysis.module.regions
     if isinstance(expr, ast.Name):
-        scope: FunctionInfo | None = function
-        while scope is not None:
-            if expr.id in scope.local_names:
-                return False
-            scope = scope.parent
-        if not breaks_on("module-level context manager", analysis.module.torch_version):
-            return False
+        if binding_scope(expr.id, function) is not None or not breaks_on(
+            "module-level context manager", analysis.module.torch_version
+        ):
+            return False  # a local or parameter of this function or one around it
         cls = regions.instances.instance_class(expr, None)
     elif isinstance(expr, ast.Attribute) and function.owner is not None and function.is_self(expr.value):
         if any(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from ..inference import FunctionAnalysis
-from ..torch_api import TRACEABLE_SINCE, breaks_on
+from ..torch_api import breaks_on, traced_on
 from .base import Rule, RuleDocs
 
 # The operators Dynamo does not dispatch to a user class's method, with that method (measured on
@@ -51,7 +51,7 @@ class OperatorOnObject(Rule):
             function is None
             or method is None
             or not breaks_on("operator on an object", version)
-            or (version is not None and version >= TRACEABLE_SINCE["operator on an object"])
+            or traced_on("operator on an object", version)
         ):
             return None
         operand = node.left if isinstance(node, ast.BinOp) else node.operand
