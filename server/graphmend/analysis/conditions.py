@@ -279,6 +279,41 @@ def annotation_claims(test: ast.expr, analysis: FunctionAnalysis) -> dict[str, s
     return {name: why for name, why in claims.items() if why is not None}
 
 
+def python_value_claim(test: ast.expr, analysis: FunctionAnalysis) -> str | None:
+    """Why `test` may be a Python value at run time though graphmend takes it for a tensor, or None:
+    a name that makes part of it a tensor with no call in between (`C` in `x.shape[1] != C`, not
+    `x` in `(x < 0).any()`, where a Python value would fail as it is) is a tensor only by a
+    parameter's annotation (or made from one, `C = reference_shape[-3]`), or only for the callers
+    that pass one (`caller_typed`). Unlike `annotation_claims`, one such name is enough: with a
+    Python number there, a comparison is a Python bool, `~` of it an int, and `torch._assert_async`
+    of either raises TypeError (kornia 0.8.1 `_transform_input_by_shape`)."""
+    for name in sorted(_bare_tensor_names(test, analysis)):
+        if name in analysis.caller_typed:
+            annotation = analysis.caller_typed[name] or "nothing"
+            return f"`{name}` is a tensor only for some callers (its annotation says `{annotation}`)"
+        claim = _annotation_claim(name, analysis, set())
+        if claim is not None:
+            return claim
+    return None
+
+
+def _bare_tensor_names(expr: ast.expr, analysis: FunctionAnalysis) -> set[str]:
+    """The names whose tensors make parts of `expr` tensors by operators, subscripts and attributes
+    alone: not through a call (a method or function that takes only a tensor)."""
+    if isinstance(expr, ast.Name):
+        return {expr.id} if analysis.kind(expr).is_tensor else set()
+    if isinstance(expr, (ast.Call, ast.Lambda)) or (
+        isinstance(expr, (ast.Attribute, ast.Subscript)) and not analysis.kind(expr).is_tensor
+    ):
+        return set()  # `x.shape[-3]`: a Python value
+    return {
+        name
+        for child in ast.iter_child_nodes(expr)
+        if isinstance(child, ast.expr)
+        for name in _bare_tensor_names(child, analysis)
+    }
+
+
 def _tensor_names(expr: ast.expr, analysis: FunctionAnalysis) -> set[str] | None:
     """The names whose tensors make `expr` a tensor (`B` in `B == x.shape[0]`), or None when a call
     in it makes one."""

@@ -1,6 +1,7 @@
 """What kind of Python number an expression is, as a program shows it: "int", "float", "bool",
 or "number" when it is one of unknown kind (a loop over `range`, a literal, `len()`, arithmetic of
-numbers, a same-file function returning one, a schedule's rate); None for anything else."""
+numbers, a same-file function returning one, a schedule's rate); None for anything else, a value
+that may be a tensor included (`tensors.py`: a tensor's value is not guarded)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from ..regions.scope_facts import assigned_value
 from .program import Program, Scope
 from .syntax import all_args, bound_by, target_names
+from .tensors import Tensors
 
 _CYCLE = "cycle"  # the kind of a name read while its own kind is found: no kind of its own
 _CONVERSIONS = {"len": "int", "int": "int", "float": "float", "bool": "bool"}  # a Python number whatever the argument
@@ -38,6 +40,7 @@ class NumberKinds:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        self.tensors = Tensors(program, self.of)  # which values may be tensors instead
 
     def of(self, expr: ast.expr, scope: Scope, resolving: frozenset[str] = frozenset()) -> str | None:
         """The kind of Python number `expr` is ("int", "float", "bool", "number"), else None (a
@@ -84,7 +87,7 @@ class NumberKinds:
                 return "number" if expr.args and self._all_numbers(expr.args, scope, resolving) else None
             if isinstance(func, ast.Attribute) and func.attr == "item":
                 return "number"
-            returned = self._returned_kind(expr, resolving)
+            returned = self._returned_kind(expr, scope, resolving)
             if returned is not None:
                 return returned
             qualified = self.program.qualified(func)
@@ -99,8 +102,8 @@ class NumberKinds:
             return None
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call):
             func = expr.value.func
-            if isinstance(func, ast.Attribute) and func.attr == "get_last_lr":
-                return "float"
+            if isinstance(func, ast.Attribute) and func.attr == "get_last_lr":  # a tensor for a tensor `lr`
+                return None if self.tensors.reason(expr, scope) is not None else "float"
             return None
         if isinstance(expr, ast.Name):
             return _CYCLE if expr.id in resolving else self._name_kind(expr.id, scope, resolving | {expr.id})
@@ -109,14 +112,17 @@ class NumberKinds:
     def _all_numbers(self, operands: list[ast.expr], scope: Scope, resolving: frozenset[str]) -> bool:
         return all(self.of(operand, scope, resolving) is not None for operand in operands)
 
-    def _returned_kind(self, call: ast.Call, resolving: frozenset[str]) -> str | None:
+    def _returned_kind(self, call: ast.Call, scope: Scope, resolving: frozenset[str]) -> str | None:
         """The kind of number a same-file module-level function returns (`get_decay(step)` returning
-        `min(0.999, 1 - ...)`), its parameters taken for numbers; None when not every return is one."""
+        `min(0.999, 1 - ...)`), its parameters taken for numbers; None when not every return is one,
+        or when an argument may be a tensor (`decayed(torch.tensor(0.1), step)` returns one)."""
         func = call.func
         if not isinstance(func, ast.Name) or func.id in resolving:
             return None
         function = self.program.index.functions.get(func.id)
         if function is None:
+            return None
+        if any(self.tensors.reason(a, scope) is not None for a in (*call.args, *(k.value for k in call.keywords))):
             return None
         returns = [n.value for n in ast.walk(function.node) if isinstance(n, ast.Return) and n.value is not None]
         if not returns:

@@ -51,3 +51,21 @@ def method_calls(tree: ast.AST, *methods: str) -> list[tuple[ast.Call, str]]:
         and node.func.attr in methods
         and isinstance(node.func.value, ast.Name)
     ]
+
+
+def parameter_position(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> int | None:
+    """Where a parameter is passed by position; -1 for a keyword-only one, None for no parameter."""
+    positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+    if name in positional:
+        return positional.index(name)
+    return -1 if name in {a.arg for a in function.args.kwonlyargs} else None
+
+
+def argument_for(call: ast.Call, position: int, name: str) -> ast.expr | None:
+    """The argument a call passes for a parameter (by position, or by keyword)."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    if 0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
+        return call.args[position]
+    return None

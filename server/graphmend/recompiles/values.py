@@ -10,7 +10,15 @@ from .first_values import FirstValues
 from .kinds import Change, NumberKinds
 from .program import Program, Scope
 from .shapes import Shapes
-from .syntax import bound_targets, global_names, method_calls, names_read, target_names
+from .syntax import (
+    argument_for,
+    bound_targets,
+    global_names,
+    method_calls,
+    names_read,
+    parameter_position,
+    target_names,
+)
 
 _GROWS = frozenset({"append", "extend", "insert", "add", "update", "pop", "remove", "clear"})
 
@@ -35,10 +43,10 @@ class Values:
                 return found
         scope = self.program.scope_of(node)
         if depth and isinstance(expr, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            position = _parameter_position(scope, expr.id)
+            position = parameter_position(scope, expr.id)
             if position is not None and not _assigned_in(scope, expr.id):
                 for call, _ in self.program.calls_of(scope):
-                    passed = _argument(call, position, expr.id)
+                    passed = argument_for(call, position, expr.id)
                     if passed is not None:
                         found = self.changing_number(passed, call, depth - 1)
                         if found is not None:
@@ -147,25 +155,8 @@ def _stepped(name: str, loop: ast.AST) -> ast.Call | None:
     return next((call for call, receiver in method_calls(loop, "step") if receiver == name), None)
 
 
-def _parameter_position(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> int | None:
-    positional = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
-    if name in positional:
-        return positional.index(name)
-    return -1 if name in {a.arg for a in function.args.kwonlyargs} else None
-
-
 def _assigned_in(function: ast.AST, name: str) -> bool:
     return any(
         isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and name in bound_targets(n)
         for n in ast.walk(function)
     )
-
-
-def _argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
-    """The argument a call passes for a parameter (by position, or by keyword)."""
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    if 0 <= position < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
-        return call.args[position]
-    return None

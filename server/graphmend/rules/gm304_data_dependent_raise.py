@@ -3,7 +3,15 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ..analysis.conditions import ConditionError, condition_refusal, negated, split, static_text, tensor_logic
+from ..analysis.conditions import (
+    ConditionError,
+    condition_refusal,
+    negated,
+    python_value_claim,
+    split,
+    static_text,
+    tensor_logic,
+)
 from ..analysis.purity import impurity
 from ..diagnostics import Applicability, Fix, Severity, TextEdit
 from ..fixes.base import FixContext, Refusal
@@ -36,7 +44,9 @@ class DataDependentRaise(Rule):
             "operands leading an `and` stay a Python `if` around the check (`if labels is not None and "
             "labels.max() >= n:` checks the labels only when there are some). An "
             "`assert a and b, msg` becomes one assert per operand, in order, with the same message (unsafe for "
-            "the same reason: under compile a failing check raises RuntimeError); an `or` is left as is."
+            "the same reason: under compile a failing check raises RuntimeError); an `or` is left as is. Refused "
+            "where a name of the check is a tensor only by its annotation or for some callers: with a Python "
+            "number there the check is a Python bool, on which `torch._assert_async` raises TypeError."
         ),
     )
 
@@ -77,6 +87,11 @@ class DataDependentRaise(Rule):
         refused = condition_refusal(test, analysis)
         if refused is not None:
             return Refusal(refused)
+        claimed = python_value_claim(test, analysis)
+        if claimed is not None:  # `torch._assert_async(True)` raises TypeError where the `if` passed
+            return Refusal(
+                f"{claimed}: with a Python value the check is a Python bool, which `torch._assert_async` rejects"
+            )
         torch_name = ctx.torch_name
         if torch_name is None:
             return Refusal("torch is not imported as a module in this file")

@@ -8,11 +8,9 @@ from ..recompiles import Compiled, Program, Values
 from ..recompiles.calls import repeated
 from ..recompiles.program import CallSite, first_read
 from ..recompiles.syntax import method_calls
+from ..recompiles.tensors import OPTIMIZERS, SCHEDULERS
 from .base import PredictedFix, Prediction, ProgramRule, RuleDocs
 
-_OPTIMIZERS = "torch.optim."
-_SCHEDULERS = "torch.optim.lr_scheduler."
-_TENSORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.full", "torch.ones", "torch.zeros"})
 ONCE = "once, for its second value; Dynamo then compiles it as a dynamic value (`automatic_dynamic_shapes`)"
 EVERY_VALUE = (
     "at every new value, up to `torch._dynamo.config.recompile_limit` (8) compiles; then the function runs eagerly"
@@ -52,7 +50,10 @@ class ChangingNumber(ProgramRule):
             "`torch.tensor(lr)` at every call: a tensor's value is not guarded, one graph serves every value "
             "(measured: the recompile gone, outputs equal). Unsafe: the number becomes a 0-d float32 (int64) "
             "tensor, which may round differently against a float64, float16 or bfloat16 tensor. Refused where "
-            "the function reads it as a Python number (a comparison, a call, a loop count, a format string)."
+            "the function reads it as a Python number (a comparison, a call, a loop count, a format string), "
+            "or where what is passed may already be a tensor (`torch.tensor` of a tensor copies it with a "
+            "warning at every call). A rate that is a tensor (`torch.tensor(0.01)` changed with `fill_`, the "
+            "rates of an optimizer built with `lr=torch.tensor(...)`) is not flagged: its value is not guarded."
         ),
     )
 
@@ -71,13 +72,12 @@ class ChangingNumber(ProgramRule):
                     continue
                 yield from self._arguments(compiled, site, values)
                 yield from self._globals(compiled, site, program, values)
-                yield from self._optimizer_rates(compiled, site, program)
+                yield from self._optimizer_rates(compiled, site, program, values)
 
     def _arguments(self, compiled: Compiled, site: CallSite, values: Values) -> Iterator[Prediction]:
         function = compiled.function
         assert function is not None
         passed = list(zip(compiled.positional, site.call.args))
-        program = values.program
         passed += [(k.arg, k.value) for k in site.call.keywords if k.arg is not None]
         for parameter, argument in passed:
             if isinstance(argument, ast.Starred):
@@ -89,7 +89,7 @@ class ChangingNumber(ProgramRule):
             often = "once per value (two graphs)" if change.kind == "bool" else ONCE
             if change.kind == "int" and _counts_a_loop(function.node, parameter):
                 often = EVERY_VALUE + " (it sets how many times a loop runs, which Dynamo unrolls)"
-            fix, no_fix = _as_tensor(function.node, parameter, change.kind, compiled, program)
+            fix, no_fix = _as_tensor(function.node, parameter, change.kind, compiled, values)
             yield Prediction(
                 read,
                 self.message,
@@ -132,15 +132,18 @@ class ChangingNumber(ProgramRule):
                 function.qualname,
             )
 
-    def _optimizer_rates(self, compiled: Compiled, site: CallSite, program: Program) -> Iterator[Prediction]:
+    def _optimizer_rates(
+        self, compiled: Compiled, site: CallSite, program: Program, values: Values
+    ) -> Iterator[Prediction]:
         """`optimizer.step()` in compiled code while a scheduler changes the optimizer's float `lr`."""
         function = compiled.function
         assert function is not None
         for call, optimizer in method_calls(function.node, "step"):
-            made = _bound_to(program, optimizer, _OPTIMIZERS)
-            rate = next((k.value for k in made.keywords if k.arg == "lr"), None) if made is not None else None
-            if made is None or (isinstance(rate, ast.Call) and program.qualified(rate.func) in _TENSORS):
-                continue  # no optimizer, or its rate is a tensor: a tensor's value is not guarded
+            if _bound_to(program, optimizer, OPTIMIZERS) is None:
+                continue
+            rate = values.kinds.tensors.optimizer_rate(optimizer, program.index.tree)
+            if rate is not None and values.kinds.tensors.reason(*rate) is not None:
+                continue  # its rate may be a tensor (`lr=torch.tensor(...)`): a tensor's value is not guarded
             for loop in site.loops:
                 scheduler = _stepped_scheduler(program, loop, optimizer)
                 if scheduler is not None:
@@ -165,11 +168,13 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
 def _as_tensor(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str, kind: str, compiled: Compiled, program: Program
+    function: ast.FunctionDef | ast.AsyncFunctionDef, parameter: str, kind: str, compiled: Compiled, values: Values
 ) -> tuple[PredictedFix | None, str | None]:
     """The argument passed as a 0-d tensor at every call of the compiled function (a tensor's value is
-    not guarded: one graph for every value), where the function only does arithmetic with it; else
-    why not."""
+    not guarded: one graph for every value), where the function only does arithmetic with it and
+    every call passes what is known to be a Python number (`torch.tensor` of a tensor copies it with
+    a warning at every call); else why not."""
+    program = values.program
     if kind not in ("int", "float"):
         return None, f"`{parameter}` may be a {kind}, which a tensor would not stand for"
     if program.index.imports.get("torch") != "torch":
@@ -182,6 +187,9 @@ def _as_tensor(
         argument = _passed(site.call, function, parameter, compiled)
         if argument is None:
             return None, f"the call at line {site.call.lineno} does not pass `{parameter}` by position or keyword"
+        tensor = values.kinds.tensors.reason(argument, site.scope, unknown=True)
+        if tensor is not None:
+            return None, f"`{ast.unparse(argument)}` at line {site.call.lineno} may be a tensor already ({tensor})"
         wraps.append((argument, "torch.tensor({})"))
     dtype = "float32 (the default dtype)" if kind == "float" else "int64"
     hazards = (
@@ -263,7 +271,7 @@ def _bound_to(program: Program, name: str, prefix: str) -> ast.Call | None:
 def _stepped_scheduler(program: Program, loop: ast.AST, optimizer: str) -> ast.Call | None:
     """`scheduler.step()` in the loop, where `scheduler` is a torch LR scheduler of `optimizer`."""
     for call, receiver in method_calls(loop, "step"):
-        made = _bound_to(program, receiver, _SCHEDULERS)
+        made = _bound_to(program, receiver, SCHEDULERS)
         if made is not None and made.args and isinstance(made.args[0], ast.Name) and made.args[0].id == optimizer:
             return call
     return None
