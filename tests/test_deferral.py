@@ -19,6 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from graphmend.api import Settings, check_source, fix_source  # noqa: E402
+from graphmend.fixes.in_graph import IN_GRAPH_CUDA_GRAPHS  # noqa: E402
 
 
 def _load(path: Path, text: str) -> types.ModuleType:
@@ -314,7 +315,8 @@ def test_an_in_graph_helper_is_its_plain_body_where_the_operator_cannot_hold(
     """Issue 54: on a torch older than 2.13, or one whose private registration moved, the fixed
     module still imports and its helpers are their plain bodies: a compiled run breaks the graph
     where the original did and writes the same messages on every call (before, the fixed module
-    raised AttributeError on import where the private name was missing)."""
+    raised AttributeError on import where the private name was missing; issue 67's form has one,
+    `torch._dynamo.eval_frame.skip_code`)."""
     result = fix_source(INLINED, tmp_path / "inlined.py", unsafe=True)
     original = _load(tmp_path / "inlined_original.py", INLINED)
 
@@ -333,7 +335,7 @@ def test_an_in_graph_helper_is_its_plain_body_where_the_operator_cannot_hold(
             if case == "older":
                 patched.setattr(torch, "__version__", torch.torch_version.TorchVersion("2.12.1"))
             else:
-                patched.delattr(torch._higher_order_ops.effects, "_register_effectful_op")
+                patched.delattr(torch._dynamo.eval_frame, "skip_code")
             fixed = _load(tmp_path / f"inlined_{case}.py", result.fixed)
             helpers = [name for name in vars(fixed) if name.endswith("_in_graph")]
             assert helpers and all(getattr(fixed, name).__name__ == name for name in helpers), case
@@ -587,12 +589,13 @@ class Padder(torch.nn.Module):
 def test_a_message_showing_what_python_computes_from_the_configuration_is_kept_in_the_graph(tmp_path: Path) -> None:
     """Issue 54, refusal 2: Longformer's `_pad_to_window_size` runs inlined (deferred, its message
     would be lost) and shows `attention_window`, the configuration's field or its `max()`: a Python
-    value, so the message goes in the graph, safely. Eager and compiled (one graph) write the same."""
+    value, so the message goes in the graph, naming nothing but what every in-graph message changes
+    (issue 67: CUDA graphs). Eager and compiled (one graph) write the same."""
     path = tmp_path / "computed_from_configuration.py"
     (message,) = [d for d in check_source(COMPUTED_FROM_CONFIGURATION, path) if d.code == "GM202"]
     assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
-    assert message.fix.applicability.value == "safe" and not message.fix.hazards
-    fixed = _load(path, fix_source(COMPUTED_FROM_CONFIGURATION, path).fixed)
+    assert message.fix.hazards == (IN_GRAPH_CUDA_GRAPHS,)
+    fixed = _load(path, fix_source(COMPUTED_FROM_CONFIGURATION, path, unsafe=True).fixed)
     logged: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
@@ -615,16 +618,17 @@ def test_a_message_showing_configuration_values_is_kept_in_the_graph_safely(tmp_
     """Issue 54: a value a message shows that is a field of the model's configuration, or a name
     bound only to such fields and dtypes (transformers' `target_dtype`, 39 `warning_once` calls in
     4.49.0), is a Python value Dynamo folds: the message goes in the graph, and no hazard about a
-    printed tensor's `grad_fn` is named (5 of 5 judged impossible). Eager and compiled (one graph)
-    write the same text. A configuration that may be None (BART's attention takes
-    `config: Optional[BartConfig] = None`: 22 more calls) holds no tensor either."""
+    printed tensor's `grad_fn` is named (5 of 5 judged impossible): only what every in-graph message
+    changes (issue 67: CUDA graphs). Eager and compiled (one graph) write the same text. A
+    configuration that may be None (BART's attention takes `config: Optional[BartConfig] = None`: 22
+    more calls) holds no tensor either."""
     path = tmp_path / "configured_messages.py"
     source = CONFIGURED_MESSAGES.replace("config: TinyConfig)", f"config: {annotation})")
     source = source.replace("import torch\n", "from typing import Optional\n\nimport torch\n", 1)
     (message,) = [d for d in check_source(source, path) if d.code == "GM202"]
     assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
-    assert message.fix.applicability.value == "safe" and not message.fix.hazards
-    fixed = _load(path, fix_source(source, path).fixed)
+    assert message.fix.hazards == (IN_GRAPH_CUDA_GRAPHS,)
+    fixed = _load(path, fix_source(source, path, unsafe=True).fixed)
     logged: list[str] = []
     handler = logging.Handler()
     handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
@@ -639,3 +643,115 @@ def test_a_message_showing_configuration_values_is_kept_in_the_graph_safely(tmp_
     finally:
         hf_logger.removeHandler(handler)
     assert logged == ["cast back to torch.float32 from sdpa"] * 2
+
+
+EXPANDED_PIECES = """import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x: torch.Tensor):
+        positions = torch.zeros(1, 4).expand(2, 4)
+        first, second = positions.unbind(0)
+        print(first)
+        second.add_(x)
+        return x * 2
+"""
+DISJOINT_PIECES = EXPANDED_PIECES.replace("torch.zeros(1, 4).expand(2, 4)", "torch.zeros(2, 4) + x")
+
+
+def test_pieces_of_an_expanded_tensor_share_memory(tmp_path: Path) -> None:
+    """Issue 67, cases 9 and 17: the rows of `zeros(1, 4).expand(2, 4)` (like `position_ids`) are
+    one row of memory, so `second.add_(x)` changes `first` too, and a print deferred past it would
+    show the later value: refused, saying so. Rows of a tensor made here are disjoint: deferred."""
+    (refused,) = [d for d in check_source(EXPANDED_PIECES, tmp_path / "e.py", settings=DEFERRING) if d.code == "GM201"]
+    assert refused.fix is None and "changed in place later" in (refused.data.no_fix or "")
+    (deferred,) = [d for d in check_source(DISJOINT_PIECES, tmp_path / "d.py", settings=DEFERRING) if d.code == "GM201"]
+    assert deferred.fix is not None and deferred.fix.title.startswith("Defer the print")
+    torch = pytest.importorskip("torch")
+    rows = torch.zeros(1, 4).expand(2, 4)
+    first, second = rows.unbind(0)
+    second.add_(1)
+    assert first.sum() == 4  # what the analysis assumes, measured
+
+
+LAYERS_WRITE = """import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.BatchNorm1d(4)
+        self.act = nn.ReLU(inplace=True)
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor):
+        print("running mean", self.norm.running_mean)
+        h = self.norm(x)
+        z = self.lin(h)
+        print("z", z)
+        return self.act(z)
+"""
+
+
+def test_a_deferred_print_before_a_layer_that_writes_in_place_is_refused(tmp_path: Path) -> None:
+    """Review 3, left open until issue 67: a batch norm's call in training updates its running
+    statistics in place, and a layer built with `inplace=True` writes its input: a print deferred
+    past either would show the later value."""
+    found = {d.range.start.line + 1: d for d in check_source(LAYERS_WRITE, tmp_path / "l.py", settings=DEFERRING)}
+    assert found[13].fix is None and "`self.norm` is changed in place later" in (found[13].data.no_fix or "")
+    assert found[16].fix is None and "`z` is changed in place later" in (found[16].data.no_fix or "")
+
+
+LOGGED_BUFFER = """import logging
+
+import torch
+from torch import nn
+
+logger = logging.getLogger("logged_buffer")
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(64, 64))
+
+    def forward(self, x: torch.Tensor):
+        h = x @ self.w
+        logger.warning("h %s", h.sum(0))
+        y = (h.sum(0) * 3).cos()
+        z = (y + 1).exp() @ self.w
+        return (z * 2).sum(0) + 5
+"""
+
+
+def test_a_log_record_kept_for_later_holds_the_value_of_its_call(tmp_path: Path) -> None:
+    """Issue 67, case 16: a lazily formatted record (`"h %s", t`) keeps its tensor until a handler
+    formats it. Under inductor the tensor the operator was given is a buffer the graph reuses after
+    the call, so a handler that keeps records (`MemoryHandler`, `caplog`) showed later values; the
+    operator now gives the record a copy."""
+    fixed = fix_source(LOGGED_BUFFER, tmp_path / "logged_buffer.py", unsafe=True).fixed
+    assert "skip_code" in fixed
+    module = _load(tmp_path / "logged_buffer.py", fixed)
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("logged_buffer")
+    keep = Keep()
+    logger.addHandler(keep)
+    try:
+        torch.manual_seed(0)
+        block = module.Block()
+        x = torch.randn(8, 64)
+        torch._dynamo.reset()
+        with torch.no_grad():
+            expected = [f"h {(x @ block.w).sum(0)}", f"h {((x + 1) @ block.w).sum(0)}"]
+            compiled = torch.compile(block, backend="inductor")
+            compiled(x)
+            compiled(x + 1)
+    finally:
+        logger.removeHandler(keep)
+    assert [r.getMessage() for r in records] == expected

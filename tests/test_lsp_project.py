@@ -94,7 +94,10 @@ async def test_a_helper_module_reached_from_compiled_code_elsewhere(client: Lang
     # The log in its branch is kept in the graph (issue 50), where a deferral would have been dropped
     # in this inlined helper: the `if` now has a fix, unsafe for what the message still changes.
     assert hover.contents.value.startswith("**Fix (unsafe):** Compute both branches and select with `torch.where`")
-    assert 'under CUDA graphs (`mode="reduce-overhead"`) a replay runs no Python' in hover.contents.value
+    assert (
+        'under CUDA graphs (`mode="reduce-overhead"`) the graph that holds the message is not recorded as a CUDA graph'
+        in hover.contents.value
+    )
     assert "each caller splits at its call too" in hover.contents.value  # a nested break
 
 

@@ -5,7 +5,8 @@ between the message and the end of the graph shows the later value. The write ne
 printed name: `y = x.view(-1); print(x); y.add_(1)` changes `x` too. Names are grouped by the
 assignments that may bind a view (`y = x[0]`, `y = x.t()`, `a, b = x.chunk(2)`, `y = x`, `for r in
 x`, `y = x.to(device)` which returns `x` itself when nothing changes): every name in a group may
-alias every other, except the pieces of one split (`a` and `b` of `x.chunk(2)`), which do not overlap. Calls of other functions are taken to return new tensors; writes made by
+alias every other, except the pieces of one split (`a` and `b` of `x.chunk(2)`) of a tensor made here
+by an operation that is not an overlapping view (`expand`, `as_strided`), which do not overlap. Calls of other functions are taken to return new tensors; writes made by
 called functions are not seen (a module's `forward` rarely writes its input).
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 from ..inference import FunctionAnalysis
 from ..semantics import walk
 from ..torch_api import VIEW_METHODS
-from .liveness import target_names
+from .liveness import reaching_values, target_names
 from .purity import dotted
 
 # Methods that may return the tensor itself (no copy when the dtype or device already match).
@@ -55,9 +56,8 @@ def memory_sources(expr: ast.expr, analysis: FunctionAnalysis, elements_are_new:
 # of Zamba2's mixer: `hidden_states, B, C = torch.split(hidden_states_B_C, sizes, dim=-1)`, which
 # bind all their pieces anew each time) and the piece's place among its targets.
 Piece = tuple[str, int]
-# What splits a tensor into views that do not overlap (`a, b = x.chunk(2)`): an in-place change of
-# one piece never shows in another (a piece of an expanded tensor that would overlap cannot be
-# changed in place: torch raises).
+# What splits a tensor into views (`a, b = x.chunk(2)`): where the tensor's elements are each their
+# own memory (`_without_overlap`), an in-place change of one piece never shows in another.
 _SPLITTING = frozenset("split chunk unbind tensor_split split_with_sizes hsplit vsplit dsplit".split())
 
 
@@ -71,7 +71,7 @@ def _bindings(
             continue
         if isinstance(node, ast.Assign):
             sources = memory_sources(node.value, analysis, elements_are_new)
-            pieces = _pieces(node, analysis)
+            pieces = _pieces(node, analysis, function)
             if pieces is not None:
                 for place, name in enumerate(pieces):
                     yield [name], sources, (ast.dump(node), place)
@@ -92,7 +92,7 @@ def _bindings(
                     )
 
 
-def _pieces(node: ast.Assign, analysis: FunctionAnalysis) -> list[str] | None:
+def _pieces(node: ast.Assign, analysis: FunctionAnalysis, function: ast.AST) -> list[str] | None:
     """The names `a, b = x.chunk(2)` or `a, b = torch.split(x, n)` binds to the pieces, in order;
     None for any other assignment."""
     if len(node.targets) != 1 or not isinstance(node.targets[0], (ast.Tuple, ast.List)):
@@ -108,7 +108,48 @@ def _pieces(node: ast.Assign, analysis: FunctionAnalysis) -> list[str] | None:
         return None
     if _is_torch_function(value.func, analysis) and not value.args:
         return None
+    split = value.args[0] if _is_torch_function(value.func, analysis) else value.func.value
+    if not _without_overlap(split, analysis, function, node):
+        return None  # pieces of what may be an expanded tensor may be one memory: bound like views
     return names  # type: ignore[return-value]
+
+
+# Views whose elements may share memory with one another: an expanded tensor's rows are one row
+# (`zeros(1, 4).expand(2, 4)`, like `position_ids`), and `as_strided` and `unfold` may overlap.
+# Pieces of such a tensor (its rows by `unbind`, `chunk`...) are then not disjoint.
+_OVERLAPPING = frozenset("expand expand_as broadcast_to as_strided unfold".split())
+
+
+def _without_overlap(
+    expr: ast.expr, analysis: FunctionAnalysis, function: ast.AST, at: ast.stmt, seen: frozenset[str] = frozenset()
+) -> bool:
+    """`expr`, evaluated at `at`, is a tensor whose elements are each their own memory: made in
+    this function by an operation that is not an overlapping view (`self.proj(x)`, `x + 1`,
+    `torch.cat(...)`), or a view of one that keeps that (`.view`, `.transpose`, a slice). A
+    parameter or an attribute may be anything the caller made, an expanded tensor included."""
+    if isinstance(expr, ast.Name):
+        values = None if expr.id in seen else reaching_values(function, at, expr.id)
+        return values is not None and all(
+            where is not None and _without_overlap(value, analysis, function, where, seen | {expr.id})
+            for where, value in values
+        )
+    if isinstance(expr, ast.Subscript):
+        return _without_overlap(expr.value, analysis, function, at, seen)
+    if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+        return True
+    if not isinstance(expr, ast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name in _OVERLAPPING:
+        return False
+    if _is_torch_function(func, analysis):
+        return name not in VIEW_METHODS or (
+            bool(expr.args) and _without_overlap(expr.args[0], analysis, function, at, seen)
+        )
+    if isinstance(func, ast.Attribute) and (name in VIEW_METHODS or name in _MAY_RETURN_SELF):
+        return _without_overlap(func.value, analysis, function, at, seen)
+    return True  # another function's or a layer's result: a new tensor (as `memory_sources` takes it)
 
 
 def alias_group(
@@ -187,6 +228,13 @@ def _written(node: ast.AST, group: set[str], analysis: FunctionAnalysis) -> str 
                 written = memory_sources(keyword.value, analysis) & group
                 if written:
                     return sorted(written)[0]
+        layer = _layer_writes(node, analysis)
+        if layer is not None:
+            writes_input, buffers = layer
+            written = (memory_sources(node.args[0], analysis) if writes_input and node.args else set()) & group
+            written |= buffers & group
+            if written:
+                return sorted(written)[0]
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
@@ -199,6 +247,42 @@ def _written(node: ast.AST, group: set[str], analysis: FunctionAnalysis) -> str 
                 if written:
                     return sorted(written)[0]
     return None
+
+
+# Layers whose call in training updates buffers of their own in place (running statistics).
+_STATISTICS_LAYERS = frozenset(
+    "BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d".split()
+)
+_STATISTICS = ("running_mean", "running_var", "num_batches_tracked")
+
+
+def _layer_writes(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, set[str]] | None:
+    """What a call writes in place without a `_` in its name: its first argument for an operation
+    called or a layer built with `inplace=True` (`F.relu(x, inplace=True)`, `self.act = nn.ReLU(
+    inplace=True)`), and a batch norm's running statistics (`self.bn(x)` in training updates
+    `self.bn.running_mean`); None where it writes nothing of the kind."""
+    if any(_true_keyword(k, "inplace") for k in call.keywords):
+        return True, set()
+    func = call.func
+    method = analysis.function.method if analysis.function is not None else None
+    if not (isinstance(func, ast.Attribute) and analysis.is_self(func.value) and method and method.owner):
+        return None
+    owner = method.owner
+    values = [v for _, v in analysis.module.init_values(owner).get(func.attr, []) if isinstance(v, ast.Call)]
+    in_place = any(_true_keyword(k, "inplace") for v in values for k in v.keywords)
+    constructors = analysis.module.constructors(owner).get(func.attr, frozenset())
+    statistics = any(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _STATISTICS_LAYERS for c in constructors)
+    if not in_place and not statistics:
+        return None
+    layer = dotted(func) or ""
+    return in_place, ({layer, *(f"{layer}.{b}" for b in _STATISTICS)} if statistics else set())
+
+
+def _true_keyword(keyword: ast.keyword, name: str) -> bool:
+    """`name=` given as anything but a literal False or None."""
+    return keyword.arg == name and not (
+        isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None)
+    )
 
 
 def loop_nodes(function: ast.AST, node: ast.AST) -> set[int]:

@@ -10,6 +10,8 @@ path that may skip a rebinding counted as reading (conservative).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from functools import partial
 
 from ..semantics import walk
 
@@ -177,3 +179,56 @@ def _bound_names(target: ast.expr) -> set[str]:
     if isinstance(target, ast.Starred):
         return _bound_names(target.value)
     return set()
+
+
+Reaching = list[tuple[ast.stmt | None, ast.expr]]
+
+
+def reaching_values(function: ast.AST, stmt: ast.stmt, name: str) -> Reaching | None:
+    """Every value `name` may hold just before `stmt`, each with the assignment that gives it
+    (`None` with the name itself: its value on entry to the function); None when one comes from
+    something else (a loop's previous iteration, a `for` target, a `try`, a tuple unpacking, `+=`).
+    Walks out of `if` and `with` bodies; an `if` before `stmt` gives the values of both its paths."""
+    found = locate(function, stmt)
+    if found is None:
+        return None
+    holder, block, index = found
+    if holder is function:
+        return _values_after(block[:index], name, lambda: [(None, ast.Name(id=name))])
+    if isinstance(holder, (ast.If, ast.With)) and (block is holder.body or block is getattr(holder, "orelse", None)):
+        return _values_after(block[:index], name, partial(reaching_values, function, holder, name))
+    return None
+
+
+def _values_after(block: list[ast.stmt], name: str, before: Callable[[], Reaching | None]) -> Reaching | None:
+    """The values `name` may hold after `block` runs, `before` giving those it may hold on entry."""
+    for index in range(len(block) - 1, -1, -1):
+        stmt = block[index]
+        if not _stores(stmt, name):
+            continue
+        rest = partial(_values_after, block[:index], name, before)
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name
+            and not _stores(stmt.value, name)
+        ):
+            return [(stmt, stmt.value)]
+        if isinstance(stmt, ast.If) and not _stores(stmt.test, name):  # `if (h := ...)`: not followed
+            return _union(_values_after(stmt.body, name, rest), _values_after(stmt.orelse, name, rest))
+        if isinstance(stmt, ast.With) and not any(_stores(item.optional_vars, name) for item in stmt.items):
+            # a context manager may swallow an exception raised before the body's assignment
+            return _union(_values_after(stmt.body, name, rest), rest())
+        return None
+    return before()
+
+
+def _union(first: Reaching | None, second: Reaching | None) -> Reaching | None:
+    return None if first is None or second is None else first + second
+
+
+def _stores(node: ast.AST | None, name: str) -> bool:
+    return node is not None and any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk(node)
+    )

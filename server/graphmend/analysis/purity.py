@@ -15,13 +15,8 @@ from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..messages import is_message
 from ..semantics import FunctionInfo, attribute_chain, child_nodes, walk
+from . import known_ops, torch_ops
 
-_RANDOM = frozenset(
-    """
-    rand randn randint randperm rand_like randn_like randint_like bernoulli multinomial normal poisson
-    dropout dropout1d dropout2d dropout3d alpha_dropout feature_alpha_dropout rrelu gumbel_softmax
-    """.split()
-)
 _IMPURE_TENSOR_METHODS = frozenset(
     "item tolist numpy backward register_hook retain_grad record_stream bernoulli multinomial cpu_ share_memory_".split()
 )
@@ -110,11 +105,11 @@ def draws_random(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     func = call.func
     qualname = analysis.qualified_name(func)
     if qualname is not None:
-        return qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in _RANDOM
+        return qualname.replace("torch.Tensor.", known_ops.METHOD, 1) in torch_ops.RANDOM
     if not isinstance(func, ast.Attribute):
         return False
     if analysis.kind(func.value).is_tensor:
-        return func.attr in _RANDOM
+        return known_ops.METHOD + func.attr in torch_ops.RANDOM
     method = analysis.function.method if analysis.function and analysis.is_self(func.value) else None
     if method is None or method.owner is None:
         return False
@@ -142,22 +137,25 @@ def evaluated_always(expr: ast.AST) -> set[int]:
 # fix may run unconditionally"; a test keeps that section equal to this table).
 PURITY_TABLE: tuple[tuple[str, str], ...] = (
     (
-        "`torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` that return tensors",
-        "pure; refused when in-place (`_` suffix, `inplace=`) or random (`rand*`, `dropout`, `bernoulli`, ...)",
+        "an operation on the allowlist (`graphmend.analysis.known_ops`: `torch.*`, tensor methods, `torch.nn.functional.*`, `torch.special.*`; each entry says why it may run where its branch did not, and `tests/test_known_ops.py` makes torch confirm it)",
+        "pure: total (finite with a finite derivative, no effect, no warning), or a restricted domain (`/`, `log`, `sqrt`, ...) that `hazards.py` shields; the entry's condition must hold (`softmax` with `dim`, `embedding` without `max_norm`, `batch_norm` without `training=True`, `where` with three arguments)",
     ),
     (
-        "tensor methods (`.to`, `.float`, `.view`, `.masked_fill`, `.sum`, ...)",
-        "pure; refused: in-place methods, `.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods",
+        "any other `torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` operation or tensor method that returns tensors; `torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`",
+        "unsafe, the operation named: graphmend does not know what it does on values the condition excluded; refused where torch states an effect (`graphmend.analysis.torch_ops`, generated from torch: a random draw by the `nondeterministic_seeded` tag, an in-place write by the schema, a training path on by default, an effect an argument turns on) and for `_`-suffixed names and `inplace=`",
     ),
-    ("`torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`", "pure"),
+    (
+        "`.item()`, `.tolist()`, `.numpy()`, `.backward()`, hooks, and names that are not `torch.Tensor` methods",
+        "refused",
+    ),
     ("`.copy()`, `.get()`, `.keys()`, `.values()`, `.items()` of a dict, list or set", "pure"),
     (
         "`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`, and `getattr` with a default",
         "pure",
     ),
     (
-        "`self.x(...)` where `__init__` sets `self.x = torch.nn.Linear/Bilinear/Conv*/ConvTranspose*/LayerNorm/RMSNorm/GroupNorm/Embedding/Identity/Flatten/Unflatten(...)`, an activation or a pooling or upsampling layer",
-        "pure; an `Embedding` (like `gather`, `index_select`, `F.embedding`) is refused when its indices are what the condition tests (out of range, it would raise)",
+        "`self.x(...)` where `__init__` sets `self.x` to an allowlisted `torch.nn` layer (`Linear`, `Bilinear`, `Conv*`, `ConvTranspose*`, `LayerNorm`, `RMSNorm`, `GroupNorm`, `Embedding`, `Identity`, `Flatten`, `Unflatten`, an activation, `Softmax`/`LogSoftmax`/`Softmin`, a pooling layer, `PixelShuffle`)",
+        "pure; an `Embedding` (like `gather`, `index_select`, `F.embedding`) is refused when its indices are what the condition tests (out of range, it would raise), and when built with `max_norm` (it renormalises its weight in place); a `Softmax` built without `dim` is unsafe (it warns)",
     ),
     (
         "... `self.x = torch.nn.Dropout*(...)`",
@@ -202,7 +200,9 @@ _PARAMETERIZED_NN_LAYERS = frozenset(
 _STATEFUL_NN_LAYERS = frozenset(
     "BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm InstanceNorm1d InstanceNorm2d InstanceNorm3d LazyBatchNorm1d".split()
 )
-_PURE_NAMESPACES = ("torchvision.transforms.functional.", "torchvision.transforms.v2.functional.", "math.")
+_PURE_NAMESPACES = ("math.",)
+# Other libraries' tensor functions: not refused, but not on the allowlist either (unsafe, named).
+_TENSOR_LIBRARIES = ("torchvision.transforms.functional.", "torchvision.transforms.v2.functional.")
 _PURE_BUILTIN_CALLS = _PURE_BUILTINS | frozenset("sum int float bool tuple list range enumerate zip".split())
 _ALIASING_METHODS = frozenset(
     """
@@ -239,7 +239,7 @@ def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
         return out_write(written)
     qualname = analysis.qualified_name(func)
     if qualname is not None:
-        return _qualified_impurity(qualname, analysis)
+        return _qualified_impurity(qualname, analysis, call)
     if isinstance(func, ast.Name) and analysis.is_builtin(func.id):
         if func.id in _PURE_BUILTIN_CALLS or (func.id == "getattr" and len(call.args) == 3 and not call.keywords):
             return None  # `getattr` with a default never raises AttributeError
@@ -247,15 +247,17 @@ def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     if isinstance(func, ast.Attribute):
         receiver = analysis.kind(func.value)
         if receiver.is_tensor:
-            return _tensor_method_impurity(func.attr)
+            return _tensor_method_impurity(func.attr, call)
         if analysis.is_self(func.value):
             known, reason = _submodule_impurity(func.attr, analysis)
             if known:
                 return reason
         elif receiver is Kind.UNKNOWN and _tensor_method_on_unknown(func.attr):
-            return None  # a tensor's own method: on a tensor it is pure, anything else has no such method
+            # a tensor's own method: on a tensor pure unless torch states an effect, anything else has no such method
+            effect = known_ops.stated_effect(known_ops.METHOD + func.attr, call)
+            return None if effect is None else f"a branch calls `.{func.attr}()`, which {effect}"
         elif receiver is Kind.UNKNOWN and func.attr in torch_api.TENSOR_METHODS and _makes_tensor(func.value, analysis):
-            return _tensor_method_impurity(func.attr)  # `.to` on `mask.unsqueeze(-1)`: a tensor for sure
+            return _tensor_method_impurity(func.attr, call)  # `.to` on `mask.unsqueeze(-1)`: a tensor for sure
         elif receiver in (Kind.UNKNOWN, Kind.CONTAINER) and func.attr in _CONTAINER_READS:
             return None
     known, reason = _same_file_impurity(call, analysis)
@@ -272,7 +274,7 @@ def _tensor_method_on_unknown(method: str) -> bool:
         and method not in _MODULE_METHODS
         and not method.endswith("_")
         and method not in _IMPURE_TENSOR_METHODS
-        and method not in _RANDOM
+        and known_ops.METHOD + method not in torch_ops.RANDOM
     )
 
 
@@ -294,9 +296,9 @@ def _callee(func: ast.expr) -> str:
     return f"….{func.attr}" if isinstance(func, ast.Attribute) else "a computed function"
 
 
-def _qualified_impurity(qualname: str, analysis: FunctionAnalysis) -> str | None:
+def _qualified_impurity(qualname: str, analysis: FunctionAnalysis, call: ast.Call | None = None) -> str | None:
     name = qualname.rsplit(".", 1)[-1]
-    if qualname.startswith(_PURE_NAMESPACES):
+    if qualname.startswith(_PURE_NAMESPACES) or qualname.startswith(_TENSOR_LIBRARIES):
         return None
     foreign = analysis.module.regions.context.foreign_verdict(qualname)
     if foreign is not None:
@@ -307,18 +309,22 @@ def _qualified_impurity(qualname: str, analysis: FunctionAnalysis) -> str | None
         return f"a branch calls `{qualname}`, which is not known to be pure"
     if name.endswith("_"):
         return f"a branch calls the in-place `{qualname}`"
-    if name in _RANDOM:
-        return f"a branch draws random numbers (`{qualname}`); running it always would change later draws"
+    effect = known_ops.stated_effect(qualname, call)
+    if effect is not None:
+        return f"a branch calls `{qualname}`, which {effect}"
     return None
 
 
-def _tensor_method_impurity(method: str) -> str | None:
+def _tensor_method_impurity(method: str, call: ast.Call | None = None) -> str | None:
     if method.endswith("_"):
         return f"a branch changes a tensor in place (`.{method}`)"
-    if method in _IMPURE_TENSOR_METHODS or method in _RANDOM:
+    if method in _IMPURE_TENSOR_METHODS:
         return f"a branch calls `.{method}()`"
     if method not in torch_api.TENSOR_METHODS:
         return f"a branch calls `.{method}()`, which is not a tensor method known to be pure"
+    effect = known_ops.stated_effect(known_ops.METHOD + method, call)
+    if effect is not None:
+        return f"a branch calls `.{method}()`, which {effect}"
     return None
 
 
@@ -337,6 +343,90 @@ def assigned_once(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
     ]
     return values[0] if len(values) == 1 else None
+
+
+# Uses of a tensor that read no value a gradient flows through: its metadata, its size, a test.
+_METADATA_BUILTINS = frozenset({"len", "isinstance", "type", "id", "callable"})
+
+
+def differentiable_reads(tree: ast.AST, name: str) -> list[ast.Name]:
+    """The reads of `name` in `tree` through which a gradient may flow: not its metadata
+    (`x.shape`, `x.size()`, `x.dtype`), `len(x)`, `x.detach()`, nor a comparison (`x > 0`, `x is
+    None`), whose results carry no gradient."""
+    silent: set[int] = set()
+    reads: list[ast.Name] = []
+    for node in walk(tree):
+        if isinstance(node, ast.Attribute) and (
+            node.attr in torch_api.TENSOR_PYTHON_ATTRIBUTES or node.attr in torch_api.TENSOR_PYTHON_METHODS
+        ):
+            silent.add(id(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach":
+            silent.add(id(node.func.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _METADATA_BUILTINS:
+            silent.update(id(a) for a in node.args)
+        elif isinstance(node, ast.Compare):
+            silent.update(id(operand) for operand in [node.left, *node.comparators])
+        elif (
+            isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and id(node) not in silent
+        ):
+            reads.append(node)
+    return reads
+
+
+def gradient_free(name: str, analysis: FunctionAnalysis) -> bool:
+    """`name` is assigned once, to a value no gradient flows from: a number, a comparison, a tensor
+    made from sizes or data (`torch.zeros(...)`, `torch.ones_like(x)`), or a detached one."""
+    value = assigned_once(name, analysis)
+    if value is None:
+        return False
+    if isinstance(value, (ast.Constant, ast.Compare)):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
+        return True
+    qualname = analysis.qualified_name(value.func) or ""
+    last = qualname.rsplit(".", 1)[-1]
+    return qualname.startswith("torch.") and (last in torch_api.FACTORY_FUNCTIONS or last.endswith("_like"))
+
+
+def computed_harmlessly(
+    name: str, analysis: FunctionAnalysis, reached: set[str], seen: frozenset[str] = frozenset()
+) -> bool:
+    """`name` is assigned once, by total allowlisted operations (`known_ops`: finite with a finite
+    derivative, not a shielded domain), from tensors whose gradients flow anyway (`reached`), from
+    other such names, and from Python values: a zero gradient sent into it stays zero, and reaches
+    nothing that had none. `peak = x.abs().max()` where `x` itself is read on every path."""
+    value = assigned_once(name, analysis)
+    if value is None or name in seen:
+        return False
+    called = {id(n.func) for n in walk(value) if isinstance(n, ast.Call)}
+    for node in walk(value):
+        if isinstance(node, ast.Call) and not _total_operation(node, analysis):
+            return False
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.MatMult)):
+            return False
+        if isinstance(node, ast.Attribute) and trained_state(node, analysis) is not None:
+            return False
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+            if node.id in reached or analysis.kind(node) is Kind.PYTHON or analysis.qualified_name(node) is not None:
+                continue
+            if not computed_harmlessly(node.id, analysis, reached, seen | {name}):
+                return False
+    return True
+
+
+def _total_operation(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """A call of an allowlisted operation that is total (not a shielded domain) and meets its entry."""
+    qualname = analysis.qualified_name(call.func)
+    if qualname is not None:
+        name, method = qualname, False
+    elif isinstance(call.func, ast.Attribute) and not analysis.is_self(call.func.value):
+        name, method = known_ops.METHOD + call.func.attr, True
+    else:
+        return False
+    entry = known_ops.known(name)
+    return entry is not None and not entry.shielded and known_ops.unmet(entry, call, method) is None
 
 
 def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
@@ -416,7 +506,13 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
     for constructor in sorted(constructors):
         layer = constructor.rsplit(".", 1)[-1]
         from_nn = constructor.startswith("torch.nn.")
-        if from_nn and layer in _PURE_NN_LAYERS:
+        entry = known_ops.known(known_ops.LAYER + layer) if from_nn else None
+        if entry is not None and entry.falsy is not None:
+            built = _built_with(attribute, entry, analysis)
+            if built is not None:
+                effect = entry.reason.split("; ", 1)[-1].split(", so ", 1)[0]
+                return True, f"a branch calls `self.{attribute}` (`{layer}` built {built}): {effect}"
+        if entry is not None:
             continue
         if from_nn and layer in _RANDOM_NN_LAYERS:
             return True, f"a branch calls `self.{attribute}` (`{layer}`), which draws random numbers in training"
@@ -436,6 +532,71 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
         if reason is not None:
             return True, f"a branch calls `self.{attribute}`, whose `forward` {reason.removeprefix('a branch ')}"
     return True, None
+
+
+def _built_with(attribute: str, entry: known_ops.KnownOp, analysis: FunctionAnalysis) -> str | None:
+    """What a constructor of `self.<attribute>` passes that `entry` must not have (`Embedding(...,
+    max_norm=1.0)`, `Softmax()` without `dim`), or None where every constructor meets it."""
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None:
+        return None
+    for _, value in analysis.module.init_values(owner).get(attribute, []):
+        if isinstance(value, ast.Call):
+            unmet = known_ops.unmet(entry, value)
+            if unmet is not None:
+                return unmet
+    return None
+
+
+def _unknown_operation(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of a torch operation this call runs that the allowlist does not hold (or holds
+    under a condition the call does not meet: `F.softmax(x)` without `dim`); None for one it holds,
+    for a torch function returning a Python value (`torch.finfo`), and for what is not torch's."""
+    func = call.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None:
+        if qualname.startswith(_TENSOR_LIBRARIES):
+            return known_ops.unknown_words(qualname)
+        if not qualname.startswith("torch.") or not analysis.torch_call_kind(qualname).is_tensor:
+            return None
+        entry = known_ops.known(qualname)
+        unmet = None if entry is None else known_ops.unmet(entry, call)
+        if entry is None or unmet is not None:
+            return known_ops.unknown_words(qualname, unmet)
+        return None
+    if not isinstance(func, ast.Attribute):
+        return None
+    method = func.attr
+    receiver = analysis.kind(func.value)
+    if analysis.is_self(func.value):
+        return _unknown_layer(method, analysis)
+    on_tensor = receiver.is_tensor or (
+        receiver is Kind.UNKNOWN and (_tensor_method_on_unknown(method) or _makes_tensor(func.value, analysis))
+    )
+    if not on_tensor or method not in torch_api.TENSOR_METHODS or method in torch_api.TENSOR_PYTHON_METHODS:
+        return None
+    if receiver is Kind.UNKNOWN and method in _CONTAINER_METHODS and not _makes_tensor(func.value, analysis):
+        return None  # `.split(",")`, `.count(...)`: a string's or list's method as much as a tensor's
+    entry = known_ops.known(known_ops.METHOD + method)
+    unmet = None if entry is None else known_ops.unmet(entry, call, method=True)
+    if entry is None or unmet is not None:
+        return known_ops.unknown_words(f".{method}()", unmet)
+    return None
+
+
+def _unknown_layer(attribute: str, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of `self.<attribute>(...)` where `__init__` built an allowlisted torch.nn layer
+    without what its entry needs (`nn.Softmax()` without `dim`, which warns on every call)."""
+    for constructor in sorted(_attribute_constructors(attribute, analysis) or ()):
+        entry = known_ops.known(constructor) if known_ops.is_layer(constructor) else None
+        if entry is not None and entry.needs is not None:
+            built = _built_with(attribute, entry, analysis)
+            if built is not None:
+                return known_ops.unknown_words(
+                    f"self.{attribute}", f"(`{constructor.rsplit('.', 1)[-1]}` built {built})"
+                )
+    return None
 
 
 def _callee_verdicts(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[str, str | None, str | None]] | None:
@@ -473,16 +634,37 @@ def _same_file_impurity(call: ast.Call, analysis: FunctionAnalysis) -> tuple[boo
 
 
 def call_caveat(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
-    """What running this (pure) call unconditionally may still change: its callee's argument
-    checks may raise where the original would not have called it."""
+    """What running this (pure) call unconditionally may still change: an operation the allowlist
+    does not hold (`known_ops`), or its callee's argument checks, which may raise where the original
+    would not have called it (or such an operation in its callee's body)."""
     qualname = analysis.qualified_name(call.func)
     if qualname is not None:
         found = analysis.module.regions.context.foreign_verdict(qualname)
-        return found[1] if found is not None else None
-    for _, reason, caveat in _callee_verdicts(call, analysis) or ():
+        if found is not None:
+            return found[1]
+    unknown = _unknown_operation(call, analysis)
+    if unknown is not None or qualname is not None:
+        return unknown
+    for name, reason, caveat in _callee_verdicts(call, analysis) or ():
         if reason is None and caveat is not None:
+            if caveat.startswith("a branch "):  # an operation its body runs
+                return f"a branch calls `{dotted(call.func) or name}`, which {caveat.removeprefix('a branch ')}"
             return caveat
     return None
+
+
+def caveats(exprs: list[ast.expr], analysis: FunctionAnalysis, always: frozenset[int] = frozenset()) -> list[str]:
+    """Why code reading `exprs`, run where the original did not run it, is unsafe although each
+    part is allowed (`call_caveat`): an operation not on the allowlist, or a callee's argument
+    checks. The calls in `always` (a first condition's operands that are not lazy) ran in the
+    original too."""
+    reasons: list[str] = []
+    for expr in exprs:
+        for node in walk(expr):
+            caveat = call_caveat(node, analysis) if isinstance(node, ast.Call) and id(node) not in always else None
+            if caveat is not None and caveat not in reasons:
+                reasons.append(caveat)
+    return reasons
 
 
 def function_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:

@@ -72,6 +72,18 @@ def may_be_scripted(analysis: FunctionAnalysis) -> bool:
     return True
 
 
+def unreached_gradients(name: str) -> str:
+    """The hazard of reading, in one path only, a tensor computed before the `if`: what it was
+    computed from gets a zero gradient where the original gave none, and NaN where the backward of
+    what computed it is not finite at that point."""
+    return (
+        f"what `{name}` is computed from (the parameters it reads) gets a zero gradient instead of none where the "
+        "path that reads it does not run, so an optimiser with momentum or weight decay (Adam, AdamW, SGD with "
+        f"momentum) still updates them; and where the backward of what computed `{name}` is not finite there "
+        "(`std` of one element, `sqrt` at 0) that gradient becomes NaN"
+    )
+
+
 class Refused(Exception):
     """Raised deep inside a rewrite that cannot be made; its entry point returns it as a Refusal."""
 

@@ -20,7 +20,7 @@ from ..analysis.module_state import (
     rebinds_to_view,
     statement_of,
 )
-from ..analysis.purity import impurity
+from ..analysis.purity import caveats, impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
@@ -402,5 +402,8 @@ def select_for_cond(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext)
         f"Select with `{torch_name}.where`, which CUDA graphs can record",
         Applicability.UNSAFE,
         (TextEdit(ctx.source.node_range(call), text),),
-        ("both branches run, and inf or NaN in the one not taken can make the gradient NaN",),
+        (
+            "both branches run, and inf or NaN in the one not taken can make the gradient NaN",
+            *caveats([b.body for b in branches if isinstance(b, ast.Lambda)], analysis),
+        ),
     )

@@ -1,7 +1,7 @@
 """A message's plan (print, logging, warnings): kept in the graph, or deferred until after it.
 
 Where the target torch allows it (2.13 and newer), the call becomes a call of a small module-level
-helper registered as an operator with an ordered effect (`in_graph.py`): it runs inside the graph,
+helper registered as an operator that keeps messages in order (`in_graph.py`): it runs inside the graph,
 in order, also where Dynamo inlines the function (a submodule, `super().forward()`, a callback)
 and under strict export. Elsewhere the helper is registered in
 `torch.compiler.config.reorderable_logging_functions`: Dynamo records the call while tracing and
@@ -35,8 +35,10 @@ from ..semantics import walk
 from .base import FixContext, Refusal, Refused, may_be_scripted
 from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
 from .in_graph import (
+    IN_GRAPH_CHECKPOINT,
     IN_GRAPH_CUDA_GRAPHS,
     IN_GRAPH_GRAD_FN,
+    IN_GRAPH_RECORD_COPY,
     IN_GRAPH_SCRIPTED,
     IN_GRAPH_WARNING_AS_ERROR,
     plan_in_graph,
@@ -160,15 +162,13 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
     if planned is None:
         return None
     helper, arguments, title = planned
-    reasons = []
     shows_tensors = arguments[-1 if is_warning(call, analysis) or is_print(call, analysis) else -2] != "[]"
-    if shows_tensors:
-        reasons.append(IN_GRAPH_GRAD_FN)
-    if shows_tensors or not written_once(call, analysis):
-        # A message logged once per text is written once either way: cudagraph trees run a graph
-        # in Python before recording it, where the operator writes it (a text with tensor values
-        # differs per call, and a replay writes none of the later ones).
-        reasons.append(IN_GRAPH_CUDA_GRAPHS)
+    reasons = [IN_GRAPH_GRAD_FN] if shows_tensors else []
+    reasons.append(IN_GRAPH_CUDA_GRAPHS)
+    if not written_once(call, analysis):  # a message written once per process is written once either way
+        reasons.append(IN_GRAPH_CHECKPOINT)
+    if shows_tensors and is_logging(call, analysis) and arguments[-1] == "False":  # `%` arguments in the record
+        reasons.append(IN_GRAPH_RECORD_COPY)
     if is_warning(call, analysis):
         reasons.append(IN_GRAPH_WARNING_AS_ERROR)
     if may_be_scripted(analysis):

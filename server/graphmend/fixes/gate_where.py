@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..analysis import conditions, liveness
 from ..analysis.hazards import hazards
-from ..analysis.purity import call_impurity, dotted, draws_random
+from ..analysis.purity import call_caveat, call_impurity, dotted, draws_random
 from ..diagnostics import TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
@@ -240,6 +240,9 @@ class _Selection:
                 self._note("the branch draws random numbers even for a skipped layer")
             elif reason is not None:
                 raise Refused(reason.replace("a branch", "the layer's branch"))
+            caveat = call_caveat(node, self.analysis)  # an operation the allowlist does not hold
+            if caveat is not None:
+                self._note(caveat.replace("a branch", "the layer's branch", 1))
 
     # ------------------------------------------------------------------ the selections
     def _select(

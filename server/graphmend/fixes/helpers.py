@@ -2,7 +2,7 @@
 needs, reused by a second fix of the same file, and named so that it collides with nothing there.
 
 A deferred helper is disabled for Dynamo and registered in `reorderable_logging_functions`
-(`deferral`); an in-graph helper is an operator with an ordered effect (`in_graph`)."""
+(`deferral`); an in-graph helper is an operator that keeps messages in order (`in_graph`)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ OPERATOR_DOCSTRING = "torch.compile keeps this call in its graph, in order, inst
 @dataclass(frozen=True)
 class Helper:
     """A module-level function a fix adds: `DEFERRED` (disabled for Dynamo, registered as replayed
-    after the graph), `OPERATOR` (made an operator with an ordered effect by the file's `wrapper`,
+    after the graph), `OPERATOR` (made an operator that keeps messages in order by the file's `wrapper`,
     itself a `PLAIN` helper) or `PLAIN`."""
 
     name: str

@@ -1,15 +1,17 @@
-"""Prints, logging and warnings kept in the graph: the message becomes an operator with an ordered
-effect (issue 50).
+"""Prints, logging and warnings kept in the graph: the message becomes a custom operator that writes
+a shared token, so every message stays in order (issue 50; the token since issue 67).
 
 A deferred message is replayed after the graph only where Dynamo compiles the function as a frame
 of its own: where compiled code calls it instead (a submodule's `forward`, an `nn.Sequential`,
 `super().forward()`, `checkpoint`) Dynamo drops it (`tx.debug_locals` of an inlining translator are
 never replayed; torch 2.13 and 2.14.1). Whether a function only ever runs as its own frame is
-rarely knowable. A custom operator registered with an ordered effect survives inlining: it is a
-node of the graph, run on every call at its place among the graph's other effects, with the
-values of that moment (measured on torch 2.13.0 and 2.14.1: eager, aot_eager and inductor, forward
-and backward, `benchmarks/inlined_messages.py`; 2.9.1's inductor drops it under `no_grad`, so older
-releases get the deferral). `torch._higher_order_ops.print` fails under `checkpoint` in training.
+rarely knowable. A custom operator survives inlining: it is a node of the graph, run on every call
+at its place among the graph's other messages, with the values of that moment (measured on torch
+2.13.0 and 2.14.1: eager, aot_eager and inductor, forward and backward,
+`benchmarks/inlined_messages.py`; 2.9.1's inductor drops it under `no_grad`, so older releases get
+the deferral). `torch._higher_order_ops.print` fails under `checkpoint` in training; an operator
+with an ordered effect (issue 50's form) fails where models train (`benchmarks/message_contexts.py`:
+compiled DDP, inductor's FX graph cache, a fused kernel before it), the token form does not.
 
 The file gains one wrapper that makes a function such an operator, once per process, and one
 helper per print stream, logger method or warning category. The call passes what the record needs and the
@@ -40,36 +42,54 @@ from .message_text import configured, literal, template_part
 
 def _wrapper_body(torch_name: str) -> str:
     """Registers `body` once per process and module (a reloaded module reuses its operator:
-    registered again, torch 2.14.1 fails to trace it), through the private name the releases have
-    in common (2.9.1 lacks `torch.library._register_effectful_op`; read from the released wheels).
-    Where the operator form does not hold, `body` itself is used, which breaks the graph as the
-    original message did: a torch older than `OPERATOR_RELEASE` (2.9.1's inductor drops the operator
-    under `no_grad`), or one whose private names moved. While `torch.export` traces, the call does
-    what the original does there: nothing under strict export (Dynamo drops prints, warnings and
-    logger calls), `body` in Python under non-strict export; the exported program holds no message
-    (measured, torch 2.13: the operator would run on every call of the program)."""
+    registered again, torch 2.14.1 fails to trace it) as a custom operator that writes a shared
+    token, an empty tensor: every message kept in a graph writes the same one, so they run in
+    order, as writes to one tensor do, and no operator is dropped as dead code. Measured on torch
+    2.13.0 and 2.14.1 (`benchmarks/message_contexts.py`), the operator holds where the ordered-effect
+    form of issue 50 did not: under compiled DDP (DDPOptimizer split the graph at the effect token),
+    with inductor's FX graph cache (it cannot cache `with_effects`), after a fused kernel under
+    inductor (a call without a tensor had no device, and inductor freed a buffer before the kernel
+    that used it: UnboundLocalError), and with a name that is the same in every process (`hash()` is
+    not). Only while Dynamo traces is the operator called: elsewhere `body` runs in Python, as the
+    original did (eager, FakeTensorMode and the meta device, `torch.func` transforms,
+    `torch.fx.symbolic_trace`, non-strict export); under strict export nothing, as Dynamo drops the
+    original; and where Dynamo runs a frame eagerly, `call` is never compiled as a frame of its own
+    (`skip_code`). Where that cannot hold, `body` itself is used, which breaks the graph as the
+    original did: a torch older than `OPERATOR_RELEASE` (2.9.1's inductor dropped the operator under
+    `no_grad`), or one whose names moved."""
     ops = f"{torch_name}.ops.in_graph_messages"
     release = ".".join(map(str, OPERATOR_RELEASE))
     return (
         f'if {torch_name}.__version__ < "{release}":  # an older release drops the operator from some graphs\n'
         f"{LEVEL}return body\n"
-        "name = f\"{body.__name__.strip('_')}_{abs(hash((__name__, body.__code__.co_filename)))}\"  # one per helper and module\n"
+        "import zlib\n"
+        "\n"
+        "# one per helper and module, the same in every process\n"
+        "name = f\"{body.__name__.strip('_')}_{zlib.crc32(f'{__name__}:{body.__code__.co_filename}'.encode()):08x}\"\n"
         "try:\n"
         f"{LEVEL}if not hasattr({ops}, name):\n"
-        f'{LEVEL}{LEVEL}{torch_name}.library.custom_op(f"in_graph_messages::{{name}}", body, mutates_args=()).register_fake(lambda *args: None)\n'
-        f"{LEVEL}{LEVEL}effects = {torch_name}._higher_order_ops.effects\n"
-        f"{LEVEL}{LEVEL}effects._register_effectful_op(getattr({ops}, name).default, effects._EffectType.ORDERED)\n"
-        "except (AttributeError, RuntimeError, TypeError):  # a release whose private names moved\n"
+        "\n"
+        f"{LEVEL}{LEVEL}def run(token, *args):  # a copy of the tensors: the compiled graph may reuse their memory\n"
+        f"{LEVEL}{LEVEL}{LEVEL}body(*([v.clone() for v in a] if isinstance(a, list) else a for a in args))\n"
+        "\n"
+        f'{LEVEL}{LEVEL}schema = {torch_name}.library.infer_schema(body, mutates_args=()).replace("(", "(Tensor(a!) token, ", 1)\n'
+        f'{LEVEL}{LEVEL}operator = {torch_name}.library.custom_op(f"in_graph_messages::{{name}}", run, mutates_args=("token",), schema=schema)\n'
+        f"{LEVEL}{LEVEL}operator.register_fake(lambda *args: None)\n"
+        f'{LEVEL}token = vars({ops}).setdefault("token", {torch_name}.empty(0))  # one for every message: they stay in order\n'
+        f"{LEVEL}skip_code = {torch_name}._dynamo.eval_frame.skip_code\n"
+        "except (AttributeError, RuntimeError, TypeError, ValueError):  # a release whose names moved\n"
         f"{LEVEL}return body\n"
         f"operator = getattr({ops}, name)\n"
+        f"plain = {torch_name}.compiler.disable(body)\n"
         "\n"
         "def call(*args):\n"
-        f"{LEVEL}if not {torch_name}.compiler.is_exporting():\n"
-        f"{LEVEL}{LEVEL}return operator(*args)\n"
-        f"{LEVEL}if {torch_name}.compiler.is_dynamo_compiling():  # strict export drops the message, as it drops the original\n"
-        f"{LEVEL}{LEVEL}return None\n"
-        f"{LEVEL}return body(*args)  # non-strict export runs it in Python, as it runs the original\n"
+        f"{LEVEL}if not {torch_name}.compiler.is_dynamo_compiling():\n"
+        f"{LEVEL}{LEVEL}return plain(*args)  # in Python, as the original: eager, fake and meta tensors, torch.func, fx\n"
+        f"{LEVEL}if not {torch_name}.compiler.is_exporting():  # strict export drops the message, as it drops the original\n"
+        f"{LEVEL}{LEVEL}operator(token, *args)\n"
+        f"{LEVEL}return None\n"
         "\n"
+        "skip_code(call.__code__)  # a frame Dynamo runs eagerly calls it in Python, not as a compiled frame\n"
         "return call"
     )
 
@@ -102,8 +122,17 @@ IN_GRAPH_SCRIPTED = (
     "torch.jit.script no longer compiles the function: TorchScript cannot compile the in-graph helper it calls"
 )
 IN_GRAPH_CUDA_GRAPHS = (
-    'under CUDA graphs (`mode="reduce-overhead"`) a replay runs no Python: the message may be written only '
-    "while the graph is warmed up and recorded (not measured on a GPU)"
+    'under CUDA graphs (`mode="reduce-overhead"`) the graph that holds the message is not recorded as a CUDA graph: '
+    "it writes the CPU tensor that keeps the messages in order (a graph that holds a CPU tensor is skipped), so it "
+    "runs without CUDA graphs, where the original's graphs around the break were recorded (not measured on a GPU)"
+)
+IN_GRAPH_CHECKPOINT = (
+    "under `torch.utils.checkpoint` the message is written when the forward runs, not again when it is recomputed "
+    "for the backward, as the original is"
+)
+IN_GRAPH_RECORD_COPY = (
+    "the log record holds a copy of each tensor made at the call, not the tensor itself: a handler that formats "
+    "records later (`MemoryHandler`, pytest's `caplog`) shows the value at the call, not after a later in-place change"
 )
 
 
@@ -125,7 +154,7 @@ def written_once(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 
 def wrapper(torch_name: str) -> Helper:
-    """The file's function that makes a message helper an operator with an ordered effect."""
+    """The file's function that makes a message helper an operator kept in the graph, in order."""
     return Helper("_in_graph", "body", _wrapper_body(torch_name), PLAIN, docstring=WRAPPER_DOCSTRING)
 
 
@@ -361,7 +390,10 @@ def _in_graph_helpers(tree: ast.Module) -> dict[str, tuple[int, bool]]:
     wrappers = {
         name
         for name, function in functions.items()
-        if any(isinstance(n, ast.Attribute) and n.attr == "_register_effectful_op" for n in ast.walk(function))
+        if any(  # issue 67's token form, or issue 50's ordered effect
+            isinstance(n, ast.Attribute) and n.attr in ("skip_code", "_register_effectful_op")
+            for n in ast.walk(function)
+        )
     }
     helpers: dict[str, tuple[int, bool]] = {}
     for stmt in tree.body:

@@ -31,7 +31,7 @@ import ast
 
 from ..analysis import conditions
 from ..analysis.hazards import hazards
-from ..analysis.purity import impurity
+from ..analysis.purity import caveats, impurity
 from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis
 from ..kinds import Kind
@@ -95,6 +95,7 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
                 reason = impurity(value, analysis, set())
                 if reason is not None:
                     return Refusal(reason)
+                reasons.extend(r for r in caveats([value], analysis) if r not in reasons)
             numpy = analysis.kind(_written_values(stmt)[1]) is Kind.NUMPY  # no autograd: in place as written
             rebound = None if numpy else _out_of_place(stmt, analysis, ctx)
             if rebound is not None:

@@ -118,9 +118,11 @@ class ModuleAnalysis:
         probe.env = dict(self.module_env)
         return probe
 
-    def numpy_call_lines(self, function: FunctionInfo) -> list[int]:
+    def numpy_call_lines(self, function: FunctionInfo, seen: frozenset[int] = frozenset()) -> list[int]:
         """Lines of this file's calls of `function` that pass it a NumPy value: from functions that
-        call NumPy, and from module-level code (`arr = squash(np.ones(3))`)."""
+        call NumPy, from module-level code (`arr = squash(np.ones(3))`), and through a caller's own
+        parameter where that caller is called so (`def prepare(a): return squash(a)`, then
+        `prepare(np.ones(3))`: the line of that outer call)."""
         lines = {
             call.lineno
             for caller, call in self._callers_with_numpy().get(id(function.node), [])
@@ -139,7 +141,20 @@ class ModuleAnalysis:
                         and _passed(call, function, probe, _is_numpy)
                     ):
                         lines.add(call.lineno)
+        for caller, call in self._callers_of(function):
+            if id(caller.node) in seen or not _passes_own_parameter(call, caller):
+                continue
+            lines.update(self.numpy_call_lines(caller, seen | {id(function.node)}))
         return sorted(lines)
+
+    def _callers_of(self, function: FunctionInfo) -> list[tuple[FunctionInfo, ast.Call]]:
+        """The same-file functions that call `function`, with each call."""
+        return [
+            (caller, call)
+            for caller in self.index.all_functions
+            for call, callee in self.regions.same_file_calls(caller)
+            if callee.node is function.node
+        ]
 
     def _callers_with_numpy(self) -> dict[int, list[tuple[FunctionInfo, ast.Call]]]:
         """callee → (caller, call) for the same-file calls made by functions that call NumPy."""
@@ -265,6 +280,12 @@ def _may_be_in_place(call: ast.Call) -> bool:
     return any(
         k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords
     )
+
+
+def _passes_own_parameter(call: ast.Call, caller: FunctionInfo) -> bool:
+    """`call` passes one of `caller`'s parameters as it is (`squash(a)` in `def prepare(a)`)."""
+    passed = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(a, ast.Name) and a.id in caller.parameter_names for a in passed)
 
 
 def _probe_at_end(module: ModuleAnalysis, caller: FunctionInfo) -> FunctionAnalysis:

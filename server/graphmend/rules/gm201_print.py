@@ -28,7 +28,7 @@ class PrintCall(Rule):
         example=('x = torch.relu(x)\nprint("tensor:", x)\nreturn torch.sin(x)'),
         action="Print after the compiled call returns, or print outside the compiled function.",
         fix=(
-            "keep the print in the graph as an operator with an ordered effect (torch >= 2.13): the same text, in "
+            "keep the print in the graph as an operator that keeps messages in order (torch >= 2.13): the same text, in "
             "order, on every call, with the values of its moment, also where Dynamo inlines the function (a "
             "submodule, `super().forward()`, `checkpoint`). Where its values are not tensors or Python values "
             "Dynamo folds (a shape), the print is deferred (a function registered in "

@@ -31,7 +31,7 @@ class LoggingCall(Rule):
         example=('logger = logging.getLogger(__name__)\n...\nlogger.warning("clamping %d values", n)'),
         action="Log after the compiled call returns.",
         fix=(
-            "keep the record in the graph as an operator with an ordered effect (torch >= 2.13), which builds it "
+            "keep the record in the graph as an operator that keeps messages in order (torch >= 2.13), which builds it "
             "with the call's own file, line and function (GM204 keeps those right): the same text, level and "
             "order on every call, also where Dynamo inlines the function. `warning_once` is called as it is. "
             "Where the operator does not apply (an argument that is not a tensor, the `logging` module's "

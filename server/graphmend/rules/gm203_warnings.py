@@ -27,7 +27,7 @@ class WarningsWarn(Rule):
         example='warnings.warn("input has NaNs", UserWarning)',
         action="Warn after the compiled call returns.",
         fix=(
-            "keep the warning in the graph as an operator with an ordered effect (torch >= 2.13), issued with "
+            "keep the warning in the graph as an operator that keeps messages in order (torch >= 2.13), issued with "
             "`warnings.warn_explicit` for the call's own file, line, module and registry (GM204 keeps the line "
             "right); where that does not apply (a message that is not a string or f-string), defer it "
             "(refused in a function reached through a call, where Dynamo drops deferred calls). Unsafe: under "

@@ -6,13 +6,12 @@ from __future__ import annotations
 import ast
 
 from ...analysis import conditions
-from ...analysis.purity import dotted, impurity, names_in
+from ...analysis.purity import caveats, dotted, evaluated_always, impurity, names_in
 from ...analysis.shapes import is_scalar_condition
 from ...inference import FunctionAnalysis
 from ...kinds import Kind
 from ..base import Refused
 from .arms import Arm
-from .effects import assumptions
 from .site import Site
 
 
@@ -39,7 +38,8 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
                 f"{next(iter(claims.values()))}, and nothing here uses it as one: a caller may pass a Python value, "
                 "on which `torch.where` raises"
             )
-        for assumption in assumptions([arm.test], analysis):
+        always = frozenset(evaluated_always(arm.test)) if arm is arms[0] else frozenset()  # later ones were lazy
+        for assumption in caveats([arm.test], analysis, always):
             site.unsafe(assumption)
         if not is_scalar_condition(arm.test, analysis):
             site.unsafe("the condition may have more than one element")

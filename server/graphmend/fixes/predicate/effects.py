@@ -13,20 +13,18 @@ import ast
 import libcst as cst
 
 from ...analysis.purity import (
-    call_caveat,
-    called_submodule,
+    caveats,
     dotted,
     impurity,
     out_argument,
     out_write,
-    trained_state,
 )
-from ...inference import FunctionAnalysis
 from ...messages import is_message, is_replayed
 from ...semantics import ClassInfo, self_stores, walk
-from ..base import Refused, zero_gradients
+from ..base import Refused
 from ..deferral import message_in_branch, predicated_helper
 from .arms import Arm, ArmWriter, buffer_registration, code, is_name_target, only_small, self_attribute
+from .gradients import state_read
 from .shield import add_shields
 from .site import Site
 
@@ -45,18 +43,6 @@ def collect(site: Site, arm: Arm, guarded: set[str], kept: set[str]) -> None:
         arm.kinds = {**analysis.env, **arm.kinds}  # names, then the stores ("self.a") kept while processing
     finally:
         analysis.env, analysis.visitor = saved_env, saved_visitor
-
-
-def assumptions(exprs: list[ast.expr], analysis: FunctionAnalysis) -> list[str]:
-    """Why a rewrite of code reading `exprs` is unsafe although each part is allowed: a callee's
-    argument checks would run where the original did not call it."""
-    reasons: list[str] = []
-    for expr in exprs:
-        for node in walk(expr):
-            caveat = call_caveat(node, analysis) if isinstance(node, ast.Call) else None
-            if caveat is not None and caveat not in reasons:
-                reasons.append(caveat)
-    return reasons
 
 
 class _Statements:
@@ -206,19 +192,10 @@ class _Statements:
                 f"a branch reads `{missing}`, which nothing in its class sets: run on every call, the rewrite would "
                 "raise AttributeError where the original raised only when the branch ran"
             )
-        for assumption in assumptions([expr], self.site.analysis):
+        for assumption in caveats([expr], self.site.analysis):
             self.site.unsafe(assumption)
-        for node in walk(expr):
-            state = trained_state(node, self.site.analysis)
-            if state is not None:
-                self.site.unsafe(zero_gradients(f"the parameters of `{state}`"))
-            submodule = called_submodule(node, self.site.analysis)
-            if submodule is not None:
-                self.site.unsafe(
-                    f"`{submodule}` now runs on every call, where the original ran it only with its branch: "
-                    "forward hooks registered on it fire, and a parametrization on it (spectral norm's power "
-                    "iteration) updates its buffers in training"
-                )
+        for hazard in state_read(expr, self.site.analysis):
+            self.site.unsafe(hazard)
         self._shield(expr)
 
     def _shield(self, expr: ast.expr) -> None:

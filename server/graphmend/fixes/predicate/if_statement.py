@@ -11,12 +11,12 @@ from ...analysis.purity import names_in
 from ...analysis.shapes import is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
-from ...kinds import Kind
 from ...semantics import walk
-from ..base import FixContext, Refusal, Refused, zero_gradients
+from ..base import FixContext, Refusal, Refused
 from .arms import Arm, temporaries
 from .condition import arm_predicate, floating_names, name_conditions
 from .effects import collect
+from .gradients import one_path_gradients
 from .merge import merges
 from .render import comment_lines, offer, place, render_arm
 from .signatures import floating_before, unproven_finfo
@@ -78,22 +78,12 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
 
 
 def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:
-    """An argument only some paths read: where the original took another path no gradient reached
-    it, and now a zero one does. If the caller passes a trained parameter (`scaled(x, self.w)`),
-    an optimiser with momentum or weight decay then moves it."""
-    node = site.function.node
+    """A tensor only some paths read (`gradients.one_path_gradients`): where the original took
+    another path no gradient reached it, and now a zero one does."""
     inside = {id(n) for n in walk(site.node)} | {id(n) for s in site.following for n in walk(s)}
-    every_path = arms[-1].test is None
-    for argument in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
-        name = argument.arg
-        if name == site.self_name or site.before.get(name) is Kind.PYTHON:
-            continue
-        reading = [arm for arm in arms if any(_reads(s, name) for s in arm.body)]
-        if not reading or (every_path and len(reading) == len(arms)):
-            continue
-        if any(_is_read(n, name) and id(n) not in inside for n in walk(node)):
-            continue
-        site.unsafe(zero_gradients(f"`{name}` (where the caller passes a trained parameter)"))
+    paths = [arm.body for arm in arms]
+    for hazard in one_path_gradients(site.function, site.analysis, site.before, paths, arms[-1].test is None, inside):
+        site.unsafe(hazard)
 
 
 def _finfo_in_branches(site: Site, arms: list[Arm]) -> None:
@@ -110,11 +100,3 @@ def _finfo_in_branches(site: Site, arms: list[Arm]) -> None:
 
 def _floating_unless_rebound(site: Site, rebound: frozenset[str], name: str) -> bool:
     return name not in rebound and floating_before(site, name)
-
-
-def _reads(tree: ast.AST, name: str) -> bool:
-    return any(_is_read(n, name) for n in walk(tree))
-
-
-def _is_read(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)

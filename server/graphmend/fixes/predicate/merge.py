@@ -18,7 +18,8 @@ from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
 from ..exact_where import exact_where
 from .arms import Arm, Store, code, is_number
-from .signatures import old_signature, reaching_values, shape_difference, signature
+from .gradients import new_identity
+from .signatures import old_signature, shape_difference, signature
 from .site import Site
 
 
@@ -65,8 +66,13 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
         _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
-        if missing and store is None and _identity_escapes(site, name):
-            _require_new_identity(site, name)
+        if store is None and _identity_escapes(site, name):
+            if missing:
+                _require_new_identity(site, name)
+            for arm in arms:  # `else: y = x`: the path gave `y` the caller's own tensor
+                value = arm.values.get(name)
+                if isinstance(value, ast.Name) and value.id not in arm.mapping:
+                    _require_new_identity(site, value.id)
         selected = _select(site, values, conditions_, _selector(site, difference, all(k.is_tensor for k in kinds)))
         if store is None:
             lines.append(f"{name} = {selected}")
@@ -134,13 +140,9 @@ def _require_new_identity(site: Site, name: str) -> None:
     `if`) gave the caller that object back; the selection is always a new tensor (issue 42)."""
     if name not in site.function.parameter_names or name in ("self", "cls"):
         return
-    values = reaching_values(site, site.node, name)
+    values = liveness.reaching_values(site.function.node, site.node, name)
     if values is None or any(where is None for where, _ in values):
-        site.unsafe(
-            f"`{name}` is the caller's own tensor on a path where the branch does not change it, and the rewrite "
-            "makes it a new tensor: an in-place change of the result no longer reaches the caller's, and a "
-            "returned leaf tensor no longer collects `.grad`"
-        )
+        site.unsafe(new_identity(name))
 
 
 def require_mergeable(

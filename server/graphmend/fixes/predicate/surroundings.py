@@ -29,7 +29,6 @@ from ...analysis.purity import call_impurity, names_in
 from ...kinds import Kind
 from ...semantics import walk
 from .arms import Arm
-from .signatures import reaching_values
 from .site import Site
 
 # Context managers and decorators that set the grad mode for what runs inside them.
@@ -140,7 +139,7 @@ def _since_made(site: Site, name: str) -> tuple[int, int] | None:
     """The lines from the assignments that make `name`'s tensor before the `if` to the `if`, when
     each makes a new tensor (`residual + h`, a layer's output): only a binding there can hold it
     too. None (every binding counts) where a value may be another's tensor or is not known."""
-    values = reaching_values(site, site.node, name)
+    values = liveness.reaching_values(site.function.node, site.node, name)
     if values is None or any(where is None or memory_sources(value, site.analysis, True) for where, value in values):
         return None
     if any(isinstance(value, ast.Name) for _, value in values):

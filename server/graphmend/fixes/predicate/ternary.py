@@ -8,15 +8,16 @@ import ast
 import libcst as cst
 
 from ...analysis import conditions
-from ...analysis.purity import impurity, names_in
+from ...analysis.purity import caveats, evaluated_always, impurity, names_in
 from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
+from ...semantics import FunctionInfo, walk
 from ..base import FixContext, Refusal, Refused
 from ..exact_where import exact_where
 from .arms import code
 from .condition import floating_names
-from .effects import assumptions
+from .gradients import new_identity, one_path_gradients, state_read
 from .merge import require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
@@ -35,7 +36,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         reason = impurity(part, analysis, guarded, condition=part is split.rest)
         if reason is not None:
             return Refusal(reason.replace("a branch", "an operand"))
-    reasons = assumptions([split.rest, node.body, node.orelse], analysis)
+    reasons = caveats([split.rest, node.body, node.orelse], analysis, frozenset(evaluated_always(split.rest)))
     try:
         require_mergeable(
             ["the true value", "the false value"],
@@ -77,6 +78,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         tests = " or ".join(f"isinstance({name}, {torch_name}.Tensor)" for name in typed)
         text = f"({text}) if {tests} else ({ctx.segment(node)})"
     edits = [*definitions, TextEdit(ctx.source.node_range(node), text)]
+    reasons.extend(r for r in _gradients(node, analysis) if r not in reasons)
     if not scalar:
         reasons.append("the condition may have more than one element")
     if difference is not None and helper is None:
@@ -84,6 +86,43 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     floating = floating_names(split.static, analysis)
     reasons.extend(unproven_finfo([node.body, node.orelse], analysis, floating.__contains__))
     return offer(tuple(edits), reasons)
+
+
+def _gradients(node: ast.IfExp, analysis: FunctionAnalysis) -> list[str]:
+    """What selecting between both values changes for gradients and identity (`gradients`): module
+    state one value reads, a tensor only one reads, and the caller's own tensor given back by one."""
+    function = analysis.function
+    if function is None:
+        return []
+    hazards = [*state_read(node.body, analysis), *state_read(node.orelse, analysis)]
+    inside = {id(n) for n in walk(node)}
+    paths = [[node.body], [node.orelse]]
+    hazards.extend(one_path_gradients(function, analysis, dict(analysis.env), paths, True, inside))
+    if _value_escapes(node, function.node):
+        for operand in (node.body, node.orelse):
+            if _callers_own(operand, function):
+                hazards.append(new_identity(operand.id))  # type: ignore[attr-defined]
+    return hazards
+
+
+def _value_escapes(node: ast.IfExp, function: ast.AST) -> bool:
+    """The conditional expression is what a statement returns or binds as it is (not an operand of
+    something else): the object it gives may reach the caller."""
+    return any(
+        isinstance(stmt, (ast.Return, ast.Assign, ast.AnnAssign)) and stmt.value is node for stmt in walk(function)
+    )
+
+
+def _callers_own(operand: ast.expr, function: FunctionInfo) -> bool:
+    """A parameter the function never rebinds: the caller's own object."""
+    return (
+        isinstance(operand, ast.Name)
+        and operand.id in function.parameter_names
+        and operand.id not in (function.self_name, "cls")
+        and not any(
+            isinstance(n, ast.Name) and n.id == operand.id and isinstance(n.ctx, ast.Store) for n in walk(function.node)
+        )
+    )
 
 
 def _shields(expr: ast.expr, scalar: bool, analysis: FunctionAnalysis, ctx: FixContext, reasons: list[str]) -> Shields:

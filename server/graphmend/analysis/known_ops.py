@@ -1,0 +1,312 @@
+"""The operations a predicated rewrite may run where the original did not: an allowlist.
+
+A rewrite that computes both branches runs each operation of the branch not taken on values its
+condition kept away from it. Four reviews showed that a list of what is *unsafe* never closes:
+torch has thousands of operators, and each review found the next dozen that warn, draw random
+numbers, write in place or leave their domain there. So the question is turned around: a fix is
+safe only when every operation it newly runs is on this list, where each entry states why running it
+anywhere is harmless:
+
+- **total**: finite with a finite derivative for every finite input of any dtype it takes, so the
+  zero gradient `torch.where` sends to the side not taken stays zero; or **shielded**: its domain is
+  restricted (a division, a root, a logarithm), and `hazards.py` feeds it a value inside the domain
+  on the side not taken, the fix saying so where it cannot;
+- **no effect**: no in-place write, no random draw, no warning, no host sync;
+- **differentiable the same way** wherever it runs.
+
+An operation not on the list does not make the fix impossible: it makes it unsafe, naming the
+operation ("calls `torch.logit`, whose behaviour on values the branch did not see graphmend does not
+know"). What torch states about its own operators is read from torch, not typed here:
+`torch_ops.py` is generated from the operator schemas (in-place writes, views), the
+`nondeterministic_seeded` tag (random draws) and the functional forms' signatures (a `training`
+path); `tests/test_known_ops.py` checks every entry below against it, and runs each entry under
+torch (no mutating or random ATen operator dispatched, no warning, a finite gradient from a zero
+one on zeros, negatives and large values).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from . import torch_ops
+
+# Where an operation may be written: `torch.add`, `x.add(...)` (a tensor's method),
+# `F.relu` (`torch.nn.functional`), `torch.special.erf`, and `self.layer(...)` for a `torch.nn` layer.
+TORCH = "torch."
+METHOD = "Tensor."
+FUNCTIONAL = "torch.nn.functional."
+SPECIAL = "torch.special."
+LAYER = "torch.nn."
+
+
+@dataclass(frozen=True)
+class KnownOp:
+    """One allowlisted operation: why it may run where the branch did not, and what its call must
+    say for that to hold."""
+
+    reason: str
+    shielded: bool = False  # a restricted domain that `hazards.py` shields (else total)
+    needs: str | None = None  # an argument that must be given: omitted, torch warns (softmax's `dim`)
+    position: int | None = None  # where `needs` may be passed positionally (counting the tensor itself)
+    falsy: str | None = None  # a keyword that must be absent, None or False (an embedding's `max_norm`)
+    arguments: int | None = None  # the call must pass exactly this many positional arguments
+
+
+_ARITHMETIC = KnownOp(
+    "elementwise arithmetic: finite for finite inputs, with a finite derivative; writes, draws and warns nothing"
+)
+_SHIELDED_DIVISION = KnownOp(
+    "division: inf or NaN (for integers, an error) where the divisor is 0, which `hazards.py` keeps off the values "
+    "the condition excluded (a shield of 1)",
+    shielded=True,
+)
+_SHIELDED_DOMAIN = KnownOp(
+    "a root, logarithm, exponential or inverse function: outside its domain (or past overflow) inf or NaN with an "
+    "infinite derivative, which `hazards.py` keeps off the values the condition excluded (a shield of 1 or 0)",
+    shielded=True,
+)
+_TOTAL_UNARY = KnownOp(
+    "elementwise and total: finite with a finite (or zero) derivative for every finite input; no effect"
+)
+_COMPARISON = KnownOp("a comparison or logical test: a bool result with no gradient; no effect")
+_REDUCTION = KnownOp(
+    "a sum, mean or extreme over dimensions: finite with a finite derivative for finite inputs (an empty tensor's "
+    "max/min/argmax raise, which `hazards.py` refuses); no effect"
+)
+_ORDERING = KnownOp(
+    "sorts values (with their indices): a permutation, whose gradient moves the incoming one back to where each "
+    "value came from; no effect"
+)
+_SOFTMAX = KnownOp(
+    "normalised exponentials along `dim`: finite with a finite derivative for finite inputs; with `dim` omitted "
+    "torch warns (an implicit dimension), so the call must give it",
+    needs="dim",
+    position=1,
+)
+_SHAPE = KnownOp(
+    "moves, copies, views or casts values without computing new ones: no effect, a gradient that passes through "
+    "(a view shares memory, which the alias analysis follows)"
+)
+_FACTORY = KnownOp("makes a tensor from sizes or a fill value: no input to misbehave on, no effect")
+_INDEXING = KnownOp(
+    "a lookup by index: raises for an index out of range, which the rewrite refuses where the condition tests the "
+    "indices (`purity._indexes`); no effect"
+)
+_PRODUCT = KnownOp(
+    "sums of products (matrix products, linear maps, convolutions): finite with a finite derivative for finite "
+    "inputs (an overflowing operand is shielded by `hazards.py`); no effect"
+)
+_NORMALISATION = KnownOp(
+    "a normalisation with `eps` in its denominator: finite with a finite derivative even for a constant input; "
+    "uses no running statistics; no effect"
+)
+_ACTIVATION = KnownOp(
+    "an activation: finite with a finite derivative for every finite input; no effect (built or called with "
+    "`inplace=True` it writes its input, which is refused)"
+)
+_POOLING = KnownOp("pooling or resampling: deterministic, finite with a finite derivative; no effect")
+_WHERE = KnownOp(
+    "a selection between two values (the three-argument form; one argument returns indices, a host sync)",
+    arguments=3,
+)
+_EMBEDDING = KnownOp(
+    "a lookup by index (see indexing); with `max_norm` it renormalises the weight in place on every call, so the "
+    "call must not give one",
+    falsy="max_norm",
+)
+_BATCH_NORM = KnownOp(
+    "a normalisation by the running statistics it is given; with `training=True` it updates them in place, so the "
+    "call must not ask for it",
+    falsy="training",
+)
+
+
+# (where it may be written, the names, the entry), read into `ALLOWED`.
+_GROUPS: tuple[tuple[tuple[str, ...], str, KnownOp], ...] = (
+    (
+        (TORCH, METHOD),
+        "add sub subtract mul multiply neg negative positive addcmul square lerp",
+        _ARITHMETIC,
+    ),
+    ((TORCH,), "rsub", _ARITHMETIC),
+    ((TORCH, METHOD), "div divide true_divide reciprocal floor_divide fmod remainder", _SHIELDED_DIVISION),
+    ((TORCH, METHOD), "log log2 log10 log1p sqrt rsqrt exp expm1 exp2 pow", _SHIELDED_DOMAIN),
+    ((TORCH, METHOD), "digamma lgamma acos asin atanh erfinv sinh cosh tan", _SHIELDED_DOMAIN),
+    ((SPECIAL,), "expm1 exp2 log1p digamma erfinv", _SHIELDED_DOMAIN),
+    (
+        (TORCH, METHOD),
+        "abs absolute sign sgn sin cos atan arctan asinh arcsinh erf erfc sigmoid tanh relu floor ceil round "
+        "trunc frac clamp clip clamp_min clamp_max nan_to_num",
+        _TOTAL_UNARY,
+    ),
+    ((SPECIAL,), "erf erfc expit", _TOTAL_UNARY),
+    (
+        (TORCH, METHOD),
+        "eq ne gt ge lt le greater greater_equal less less_equal not_equal isnan isinf isfinite isneginf "
+        "isposinf signbit logical_and logical_or logical_xor logical_not isclose maximum minimum fmax fmin",
+        _COMPARISON,
+    ),
+    ((TORCH, METHOD), "where", _WHERE),  # `x.where(condition, y)`: the receiver is the first of three
+    (
+        (TORCH, METHOD),
+        "sum nansum mean amax amin max min argmax argmin any all logsumexp cumsum count_nonzero",
+        _REDUCTION,
+    ),
+    ((TORCH, METHOD), "sort argsort", _ORDERING),
+    ((TORCH, METHOD, FUNCTIONAL), "softmax log_softmax", _SOFTMAX),
+    ((FUNCTIONAL,), "softmin", _SOFTMAX),
+    (
+        (TORCH, METHOD),
+        "reshape flatten unflatten squeeze unsqueeze transpose swapaxes swapdims permute movedim moveaxis t "
+        "broadcast_to tile split chunk unbind tensor_split narrow select flip roll tril triu diagonal diag_embed "
+        "clone detach masked_fill",
+        _SHAPE,
+    ),
+    (
+        (METHOD,),
+        "view view_as reshape_as contiguous expand expand_as repeat to float double half bfloat16 long int bool "
+        "type_as",
+        _SHAPE,
+    ),
+    ((TORCH,), "cat concat concatenate stack hstack vstack", _SHAPE),
+    ((FUNCTIONAL,), "pad", _SHAPE),
+    ((TORCH,), "zeros_like ones_like full_like zeros ones full arange eye", _FACTORY),
+    ((METHOD,), "new_zeros new_ones new_full", _FACTORY),
+    ((TORCH, METHOD), "index_select gather take_along_dim", _INDEXING),
+    ((TORCH, METHOD), "matmul mm bmm baddbmm addmm outer", _PRODUCT),
+    ((TORCH,), "einsum", _PRODUCT),
+    (
+        (FUNCTIONAL,),
+        "linear bilinear conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d",
+        _PRODUCT,
+    ),
+    ((FUNCTIONAL,), "layer_norm group_norm rms_norm normalize", _NORMALISATION),
+    (
+        (FUNCTIONAL,),
+        "relu relu6 leaky_relu elu selu celu gelu silu mish hardtanh hardswish hardsigmoid softplus softsign "
+        "logsigmoid glu prelu hardshrink softshrink tanhshrink",
+        _ACTIVATION,
+    ),
+    (
+        (FUNCTIONAL,),
+        "max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d "
+        "adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d "
+        "pixel_shuffle pixel_unshuffle",
+        _POOLING,
+    ),
+    ((FUNCTIONAL,), "embedding", _EMBEDDING),
+    ((FUNCTIONAL,), "batch_norm", _BATCH_NORM),
+    (
+        (LAYER,),
+        "Linear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d",
+        _PRODUCT,
+    ),
+    ((LAYER,), "LayerNorm RMSNorm GroupNorm", _NORMALISATION),
+    ((LAYER,), "Identity Flatten Unflatten", _SHAPE),
+    (
+        (LAYER,),
+        "ReLU ReLU6 GELU SiLU Mish Tanh Sigmoid LeakyReLU ELU SELU CELU Hardtanh Hardswish Hardsigmoid PReLU "
+        "Softplus Softsign GLU",
+        _ACTIVATION,
+    ),
+    ((LAYER,), "Softmax LogSoftmax Softmin", KnownOp(_SOFTMAX.reason, needs="dim", position=0)),
+    (
+        (LAYER,),
+        "MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d "
+        "AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d PixelShuffle PixelUnshuffle",
+        _POOLING,
+    ),
+    ((LAYER,), "Embedding", KnownOp(_EMBEDDING.reason, falsy="max_norm")),
+)
+# Each allowlisted name (`torch.add`, `Tensor.add`, `torch.nn.functional.relu`, `torch.nn.Linear`) → its entry.
+ALLOWED: dict[str, KnownOp] = {
+    prefix + name: entry for prefixes, names, entry in _GROUPS for prefix in prefixes for name in names.split()
+}
+
+# Operators on tensors: arithmetic is total (`hazards.py` shields `/`, `//`, `%` and fractional
+# powers, and refuses `-` on a bool tensor); bitwise operators take bool and integer tensors only.
+TOTAL_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+BITWISE_OPERATORS = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.Invert)
+
+
+def is_layer(name: str) -> bool:
+    """`torch.nn.Linear`, a layer's class (not `torch.nn.functional.linear`)."""
+    return name.startswith(LAYER) and "." not in name[len(LAYER) :]
+
+
+def known(name: str) -> KnownOp | None:
+    """The entry for `torch.add`, `Tensor.add`, `torch.nn.functional.relu` or `torch.nn.Linear`;
+    None for an operation graphmend does not know."""
+    return ALLOWED.get(name.replace("torch.Tensor.", METHOD, 1))
+
+
+def unmet(entry: KnownOp, call: ast.Call, method: bool = False) -> str | None:
+    """What `call` lacks for `entry` to hold (`dim` omitted, `max_norm` given), or None. A tensor's
+    method takes the tensor as its receiver, so its positions count from the second argument."""
+    if entry.needs is not None:
+        offset = 1 if method else 0
+        given = any(k.arg == entry.needs for k in call.keywords) or (
+            entry.position is not None and len(call.args) > entry.position - offset
+        )
+        if not given:
+            return f"without `{entry.needs}`"
+    if entry.falsy is not None:
+        for keyword in call.keywords:
+            if keyword.arg == entry.falsy and not (
+                isinstance(keyword.value, ast.Constant) and keyword.value.value in (None, False)
+            ):
+                return f"with `{keyword.arg}=`"
+    if entry.arguments is not None and (len(call.args) + (1 if method else 0) != entry.arguments or call.keywords):
+        return f"with other than {entry.arguments} arguments"
+    return None
+
+
+def stated_effect(name: str, call: ast.Call | None = None) -> str | None:
+    """What torch itself states this operation does that a branch must not do where it did not
+    run (`torch_ops`, read from its schemas, tags and signatures): a random draw, an in-place
+    write, a host sync, a training path on by default, or an effect `call`'s arguments turn on."""
+    name = name.replace("torch.Tensor.", METHOD, 1)
+    if name in torch_ops.RANDOM:
+        return (
+            "draws random numbers (it runs an operator torch tags `nondeterministic_seeded`): running it always "
+            "shifts every later draw"
+        )
+    written = torch_ops.MUTATES.get(name)
+    if written:
+        return f"writes `{'`, `'.join(written)}` in place (torch's schema of it says so)"
+    training = torch_ops.TRAINING.get(name)
+    if training is not None and training[1] is True and not _turned_off(call, training[0]):
+        return f"runs its training path by default (`{training[0]}=True`): it draws random numbers or updates state"
+    conditional = torch_ops.CONDITIONAL.get(name)
+    if conditional is not None and call is not None and _given(call, conditional[0]):
+        return f"with `{conditional[0]}` {conditional[1]}"
+    if name in torch_ops.SYNCS:
+        return "reads tensor values on the host (a data-dependent result)"
+    return None
+
+
+def _given(call: ast.Call, keyword: str) -> bool:
+    """`call` passes `keyword` as something other than None or False."""
+    return any(
+        k.arg == keyword and not (isinstance(k.value, ast.Constant) and k.value.value in (None, False))
+        for k in call.keywords
+    )
+
+
+def _turned_off(call: ast.Call | None, keyword: str) -> bool:
+    """`call` passes `keyword=False` literally."""
+    return call is not None and any(
+        k.arg == keyword and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
+    )
+
+
+def unknown_words(name: str, unmet: str | None = None) -> str:
+    """The hazard of running an operation graphmend has no facts for (or called `unmet`: without
+    what its entry needs)."""
+    return (
+        f"a branch calls `{name}`{'' if unmet is None else ' ' + unmet}, which graphmend does not know to be harmless "
+        "where the branch did not run "
+        "(it is not on the allowlist of operations: it may warn, raise, give NaN gradients or have an effect on "
+        "values the condition excluded)"
+    )

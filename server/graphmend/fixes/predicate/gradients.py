@@ -1,0 +1,93 @@
+"""Where gradients flow once every path runs: the facts a predicated rewrite must keep.
+
+`torch.where(c, a, b)` sends a zero gradient to the side it does not select. Where the original
+took one path, what only the other path read got no gradient at all: a parameter then had `.grad`
+None (AdamW's weight decay and SGD's momentum skip it), and a value computed before the `if` was
+never differentiated (its backward may give NaN on a zero gradient: `x.std()` of one element). And
+`torch.where` always makes a new tensor, where a path that passed the caller's own tensor through
+gave that object back. An `if` statement and a conditional expression share these checks.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from ...analysis.purity import (
+    called_submodule,
+    computed_harmlessly,
+    differentiable_reads,
+    gradient_free,
+    trained_state,
+)
+from ...inference import FunctionAnalysis
+from ...kinds import Env, Kind
+from ...semantics import FunctionInfo, walk
+from ..base import unreached_gradients, zero_gradients
+
+SUBMODULE_HOOKS = (
+    "`{}` now runs on every call, where the original ran it only with its branch: forward hooks registered on it "
+    "fire, and a parametrization on it (spectral norm's power iteration) updates its buffers in training"
+)
+
+
+def one_path_gradients(
+    function: FunctionInfo,
+    analysis: FunctionAnalysis,
+    before: Env,
+    paths: Sequence[Sequence[ast.AST]],
+    every_path: bool,
+    inside: set[int],
+) -> list[str]:
+    """The hazards of tensors only some of `paths` read (each path: its statements or its
+    expression; `every_path`: one of them always runs). A tensor also read on every path, or
+    outside the rewritten code (`inside`: the ids of its nodes), gets its gradient anyway, and so
+    does one computed from such tensors by total operations (`computed_harmlessly`)."""
+    node = function.node
+    parameters = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+    candidates = [a.arg for a in parameters] + [n for n in before if n not in function.parameter_names]
+    reached: set[str] = set()
+    one_path: list[str] = []
+    for name in dict.fromkeys(candidates):
+        if name == function.self_name or before.get(name) in (Kind.PYTHON, Kind.NONE, Kind.BOOL_TENSOR):
+            continue
+        is_parameter = name in function.parameter_names
+        if not is_parameter and not (before.get(name, Kind.UNKNOWN).is_tensor or analysis.has_tensor_evidence(name)):
+            continue
+        reading = [path for path in paths if any(differentiable_reads(part, name) for part in path)]
+        if (every_path and len(reading) == len(paths)) or any(
+            id(n) not in inside for n in differentiable_reads(node, name)
+        ):
+            reached.add(name)
+        elif reading:
+            one_path.append(name)
+    hazards: list[str] = []
+    for name in one_path:
+        if name in function.parameter_names:
+            hazards.append(zero_gradients(f"`{name}` (where the caller passes a trained parameter)"))
+        elif not gradient_free(name, analysis) and not computed_harmlessly(name, analysis, reached):
+            hazards.append(unreached_gradients(name))
+    return hazards
+
+
+def state_read(expr: ast.AST, analysis: FunctionAnalysis) -> list[str]:
+    """The hazards of module state `expr` runs where its path did not: trained parameters (a zero
+    gradient instead of none) and submodules it calls (their hooks and parametrizations)."""
+    hazards: list[str] = []
+    for node in walk(expr):
+        state = trained_state(node, analysis)
+        if state is not None:
+            hazards.append(zero_gradients(f"the parameters of `{state}`"))
+        submodule = called_submodule(node, analysis)
+        if submodule is not None:
+            hazards.append(SUBMODULE_HOOKS.format(submodule))
+    return hazards
+
+
+def new_identity(name: str) -> str:
+    """The hazard of selecting where a path gave the caller's own tensor back."""
+    return (
+        f"`{name}` is the caller's own tensor on a path where the branch does not change it, and the rewrite makes "
+        "it a new tensor: an in-place change of the result no longer reaches the caller's, and a returned leaf "
+        "tensor no longer collects `.grad`"
+    )

@@ -1,0 +1,295 @@
+"""Every entry of the allowlist (`graphmend.analysis.known_ops`) holds in the installed torch.
+
+A predicated rewrite is safe only when every operation it newly runs is on the allowlist, so each
+entry is a claim: the operation exists, writes nothing it was given, draws no random number, warns
+of nothing, and (unless `hazards.py` shields it) gives a finite gradient where `torch.where` sends it
+a zero one. These tests make torch answer for each claim instead of trusting the list: each entry is
+called on zeros, negatives and large values under a dispatch mode that sees every ATen operator it
+runs (its schema says whether it writes an input; its tags whether it draws random numbers), with
+warnings recorded and the global generator's state compared; then a zero gradient is sent back.
+The generated facts (`torch_ops`) are checked against the entries too: nothing allowlisted is
+random, in place or a host sync by torch's own account.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+from graphmend.analysis import hazards, known_ops, torch_ops  # noqa: E402
+
+# Values an operation may meet on the side a condition excluded: zeros (a whole row), negatives,
+# large magnitudes.
+X = [[0.0, -1.0, 2.0, -3.0], [1e4, -1e4, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0]]
+Y = [[1.0, 2.0, 0.0, -2.0], [3.0, -0.5, 4.0, 1.0], [0.0, 1.0, 0.0, -1.0]]
+# One element along the last dimension: where a statistic of one value is undefined (`std`).
+NARROW_X = [[0.0], [1e4], [-2.0]]
+NARROW_Y = [[1.0], [0.0], [3.0]]
+
+# The arguments after the tensor each operation is called on (`torch.add(x, y)`, `x.add(y)`), or the
+# whole call where the first argument is not `x` (`{}` stands for the callable).
+ARGUMENTS: dict[str, str] = {
+    **dict.fromkeys("add sub subtract mul multiply rsub maximum minimum fmax fmin isclose".split(), "y"),
+    **dict.fromkeys("eq ne gt ge lt le greater greater_equal less less_equal not_equal".split(), "y"),
+    **dict.fromkeys("logical_and logical_or logical_xor div divide true_divide floor_divide fmod".split(), "y"),
+    "remainder": "y",
+    "pow": "2.5",
+    "addcmul": "y, y",
+    "lerp": "y, 0.3",
+    "clamp": "-1.0, 1.0",
+    "clip": "-1.0, 1.0",
+    "clamp_min": "0.0",
+    "clamp_max": "0.0",
+    "amax": "-1",
+    "amin": "-1",
+    "logsumexp": "-1",
+    "cumsum": "0",
+    "sort": "-1",
+    "argsort": "-1",
+    "softmax": "-1",
+    "log_softmax": "-1",
+    "softmin": "-1",
+    "view": "12",
+    "view_as": "y",
+    "reshape": "(4, 3)",
+    "reshape_as": "y",
+    "unflatten": "1, (2, 2)",
+    "unsqueeze": "0",
+    "transpose": "0, 1",
+    "swapaxes": "0, 1",
+    "swapdims": "0, 1",
+    "permute": "(1, 0)",
+    "movedim": "0, 1",
+    "moveaxis": "0, 1",
+    "expand": "(2, 3, 4)",
+    "expand_as": "y",
+    "broadcast_to": "(2, 3, 4)",
+    "repeat": "2, 1",
+    "tile": "(2, 1)",
+    "split": "2",
+    "chunk": "2",
+    "tensor_split": "2",
+    "narrow": "1, 0, 2",
+    "select": "0, 1",
+    "flip": "(0,)",
+    "roll": "1, 0",
+    "to": "torch.float64",
+    "type_as": "y",
+    "masked_fill": "m, 0.5",
+    "index_select": "1, j",
+    "gather": "1, i",
+    "take_along_dim": "i, 1",
+    "matmul": "y.t()",
+    "mm": "y.t()",
+    "where": "m, y",
+    "pad": "(1, 1)",
+    "new_zeros": "(2, 2)",
+    "new_ones": "(2, 2)",
+    "new_full": "(2, 2), 3.0",
+    "full_like": "2.0",
+    "layer_norm": "(4,)",
+    "rms_norm": "(4,)",
+    "group_norm": "1",
+    "glu": "-1",
+    "prelu": "torch.tensor([0.25])",
+}
+# Whole calls, where the tensor `x` is not the first argument, or another input fits the operation.
+CALLS: dict[str, str] = {
+    "torch.where": "{}(m, x, y)",
+    "Tensor.where": "x.where(m, y)",
+    "torch.bmm": "{}(x.unsqueeze(0), y.t().unsqueeze(0))",
+    "Tensor.bmm": "x.unsqueeze(0).bmm(y.t().unsqueeze(0))",
+    "torch.baddbmm": "{}(torch.zeros(1, 3, 3), x.unsqueeze(0), y.t().unsqueeze(0))",
+    "Tensor.baddbmm": "x[:, :3].unsqueeze(0).baddbmm(x.unsqueeze(0), y.t().unsqueeze(0))",
+    "torch.addmm": "{}(x[:, :3], x, y.t())",
+    "Tensor.addmm": "x[:, :3].addmm(x, y.t())",
+    "torch.einsum": '{}("ij,kj->ik", x, y)',
+    "torch.outer": "{}(x[0], y[0])",
+    "Tensor.outer": "x[0].outer(y[0])",
+    "torch.cat": "{}([x, y])",
+    "torch.concat": "{}([x, y])",
+    "torch.concatenate": "{}([x, y])",
+    "torch.stack": "{}([x, y])",
+    "torch.hstack": "{}([x, y])",
+    "torch.vstack": "{}([x, y])",
+    "torch.zeros": "{}(2, 3)",
+    "torch.ones": "{}(2, 3)",
+    "torch.full": "{}((2, 3), 1.5)",
+    "torch.arange": "{}(5)",
+    "torch.eye": "{}(3)",
+    "torch.nn.functional.linear": "{}(x, w)",
+    "torch.nn.functional.bilinear": "{}(x, y, torch.ones(2, 4, 4))",
+    "torch.nn.functional.conv1d": "{}(seq, torch.ones(3, 2, 3))",
+    "torch.nn.functional.conv2d": "{}(img, torch.ones(3, 2, 3, 3))",
+    "torch.nn.functional.conv3d": "{}(vol, torch.ones(3, 2, 3, 3, 3))",
+    "torch.nn.functional.conv_transpose1d": "{}(seq, torch.ones(2, 3, 3))",
+    "torch.nn.functional.conv_transpose2d": "{}(img, torch.ones(2, 3, 3, 3))",
+    "torch.nn.functional.conv_transpose3d": "{}(vol, torch.ones(2, 3, 3, 3, 3))",
+    "torch.nn.functional.embedding": "{}(i, w)",
+    "torch.nn.functional.batch_norm": "{}(x, torch.zeros(4), torch.ones(4))",
+    "torch.nn.functional.pixel_shuffle": "{}(img.repeat(1, 2, 1, 1), 2)",
+    "torch.nn.functional.pixel_unshuffle": "{}(img, 2)",
+}
+POOLING_INPUT = {"1d": ("seq", "2"), "2d": ("img", "2"), "3d": ("vol", "2")}
+
+
+def _call_text(name: str) -> str:
+    """The call that exercises allowlisted `name` on the module's inputs."""
+    if name in CALLS:
+        return CALLS[name].format(_callable(name))
+    bare = name.rsplit(".", 1)[-1]
+    arguments = ARGUMENTS.get(bare, "")
+    if "pool" in bare:
+        tensor, size = POOLING_INPUT[bare[-2:]]
+        return f"{_callable(name)}({tensor}, {size if 'adaptive' not in bare else '1'})"
+    if name.startswith(known_ops.METHOD):
+        return f"x.{bare}({arguments})"
+    return f"{_callable(name)}(x{', ' + arguments if arguments else ''})"
+
+
+def _callable(name: str) -> str:
+    return name.replace(known_ops.FUNCTIONAL, "F.", 1)
+
+
+def _inputs(x: list[list[float]] = X, y: list[list[float]] = Y) -> dict[str, Any]:
+    """Fresh leaves (the floating ones require grad) and the other values the calls use."""
+    leaves = {
+        "x": torch.tensor(x),
+        "y": torch.tensor(y),
+        "w": torch.tensor([[0.5, -1.0, 2.0, 0.0]] * 5),
+        "seq": torch.randn(1, 2, 8, generator=torch.Generator().manual_seed(0)),
+        "img": torch.randn(1, 2, 4, 4, generator=torch.Generator().manual_seed(1)),
+        "vol": torch.randn(1, 2, 4, 4, 4, generator=torch.Generator().manual_seed(2)),
+    }
+    for value in leaves.values():
+        value.requires_grad_(True)
+    return {
+        **leaves,
+        "m": torch.tensor(x) > 0,
+        "i": torch.tensor([[0, 1], [2, 3], [1, 1]]),
+        "j": torch.tensor([0, 2]),
+        "torch": torch,
+        "F": F,
+    }
+
+
+class _Dispatched(TorchDispatchMode):
+    """Every ATen operator a call runs, with the storages it writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[Any, list[int]]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        written = []
+        schema = func._schema
+        flat = list(args) + list((kwargs or {}).values())
+        for argument, value in zip(schema.arguments, flat):
+            if argument.alias_info is not None and argument.alias_info.is_write and isinstance(value, torch.Tensor):
+                written.append(value.untyped_storage().data_ptr())
+        self.seen.append((func, written))
+        return func(*args, **(kwargs or {}))
+
+
+def _allowlisted_operations() -> list[str]:
+    return sorted(name for name in known_ops.ALLOWED if not known_ops.is_layer(name))
+
+
+@pytest.mark.parametrize("name", _allowlisted_operations())
+def test_an_allowlisted_operation_writes_draws_and_warns_nothing(name: str) -> None:
+    _effect_free(name, _inputs())
+    try:
+        eval(_call_text(name), {}, _inputs(NARROW_X, NARROW_Y))  # noqa: S307
+    except (RuntimeError, IndexError, ValueError):
+        return  # the call's sizes need more than one element
+    _effect_free(name, _inputs(NARROW_X, NARROW_Y))
+
+
+def _effect_free(name: str, inputs: dict[str, Any]) -> None:
+    storages = {v.untyped_storage().data_ptr() for v in inputs.values() if isinstance(v, torch.Tensor)}
+    before = {key: value.detach().clone() for key, value in inputs.items() if isinstance(value, torch.Tensor)}
+    state = torch.get_rng_state()
+    with warnings.catch_warnings(record=True) as caught, _Dispatched() as dispatched:
+        warnings.simplefilter("always")
+        eval(_call_text(name), {}, inputs)  # noqa: S307 - the test's own call texts
+    assert not [str(w.message) for w in caught], f"{name} warns"
+    assert torch.equal(torch.get_rng_state(), state), f"{name} draws from the global generator"
+    for func, written in dispatched.seen:
+        assert torch.Tag.nondeterministic_seeded not in func.tags, f"{name} runs the random {func}"
+        assert not set(written) & storages, f"{name} runs {func}, which writes an input in place"
+    for key, value in before.items():
+        assert torch.equal(inputs[key].detach(), value), f"{name} changed `{key}`"
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in _allowlisted_operations() if not known_ops.ALLOWED[n].shielded and "pool" not in n]
+)
+def test_a_total_operation_turns_a_zero_gradient_into_a_finite_one(name: str) -> None:
+    """`torch.where` sends a zero gradient to the side it does not select: a total operation must
+    give back a finite one (0 × a finite derivative), on zeros, negatives and large values, and
+    on one element along the last dimension."""
+    _finite_from_zero(name, _inputs())
+    narrow = _inputs(NARROW_X, NARROW_Y)
+    try:
+        eval(_call_text(name), {}, _inputs(NARROW_X, NARROW_Y))  # noqa: S307
+    except (RuntimeError, IndexError, ValueError):
+        return  # the call's sizes need more than one element (`view(12)`, `narrow(1, 0, 2)`)
+    _finite_from_zero(name, narrow)
+
+
+def _finite_from_zero(name: str, inputs: dict[str, Any]) -> None:
+    result = eval(_call_text(name), {}, inputs)  # noqa: S307
+    outputs = [t for t in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(t, torch.Tensor)]
+    outputs = [t for t in outputs if t.requires_grad]
+    if not outputs:
+        return  # a comparison, a cast to an integer, a factory: no gradient flows back
+    for output in outputs:
+        if output.is_floating_point():
+            assert torch.isfinite(output).all(), f"{name} gives inf or NaN on finite inputs"
+    leaves = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+    gradients = torch.autograd.grad(
+        outputs, leaves, grad_outputs=[torch.zeros_like(t) for t in outputs], allow_unused=True
+    )
+    for gradient in gradients:
+        if gradient is not None:
+            assert torch.isfinite(gradient).all(), f"{name}: a zero gradient becomes NaN or inf"
+
+
+def test_every_shielded_operation_has_a_shield() -> None:
+    """A restricted domain is allowlisted only because `hazards.py` shields it; and every
+    operation `hazards.py` shields is allowlisted as shielded, not as total."""
+    shielded = {n.rsplit(".", 1)[-1] for n, entry in known_ops.ALLOWED.items() if entry.shielded}
+    domains = hazards._AT_ONE | hazards._AT_ZERO | hazards._DIVISORS | {"pow"}
+    assert shielded <= domains
+    assert not {n.rsplit(".", 1)[-1] for n, e in known_ops.ALLOWED.items() if not e.shielded} & domains
+
+
+def test_torch_states_no_effect_for_an_allowlisted_operation() -> None:
+    """What torch says of its own operators (`torch_ops`, generated from its schemas, tags and
+    signatures) contradicts no entry: none is random, in place or a host sync, and an entry whose
+    functional form has a training path on by default, or an effect an argument turns on, names
+    that argument (but `inplace=`, which `purity.call_impurity` refuses wherever it is given)."""
+    for name, entry in known_ops.ALLOWED.items():
+        assert name not in torch_ops.RANDOM, name
+        assert name not in torch_ops.MUTATES, name
+        assert name not in torch_ops.SYNCS or name.rsplit(".", 1)[-1] in ("max", "min", "any", "all"), name
+        conditional = torch_ops.CONDITIONAL.get(name)
+        if conditional is not None and conditional[0] != "inplace":  # `inplace=` is refused on every call
+            assert entry.falsy == conditional[0], name
+        training = torch_ops.TRAINING.get(name)
+        if training is not None and training[1] is not False:
+            assert entry.falsy == training[0], name
+        warned = torch_ops.WARNS_WITHOUT.get(name)
+        if warned is not None:
+            assert entry.needs == warned, name
+
+
+@pytest.mark.parametrize("name", sorted(n for n in known_ops.ALLOWED if known_ops.is_layer(n)))
+def test_an_allowlisted_layer_exists(name: str) -> None:
+    assert isinstance(getattr(torch.nn, name.rsplit(".", 1)[-1]), type)
