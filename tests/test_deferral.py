@@ -19,7 +19,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from graphmend.api import Settings, check_source, fix_source  # noqa: E402
-from graphmend.fixes.in_graph import IN_GRAPH_CUDA_GRAPHS  # noqa: E402
+from graphmend.fixes.in_graph import IN_GRAPH_CHECKPOINT_EAGER, IN_GRAPH_CUDA_GRAPHS, IN_GRAPH_FAKE  # noqa: E402
 
 
 def _load(path: Path, text: str) -> types.ModuleType:
@@ -594,7 +594,7 @@ def test_a_message_showing_what_python_computes_from_the_configuration_is_kept_i
     path = tmp_path / "computed_from_configuration.py"
     (message,) = [d for d in check_source(COMPUTED_FROM_CONFIGURATION, path) if d.code == "GM202"]
     assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
-    assert message.fix.hazards == (IN_GRAPH_CUDA_GRAPHS,)
+    assert message.fix.hazards == (IN_GRAPH_CUDA_GRAPHS, IN_GRAPH_CHECKPOINT_EAGER, IN_GRAPH_FAKE)
     fixed = _load(path, fix_source(COMPUTED_FROM_CONFIGURATION, path, unsafe=True).fixed)
     logged: list[str] = []
     handler = logging.Handler()
@@ -627,7 +627,7 @@ def test_a_message_showing_configuration_values_is_kept_in_the_graph_safely(tmp_
     source = source.replace("import torch\n", "from typing import Optional\n\nimport torch\n", 1)
     (message,) = [d for d in check_source(source, path) if d.code == "GM202"]
     assert message.fix is not None and message.fix.title.startswith("Keep `logger.warning_once`")
-    assert message.fix.hazards == (IN_GRAPH_CUDA_GRAPHS,)
+    assert message.fix.hazards == (IN_GRAPH_CUDA_GRAPHS, IN_GRAPH_CHECKPOINT_EAGER, IN_GRAPH_FAKE)
     fixed = _load(path, fix_source(source, path, unsafe=True).fixed)
     logged: list[str] = []
     handler = logging.Handler()

@@ -36,7 +36,9 @@ from .base import FixContext, Refusal, Refused, may_be_scripted
 from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
 from .in_graph import (
     IN_GRAPH_CHECKPOINT,
+    IN_GRAPH_CHECKPOINT_EAGER,
     IN_GRAPH_CUDA_GRAPHS,
+    IN_GRAPH_FAKE,
     IN_GRAPH_GRAD_FN,
     IN_GRAPH_RECORD_COPY,
     IN_GRAPH_SCRIPTED,
@@ -164,7 +166,7 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
     helper, arguments, title = planned
     shows_tensors = arguments[-1 if is_warning(call, analysis) or is_print(call, analysis) else -2] != "[]"
     reasons = [IN_GRAPH_GRAD_FN] if shows_tensors else []
-    reasons.append(IN_GRAPH_CUDA_GRAPHS)
+    reasons.extend((IN_GRAPH_CUDA_GRAPHS, IN_GRAPH_CHECKPOINT_EAGER, IN_GRAPH_FAKE))
     if not written_once(call, analysis):  # a message written once per process is written once either way
         reasons.append(IN_GRAPH_CHECKPOINT)
     if shows_tensors and is_logging(call, analysis) and arguments[-1] == "False":  # `%` arguments in the record

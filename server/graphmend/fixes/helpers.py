@@ -45,12 +45,26 @@ class Helper:
 
 def needed(helper: Helper, torch_name: str) -> set[str]:
     """Module-level names a helper needs when it is defined, registered or called."""
-    return {torch_name} | names_in_body(helper.body)
+    return {torch_name} | free_names(helper.parameters, helper.body)
 
 
 @lru_cache(maxsize=256)
-def names_in_body(helper_body: str) -> frozenset[str]:
-    return frozenset(n.id for n in walk(ast.parse(indented(helper_body, "    ", 0))) if isinstance(n, ast.Name))
+def free_names(parameters: str, helper_body: str) -> frozenset[str]:
+    """The names a helper reads but does not bind itself: its parameters and its own locals (the
+    wrapper's `run`, `call`, `name`) are no reason to place it after a module-level `run` or `name`."""
+    function = ast.parse(f"def _helper({parameters}):\n{indented(helper_body, '    ', 1)}").body[0]
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in walk(function):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return frozenset(read - bound)
 
 
 def indented(helper_body: str, unit: str, depth: int) -> str:

@@ -69,8 +69,8 @@ def _wrapper_body(torch_name: str) -> str:
         "try:\n"
         f"{LEVEL}if not hasattr({ops}, name):\n"
         "\n"
-        f"{LEVEL}{LEVEL}def run(token, *args):  # a copy of the tensors: the compiled graph may reuse their memory\n"
-        f"{LEVEL}{LEVEL}{LEVEL}body(*([v.clone() for v in a] if isinstance(a, list) else a for a in args))\n"
+        f"{LEVEL}{LEVEL}def run(token, *args):  # a copy of a tensor a compiled graph may reuse the memory of\n"
+        f"{LEVEL}{LEVEL}{LEVEL}body(*([v if v.requires_grad else v.clone() for v in a] if isinstance(a, list) else a for a in args))\n"
         "\n"
         f'{LEVEL}{LEVEL}schema = {torch_name}.library.infer_schema(body, mutates_args=()).replace("(", "(Tensor(a!) token, ", 1)\n'
         f'{LEVEL}{LEVEL}operator = {torch_name}.library.custom_op(f"in_graph_messages::{{name}}", run, mutates_args=("token",), schema=schema)\n'
@@ -129,6 +129,15 @@ IN_GRAPH_CUDA_GRAPHS = (
 IN_GRAPH_CHECKPOINT = (
     "under `torch.utils.checkpoint` the message is written when the forward runs, not again when it is recomputed "
     "for the backward, as the original is"
+)
+IN_GRAPH_CHECKPOINT_EAGER = (
+    'under non-reentrant `torch.utils.checkpoint` in a graph compiled with `backend="eager"` the backward raises: '
+    "the checkpoint saves the CPU tensor that keeps the messages in order, and the message writes it "
+    "(aot_eager and inductor run it, measured on torch 2.13)"
+)
+IN_GRAPH_FAKE = (
+    "compiled and run on fake or meta tensors (FakeTensorMode, the meta device) the message is not written: the "
+    "operator's fake kernel writes nothing (uncompiled, it is written as before)"
 )
 IN_GRAPH_RECORD_COPY = (
     "the log record holds a copy of each tensor made at the call, not the tensor itself: a handler that formats "
