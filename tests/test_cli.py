@@ -78,8 +78,8 @@ def test_an_unsafe_fix_s_hazards_are_a_list_beside_a_short_title(tmp_path: Path,
     assert [hazard.split(":")[0].split(", written")[0] for hazard in item["fix"]["hazards"]] == [
         "under the aot_eager and inductor backends a tensor that requires grad is written without its `grad_fn=`",
         'under CUDA graphs (`mode="reduce-overhead"`) the graph that holds the message is not recorded as a CUDA graph',
-        'under non-reentrant `torch.utils.checkpoint` in a graph compiled with `backend="eager"` the backward raises',
-        "compiled and run on fake or meta tensors (FakeTensorMode, the meta device) the message is not written",
+        'with `backend="eager"` a non-reentrant `checkpoint` raises in the backward',
+        "on fake or meta tensors, compiled, nothing is written (FakeTensorMode, the meta device)",
         "under `torch.utils.checkpoint` the message is written when the forward runs, not again when it is recomputed for the backward, as the original is",
         "torch.jit.script no longer compiles the function",
     ]

@@ -41,6 +41,7 @@ def test_the_committed_module_is_what_torch_declares(generator: ModuleType) -> N
     assert torch_ops.TRAINING == facts.training, REGENERATE
     assert torch_ops.WARNS_WITHOUT == facts.warns_without, REGENERATE
     assert torch_ops.CONDITIONAL == facts.conditional, REGENERATE
+    assert torch_ops.POSITIONS == facts.positions, REGENERATE
     committed = generator.TARGET.read_text(encoding="utf-8")
     text = generator.render(facts)
     diff = "".join(list(difflib.unified_diff(committed.splitlines(True), text.splitlines(True)))[:40])
@@ -74,6 +75,9 @@ def test_anchors() -> None:
     assert argument == "max_norm" and "aten::embedding_renorm_" in effect
     assert torch_ops.CONDITIONAL[F + "batch_norm"][0] == "training"
     assert F + "embedding" not in torch_ops.MUTATES  # its own schema writes nothing: max_norm is CONDITIONAL
+    assert torch_ops.POSITIONS[F + "relu:inplace"] == 1  # F.relu(x, True) writes x
+    assert torch_ops.POSITIONS["torch.nn.LeakyReLU:inplace"] == 1  # nn.LeakyReLU(0.1, True)
+    assert torch_ops.POSITIONS["torch.nn.ReLU:inplace"] == 0
 
 
 @pytest.mark.parametrize("name", ["torch.add", "torch.mul", "Tensor.relu", F + "relu", F + "softmax"])

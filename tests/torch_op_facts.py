@@ -557,6 +557,7 @@ class Facts:
     training: dict[str, tuple[str, object]] = field(default_factory=dict)
     warns_without: dict[str, str] = field(default_factory=dict)
     conditional: dict[str, tuple[str, str]] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)
 
 
 def _declared(facts: Facts) -> None:
@@ -616,6 +617,30 @@ def _functional(facts: Facts) -> None:
             facts.warns_without[FUNCTIONAL + short] = keyword
 
 
+def _positions(facts: Facts) -> None:
+    """POSITIONS: where the argument that switches an effect on (`TRAINING`, `CONDITIONAL`) may be
+    passed positionally, and where a `torch.nn` layer's constructor takes `inplace` (`F.relu(x,
+    True)`, `nn.LeakyReLU(0.1, True)` write in place as the keyword does)."""
+    functions = python_names()
+    switches = [(name, facts.training[name][0]) for name in facts.training]
+    switches += [(name, facts.conditional[name][0]) for name in facts.conditional]
+    calls = [(name, keyword, functions[name][1], 0) for name, keyword in switches if name in functions]
+    for short, layer in sorted(vars(torch.nn).items()):
+        if isinstance(layer, type) and issubclass(layer, torch.nn.Module):
+            calls.append((f"torch.nn.{short}", "inplace", layer.__init__, 1))  # after `self`
+    for name, keyword, function, skipped in calls:
+        try:
+            parameters = list(inspect.signature(function).parameters.values())[skipped:]
+        except (TypeError, ValueError):
+            continue
+        for index, parameter in enumerate(parameters):
+            if parameter.name == keyword and parameter.kind in (
+                parameter.POSITIONAL_ONLY,
+                parameter.POSITIONAL_OR_KEYWORD,
+            ):
+                facts.positions[f"{name}:{keyword}"] = index
+
+
 def compute() -> Facts:
     """All facts from the installed torch. Seeded, with the caller's random state and warnings kept."""
     facts = Facts(release=release())
@@ -624,6 +649,7 @@ def compute() -> Facts:
         torch.manual_seed(0)
         _traced(facts)
         _functional(facts)
+    _positions(facts)
     return facts
 
 
@@ -706,6 +732,12 @@ def render(facts: Facts) -> str:
             "dict[str, tuple[str, str]]",
             "An effect only when this argument is given (measured by sample calls).",
             facts.conditional,
+        ),
+        *_dict(
+            "POSITIONS",
+            "dict[str, int]",
+            "`name:argument`: the position the argument may be given at (from the signature; a layer's after `self`).",
+            facts.positions,
         ),
     ]
     return "\n".join(lines).rstrip("\n") + "\n"

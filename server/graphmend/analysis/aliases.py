@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from ..inference import FunctionAnalysis
 from ..semantics import walk
 from ..torch_api import VIEW_METHODS
+from . import known_ops
 from .liveness import reaching_values, target_names
 from .purity import dotted
 
@@ -261,7 +262,7 @@ def _layer_writes(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, set
     called or a layer built with `inplace=True` (`F.relu(x, inplace=True)`, `self.act = nn.ReLU(
     inplace=True)`), and a batch norm's running statistics (`self.bn(x)` in training updates
     `self.bn.running_mean`); None where it writes nothing of the kind."""
-    if any(_true_keyword(k, "inplace") for k in call.keywords):
+    if _in_place(call, analysis):
         return True, set()
     func = call.func
     method = analysis.function.method if analysis.function is not None else None
@@ -269,7 +270,7 @@ def _layer_writes(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, set
         return None
     owner = method.owner
     values = [v for _, v in analysis.module.init_values(owner).get(func.attr, []) if isinstance(v, ast.Call)]
-    in_place = any(_true_keyword(k, "inplace") for v in values for k in v.keywords)
+    in_place = any(_in_place(v, analysis) for v in values)
     constructors = analysis.module.constructors(owner).get(func.attr, frozenset())
     statistics = any(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _STATISTICS_LAYERS for c in constructors)
     if not in_place and not statistics:
@@ -278,11 +279,11 @@ def _layer_writes(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, set
     return in_place, ({layer, *(f"{layer}.{b}" for b in _STATISTICS)} if statistics else set())
 
 
-def _true_keyword(keyword: ast.keyword, name: str) -> bool:
-    """`name=` given as anything but a literal False or None."""
-    return keyword.arg == name and not (
-        isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None)
-    )
+def _in_place(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """`inplace=` given as anything but a literal False or None, by keyword or where torch's
+    signature takes it positionally (`F.relu(x, True)`, `nn.LeakyReLU(0.1, True)`)."""
+    name = analysis.qualified_name(call.func) or ""
+    return known_ops.given(call, name, "inplace")
 
 
 def loop_nodes(function: ast.AST, node: ast.AST) -> set[int]:

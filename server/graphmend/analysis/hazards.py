@@ -18,9 +18,10 @@ it does not). Otherwise the fix names the hazard, or is refused when the operati
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 
-from ..inference import FunctionAnalysis
+from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..semantics import walk
 from .purity import assigned_once
@@ -58,6 +59,7 @@ class Hazard:
     # can be, else the fix is unsafe with the hazard named (a refusal would give up on every product)
     overflow: bool = False
     may_raise: str | None = None  # why it raises if an unknown dtype is bool: the fix is unsafe, this named
+    unshielded: str | None = None  # inside a function the branch calls: the fix is unsafe, this named
     # the operation is torch's (a torch function, a tensor method, or an operator with a tensor
     # operand), so an operand of unknown kind is a tensor or a number torch takes as a 0-d one
     on_tensors: bool = False
@@ -97,18 +99,92 @@ def _not_bool(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] =
     return False
 
 
+def _bool_subtraction(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | None:
+    """`a - b` where both may be bool, one of them a tensor: torch raises for that (issue 67, review
+    5: `x - y` of two bool tensors in the branch not taken raised on every call after the rewrite)."""
+    sides = (node.left, node.right)
+
+    def bool_tensor(side: ast.expr) -> bool:
+        return analysis.kind(side).present is Kind.BOOL_TENSOR
+
+    def tensor(side: ast.expr) -> bool:
+        kind = analysis.kind(side).present
+        return kind.is_tensor or (isinstance(side, ast.Name) and analysis.has_tensor_evidence(side.id))
+
+    def may_be_bool(side: ast.expr) -> bool:
+        if isinstance(side, ast.Constant):
+            return isinstance(side.value, bool)
+        kind = analysis.kind(side).present
+        return kind in (Kind.BOOL_TENSOR, Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS) and not _not_bool(
+            side, analysis
+        )
+
+    if not any(tensor(side) for side in sides) or not all(may_be_bool(side) for side in sides):
+        return None
+    if all(bool_tensor(side) or isinstance(side, ast.Constant) for side in sides):
+        return Hazard(node, "`-`", None, None, raises="a branch subtracts two bool values (`-`), which raises")
+    return Hazard(
+        node,
+        "`-`",
+        None,
+        None,
+        may_raise=f"a branch computes `{ast.unparse(node)}`, whose dtypes graphmend does not know: if both are bool, "
+        "`-` raises, and the rewrite runs that branch on every call",
+    )
+
+
 # Functions whose result is floating whatever their input's dtype: the elementwise ones, and softmax.
-_FLOATING_RESULTS = FLOATING | {"softmax", "log_softmax"}
+_FLOATING_RESULTS = FLOATING | frozenset(
+    "softmax log_softmax mean std var log log2 log10 sqrt rsqrt exp2 tan asin acos atan sinh cosh asinh acosh atanh erf erfc "
+    "erfinv lgamma digamma".split()
+)
 
 
 def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
-    """The operations in `expr` that may give inf/NaN or raise on values outside their guard."""
+    """The operations in `expr` that may give inf/NaN or raise on values outside their guard, and
+    the calls of this file's functions whose bodies hold one (no shield reaches inside them)."""
     found: list[Hazard] = []
     for node in walk(expr):
-        hazard = _hazard(node, analysis)
+        hazard = _hazard(node, analysis) or (_in_callee(node, analysis) if isinstance(node, ast.Call) else None)
         if hazard is not None:
             found.append(hazard)
     return found
+
+
+# A function's first hazardous operation (its text), by module and function: judged once each.
+_CALLEE_HAZARDS: weakref.WeakKeyDictionary[ModuleFacts, dict[int, str | None]] = weakref.WeakKeyDictionary()
+
+
+def _in_callee(call: ast.Call, analysis: FunctionAnalysis) -> Hazard | None:
+    """A call of a function of this file whose body runs a hazardous operation (`_ratio(x, y)`
+    taking `torch.log(a)`): the shields of the rewrite are written in the branch, not inside the
+    function, so the fix is unsafe with the operation named (issue 67, review 5)."""
+    if analysis.function is None:
+        return None
+    callee = analysis.module.regions.resolve_call(call, analysis.function)
+    if callee is None:
+        return None
+    known = _CALLEE_HAZARDS.setdefault(analysis.module, {})
+    key = id(callee.node)
+    if key not in known:
+        known[key] = None  # a recursive call finds none while its body is read
+        inner = FunctionAnalysis(analysis.module, callee)
+        inner.run()
+        found = hazards(callee.node, inner)  # its own domains first, then overflow, a callee's, a bool's `-`
+        first = min(found, key=lambda h: (h.may_raise is not None, h.unshielded is not None, h.overflow), default=None)
+        known[key] = None if first is None else first.operation
+    operation = known[key]
+    if operation is None:
+        return None
+    return Hazard(
+        call,
+        f"`{callee.name}`",
+        None,
+        None,
+        unshielded=f"a branch calls `{callee.name}`, whose {operation} may give inf or NaN (and NaN gradients) on "
+        "values the condition excluded: the rewrite shields operations in the branch itself, not inside a function "
+        "it calls",
+    )
 
 
 def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
@@ -123,6 +199,10 @@ def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
 
 def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Sub):
+            subtraction = _bool_subtraction(node, analysis)
+            if subtraction is not None:
+                return subtraction
         kinds = (analysis.kind(node.left), analysis.kind(node.right))
         if not any(k.is_tensor for k in kinds):
             if isinstance(node.op, ast.Div) and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):

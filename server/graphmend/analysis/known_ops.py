@@ -49,7 +49,7 @@ class KnownOp:
     shielded: bool = False  # a restricted domain that `hazards.py` shields (else total)
     needs: str | None = None  # an argument that must be given: omitted, torch warns (softmax's `dim`)
     position: int | None = None  # where `needs` may be passed positionally (counting the tensor itself)
-    falsy: str | None = None  # a keyword that must be absent, None or False (an embedding's `max_norm`)
+    falsy: str | None = None  # a keyword that must be absent, None, False or "none" (an embedding's `max_norm`)
     arguments: int | None = None  # the call must pass exactly this many positional arguments
 
 
@@ -104,6 +104,11 @@ _NORMALISATION = KnownOp(
 _ACTIVATION = KnownOp(
     "an activation: finite with a finite derivative for every finite input; no effect (built or called with "
     "`inplace=True` it writes its input, which is refused)"
+)
+_GELU = KnownOp(
+    "the exact GELU: finite with a finite derivative for every finite input, no effect; its tanh approximation "
+    "has a NaN derivative past about 1e13 (masked logits reach that), so the call must not ask for it",
+    falsy="approximate",
 )
 _POOLING = KnownOp("pooling or resampling: deterministic, finite with a finite derivative; no effect")
 _WHERE = KnownOp(
@@ -184,10 +189,11 @@ _GROUPS: tuple[tuple[tuple[str, ...], str, KnownOp], ...] = (
     ((FUNCTIONAL,), "layer_norm group_norm rms_norm normalize", _NORMALISATION),
     (
         (FUNCTIONAL,),
-        "relu relu6 leaky_relu elu selu celu gelu silu mish hardtanh hardswish hardsigmoid softplus softsign "
+        "relu relu6 leaky_relu elu selu celu silu mish hardtanh hardswish hardsigmoid softplus softsign "
         "logsigmoid glu prelu hardshrink softshrink tanhshrink",
         _ACTIVATION,
     ),
+    ((FUNCTIONAL,), "gelu", _GELU),
     (
         (FUNCTIONAL,),
         "max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d "
@@ -206,10 +212,11 @@ _GROUPS: tuple[tuple[tuple[str, ...], str, KnownOp], ...] = (
     ((LAYER,), "Identity Flatten Unflatten", _SHAPE),
     (
         (LAYER,),
-        "ReLU ReLU6 GELU SiLU Mish Tanh Sigmoid LeakyReLU ELU SELU CELU Hardtanh Hardswish Hardsigmoid PReLU "
+        "ReLU ReLU6 SiLU Mish Tanh Sigmoid LeakyReLU ELU SELU CELU Hardtanh Hardswish Hardsigmoid PReLU "
         "Softplus Softsign GLU",
         _ACTIVATION,
     ),
+    ((LAYER,), "GELU", _GELU),
     ((LAYER,), "Softmax LogSoftmax Softmin", KnownOp(_SOFTMAX.reason, needs="dim", position=0)),
     (
         (LAYER,),
@@ -254,7 +261,7 @@ def unmet(entry: KnownOp, call: ast.Call, method: bool = False) -> str | None:
     if entry.falsy is not None:
         for keyword in call.keywords:
             if keyword.arg == entry.falsy and not (
-                isinstance(keyword.value, ast.Constant) and keyword.value.value in (None, False)
+                isinstance(keyword.value, ast.Constant) and keyword.value.value in (None, False, "none")
             ):
                 return f"with `{keyword.arg}=`"
     if entry.arguments is not None and (len(call.args) + (1 if method else 0) != entry.arguments or call.keywords):
@@ -276,29 +283,53 @@ def stated_effect(name: str, call: ast.Call | None = None) -> str | None:
     if written:
         return f"writes `{'`, `'.join(written)}` in place (torch's schema of it says so)"
     training = torch_ops.TRAINING.get(name)
-    if training is not None and training[1] is True and not _turned_off(call, training[0]):
+    if training is not None and training[1] is True and not _turned_off(call, name, training[0]):
         return f"runs its training path by default (`{training[0]}=True`): it draws random numbers or updates state"
     conditional = torch_ops.CONDITIONAL.get(name)
-    if conditional is not None and call is not None and _given(call, conditional[0]):
+    if conditional is not None and call is not None and given(call, name, conditional[0]):
         return f"with `{conditional[0]}` {conditional[1]}"
     if name in torch_ops.SYNCS:
         return "reads tensor values on the host (a data-dependent result)"
     return None
 
 
-def _given(call: ast.Call, keyword: str) -> bool:
-    """`call` passes `keyword` as something other than None or False."""
-    return any(
-        k.arg == keyword and not (isinstance(k.value, ast.Constant) and k.value.value in (None, False))
-        for k in call.keywords
-    )
+def argument(call: ast.Call, name: str, keyword: str) -> ast.expr | None:
+    """What `call` of `name` passes as `keyword`: by keyword, or at the position torch's signature
+    gives it (`torch_ops.POSITIONS`: `F.relu(x, True)`, `nn.LeakyReLU(0.1, True)`); None if nothing."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value
+    position = torch_ops.POSITIONS.get(f"{name}:{keyword}")
+    if (
+        position is not None
+        and len(call.args) > position
+        and not any(isinstance(a, ast.Starred) for a in call.args[: position + 1])
+    ):
+        return call.args[position]
+    return None
 
 
-def _turned_off(call: ast.Call | None, keyword: str) -> bool:
-    """`call` passes `keyword=False` literally."""
-    return call is not None and any(
-        k.arg == keyword and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
+def given(call: ast.Call, name: str, keyword: str) -> bool:
+    """`call` of `name` passes `keyword` as something other than None or False, or may pass it
+    (`**config`, or `*args` reaching its position)."""
+    position = torch_ops.POSITIONS.get(f"{name}:{keyword}")
+    takes = position is not None or keyword in (
+        torch_ops.CONDITIONAL.get(name, ("",))[0],
+        torch_ops.TRAINING.get(name, ("",))[0],
     )
+    if takes and (
+        any(k.arg is None for k in call.keywords)
+        or (position is not None and any(isinstance(a, ast.Starred) for a in call.args[: position + 1]))
+    ):
+        return True
+    value = argument(call, name, keyword)
+    return value is not None and not (isinstance(value, ast.Constant) and value.value in (None, False))
+
+
+def _turned_off(call: ast.Call | None, name: str, keyword: str) -> bool:
+    """`call` of `name` passes `keyword` as a literal False."""
+    value = None if call is None else argument(call, name, keyword)
+    return isinstance(value, ast.Constant) and value.value is False
 
 
 def unknown_words(name: str, unmet: str | None = None) -> str:

@@ -76,7 +76,29 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
             reason = call_impurity(node, analysis)
             if reason is not None and not (id(node) in always and draws_random(node, analysis)):
                 return reason
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            reason = _property_impurity(node, analysis)
+            if reason is not None:
+                return reason
     return None
+
+
+def _property_impurity(node: ast.Attribute, analysis: FunctionAnalysis) -> str | None:
+    """Reading `self.<name>` where the class defines `name` as a property: its getter runs, judged
+    like a call (issue 67, review 6: a getter that prints printed on every call)."""
+    method = analysis.function.method if analysis.function is not None else None
+    owner = method.owner if method is not None else None
+    if owner is None or not analysis.is_self(node.value):
+        return None
+    getter = owner.find_method(node.attr)
+    if getter is None or not any(
+        (dotted(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in getter.node.decorator_list
+    ):
+        return None
+    reason = function_impurity(getter, analysis)
+    if reason is None:
+        return None
+    return f"a branch reads `self.{node.attr}`, a property whose getter {reason.removeprefix('a branch ')}"
 
 
 _INDEXING_FUNCTIONS = frozenset("gather index_select take take_along_dim embedding embedding_bag one_hot".split())
@@ -232,7 +254,9 @@ def out_write(written: ast.expr) -> str:
 def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     """Why this call cannot run where the original would not have run it, by the purity table."""
     func = call.func
-    if any(k.arg == "inplace" for k in call.keywords):
+    if any(k.arg == "inplace" for k in call.keywords) or known_ops.given(
+        call, analysis.qualified_name(func) or "", "inplace"
+    ):
         return "a branch calls an operation with `inplace=`"
     written = out_argument(call)
     if written is not None:
@@ -506,6 +530,8 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
     for constructor in sorted(constructors):
         layer = constructor.rsplit(".", 1)[-1]
         from_nn = constructor.startswith("torch.nn.")
+        if from_nn and _built_in_place(attribute, constructor, analysis):
+            return True, f"a branch calls `self.{attribute}` (`{layer}` built to write its input in place)"
         entry = known_ops.known(known_ops.LAYER + layer) if from_nn else None
         if entry is not None and entry.falsy is not None:
             built = _built_with(attribute, entry, analysis)
@@ -532,6 +558,19 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
         if reason is not None:
             return True, f"a branch calls `self.{attribute}`, whose `forward` {reason.removeprefix('a branch ')}"
     return True, None
+
+
+def _built_in_place(attribute: str, constructor: str, analysis: FunctionAnalysis) -> bool:
+    """A constructor of `self.<attribute>` passes `inplace` at the position torch's signature gives
+    it (`nn.LeakyReLU(0.1, True)`, issue 67, review 5)."""
+    method = analysis.function.method if analysis.function else None
+    owner = method.owner if method is not None else None
+    if owner is None:
+        return False
+    return any(
+        isinstance(value, ast.Call) and known_ops.given(value, constructor, "inplace")
+        for _, value in analysis.module.init_values(owner).get(attribute, [])
+    )
 
 
 def _built_with(attribute: str, entry: known_ops.KnownOp, analysis: FunctionAnalysis) -> str | None:
@@ -638,6 +677,15 @@ def call_caveat(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     does not hold (`known_ops`), or its callee's argument checks, which may raise where the original
     would not have called it (or such an operation in its callee's body)."""
     qualname = analysis.qualified_name(call.func)
+    if (
+        qualname is not None
+        and qualname.startswith("math.")
+        and not all(analysis.kind(a) is Kind.PYTHON for a in call.args)
+    ):
+        return (
+            f"a branch calls `{qualname}` on a value graphmend does not know to be a number in its domain: it raises "
+            "(ValueError, OverflowError) outside it, and the rewrite calls it on every call"
+        )
     if qualname is not None:
         found = analysis.module.regions.context.foreign_verdict(qualname)
         if found is not None:
@@ -662,9 +710,53 @@ def caveats(exprs: list[ast.expr], analysis: FunctionAnalysis, always: frozenset
     for expr in exprs:
         for node in walk(expr):
             caveat = call_caveat(node, analysis) if isinstance(node, ast.Call) and id(node) not in always else None
+            if isinstance(node, ast.Attribute) and node.attr in _WARNING_TRANSPOSES:
+                caveat = _transpose_caveat(node, analysis)
+            if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+                caveat = _index_caveat(node, analysis)
             if caveat is not None and caveat not in reasons:
                 reasons.append(caveat)
     return reasons
+
+
+# `x.T` and `x.H` warn (deprecated) on a tensor of other than 2 dimensions: an error under `-W error`.
+_WARNING_TRANSPOSES = ("T", "H")
+
+
+def _index_caveat(node: ast.Subscript, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of an integer index into a tensor (`x[0]`, `x[:, -1]`): it raises IndexError where
+    the tensor has no such element, which graphmend cannot rule out (issue 67, review 6: `x[0]` of
+    an empty tensor, in the branch not taken, raised on every call after the rewrite)."""
+    kind = analysis.kind(node.value)
+    if not (kind.is_tensor or (isinstance(node.value, ast.Name) and analysis.has_tensor_evidence(node.value.id))):
+        return None
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not any(_integer(part) for part in parts):
+        return None
+    return (
+        f"a branch indexes `{ast.unparse(node)}`, which raises IndexError where the tensor has no such element "
+        "(graphmend does not know its size), and the rewrite indexes it on every call"
+    )
+
+
+def _integer(part: ast.expr) -> bool:
+    """An integer index (`0`, `-1`), not a slice, `None` or `...`."""
+    if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+        part = part.operand
+    return isinstance(part, ast.Constant) and type(part.value) is int
+
+
+def _transpose_caveat(node: ast.Attribute, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of reading `x.T` where graphmend cannot tell `x` has 2 dimensions (issue 67,
+    review 5: a 3-d tensor's `.T` warned on every call after the rewrite)."""
+    if analysis.is_self(node.value) or not (
+        analysis.kind(node.value).is_tensor or analysis.kind(node.value) is Kind.UNKNOWN
+    ):
+        return None
+    return (
+        f"a branch reads `{ast.unparse(node)}`, which warns (deprecated) on a tensor of other than 2 dimensions, an "
+        "error under warnings-as-errors: graphmend does not know its dimensions, and the rewrite reads it on every call"
+    )
 
 
 def function_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> str | None:

@@ -131,13 +131,13 @@ IN_GRAPH_CHECKPOINT = (
     "for the backward, as the original is"
 )
 IN_GRAPH_CHECKPOINT_EAGER = (
-    'under non-reentrant `torch.utils.checkpoint` in a graph compiled with `backend="eager"` the backward raises: '
-    "the checkpoint saves the CPU tensor that keeps the messages in order, and the message writes it "
+    'with `backend="eager"` a non-reentrant `checkpoint` raises in the backward: the checkpoint saves the CPU '
+    "tensor that keeps the messages in order, and the message writes it "
     "(aot_eager and inductor run it, measured on torch 2.13)"
 )
 IN_GRAPH_FAKE = (
-    "compiled and run on fake or meta tensors (FakeTensorMode, the meta device) the message is not written: the "
-    "operator's fake kernel writes nothing (uncompiled, it is written as before)"
+    "on fake or meta tensors, compiled, nothing is written (FakeTensorMode, the meta device): the operator's fake "
+    "kernel writes nothing (uncompiled, the message is written as before)"
 )
 IN_GRAPH_RECORD_COPY = (
     "the log record holds a copy of each tensor made at the call, not the tensor itself: a handler that formats "

@@ -276,9 +276,11 @@ def _constructor(value: ast.expr, probe: FunctionAnalysis, index: ModuleIndex) -
 
 
 def _may_be_in_place(call: ast.Call) -> bool:
-    """A layer built with `inplace=` anything but a literal False."""
+    """A layer built with `inplace=` anything but a literal False, or with `**options` that may hold
+    it (a positional `inplace` is read with torch's signatures in `analysis.purity`)."""
     return any(
-        k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords
+        k.arg is None or (k.arg == "inplace" and not (isinstance(k.value, ast.Constant) and k.value.value is False))
+        for k in call.keywords
     )
 
 

@@ -70,18 +70,38 @@ def one_path_gradients(
     return hazards
 
 
-def state_read(expr: ast.AST, analysis: FunctionAnalysis) -> list[str]:
+def state_read(expr: ast.AST, analysis: FunctionAnalysis, seen: set[int] | None = None) -> list[str]:
     """The hazards of module state `expr` runs where its path did not: trained parameters (a zero
-    gradient instead of none) and submodules it calls (their hooks and parametrizations)."""
+    gradient instead of none) and submodules it calls (their hooks and parametrizations), read
+    directly or by a method of the same module it calls (`self.scaled(x)` reading `self.gamma`)."""
+    seen = set() if seen is None else seen
     hazards: list[str] = []
     for node in walk(expr):
+        found = []
         state = trained_state(node, analysis)
         if state is not None:
-            hazards.append(zero_gradients(f"the parameters of `{state}`"))
+            found.append(zero_gradients(f"the parameters of `{state}`"))
         submodule = called_submodule(node, analysis)
         if submodule is not None:
-            hazards.append(SUBMODULE_HOOKS.format(submodule))
+            found.append(SUBMODULE_HOOKS.format(submodule))
+        method = _own_method(node, analysis)
+        if method is not None and id(method.node) not in seen:
+            seen.add(id(method.node))
+            inner = FunctionAnalysis(analysis.module, method)
+            inner.run()
+            for stmt in method.node.body:
+                found.extend(state_read(stmt, inner, seen))
+        hazards.extend(h for h in found if h not in hazards)
     return hazards
+
+
+def _own_method(node: ast.AST, analysis: FunctionAnalysis) -> FunctionInfo | None:
+    """The method of this module's class that `node` calls (`self.scaled(x)`), or None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and analysis.is_self(node.func.value)):
+        return None
+    method = analysis.function.method if analysis.function is not None else None
+    owner = method.owner if method is not None else None
+    return None if owner is None else owner.find_method(node.func.attr)
 
 
 def new_identity(name: str) -> str:
@@ -91,3 +111,29 @@ def new_identity(name: str) -> str:
         "it a new tensor: an in-place change of the result no longer reaches the caller's, and a returned leaf "
         "tensor no longer collects `.grad`"
     )
+
+
+# What gives a tensor strides of another order than elementwise arithmetic on its input would
+# (a transpose, an expansion, a copy made contiguous): `torch.where` lays its result out by all of
+# its inputs, so a selected value may come back with other strides than its path gave it.
+_LAYOUT_METHODS = frozenset(
+    "t T mT H mH transpose permute movedim moveaxis swapaxes swapdims expand expand_as broadcast_to as_strided "
+    "contiguous unfold diagonal".split()
+)
+
+
+def layout_hazard(label: str, values: Sequence[ast.expr | None]) -> str | None:
+    """A path whose value's strides a layout operation sets (`x.t()`, `x.transpose(0, 1) * 2`): after
+    the rewrite the value may be laid out otherwise, and a later `.view(...)`, `.stride()` or
+    `.is_contiguous()` tells (issue 67, review 5: `w.view(-1)` raised after a selection between
+    `x.t()` and a contiguous copy)."""
+    for value in values:
+        if value is not None and any(
+            isinstance(node, ast.Attribute) and node.attr in _LAYOUT_METHODS for node in walk(value)
+        ):  # anywhere in it: elementwise arithmetic keeps a transposed operand's strides
+            return (
+                f"{label} may come back with other strides than its path gave it (`{ast.unparse(value)}` sets them; "
+                "`torch.where` lays its result out by all of its inputs): a later `.view(...)` may raise where it "
+                "did not, or `.stride()` and `.is_contiguous()` answer otherwise"
+            )
+    return None

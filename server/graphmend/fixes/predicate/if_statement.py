@@ -60,6 +60,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     site.scalar_conditions = all(is_scalar_condition(arm.test, analysis) for arm in arms if arm.test is not None)
     for arm in arms:
         collect(site, arm, guarded, kept)
+    _require_frame_local(site, arms)
     _passed_in_gradients(site, arms)
     _finfo_in_branches(site, arms)
     returns = [arm.returned is not None for arm in arms]
@@ -75,6 +76,30 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     for arm in arms:  # the shields' predicates, now that the conditions have names
         text = text.replace(arm.predicate_token, arm_predicate(arm.number, condition_names))
     return offer((*site.helper_edits, TextEdit(ctx.line_range(node.lineno, site.last_line), text)), site.unsafe_reasons)
+
+
+def _require_frame_local(site: Site, arms: list[Arm]) -> None:
+    """A name the branches bind that others read outside this frame: declared `global` or
+    `nonlocal`, or read by a function or lambda defined inside it (a closure's cell). Who reads it
+    after the `if` is not in these statements, so the merge cannot be proven to give it every value
+    it had: refused (issue 67, review 5: a global assigned on every call)."""
+    node = site.function.node
+    declared = {n for s in ast.walk(node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
+    captured: set[str] = set()
+    for inner in ast.walk(node):
+        if inner is not node and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            captured |= {n.id for n in ast.walk(inner) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for arm in arms:
+        assigned = {
+            n.id for s in arm.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        for name in sorted(assigned):
+            if name in declared:
+                raise Refused(
+                    f"a branch assigns `{name}`, declared `global` or `nonlocal`: code outside this function reads it"
+                )
+            if name in captured:
+                raise Refused(f"a branch assigns `{name}`, which a function defined here reads when it is called")
 
 
 def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:

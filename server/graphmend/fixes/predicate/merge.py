@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from ...analysis import liveness
+from ...analysis import liveness, torch_ops
 from ...analysis.module_state import read_only_without_grad
 from ...kinds import Kind
 from ...semantics import walk
@@ -18,7 +18,7 @@ from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
 from ..exact_where import exact_where
 from .arms import Arm, Store, code, is_number
-from .gradients import new_identity
+from .gradients import layout_hazard, new_identity
 from .signatures import old_signature, shape_difference, signature
 from .site import Site
 
@@ -66,6 +66,7 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
         _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
+        _require_same_layout(site, f"`{name}`", [arm.values.get(name) for arm in arms])
         if store is None and _identity_escapes(site, name):
             if missing:
                 _require_new_identity(site, name)
@@ -137,12 +138,59 @@ def _escapes_in(statements: list[ast.stmt], name: str) -> bool | None:
 
 def _require_new_identity(site: Site, name: str) -> None:
     """A path that leaves `name` as the caller's own tensor (a parameter not rebound before the
-    `if`) gave the caller that object back; the selection is always a new tensor (issue 42)."""
-    if name not in site.function.parameter_names or name in ("self", "cls"):
+    `if`, or a value that may be it or share its memory: `y = x.float()`, `bufs[0]`, `self.buf`)
+    gave the caller that object back; the selection is always a new tensor (issue 42)."""
+    if name in ("self", "cls"):
         return
-    values = liveness.reaching_values(site.function.node, site.node, name)
-    if values is None or any(where is None for where, _ in values):
+    if _may_be_the_callers(site, name, set()):
         site.unsafe(new_identity(name))
+
+
+# Methods that may give back the tensor they are called on, or a view of it, besides the views
+# torch's schemas declare (`torch_ops.VIEWS`): a cast to the dtype or device it has, a reshape that
+# needs no copy, `detach` (issue 67, review 5).
+_MAY_ALIAS = frozenset(
+    {
+        "to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte",
+        "char", "cpu", "cuda", "contiguous", "reshape", "reshape_as", "flatten", "detach", "requires_grad_",
+    }
+)  # fmt: skip
+
+
+def _may_be_the_callers(site: Site, name: str, seen: set[str]) -> bool:
+    """Whether `name` may hold, before the `if`, a tensor the caller or the module holds too: one
+    that enters the function (a parameter, a global), or one reached from such a name through casts,
+    views, items and attributes (`x.float()`, `bufs[0]`, `self.buf`)."""
+    if name in seen:
+        return False
+    seen.add(name)
+    values = liveness.reaching_values(site.function.node, site.node, name)
+    if values is None:
+        return name in site.function.parameter_names
+    for where, value in values:
+        if where is None:  # its value on entry: a parameter, or a global the module holds
+            if name not in ("self", "cls"):
+                return True
+            continue
+        root = _aliased_root(value)
+        if root is not None and (root in ("self", "cls") or _may_be_the_callers(site, root, seen)):
+            return True
+    return False
+
+
+def _aliased_root(value: ast.expr) -> str | None:
+    """The name whose tensor `value` may be or share memory with (through `_MAY_ALIAS` methods,
+    declared views, items and attributes), or None for a value that is a new tensor."""
+    while True:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            method = value.func.attr
+            if method not in _MAY_ALIAS and f"Tensor.{method}" not in torch_ops.VIEWS:
+                return None
+            value = value.func.value
+        elif isinstance(value, (ast.Subscript, ast.Attribute)):
+            value = value.value
+        else:
+            return value.id if isinstance(value, ast.Name) else None
 
 
 def require_mergeable(
@@ -173,6 +221,12 @@ def require_mergeable(
             reasons.append(reason)
 
 
+def _require_same_layout(site: Site, label: str, values: list[ast.expr | None]) -> None:
+    hazard = layout_hazard(label, values)
+    if hazard is not None:
+        site.unsafe(hazard)
+
+
 def _require_same_gradient_flow(site: Site, values: list[ast.expr | None]) -> None:
     """A path whose value is a constant (`return torch.tensor(0.0)`, `y = 0`) gives no gradient;
     selected by `torch.where` beside a computed value, it passes a zero one to what that value was
@@ -182,15 +236,26 @@ def _require_same_gradient_flow(site: Site, values: list[ast.expr | None]) -> No
         site.unsafe(zero_gradients("where a path gives a constant, the tensors the other paths use"))
 
 
+# Casts that keep a value's lack of gradient (a comparison's bool made a float still has none).
+_CASTS = frozenset("float double half bfloat16 int long bool to type type_as".split())
+
+
 def _gradient_free(value: ast.expr, site: Site) -> bool:
     """A number, a tensor made from sizes or data (`torch.zeros(...)`, `torch.tensor(0.0)`,
-    `torch.zeros_like(x)`) or a detached one: no gradient flows from it."""
-    if is_number(value):
+    `torch.zeros_like(x)`), a detached one, a comparison, or arithmetic and casts of these
+    (`h.detach() * 2`, `(h > 2).float()`): no gradient flows from it."""
+    if is_number(value) or isinstance(value, ast.Compare):
         return True
+    if isinstance(value, ast.BinOp):
+        return _gradient_free(value.left, site) and _gradient_free(value.right, site)
+    if isinstance(value, ast.UnaryOp):
+        return _gradient_free(value.operand, site)
     if not isinstance(value, ast.Call):
         return False
     if isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
         return True
+    if isinstance(value.func, ast.Attribute) and value.func.attr in _CASTS:
+        return _gradient_free(value.func.value, site)
     qualname = site.analysis.qualified_name(value.func) or ""
     last = qualname.rsplit(".", 1)[-1]
     return qualname.startswith("torch.") and (last in FACTORY_FUNCTIONS or last.endswith("_like"))
@@ -329,6 +394,7 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
             raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
     difference = shape_difference(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
     _require_same_gradient_flow(site, [arm.returned for arm in arms])
+    _require_same_layout(site, "the returned value", [arm.returned for arm in arms])
     for arm in arms:
         if isinstance(arm.returned, ast.Name) and arm.returned.id not in arm.mapping:
             _require_new_identity(site, arm.returned.id)

@@ -17,7 +17,7 @@ from ..base import FixContext, Refusal, Refused
 from ..exact_where import exact_where
 from .arms import code
 from .condition import floating_names
-from .gradients import new_identity, one_path_gradients, state_read
+from .gradients import layout_hazard, new_identity, one_path_gradients, state_read
 from .merge import require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
@@ -98,6 +98,9 @@ def _gradients(node: ast.IfExp, analysis: FunctionAnalysis) -> list[str]:
     inside = {id(n) for n in walk(node)}
     paths = [[node.body], [node.orelse]]
     hazards.extend(one_path_gradients(function, analysis, dict(analysis.env), paths, True, inside))
+    layout = layout_hazard("the selected value", [node.body, node.orelse])
+    if layout is not None:
+        hazards.append(layout)
     if _value_escapes(node, function.node):
         for operand in (node.body, node.orelse):
             if _callers_own(operand, function):
