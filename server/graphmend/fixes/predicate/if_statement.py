@@ -7,7 +7,7 @@ import ast
 from functools import partial
 
 from ...analysis import conditions
-from ...analysis.purity import names_in
+from ...analysis.purity import assigned_once, names_in
 from ...analysis.shapes import is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
@@ -56,6 +56,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     for arm in arms:
         if arm.test is not None:
             guarded |= names_in(arm.test)
+    guarded |= _tested_through_masks(guarded, analysis)
     kept = temporaries(site, arms)
     site.scalar_conditions = all(is_scalar_condition(arm.test, analysis) for arm in arms if arm.test is not None)
     for arm in arms:
@@ -76,6 +77,17 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     for arm in arms:  # the shields' predicates, now that the conditions have names
         text = text.replace(arm.predicate_token, arm_predicate(arm.number, condition_names))
     return offer((*site.helper_edits, TextEdit(ctx.line_range(node.lineno, site.last_line), text)), site.unsafe_reasons)
+
+
+def _tested_through_masks(guarded: set[str], analysis: FunctionAnalysis) -> set[str]:
+    """What a tested mask was computed from (`valid = idx < n; if valid.all():` tests `idx`): an
+    index it validates is as guarded as one the condition compares itself (issue 67, review 6)."""
+    found: set[str] = set()
+    for name in guarded:
+        value = assigned_once(name, analysis)
+        if value is not None and any(isinstance(n, ast.Compare) for n in walk(value)):
+            found |= names_in(value)
+    return found
 
 
 def _require_frame_local(site: Site, arms: list[Arm]) -> None:
