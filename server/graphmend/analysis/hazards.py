@@ -205,10 +205,13 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
                 return subtraction
         kinds = (analysis.kind(node.left), analysis.kind(node.right))
         if not any(k.is_tensor for k in kinds):
-            if isinstance(node.op, ast.Div) and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
+            divides = isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
+            if divides and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
                 # `y / y` of values not known to be tensors nor numbers: a tensor's NaN, or a number's
-                # ZeroDivisionError, on the values a guard excluded
-                return Hazard(node, "`/`", None, None)
+                # ZeroDivisionError, on the values a guard excluded; `//` and `%` raise for an integer
+                # tensor's zero too (issue 67, review 6)
+                symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
+                return Hazard(node, f"`{symbol}`", None, None)
             return None  # Python arithmetic (a number at trace time)
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not _nonzero_literal(node.right):
             symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
