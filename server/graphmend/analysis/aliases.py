@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from ..inference import FunctionAnalysis
 from ..semantics import walk
 from ..torch_api import VIEW_METHODS
-from . import known_ops
 from .liveness import reaching_values, target_names
-from .purity import dotted
+from .purity import built_in_place, dotted, in_place
 
 # Methods that may return the tensor itself (no copy when the dtype or device already match).
 _MAY_RETURN_SELF = frozenset("to type type_as contiguous float double half bfloat16 int long bool cpu cuda".split())
@@ -262,28 +261,19 @@ def _layer_writes(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, set
     called or a layer built with `inplace=True` (`F.relu(x, inplace=True)`, `self.act = nn.ReLU(
     inplace=True)`), and a batch norm's running statistics (`self.bn(x)` in training updates
     `self.bn.running_mean`); None where it writes nothing of the kind."""
-    if _in_place(call, analysis):
+    if in_place(call, analysis):
         return True, set()
     func = call.func
-    method = analysis.function.method if analysis.function is not None else None
-    if not (isinstance(func, ast.Attribute) and analysis.is_self(func.value) and method and method.owner):
+    owner = analysis.owner
+    if not (isinstance(func, ast.Attribute) and analysis.is_self(func.value) and owner):
         return None
-    owner = method.owner
-    values = [v for _, v in analysis.module.init_values(owner).get(func.attr, []) if isinstance(v, ast.Call)]
-    in_place = any(_in_place(v, analysis) for v in values)
+    built = built_in_place(func.attr, analysis)
     constructors = analysis.module.constructors(owner).get(func.attr, frozenset())
     statistics = any(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _STATISTICS_LAYERS for c in constructors)
-    if not in_place and not statistics:
+    if not built and not statistics:
         return None
     layer = dotted(func) or ""
-    return in_place, ({layer, *(f"{layer}.{b}" for b in _STATISTICS)} if statistics else set())
-
-
-def _in_place(call: ast.Call, analysis: FunctionAnalysis) -> bool:
-    """`inplace=` given as anything but a literal False or None, by keyword or where torch's
-    signature takes it positionally (`F.relu(x, True)`, `nn.LeakyReLU(0.1, True)`)."""
-    name = analysis.qualified_name(call.func) or ""
-    return known_ops.given(call, name, "inplace")
+    return built, ({layer, *(f"{layer}.{b}" for b in _STATISTICS)} if statistics else set())
 
 
 def loop_nodes(function: ast.AST, node: ast.AST) -> set[int]:

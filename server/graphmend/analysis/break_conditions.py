@@ -90,8 +90,7 @@ def _default(test: ast.expr, analysis: FunctionAnalysis) -> bool | None:
 def _initial_flag(attribute: str, analysis: FunctionAnalysis) -> bool | None:
     """False when `__init__` sets `self.<attribute>` only to False or None and no other method of
     the class binds it; else None (unknown)."""
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     if owner is None:
         return None
     values = analysis.module.init_values(owner).get(attribute, [])

@@ -197,6 +197,10 @@ def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
     return kind.is_tensor or (kind is Kind.UNKNOWN and hazard.on_tensors)
 
 
+# The operators that divide, as written.
+_DIVISIONS: dict[type[ast.operator], str] = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+
+
 def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Sub):
@@ -205,16 +209,15 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
                 return subtraction
         kinds = (analysis.kind(node.left), analysis.kind(node.right))
         if not any(k.is_tensor for k in kinds):
-            divides = isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
-            if divides and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
+            symbol = _DIVISIONS.get(type(node.op))
+            if symbol is not None and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
                 # `y / y` of values not known to be tensors nor numbers: a tensor's NaN, or a number's
                 # ZeroDivisionError, on the values a guard excluded; `//` and `%` raise for an integer
                 # tensor's zero too (issue 67, review 6)
-                symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
                 return Hazard(node, f"`{symbol}`", None, None)
             return None  # Python arithmetic (a number at trace time)
-        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and not _nonzero_literal(node.right):
-            symbol = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}[type(node.op)]
+        symbol = _DIVISIONS.get(type(node.op))
+        if symbol is not None and not _nonzero_literal(node.right):
             return Hazard(node, f"`{symbol}`", node.right, "1", on_tensors=True)
         if isinstance(node.op, ast.Pow) and not _polynomial_exponent(node.right):
             return Hazard(node, "`**`", node.left, "1", on_tensors=True)

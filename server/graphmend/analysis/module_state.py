@@ -46,8 +46,7 @@ IN_PLACE_METHODS = frozenset(
 
 def module_class(analysis: FunctionAnalysis) -> ClassInfo | None:
     """The nn.Module class whose method (or a function nested in one) `analysis` walks."""
-    method = analysis.function.method if analysis.function is not None else None
-    cls = method.owner if method is not None else None
+    cls = analysis.owner
     return cls if cls is not None and cls.is_module else None
 
 

@@ -86,8 +86,7 @@ def impurity(expr: ast.AST, analysis: FunctionAnalysis, guarded: set[str], condi
 def _property_impurity(node: ast.Attribute, analysis: FunctionAnalysis) -> str | None:
     """Reading `self.<name>` where the class defines `name` as a property: its getter runs, judged
     like a call (issue 67, review 6: a getter that prints printed on every call)."""
-    method = analysis.function.method if analysis.function is not None else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     if owner is None or not analysis.is_self(node.value):
         return None
     getter = owner.find_method(node.attr)
@@ -254,9 +253,7 @@ def out_write(written: ast.expr) -> str:
 def call_impurity(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     """Why this call cannot run where the original would not have run it, by the purity table."""
     func = call.func
-    if any(k.arg == "inplace" for k in call.keywords) or known_ops.given(
-        call, analysis.qualified_name(func) or "", "inplace"
-    ):
+    if any(k.arg == "inplace" for k in call.keywords) or in_place(call, analysis):
         return "a branch calls an operation with `inplace=`"
     written = out_argument(call)
     if written is not None:
@@ -495,8 +492,7 @@ def called_submodule(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
 
 def _registered_parameter(attribute: str, analysis: FunctionAnalysis) -> bool:
     """`self.register_parameter("<attribute>", ...)` somewhere in this method's class."""
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     if owner is None:
         return False
     return any(
@@ -515,8 +511,7 @@ def _registered_parameter(attribute: str, analysis: FunctionAnalysis) -> bool:
 def _attribute_constructors(attribute: str, analysis: FunctionAnalysis) -> frozenset[str] | None:
     """What `__init__` built for `self.<attribute>` in this method's class (`constructors`); None
     outside a method, or for a method of the class (judged as a same-file function)."""
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     if owner is None or owner.find_method(attribute) is not None:
         return None
     return analysis.module.constructors(owner).get(attribute, frozenset())
@@ -530,7 +525,7 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
     for constructor in sorted(constructors):
         layer = constructor.rsplit(".", 1)[-1]
         from_nn = constructor.startswith("torch.nn.")
-        if from_nn and _built_in_place(attribute, constructor, analysis):
+        if from_nn and built_in_place(attribute, analysis):
             return True, f"a branch calls `self.{attribute}` (`{layer}` built to write its input in place)"
         entry = known_ops.known(known_ops.LAYER + layer) if from_nn else None
         if entry is not None and entry.falsy is not None:
@@ -560,24 +555,26 @@ def _submodule_impurity(attribute: str, analysis: FunctionAnalysis) -> tuple[boo
     return True, None
 
 
-def _built_in_place(attribute: str, constructor: str, analysis: FunctionAnalysis) -> bool:
-    """A constructor of `self.<attribute>` passes `inplace` at the position torch's signature gives
-    it (`nn.LeakyReLU(0.1, True)`, issue 67, review 5)."""
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
-    if owner is None:
-        return False
-    return any(
-        isinstance(value, ast.Call) and known_ops.given(value, constructor, "inplace")
+def built_in_place(attribute: str, analysis: FunctionAnalysis) -> bool:
+    """`__init__` builds `self.<attribute>` with `inplace` given, by keyword or at the position
+    torch's signature gives it (`nn.ReLU(inplace=True)`, `nn.LeakyReLU(0.1, True)`)."""
+    owner = analysis.owner
+    return owner is not None and any(
+        isinstance(value, ast.Call) and in_place(value, analysis)
         for _, value in analysis.module.init_values(owner).get(attribute, [])
     )
+
+
+def in_place(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    """`inplace=` given as anything but a literal False or None, by keyword or where torch's
+    signature takes it positionally (`F.relu(x, True)`, `nn.LeakyReLU(0.1, True)`)."""
+    return known_ops.given(call, analysis.qualified_name(call.func) or "", "inplace")
 
 
 def _built_with(attribute: str, entry: known_ops.KnownOp, analysis: FunctionAnalysis) -> str | None:
     """What a constructor of `self.<attribute>` passes that `entry` must not have (`Embedding(...,
     max_norm=1.0)`, `Softmax()` without `dim`), or None where every constructor meets it."""
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     if owner is None:
         return None
     for _, value in analysis.module.init_values(owner).get(attribute, []):

@@ -441,8 +441,7 @@ def _logger_factory_text(attribute: str, analysis: FunctionAnalysis, ctx: FixCon
     """The text of `logging.getLogger("m")` and the factory's qualified name when `__init__` sets
     `self.<attribute>` to exactly that (a factory with constant or `__name__` arguments, reachable
     by the same name at module level), else None."""
-    method = analysis.function.method if analysis.function else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     if owner is None:
         return None
     values = analysis.module.init_values(owner).get(attribute, [])

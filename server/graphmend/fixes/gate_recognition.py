@@ -347,8 +347,7 @@ def layer_call(call: ast.Call, loop: ast.For | ast.AsyncFor | ast.While, analysi
     if isinstance(func, ast.Name) and func.id in _loop_layers(loop, analysis):
         return name
     if isinstance(func, ast.Attribute) and analysis.is_self(func.value):
-        method = analysis.function.method if analysis.function else None
-        owner = method.owner if method is not None else None
+        owner = analysis.owner
         if owner is None or owner.find_method(func.attr) is None:
             return name  # a submodule, or a function held by the model (a checkpointing wrapper)
     return None

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from ..kinds import Env, Kind
 from ..regions import Entry
-from ..semantics import FunctionInfo, argument_names, child_nodes, walk
+from ..semantics import ClassInfo, FunctionInfo, argument_names, child_nodes, walk
 from .bindings import Bindings
 from .compile_time import CompileTimeFacts
 from .expressions import ExpressionKinds, torch_call_kind
@@ -101,6 +101,12 @@ class FunctionAnalysis:
     @property
     def shadowed_names(self) -> frozenset[str]:
         return self.scope.shadowed_names
+
+    @property
+    def owner(self) -> ClassInfo | None:
+        """The class whose method this is (None outside a method)."""
+        method = self.function.method if self.function is not None else None
+        return method.owner if method is not None else None
 
     def is_self(self, expr: ast.expr) -> bool:
         return self.scope.is_self(expr)

@@ -99,8 +99,7 @@ def _own_method(node: ast.AST, analysis: FunctionAnalysis) -> FunctionInfo | Non
     """The method of this module's class that `node` calls (`self.scaled(x)`), or None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and analysis.is_self(node.func.value)):
         return None
-    method = analysis.function.method if analysis.function is not None else None
-    owner = method.owner if method is not None else None
+    owner = analysis.owner
     return None if owner is None else owner.find_method(node.func.attr)
 
 
