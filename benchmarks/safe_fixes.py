@@ -42,9 +42,12 @@ import ast
 import contextlib
 import inspect
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -57,6 +60,7 @@ import torch._dynamo.testing
 import torch._inductor.config
 import transformers
 from harness import (
+    Gradients,
     exit_unless_imported_from,
     fixed_copy,
     gradient_difference,
@@ -545,6 +549,7 @@ def worker(family: str, out: Path, expected_package: Path, inductor: bool) -> No
                     tensors[key] = [t.detach() for t in _outputs(compiled, calls)]
 
     _where_the_code_runs(family, built, record, tensors)
+    _where_models_train(family, built, record, tensors, inductor)
 
     for setting in SETTINGS:
         torch._dynamo.reset()
@@ -614,6 +619,157 @@ def _where_the_code_runs(family: str, built: dict[str, Any], record: dict[str, A
             record["doubled"] = [counter.frame_count, len(recompiles)]
 
 
+def _where_models_train(
+    family: str, built: dict[str, Any], record: dict[str, Any], tensors: dict[str, Any], inductor: bool
+) -> None:
+    """The contexts issue 67 added that apply to a whole model: warnings as errors, the meta device
+    and a FakeTensorMode (shapes and dtypes, or the error), `torch.func.grad` over the parameters
+    (the model's own code, uncompiled), DistributedDataParallel compiled on 2 gloo ranks (rank 0's
+    gradients), and with inductor inductor in training (gradients, with emulated casts) and a second
+    process on the inductor caches a first one filled (its cache hits and bypasses, its outputs).
+    `vmap` and `fx.symbolic_trace` do not apply: the models batch their own inputs, and transformers
+    traces with its own tracer."""
+    record["werror"] = []
+    for setting in SETTINGS:
+        torch._dynamo.reset()
+        model, calls = _built(family, train=False)
+        _set(model, built, setting)
+        compiled = torch.compile(model, backend="eager")
+        with torch.no_grad():
+            _outputs(compiled, calls)  # compiled with warnings shown: Dynamo's own probes may warn while tracing
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                try:
+                    tensors[f"werror{setting}"] = [t.detach() for t in _outputs(compiled, calls)]
+                    record["werror"].append(None)
+                except Warning as warning:
+                    record["werror"].append(f"{type(warning).__name__}: {warning}"[:200])
+    for device in ("meta", "fake"):
+        torch._dynamo.reset()
+        record[device] = _without_values(family, device)
+    record["func_grad"] = []
+    for setting in SETTINGS:
+        model, calls = _built(family, train=True)
+        _set(model, built, setting)
+        try:
+            tensors[f"funcgrad{setting}"] = _func_gradients(model, calls)
+            record["func_grad"].append(None)
+        except Exception as error:  # noqa: BLE001 - what a user of torch.func would see
+            record["func_grad"].append(f"{type(error).__name__}: {error}"[:200])
+    tensors["ddp"] = _ddp(family, built)
+    if inductor:
+        torch._dynamo.reset()
+        model, calls = _built(family, train=True)
+        compiled = torch.compile(model, backend="inductor")
+        with torch._inductor.config.patch(fallback_random=True, emulate_precision_casts=True):
+            for setting in SETTINGS:
+                _set(model, built, setting)
+                tensors[f"inductor-train{setting}"] = [
+                    parameter_gradients(model, loss) for loss in _losses(compiled, calls)
+                ]
+        record["warm_cache"] = _warm_cache(family)
+
+
+def _without_values(family: str, device: str) -> list[list[object]] | str:
+    """The model built on the meta device, or under a FakeTensorMode, compiled and run: each output's
+    shape and dtype, or the error."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    inside = torch.device("meta") if device == "meta" else FakeTensorMode()
+    try:
+        with inside, torch.no_grad():
+            model, calls = _built(family, train=False)
+            outputs = _outputs(torch.compile(model, backend="eager"), calls)
+            return [[list(t.shape), str(t.dtype)] for t in outputs]
+    except Exception as error:  # noqa: BLE001 - an error is what a user estimating memory would see
+        return f"{type(error).__name__}: {error}"[:200]
+
+
+def _func_gradients(model: nn.Module, calls: list[dict[str, Any]]) -> list[dict[str, torch.Tensor]]:
+    """Per call, `torch.func.grad` of the sum of its floating outputs over every parameter."""
+    parameters = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss(params: dict[str, torch.Tensor], inputs: dict[str, Any]) -> torch.Tensor:
+        output = torch.func.functional_call(model, params, args=(), kwargs=inputs)
+        return torch.stack([t.float().sum() for t in _floating(output)]).sum()
+
+    return [
+        {name: g.detach().clone() for name, g in torch.func.grad(loss)(parameters, inputs).items()} for inputs in calls
+    ]
+
+
+_BUCKET_MB = 1e-5  # about 10 bytes: a bucket a parameter, a graph cut at each
+
+
+def _ddp_rank(rank: int, family: str, built: dict[str, Any], rendezvous: str, out: str) -> None:
+    """One rank of DistributedDataParallel compiled with aot_eager, buckets of about 10 bytes (the
+    DDPOptimizer cuts a graph at each parameter): rank 0 saves the gradients of each setting."""
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    transformers.logging.set_verbosity_error()
+    dist.init_process_group("gloo", init_method=rendezvous, rank=rank, world_size=2)
+    dist._DEFAULT_FIRST_BUCKET_BYTES = int(_BUCKET_MB * 1024 * 1024)  # the DDPOptimizer wants it no larger
+    try:
+        found = []
+        for setting in SETTINGS:
+            torch._dynamo.reset()
+            model, calls = _built(family, train=True)
+            _set(model, built, setting)
+            wrapped = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=_BUCKET_MB, find_unused_parameters=True)
+            compiled = torch.compile(wrapped, backend="aot_eager")
+            found.append([parameter_gradients(model, loss) for loss in _losses(compiled, calls)])
+        if rank == 0:
+            torch.save(found, out)
+    finally:
+        dist.destroy_process_group()
+
+
+def _ddp(family: str, built: dict[str, Any]) -> list[object] | str:
+    """Rank 0's gradients under compiled DDP on 2 gloo ranks, per setting (or the error)."""
+    import torch.multiprocessing
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = f"{folder}/ddp.pt"
+        rendezvous = f"file://{folder}/rendezvous"
+        try:
+            torch.multiprocessing.spawn(_ddp_rank, args=(family, built, rendezvous, out), nprocs=2, join=True)
+            return torch.load(out)
+        except Exception as error:  # noqa: BLE001 - what a user training with DDP would see
+            return f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:200]}"
+
+
+def _warm_cache(family: str) -> list[object]:
+    """Two fresh processes compile the model (as built, eval, no_grad) with inductor against one
+    empty cache folder: the second's FX graph cache hits, misses and bypasses, and its outputs'
+    shapes (the values are in `inductor`)."""
+    with tempfile.TemporaryDirectory() as folder:
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": folder, "TORCHINDUCTOR_FX_GRAPH_CACHE": "1"}
+        seen: list[object] = []
+        for _ in range(2):
+            run = subprocess.run(
+                [sys.executable, __file__, "--cache-probe", family],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            seen.append(json.loads(run.stdout.strip().splitlines()[-1]) if run.returncode == 0 else run.stderr[-200:])
+        return seen[1:]
+
+
+def _cache_probe(family: str) -> None:
+    """One process of `_warm_cache`: prints the FX graph cache counters as JSON."""
+    torch.set_num_threads(1)
+    transformers.logging.set_verbosity_error()
+    model, calls = _built(family, train=False)
+    with torch.no_grad(), torch._inductor.config.patch(fallback_random=True):
+        outputs = _outputs(torch.compile(model, backend="inductor"), calls)
+    counters = torch._dynamo.utils.counters["inductor"]
+    keys = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+    print(json.dumps({"cache": {key: counters[key] for key in keys}, "shapes": [list(t.shape) for t in outputs]}))
+
+
 # ---------------------------------------------------------------- the driver
 
 
@@ -656,9 +812,17 @@ def _differences(work: Path, family: str, before: dict[str, Any], after: dict[st
         found.append(f"export: no longer exports ({after['export']})")  # one the break stopped may export now
     if isinstance(before.get("doubled"), list) and after.get("doubled") > before["doubled"]:
         found.append(f"twice the batch: graphs, recompiles {before['doubled']} → {after['doubled']}")
+    for key in ("werror", "func_grad"):
+        if before.get(key) != after.get(key):
+            found.append(f"{key}: {before.get(key)} → {after.get(key)}")
+    for key in ("meta", "fake"):  # where the break stopped the original (no values to branch on), the fix may run
+        if not isinstance(before.get(key), str) and before.get(key) != after.get(key):
+            found.append(f"{key}: {before.get(key)} → {after.get(key)}")
+    if _colder(before.get("warm_cache"), after.get("warm_cache")):
+        found.append(f"warm cache: {before.get('warm_cache')} → {after.get('warm_cache')}")
     old, new = (torch.load(work / f"{_file(family)}.{variant}.json.pt") for variant in ("before", "after"))
     for key in sorted(old):
-        if key.startswith(("eval", "hooks", "export")) and not same(old[key], new.get(key, []), identical):
+        if key.startswith(("eval", "hooks", "export", "werror")) and not same(old[key], new.get(key, []), identical):
             found.append(f"{key}: outputs differ")
         elif key == "exact-inductor" and not same(old[key], new[key], _rounding):
             found.append(f"{key}: outputs differ by {max(map(max_difference, old[key], new[key]))}")
@@ -666,7 +830,50 @@ def _differences(work: Path, family: str, before: dict[str, Any], after: dict[st
             found.append(f"{key}: {gradient_difference(old[key], new[key])}")
         elif key.startswith("steps") and parameters_difference(old[key], new[key]):
             found.append(f"{key}: {parameters_difference(old[key], new[key])}")
+        elif key.startswith("funcgrad") and gradient_difference(old[key], new[key]) != (None, 0):
+            found.append(f"{key}: {gradient_difference(old[key], new[key])}")
+        elif key.startswith("inductor-train") and _gradients_apart(old[key], new[key]):
+            found.append(f"{key}: {_gradients_apart(old[key], new[key])}")
+        elif key == "ddp":
+            found.extend(_ddp_difference(old[key], new[key]))
     return found
+
+
+def _colder(first: list[Any] | None, second: list[Any] | None) -> bool:
+    """The second process compiles more from scratch after than before: a graph it misses or
+    bypasses in the warm cache (fewer graphs, fewer hits, is what removing a break does)."""
+    if not first or not second or not isinstance(first[0], dict):
+        return False
+    if not isinstance(second[0], dict):
+        return True
+    old, new = first[0]["cache"], second[0]["cache"]
+    return any(new[key] > old[key] for key in ("fxgraph_cache_miss", "fxgraph_cache_bypass"))
+
+
+def _gradients_apart(first: list[Gradients], second: list[Gradients]) -> str | None:
+    """The first parameter whose inductor-trained gradient differs past rounding (2 ulps), in words."""
+    for call, (old, new) in enumerate(zip(first, second)):
+        for name, a in old.items():
+            b = new.get(name)
+            if (a is None) != (b is None) or (a is not None and b is not None and not _rounding(a, b)):
+                return f"call {call}: `{name}`'s gradient differs"
+    return None if len(first) == len(second) else f"{len(first)} backward passes before, {len(second)} after"
+
+
+def _ddp_difference(first: object, second: object) -> list[str]:
+    """How compiled DDP's gradients differ before and after, per setting, in words."""
+    if isinstance(first, str) or isinstance(second, str):
+        return (
+            []
+            if first == second
+            else [f"ddp: {first if isinstance(first, str) else 'ran'} → {second if isinstance(second, str) else 'ran'}"]
+        )
+    assert isinstance(first, list) and isinstance(second, list)
+    return [
+        f"ddp{setting}: {gradient_difference(old, new)}"
+        for setting, old, new in zip(SETTINGS, first, second)
+        if gradient_difference(old, new) != (None, 0)
+    ]
 
 
 def _inductor_reported(work: Path, family: str) -> str:
@@ -701,7 +908,11 @@ def main() -> int:
     parser.add_argument("--no-inductor", action="store_true", help="leave out the inductor runs (they compile C++)")
     parser.add_argument("--reuse", action="store_true", help="report the records a --keep folder holds; run the rest")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--cache-probe", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cache_probe:
+        _cache_probe(args.cache_probe)
+        return 0
     if args.worker:
         family, out, package, inductor = args.worker
         worker(family, Path(out), Path(package), inductor == "1")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run
 
-FIGURE1 = ROOT / "examples" / "figure1.py"
+FIGURE1 = ROOT / "tests" / "data" / "figure1_safe.py"
 BROKEN = """import torch
 
 @torch.compile
@@ -24,13 +24,15 @@ def f(x):
 def test_text_output_and_exit_code(capsys) -> None:
     code, out, _ = run(capsys, "check", str(ROOT / "examples"))
     assert code == 1
-    assert f"{FIGURE1}:10:8: GM101 [*] This `if` tests a tensor value" in out  # [*]: a safe fix applies
+    assert f"{ROOT / 'examples' / 'figure1.py'}:10:8: GM101 This `if` tests a tensor value" in out  # no [*]: unsafe
     assert "examples/figure5.py:9:5: GM201" in out
     # the source line under each finding, a caret under its range, and the fix's title
     assert (
-        "10 |     if x.sum() > 10:  # graph break: Dynamo cannot know the sum while tracing\n   |        ^^^^^^^^^^^^\n   = help: fix: Compute both branches"
+        "10 |     if x.sum() > 10:  # graph break: Dynamo cannot know the sum while tracing\n   |        ^^^^^^^^^^^^\n   = help: unsafe fix: Compute both branches"
         in out
     )
+    code, out, _ = run(capsys, "check", str(FIGURE1))
+    assert f"{FIGURE1}:10:8: GM101 [*] This `if` tests a tensor value" in out  # [*]: a safe fix applies
 
 
 def test_json_output_has_exactly_the_documented_keys(capsys) -> None:

@@ -20,7 +20,7 @@ from graphmend.api import fix_source
 
 HANG = 900  # seconds: a CLI run still going then has hung (a guard, not a speed check: benchmarks/ time it)
 PROGRAMS = [
-    ROOT / "examples" / "figure1.py",
+    ROOT / "tests" / "data" / "figure1_safe.py",
     ROOT / "examples" / "figure5.py",
     ROOT / "tests" / "fixtures" / "GM101" / "fix_static_prefix.in.py",
     ROOT / "tests" / "fixtures" / "GM202" / "fix_loggers.in.py",
@@ -99,7 +99,7 @@ def test_fixing_a_variant_is_the_variant_of_the_fix(program: Path, variant: str)
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "latin-1"])
 def test_encodings_are_kept_on_disk(tmp_path: Path, encoding: str) -> None:
-    source = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
+    source = (ROOT / "tests" / "data" / "figure1_safe.py").read_text(encoding="utf-8")
     if encoding == "latin-1":
         source = "# -*- coding: latin-1 -*-\n# café\n" + source
     target = tmp_path / "program.py"
@@ -123,7 +123,9 @@ def tree(tmp_path: Path) -> Path:
     """A source tree with one fixable file and the odd objects of each test."""
     source = tmp_path / "src"
     source.mkdir()
-    (source / "a.py").write_text((ROOT / "examples" / "figure1.py").read_text(encoding="utf-8"), encoding="utf-8")
+    (source / "a.py").write_text(
+        (ROOT / "tests" / "data" / "figure1_safe.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     return source
 
 
@@ -149,7 +151,7 @@ def test_a_socket_named_like_a_python_file_is_skipped(tree: Path) -> None:
 
 
 def test_links_into_the_tree_are_written_through_and_links_out_are_left_alone(tree: Path, tmp_path: Path) -> None:
-    figure1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
+    figure1 = (ROOT / "tests" / "data" / "figure1_safe.py").read_text(encoding="utf-8")
     (tree / "target.py").write_text(figure1, encoding="utf-8")
     (tree / "inside.py").symlink_to("target.py")
     outside = tmp_path / "elsewhere.py"
@@ -185,7 +187,7 @@ def test_an_unreadable_file_is_a_warning_not_a_crash(tree: Path) -> None:
 @pytest.mark.parametrize("name", ["with space.py", "new\nline.py", "ünïcödé_模型.py"])
 def test_odd_file_names(tree: Path, name: str) -> None:
     odd = tree / name
-    odd.write_text((ROOT / "examples" / "figure1.py").read_text(encoding="utf-8"), encoding="utf-8")
+    odd.write_text((ROOT / "tests" / "data" / "figure1_safe.py").read_text(encoding="utf-8"), encoding="utf-8")
     result = run("check", str(tree), "--output-format", "json", "--no-cache", cwd=tree.parent)
     assert {Path(d["path"]).name for d in json.loads(result.stdout)} == {"a.py", name}
     assert run("fix", str(odd), cwd=tree.parent).returncode == 0
@@ -212,7 +214,7 @@ def test_a_one_megabyte_line_is_fixed(tree: Path) -> None:
     values = ", ".join(str(i) for i in range(150_000))
     long_line.write_text(
         f"import torch\n\n\n@torch.compile\ndef f(x: torch.Tensor):\n    values = [{values}]\n"
-        "    if x.sum() > 0:\n        x = x * x\n    return x.relu()\n",
+        "    if x.sum() > 0:\n        x = x + x\n    return x.relu()\n",
         encoding="utf-8",
     )
     assert run("fix", str(long_line), cwd=tree.parent).returncode == 0
@@ -242,7 +244,7 @@ def test_deep_nesting_is_analysed_or_refused_clearly(tree: Path) -> None:
 
 def test_added_lines_take_the_files_own_line_break() -> None:
     """A mostly-LF file with one CRLF line where the fix goes: the lines it adds end in LF."""
-    source = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
+    source = (ROOT / "tests" / "data" / "figure1_safe.py").read_text(encoding="utf-8")
     fixed = fix_source(source, unsafe=True).fixed
     target_line = next(i for i, line in enumerate(source.splitlines()) if line.lstrip().startswith("if "))
     lines = source.splitlines(keepends=True)
@@ -255,7 +257,7 @@ def test_added_lines_take_the_files_own_line_break() -> None:
 def test_the_cache_folder_ignores_itself(tmp_path: Path) -> None:
     """`check` in a git repository leaves nothing for `git status` but the user's own files: the
     cache folder holds a `.gitignore` of `*` (and a CACHEDIR.TAG), as Ruff's does."""
-    (tmp_path / "model.py").write_text((ROOT / "examples" / "figure1.py").read_text(encoding="utf-8"))
+    (tmp_path / "model.py").write_text((ROOT / "tests" / "data" / "figure1_safe.py").read_text(encoding="utf-8"))
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = run("check", "model.py", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
@@ -277,7 +279,7 @@ def test_nested_ifs_are_fixed_round_by_round_and_a_bound_says_so(tree: Path, mon
     text = (
         "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
         + "\n".join(body)
-        + f"\n{'    ' * (depth + 2)}x = x * x\n        return x.relu()\n"
+        + f"\n{'    ' * (depth + 2)}x = x + x\n        return x.relu()\n"
     )
     nested = tree / "nested.py"
     nested.write_text(text, encoding="utf-8")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import ROOT, run
+from conftest import SAFE_FIGURE1, run
 
-FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
+FIGURE1 = SAFE_FIGURE1
 # Unsafe: where the branch does not run, `w` now gets a zero gradient instead of none.
 SCALED = """import torch
 
@@ -26,7 +26,7 @@ def test_fix_in_place_then_clean(tmp_path: Path, capsys) -> None:
     code, out, _ = run(capsys, "fix", str(target))
     assert code == 0 and "fixed 1 graph break" in out
     fixed = target.read_text()
-    assert "z = torch.where(cond, z_if, z_else)" in fixed and "if x.sum() > 10" not in fixed
+    assert "z = _exact_where(cond, z_if, z_else)" in fixed and "if x.sum() > 10" not in fixed
     ast.parse(fixed)
     assert run(capsys, "check", str(target))[0] == 0
     assert run(capsys, "fix", str(target))[0] == 0 and target.read_text() == fixed
@@ -36,7 +36,7 @@ def test_diff_writes_nothing(tmp_path: Path, capsys) -> None:
     target = tmp_path / "figure1.py"
     target.write_text(FIGURE1)
     code, out, err = run(capsys, "fix", "--diff", str(target))
-    assert code == 1 and "+    z = torch.where(cond, z_if, z_else)" in out and "Would fix 1 graph break" in err
+    assert code == 1 and "+    z = _exact_where(cond, z_if, z_else)" in out and "Would fix 1 graph break" in err
     assert target.read_text() == FIGURE1
 
 

@@ -261,6 +261,82 @@ def _finite_from_zero(name: str, inputs: dict[str, Any]) -> None:
             assert torch.isfinite(gradient).all(), f"{name}: a zero gradient becomes NaN or inf"
 
 
+# Values a guard keeps from a branch (`torch.isfinite(x).all()`, an fp16 overflow clamp's test).
+NON_FINITE_X = [[float("inf"), float("-inf"), float("nan"), 1.0], [3e38, -3e38, 0.0, 2.0], [0.0, 1.0, -1.0, 0.5]]
+NON_FINITE_Y = [[float("nan"), 1.0, float("inf"), 2.0], [1.0, 2.0, 3.0, 4.0], [0.5, 0.5, 0.5, 0.5]]
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in known_ops.FINITE_BACKWARD if not known_ops.is_layer(n) and n not in known_ops.SCALINGS)
+)
+def test_a_finite_backward_keeps_a_zero_gradient_zero_on_inf_and_nan(name: str) -> None:
+    """Review 7 (issue 67): `sin`'s derivative at inf is NaN, and 0 × NaN reaches the weights. What
+    `FINITE_BACKWARD` holds must give a finite gradient from a zero one on inf, -inf, NaN and
+    values near float32's largest (the loss may hold inf or NaN: those are not judged)."""
+    inputs = _inputs(NON_FINITE_X, NON_FINITE_Y)
+    result = eval(_call_text(name), {}, inputs)  # noqa: S307 - the test's own call texts
+    outputs = [t for t in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(t, torch.Tensor)]
+    outputs = [t for t in outputs if t.requires_grad]
+    leaves = [v for v in inputs.values() if isinstance(v, torch.Tensor) and v.requires_grad]
+    if not outputs:
+        return  # no gradient flows back
+    gradients = torch.autograd.grad(
+        outputs, leaves, grad_outputs=[torch.zeros_like(t) for t in outputs], allow_unused=True
+    )
+    for gradient in gradients:
+        if gradient is not None:
+            assert torch.isfinite(gradient).all(), f"{name}: a zero gradient becomes NaN or inf on inf or NaN"
+
+
+def test_an_operation_outside_the_finite_backward_makes_nan_from_a_zero_gradient() -> None:
+    """The reason the list exists: `sin` (total on finite values, allowlisted) at inf."""
+    x = torch.tensor([float("inf"), 1.0], requires_grad=True)
+    (gradient,) = torch.autograd.grad(torch.sin(x), x, torch.zeros(2))
+    assert torch.isnan(gradient[0]) and not known_ops.finite_backward("torch.sin")
+
+
+_DTYPE_KINDS = {"integer": (torch.int64, torch.uint8), "bool": (torch.bool,), "complex": (torch.complex64,)}
+_CASTS = frozenset("float double half bfloat16 long int bool to type_as".split())
+
+
+def _inputs_of(dtype: torch.dtype) -> dict[str, Any]:
+    """The calls' inputs, every floating one as `dtype` (rounded first for an integer one)."""
+    values = _inputs()
+    for key in ("x", "y", "w", "seq", "img", "vol"):
+        value = values[key].detach()
+        values[key] = (
+            value.to(dtype) if dtype.is_complex else (value > 0 if dtype == torch.bool else value.round().to(dtype))
+        )
+    values["m"] = values["x"].real > 0 if dtype.is_complex else values["x"] if dtype == torch.bool else values["x"] > 0
+    return values
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        n
+        for n in known_ops.ALLOWED
+        if not known_ops.is_layer(n) and (n in known_ops.FINITE_BACKWARD or known_ops.ALLOWED[n].shielded)
+    ),
+)
+def test_the_dtypes_an_operation_raises_for_are_the_ones_torch_has_no_kernel_for(name: str) -> None:
+    """`known_ops.DTYPE_LIMITED` is what torch does: each dtype kind listed raises (or warns, a
+    cast of a complex tensor, which torch warns about once a process), and no other does."""
+    raising = set()
+    for kind, dtypes in _DTYPE_KINDS.items():
+        for dtype in dtypes:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    eval(_call_text(name), {}, _inputs_of(dtype))  # noqa: S307 - the test's own call texts
+            except Exception:  # noqa: BLE001 - any error (or warning) is what is measured
+                raising.add(kind)
+    listed = set(known_ops.dtype_limited(name))
+    if name.removeprefix(known_ops.METHOD) in _CASTS and name.startswith(known_ops.METHOD):
+        raising.add("complex")  # warned once already in this process, or now
+    assert raising == listed, f"{name} raises for {sorted(raising)}, listed {sorted(listed)}"
+
+
 def test_every_shielded_operation_has_a_shield() -> None:
     """A restricted domain is allowlisted only because `hazards.py` shields it; and every
     operation `hazards.py` shields is allowlisted as shielded, not as total."""

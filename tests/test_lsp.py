@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from conftest import ROOT
+from conftest import ROOT, SAFE_FIGURE1
 from lsp_helpers import (
     accept_registrations,
     apply_edits,
@@ -27,7 +27,7 @@ from lsp_helpers import (
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-FIGURE1 = (ROOT / "examples" / "figure1.py").read_text(encoding="utf-8")
+FIGURE1 = SAFE_FIGURE1
 PRINTS = """import torch
 
 
@@ -75,7 +75,7 @@ async def test_open_change_close(client: LanguageClient, tmp_path: Path) -> None
     assert diagnostic.range == types.Range(types.Position(9, 7), types.Position(9, 19))
     assert diagnostic.code_description.href.endswith("/gb0170.html")
     assert diagnostic.data["fix"]["applicability"] == "safe"
-    assert "torch.where" in diagnostic.data["fix"]["edits"][-1]["newText"]
+    assert "z = _exact_where(cond, z_if, z_else)" in diagnostic.data["fix"]["edits"][-1]["newText"]
     assert diagnostic.related_information and "compiled" in diagnostic.related_information[0].message
 
     change_document(client, uri, FIGURE1 + PRINTS.split("\n", 1)[1].replace("def f", "def g"), 2)
@@ -97,7 +97,7 @@ async def test_quick_fix_removes_the_break(client: LanguageClient, tmp_path: Pat
     edits, version = text_edits(fix.edit, uri)
     assert version in (1, None)
     fixed = apply_edits(FIGURE1, edits, client.encoding)
-    assert "z = torch.where(cond, z_if, z_else)" in fixed
+    assert "z = _exact_where(cond, z_if, z_else)" in fixed
     ast.parse(fixed)
     change_document(client, uri, fixed, 2)
     assert await diagnostics(client, uri) == []
@@ -119,7 +119,7 @@ async def test_a_quick_fix_resolves_from_the_fix_its_diagnostic_carries(client: 
     resolved = await client.code_action_resolve_async(action)
     assert resolved.edit is not None
     fixed = apply_edits(FIGURE1, text_edits(resolved.edit, uri)[0], client.encoding)
-    assert "z = torch.where(cond, z_if, z_else)" in fixed
+    assert "z = _exact_where(cond, z_if, z_else)" in fixed
     change_document(client, uri, "# a new first line\n" + FIGURE1, 2)
     await diagnostics(client, uri)
     stale = await client.code_action_resolve_async(action)  # carried for version 1: not applied to 2
@@ -127,9 +127,9 @@ async def test_a_quick_fix_resolves_from_the_fix_its_diagnostic_carries(client: 
 
 
 async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> None:
-    # two safe fixes (a message's fix is never safe since issue 50): the `if`, and a guarded masked write
-    masked = "\n\n@torch.compile\ndef g(h, ids):\n    h = h * 2\n    pad = ids == 0\n    if pad.any():\n        h[pad] = 0\n    return h\n"
-    text = FIGURE1 + masked
+    # two safe fixes (a message's fix is never safe since issue 50, a masked write's since issue 67): two `if`s
+    second = "\n\n@torch.compile\ndef g(h):\n    h = h * 2\n    if h.sum() > 0:\n        h = h + 1\n    return h\n"
+    text = FIGURE1 + second
     uri = write(tmp_path, "both.py", text)
     open_document(client, uri, text)
     assert len(await diagnostics(client, uri)) == 2
@@ -146,7 +146,7 @@ async def test_fix_all_and_command(client: LanguageClient, tmp_path: Path) -> No
     if fix_all.edit is None:
         fix_all = await client.code_action_resolve_async(fix_all)
     fixed = apply_edits(text, text_edits(fix_all.edit, uri)[0], client.encoding)
-    assert "torch.where" in fixed and "h.index_put((pad,)" in fixed
+    assert "z = _exact_where(cond, z_if, z_else)" in fixed and "h = _exact_where(" in fixed
     change_document(client, uri, fixed, 2)
     assert await diagnostics(client, uri) == []
     diff = await client.workspace_execute_command_async(
@@ -178,7 +178,7 @@ async def test_hover_explains_and_previews(client: LanguageClient, tmp_path: Pat
     text = hover.contents.value
     # the action first, with its preview; then one paragraph of why; then Dynamo's page
     assert text.startswith("**Fix (safe):** Compute both branches and select with `torch.where`\n```python\n")
-    assert "z = torch.where(cond, z_if, z_else)" in text and text.endswith("gb0170.html)")
+    assert "z = _exact_where(cond, z_if, z_else)" in text and text.endswith("gb0170.html)")
     assert len(re.sub(r"```.*?```", "", text, flags=re.S).split()) <= 80
     nothing = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(2, 0))

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, SAFE_FIGURE1
 
 NVIM = shutil.which("nvim")
 SERVER = Path(sys.executable).with_name("graphmend-lsp")
@@ -49,7 +49,7 @@ def run_neovim(script: str, target: Path, tmp_path: Path) -> dict:
 
 def test_neovim_gets_diagnostics_and_applies_the_quick_fix(tmp_path: Path) -> None:
     target = tmp_path / "figure1.py"
-    target.write_text((ROOT / "examples" / "figure1.py").read_text(encoding="utf-8"), encoding="utf-8")
+    target.write_text(SAFE_FIGURE1, encoding="utf-8")
     result = run_neovim("neovim_quickfix.lua", target, tmp_path)
     assert "error" not in result, result.get("error")
     assert [(d["code"], d["line"], d["col"], d["source"]) for d in result["diagnostics"]] == [
@@ -57,7 +57,7 @@ def test_neovim_gets_diagnostics_and_applies_the_quick_fix(tmp_path: Path) -> No
     ]
     assert result["applied"] and "torch.where" in result["title"]
     fixed = target.read_text(encoding="utf-8")
-    assert "z = torch.where(cond, z_if, z_else)" in fixed and "if x.sum() > 10" not in fixed
+    assert "z = _exact_where(cond, z_if, z_else)" in fixed and "if x.sum() > 10" not in fixed
     ast.parse(fixed)
 
 

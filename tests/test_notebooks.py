@@ -119,7 +119,7 @@ def test_fix_keeps_a_foreign_json_layout(work: Path, capsys) -> None:
     raw = json.loads(
         notebook(
             "# café\nimport torch",
-            "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x * x\n    return x.relu()",
+            "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + x\n    return x.relu()",
         )
     )
     text = json.dumps(raw, indent=2, ensure_ascii=True)
@@ -191,7 +191,7 @@ def test_unreadable_notebooks_are_skipped_with_a_warning(work: Path, capsys, con
 
 def test_version_3_notebooks_are_checked_and_not_fixed(work: Path, capsys) -> None:
     v4 = nbformat.reads(
-        notebook(IMPORTS, "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x * x\n    return x.relu()"),
+        notebook(IMPORTS, "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x + x\n    return x.relu()"),
         as_version=4,
     )
     target = work / "old.ipynb"

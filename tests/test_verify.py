@@ -13,7 +13,7 @@ from conftest import ROOT, run  # noqa: E402
 
 from graphmend.cli import main  # noqa: E402
 
-FIGURE1 = str(ROOT / "examples" / "figure1.py")
+FIGURE1 = str(ROOT / "tests" / "data" / "figure1_safe.py")
 FIGURE5 = str(ROOT / "examples" / "figure5.py")
 
 
@@ -40,7 +40,7 @@ def test_figure1_both_branches(capsys) -> None:
     assert code == 0, out
     rows = table(out)
     assert rows["graphs"] == ["3", "1"]  # before: the graph up to the `if`, and one resume graph per branch
-    assert rows["graph-break sites"] == ["figure1.py:10", "—"]
+    assert rows["graph-break sites"] == ["figure1_safe.py:10", "—"]
     assert rows["fullgraph=True"] == ["fail", "pass"]
     assert rows["outputs equal"] == ["yes"] and rows["stdout/logs/warnings equal"] == ["yes"]
 

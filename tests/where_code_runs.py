@@ -412,7 +412,8 @@ def _warnings_error(entry: Callable[..., Any], inputs: list[tuple[object, ...]])
     the filter: while it traces, Dynamo probes tensors in ways that warn (`.grad` of a non-leaf),
     noise that depends on where the graphs are cut, not on what the program does, and that would
     stop the original's compile and not its rewrite's. Per input: its outputs, or the warning it
-    raised; then the module's state."""
+    raised; then the module's state. An error that is no warning is the program's own, seen as in
+    every context (`raises`)."""
     compiled = torch.compile(_uncompiled(entry), backend="eager")
     warm = _observed(lambda outputs, events: [compiled(*args) for args in inputs])
 
@@ -422,14 +423,14 @@ def _warnings_error(entry: Callable[..., Any], inputs: list[tuple[object, ...]])
                 warnings.simplefilter("error")
                 try:
                     output = compiled(*args)
-                except Exception as error:  # noqa: BLE001 - the warning, raised
-                    outputs.append(("raised", _stable(where_users_run._error(error))))
+                except Warning as warning:  # the warning, raised; any other error is the program's own
+                    outputs.append(("raised", _stable(where_users_run._error(warning))))
                 else:
                     outputs.append(dynamo_harness._detached(output))
 
     seen = _observed(body)
     seen["events"] = [*warm["events"], ("warnings", "as errors"), *seen["events"]]  # type: ignore[misc]
-    if "error" in warm:
+    if "error" in warm and "error" not in seen:
         seen["warm-up"] = _stable(warm["error"])
     if isinstance(entry, torch.nn.Module):
         seen["state"] = [t.detach().clone() for t in entry.state_dict().values()]

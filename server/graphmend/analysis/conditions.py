@@ -44,6 +44,9 @@ class Split:
 
     static: tuple[ast.expr, ...]
     rest: ast.expr
+    # Python operands moved before a tensor operand they followed: Python skipped them where that
+    # operand was false, and now evaluates them first (issue 67, review 8: `n > 1` with `n=None`)
+    reordered: tuple[ast.expr, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ def split(test: ast.expr, analysis: FunctionAnalysis) -> Split:
             remainder = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=rest)
             if len(rest) > 1:
                 ast.copy_location(remainder, rest[0])
-            return Split(tuple(static), remainder)
+            reordered = tuple(v for v in static if v not in values[:count])
+            return Split(tuple(static), remainder, reordered)
     return Split((), test)
 
 

@@ -21,9 +21,11 @@ import ast
 import weakref
 from dataclasses import dataclass
 
+from .. import torch_api
 from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..semantics import walk
+from . import known_ops
 from .purity import assigned_once
 from .shapes import FLOATING
 
@@ -60,9 +62,17 @@ class Hazard:
     overflow: bool = False
     may_raise: str | None = None  # why it raises if an unknown dtype is bool: the fix is unsafe, this named
     unshielded: str | None = None  # inside a function the branch calls: the fix is unsafe, this named
+    # a derivative that is inf or NaN at some value (`torch.sin` at inf, a product of two tensors): the
+    # fix is unsafe, this named (`known_ops.FINITE_BACKWARD`)
+    unbounded: str | None = None
     # the operation is torch's (a torch function, a tensor method, or an operator with a tensor
     # operand), so an operand of unknown kind is a tensor or a number torch takes as a 0-d one
     on_tensors: bool = False
+
+    @property
+    def named(self) -> str | None:
+        """The change it makes, where it makes the fix unsafe rather than refused."""
+        return self.may_raise or self.unshielded or self.unbounded
 
     def words(self) -> str:
         """Why no exact rewrite runs it on every call: a refusal's reason, or an unsafe fix's hazard."""
@@ -145,7 +155,11 @@ def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
     the calls of this file's functions whose bodies hold one (no shield reaches inside them)."""
     found: list[Hazard] = []
     for node in walk(expr):
-        hazard = _hazard(node, analysis) or (_in_callee(node, analysis) if isinstance(node, ast.Call) else None)
+        hazard = (
+            _hazard(node, analysis)
+            or (_in_callee(node, analysis) if isinstance(node, ast.Call) else None)
+            or _unbounded_derivative(node, analysis)
+        )
         if hazard is not None:
             found.append(hazard)
     return found
@@ -171,7 +185,11 @@ def _in_callee(call: ast.Call, analysis: FunctionAnalysis) -> Hazard | None:
         inner = FunctionAnalysis(analysis.module, callee)
         inner.run()
         found = hazards(callee.node, inner)  # its own domains first, then overflow, a callee's, a bool's `-`
-        first = min(found, key=lambda h: (h.may_raise is not None, h.unshielded is not None, h.overflow), default=None)
+        first = min(
+            found,
+            key=lambda h: (h.may_raise is not None, h.unshielded is not None, h.unbounded is not None, h.overflow),
+            default=None,
+        )
         known[key] = None if first is None else first.operation
     operation = known[key]
     if operation is None:
@@ -185,6 +203,92 @@ def _in_callee(call: ast.Call, analysis: FunctionAnalysis) -> Hazard | None:
         "values the condition excluded: the rewrite shields operations in the branch itself, not inside a function "
         "it calls",
     )
+
+
+def _unbounded_derivative(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
+    """An operation whose derivative is inf or NaN at some input (`torch.sin` at inf, `sigmoid` at
+    NaN, `x * y` where `y` is inf, `x ** 2` past overflow), unless a shield already feeds it a safe
+    value (`_hazard` found that first): on the side not taken the zero gradient times that derivative
+    is NaN, and it reaches the weights (issue 67, review 7: a branch kept from inf by
+    `torch.isfinite(x).all()`). Only operations on `known_ops.FINITE_BACKWARD`, and products by a
+    number, keep a zero gradient zero on every value."""
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Pow):
+            exponent = _literal(node.right)
+            if exponent in (0.0, 1.0) or not _maybe_tensor(node.left, analysis):
+                return None
+        elif isinstance(node.op, (ast.Mult, ast.MatMult)):
+            if _number(node.left, analysis) or _number(node.right, analysis):
+                return None
+            if not (_maybe_tensor(node.left, analysis) or _maybe_tensor(node.right, analysis)):
+                return None
+        else:
+            return None
+        return _unbounded(node, f"`{ast.unparse(node)}`")
+    if not isinstance(node, ast.Call):
+        return None
+    name = _allowlisted(node, analysis)
+    if name is None or known_ops.finite_backward(name):
+        return None
+    short = name.rsplit(".", 1)[-1]
+    operands = list(node.args)
+    if short in known_ops.SCALINGS and any(_number(o, analysis) for o in operands):
+        return None
+    entry = known_ops.known(name)
+    if entry is None or (entry.shielded and short != "pow"):
+        return None  # not allowlisted (named as such), or a domain `_hazard` shields
+    if short == "pow" and any(_literal(o) in (0.0, 1.0) for o in operands[-1:]):
+        return None
+    return _unbounded(node, f"`{name.replace(known_ops.METHOD, '.', 1)}`")
+
+
+def _unbounded(node: ast.AST, operation: str) -> Hazard:
+    return Hazard(
+        node,  # type: ignore[arg-type]
+        operation,
+        None,
+        None,
+        unbounded=f"a branch computes {operation}, whose derivative is inf or NaN at some values (inf, NaN, or a "
+        "value that overflowed), which the condition may have kept from it: torch.where's backward multiplies the "
+        "zero gradient of the side not taken by it, and the gradients become NaN",
+    )
+
+
+def _number(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A finite Python number: written, or of Python kind and not from the caller (`scale=float("inf")`
+    makes a product's derivative inf, review 8): a product by it has a finite derivative."""
+    if _literal(expr) is not None:
+        return True
+    parameters = analysis.function.parameter_names if analysis.function is not None else frozenset()
+    from_caller = any(isinstance(n, ast.Name) and n.id in parameters for n in walk(expr))
+    return analysis.kind(expr) is Kind.PYTHON and not from_caller
+
+
+def _maybe_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    kind = analysis.kind(expr)
+    return kind.is_tensor or kind in (Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS)
+
+
+def _allowlisted(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """The allowlist's name of what `call` runs (`torch.sin`, `Tensor.sigmoid`,
+    `torch.nn.functional.gelu`, `torch.nn.Linear` for `self.proj(...)`), or None."""
+    func = call.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None:
+        return qualname if known_ops.known(qualname) is not None else None
+    if not isinstance(func, ast.Attribute):
+        return None
+    if analysis.is_self(func.value):
+        method = analysis.function.method if analysis.function else None
+        if method is None or method.owner is None:
+            return None
+        constructors = analysis.module.constructors(method.owner).get(func.attr, frozenset())
+        layers = [c for c in constructors if known_ops.is_layer(c) and known_ops.known(c) is not None]
+        return next((c for c in sorted(layers) if not known_ops.finite_backward(c)), layers[0] if layers else None)
+    if analysis.kind(func.value).is_tensor or analysis.kind(func.value) is Kind.UNKNOWN:
+        name = known_ops.METHOD + func.attr
+        return name if known_ops.known(name) is not None else None
+    return None
 
 
 def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
@@ -215,6 +319,15 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
                 # ZeroDivisionError, on the values a guard excluded; `//` and `%` raise for an integer
                 # tensor's zero too (issue 67, review 6)
                 return Hazard(node, f"`{symbol}`", None, None)
+            if symbol is not None and not _nonzero_literal(node.right):
+                return Hazard(  # numbers: `x.shape[0] / x.shape[1]` of an empty tensor, which `x.sum() > 0` excluded
+                    node,
+                    f"`{symbol}`",
+                    None,
+                    None,
+                    may_raise=f"a branch computes `{ast.unparse(node)}`, which raises ZeroDivisionError where "
+                    f"`{ast.unparse(node.right)}` is 0, and the rewrite computes it on every call",
+                )
             return None  # Python arithmetic (a number at trace time)
         symbol = _DIVISIONS.get(type(node.op))
         if symbol is not None and not _nonzero_literal(node.right):
@@ -239,6 +352,9 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     if not isinstance(node, ast.Call):
         return None
     qualname = analysis.qualified_name(node.func)
+    pooling = _pooling_hazard(node, qualname)
+    if pooling is not None:
+        return pooling
     if qualname is not None and qualname.startswith("torch."):
         name = qualname.rsplit(".", 1)[-1]
         if (name in _RAISING and qualname.startswith("torch.linalg.")) or qualname in (
@@ -266,7 +382,23 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     return (
         _number_for_tensor(node, operation, name, operands, analysis)
         or _empty_reduction(node, operation, name, operands)
+        or _empty_reshape(node, operation, name, operands)
         or _function_hazard(node, operation, name, operands)
+    )
+
+
+def _pooling_hazard(node: ast.Call, qualname: str | None) -> Hazard | None:
+    """`F.avg_pool1d(h, 2)`: it raises for a tensor with an empty dimension to pool over (an
+    adaptive average's backward too), which a condition like `h.sum() > 0` excludes (review 8)."""
+    if qualname is None or not qualname.startswith("torch.nn.functional.") or "pool" not in qualname:
+        return None
+    return Hazard(
+        node,
+        f"`{qualname}`",
+        None,
+        None,
+        may_raise=f"a branch calls `{qualname}`, which raises for a tensor with an empty dimension to pool over "
+        "(its backward too, for an adaptive average), and the rewrite calls it on every call",
     )
 
 
@@ -334,6 +466,41 @@ def _empty_reduction(node: ast.Call, operation: str, name: str, operands: list[a
     if name not in _NO_EMPTY or (name in ("max", "min") and len(operands) > 1 and not _is_dim(operands[1])):
         return None
     return Hazard(node, operation, None, None, raises=f"a branch takes {operation}, which raises on an empty tensor")
+
+
+def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:
+    """`x.view(x.size(0), -1)`: with a size that may be 0 beside the -1 to infer, it raises for a
+    tensor of no elements ("the unspecified dimension size -1 can be any value"), which a condition
+    like `x.sum() > 0` excludes."""
+    if name == "view" and operation == "`.view()`" and len(operands) >= 2 and not _is_dtype(operands[1]):
+        return Hazard(
+            node,
+            operation,
+            None,
+            None,
+            may_raise="a branch calls `.view()`, which raises for a tensor whose strides do not allow the view (a "
+            "transposed or sliced one the caller passes), and the rewrite calls it on every call",
+        )
+    if name not in ("view", "reshape") or len(operands) < 2:
+        return None
+    sizes = operands[1:]
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = list(sizes[0].elts)
+    if not any(_literal(size) == -1 for size in sizes) or all(_literal(size) not in (None, 0) for size in sizes):
+        return None
+    return Hazard(
+        node,
+        operation,
+        None,
+        None,
+        may_raise=f"a branch calls {operation} with -1 beside a size graphmend does not know is not 0: for a tensor "
+        "of no elements it raises, and the rewrite calls it on every call",
+    )
+
+
+def _is_dtype(expr: ast.expr) -> bool:
+    """`x.view(torch.float16)`: a reinterpretation of the bytes, not a shape."""
+    return isinstance(expr, ast.Attribute) and expr.attr in torch_api.PYTHON_VALUE_ATTRIBUTES
 
 
 def _is_dim(expr: ast.expr) -> bool:

@@ -231,6 +231,107 @@ ALLOWED: dict[str, KnownOp] = {
     prefix + name: entry for prefixes, names, entry in _GROUPS for prefix in prefixes for name in names.split()
 }
 
+# The allowlisted operations whose backward is a selection or a constant scale: the zero gradient
+# `torch.where` sends to the side not taken stays zero for *every* input, inf and NaN included (a
+# caller's inf, or a value that overflowed, is what a guard like `torch.isfinite(x).all()` or an fp16
+# clamp's test keeps from the branch). Every other one (`sin`, `sigmoid`, `softmax`, a product of two
+# tensors, `amax`, whose backward divides by the count of the maximum, NaN for a NaN input) has a
+# derivative that is inf or NaN at some value, and 0 × inf is NaN: review 7 (issue 67) measured it for
+# 23 total operations. `tests/test_known_ops.py` makes torch confirm each name on inf, -inf and NaN.
+_FINITE_BACKWARD_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((TORCH, METHOD), "add sub subtract neg negative positive"),
+    ((TORCH,), "rsub"),
+    ((TORCH, METHOD), "abs sign sgn floor ceil round trunc frac clamp clip clamp_min clamp_max relu nan_to_num"),
+    (
+        (TORCH, METHOD),
+        "eq ne gt ge lt le greater greater_equal less less_equal not_equal isnan isinf isfinite isneginf "
+        "isposinf signbit logical_and logical_or logical_xor logical_not isclose maximum minimum fmax fmin where",
+    ),
+    ((TORCH, METHOD), "sum nansum mean max min argmax argmin any all cumsum count_nonzero sort argsort"),
+    (
+        (TORCH, METHOD),
+        "reshape flatten unflatten squeeze unsqueeze transpose swapaxes swapdims permute movedim moveaxis t "
+        "broadcast_to tile split chunk unbind tensor_split narrow select flip roll tril triu diagonal diag_embed "
+        "clone detach masked_fill index_select gather take_along_dim",
+    ),
+    (
+        (METHOD,),
+        "view view_as reshape_as contiguous expand expand_as repeat to float double half bfloat16 long int bool "
+        "type_as new_zeros new_ones new_full",
+    ),
+    ((TORCH,), "cat concat concatenate stack hstack vstack zeros_like ones_like full_like zeros ones full arange eye"),
+    (
+        (FUNCTIONAL,),
+        "pad relu relu6 hardtanh embedding max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d "
+        "adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d "
+        "adaptive_max_pool3d pixel_shuffle pixel_unshuffle",
+    ),
+    (
+        (LAYER,),
+        "Identity Flatten Unflatten ReLU ReLU6 Hardtanh Embedding MaxPool1d MaxPool2d MaxPool3d AvgPool1d "
+        "AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d "
+        "AdaptiveMaxPool2d AdaptiveMaxPool3d PixelShuffle PixelUnshuffle",
+    ),
+)
+FINITE_BACKWARD: frozenset[str] = frozenset(
+    prefix + name for prefixes, names in _FINITE_BACKWARD_NAMES for prefix in prefixes for name in names.split()
+)
+# What torch has no kernel for among them: each raises for an input of these dtype kinds ("bool",
+# "integer", "complex"), measured on bool, int64, uint8 and complex64 tensors (`tests/test_known_ops.py`
+# keeps this equal to what torch does; a cast of a complex tensor to a real dtype warns, once a
+# process, which that test cannot see again: the casts are listed for "complex" by hand). A branch
+# that calls one on a tensor not proven floating point may raise where the original did not run it
+# (issue 67, review 7: `x.mean()` of an int64 tensor a caller passed where the branch was not taken).
+_DTYPE_LIMITED_NAMES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    ((TORCH, METHOD), "abs neg negative positive sub subtract", "bool"),
+    ((TORCH,), "rsub", "bool"),
+    ((TORCH, METHOD), "argmax argmin ceil floor relu round trunc", "bool complex"),
+    ((FUNCTIONAL,), "max_pool2d max_pool3d relu relu6", "bool complex"),
+    ((TORCH, METHOD), "frac", "bool complex integer"),
+    (
+        (FUNCTIONAL,),
+        "adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d avg_pool1d avg_pool2d avg_pool3d hardtanh "
+        "max_pool1d",
+        "bool complex integer",
+    ),
+    ((TORCH, METHOD), "mean", "bool integer"),
+    ((FUNCTIONAL,), "adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d", "bool integer"),
+    (
+        (TORCH, METHOD),
+        "argsort clamp clamp_max clamp_min clip fmax fmin ge greater greater_equal gt isneginf isposinf le less "
+        "less_equal lt max maximum min minimum nansum sign signbit sort",
+        "complex",
+    ),
+    ((METHOD,), "float double half bfloat16 long int bool to type_as", "complex"),
+    # shielded ones (an integer divisor of 0 raises, which the shield of 1 keeps off the values the
+    # condition excluded; listed as torch measures them)
+    ((TORCH, METHOD), "floor_divide fmod remainder", "bool complex integer"),
+    ((TORCH, METHOD), "digamma erfinv lgamma", "complex"),
+    ((SPECIAL,), "digamma erfinv", "complex"),
+)
+DTYPE_LIMITED: dict[str, frozenset[str]] = {
+    prefix + name: frozenset(kinds.split())
+    for prefixes, names, kinds in _DTYPE_LIMITED_NAMES
+    for prefix in prefixes
+    for name in names.split()
+}
+
+
+def dtype_limited(name: str) -> frozenset[str]:
+    """The dtype kinds (`bool`, `integer`, `complex`) `name` raises (or, for a cast of a complex
+    tensor, warns) for; empty where it takes every dtype."""
+    return DTYPE_LIMITED.get(name.replace("torch.Tensor.", METHOD, 1), frozenset())
+
+
+# Products whose derivative is the other operand: finite wherever that operand is a number.
+SCALINGS = frozenset({"mul", "multiply", "div", "divide", "true_divide"})
+
+
+def finite_backward(name: str) -> bool:
+    """`name` (as `known` takes it) has a backward that keeps a zero gradient zero on every value."""
+    return name.replace("torch.Tensor.", METHOD, 1) in FINITE_BACKWARD
+
+
 # Operators on tensors: arithmetic is total (`hazards.py` shields `/`, `//`, `%` and fractional
 # powers, and refuses `-` on a bool tensor); bitwise operators take bool and integer tensors only.
 TOTAL_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)

@@ -159,7 +159,7 @@ def evaluated_always(expr: ast.AST) -> set[int]:
 PURITY_TABLE: tuple[tuple[str, str], ...] = (
     (
         "an operation on the allowlist (`graphmend.analysis.known_ops`: `torch.*`, tensor methods, `torch.nn.functional.*`, `torch.special.*`; each entry says why it may run where its branch did not, and `tests/test_known_ops.py` makes torch confirm it)",
-        "pure: total (finite with a finite derivative, no effect, no warning), or a restricted domain (`/`, `log`, `sqrt`, ...) that `hazards.py` shields; the entry's condition must hold (`softmax` with `dim`, `embedding` without `max_norm`, `batch_norm` without `training=True`, `where` with three arguments)",
+        "pure: total (finite with a finite derivative, no effect, no warning), or a restricted domain (`/`, `log`, `sqrt`, ...) that `hazards.py` shields; the entry's condition must hold (`softmax` with `dim`, `embedding` without `max_norm`, `batch_norm` without `training=True`, `where` with three arguments); unsafe, named, unless its backward keeps a zero gradient zero on every value, inf and NaN included (`known_ops.FINITE_BACKWARD`: sums, selections, clamps, shapes, products by a number; not `sin`, `sigmoid`, `softmax`, a product of two tensors)",
     ),
     (
         "any other `torch.*`, `torch.nn.functional.*`, `torch.linalg/fft/special.*` operation or tensor method that returns tensors; `torchvision.transforms.functional.*`, `torchvision.transforms.v2.functional.*`",
@@ -172,7 +172,7 @@ PURITY_TABLE: tuple[tuple[str, str], ...] = (
     ("`.copy()`, `.get()`, `.keys()`, `.values()`, `.items()` of a dict, list or set", "pure"),
     (
         "`math.*`; builtins `len`, `abs`, `min`, `max`, `round`, `sum`, `isinstance`, `hasattr`, `int`, `float`, `bool`, `tuple`, `list`, `range`, `enumerate`, `zip`, and `getattr` with a default",
-        "pure",
+        "pure; unsafe, named, where it may raise on the values the caller passes: `math.*` of a value not known to be a number, `int`/`float`/`bool`/`round` of one (`float(text)`), `min`/`max` of one sequence (empty)",
     ),
     (
         "`self.x(...)` where `__init__` sets `self.x` to an allowlisted `torch.nn` layer (`Linear`, `Bilinear`, `Conv*`, `ConvTranspose*`, `LayerNorm`, `RMSNorm`, `GroupNorm`, `Embedding`, `Identity`, `Flatten`, `Unflatten`, an activation, `Softmax`/`LogSoftmax`/`Softmin`, a pooling layer, `PixelShuffle`)",
@@ -197,6 +197,10 @@ PURITY_TABLE: tuple[tuple[str, str], ...] = (
     (
         "a module-level function (or table of functions) of another file of the project (`graphmend check <folder>`, the editor's workspace)",
         "judged by the same rules from that file's summary",
+    ),
+    (
+        "a lookup in a Python container (`TABLE[key]`, `self.scales[i]`; not a slice, nor a tensor's sizes), `a / b`, `a // b`, `a % b` of numbers (not by a nonzero number written in the code), an attribute of an object graphmend does not know (`cfg.scale`)",
+        "unsafe, named: it raises (KeyError, IndexError, ZeroDivisionError, AttributeError) or runs a getter for values the caller may pass only where the branch did not run",
     ),
     ("anything else", "refused: not known to be pure"),
 )
@@ -451,27 +455,85 @@ def _total_operation(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 
 def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
-    """`self.<attribute>` that holds parameters, as `node` uses it: a submodule it calls (any but
-    the torch.nn layers known to hold none) or an `nn.Parameter` it reads. A rewrite that runs such
-    code where the original did not gives those parameters a zero gradient instead of none."""
+    """What `node` reads that may hold parameters: `self.<attribute>` (a submodule it calls, other
+    than the torch.nn layers known to hold none, an `nn.Parameter`, or an attribute graphmend does
+    not know is free of them: set by `setattr`, a factory, a base class such as `nn.Linear`, or a
+    property), `getattr(self, "<attribute>", ...)`, or a module-level name of this file. A rewrite
+    that runs such code where the original did not gives those parameters a zero gradient instead of
+    none (issue 67, review 7: seven routes to a parameter that an allowlist of routes missed)."""
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):  # `g = self.gamma`, then `g`
         value = assigned_once(node.id, analysis)
-        return trained_state(value, analysis) if isinstance(value, ast.Attribute) else None
-    if not isinstance(node, ast.Attribute) or not analysis.is_self(node.value) or not isinstance(node.ctx, ast.Load):
+        if isinstance(value, (ast.Attribute, ast.Call)):
+            return trained_state(value, analysis)
+        return _module_level_state(node, analysis)
+    attribute = _self_attribute(node, analysis)
+    if attribute is None:
         return None
-    if _registered_parameter(node.attr, analysis):
-        return f"self.{node.attr}"
-    for constructor in _attribute_constructors(node.attr, analysis) or ():
+    if _registered("register_parameter", attribute, analysis):
+        return f"self.{attribute}"
+    constructors = _attribute_constructors(attribute, analysis)
+    if constructors is None:  # a method of the class: a property may return a parameter
+        getter = analysis.owner.find_method(attribute) if analysis.owner is not None else None
+        decorated = getter is not None and any(
+            (dotted(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in getter.node.decorator_list
+        )
+        return f"self.{attribute}" if decorated else None
+    if not constructors or "?" in constructors:
+        if _registered("register_buffer", attribute, analysis) or attribute in ("training",):
+            return None
+        kind = analysis.kind(node) if isinstance(node, ast.Attribute) else Kind.UNKNOWN
+        if kind in (Kind.PYTHON, Kind.NONE, Kind.BOOL_TENSOR, Kind.CONTAINER, Kind.LOGGER, Kind.NUMPY):
+            return None
+        return f"self.{attribute}"
+    for constructor in constructors:
         if constructor in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return f"self.{node.attr}"
+            return f"self.{attribute}"
         layer = constructor.rsplit(".", 1)[-1]
         parameterless = (
             constructor.startswith("torch.nn.")
             and layer not in _PARAMETERIZED_NN_LAYERS
             and (layer in _PURE_NN_LAYERS or layer in _RANDOM_NN_LAYERS)
         )
-        if not parameterless and constructor != "?":
-            return f"self.{node.attr}"
+        if not parameterless:
+            return f"self.{attribute}"
+    return None
+
+
+def _self_attribute(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
+    """`self.<attribute>` read, or `getattr(self, "<attribute>"[, default])`: the attribute."""
+    if isinstance(node, ast.Attribute) and analysis.is_self(node.value) and isinstance(node.ctx, ast.Load):
+        return node.attr
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and analysis.is_builtin("getattr")
+        and len(node.args) >= 2
+        and analysis.is_self(node.args[0])
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return node.args[1].value
+    return None
+
+
+def _module_level_state(node: ast.Name, analysis: FunctionAnalysis) -> str | None:
+    """A module-level name of this file, assigned something other than a number, string, function
+    or class (`GAMMA = nn.Parameter(...)`, a tensor made at import): it may be a parameter."""
+    function = analysis.function
+    if function is None or node.id in function.local_names:
+        return None
+    for stmt in analysis.module.index.tree.body:
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if any(isinstance(t, ast.Name) and t.id == node.id for t in targets):
+            value = stmt.value
+            if value is None or isinstance(value, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Dict, ast.Set)):
+                continue
+            if analysis.kind(node) in (Kind.PYTHON, Kind.NONE, Kind.CONTAINER, Kind.LOGGER):
+                continue
+            return node.id
     return None
 
 
@@ -490,15 +552,16 @@ def called_submodule(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     return None
 
 
-def _registered_parameter(attribute: str, analysis: FunctionAnalysis) -> bool:
-    """`self.register_parameter("<attribute>", ...)` somewhere in this method's class."""
+def _registered(method: str, attribute: str, analysis: FunctionAnalysis) -> bool:
+    """`self.<method>("<attribute>", ...)` (`register_parameter`, `register_buffer`) somewhere in this
+    method's class."""
     owner = analysis.owner
     if owner is None:
         return False
     return any(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "register_parameter"
+        and node.func.attr == method
         and node.args
         and isinstance(node.args[0], ast.Constant)
         and node.args[0].value == attribute
@@ -683,11 +746,13 @@ def call_caveat(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
             f"a branch calls `{qualname}` on a value graphmend does not know to be a number in its domain: it raises "
             "(ValueError, OverflowError) outside it, and the rewrite calls it on every call"
         )
+    if isinstance(call.func, ast.Name) and analysis.is_builtin(call.func.id):
+        return _builtin_caveat(call, call.func.id, analysis)
     if qualname is not None:
         found = analysis.module.regions.context.foreign_verdict(qualname)
         if found is not None:
             return found[1]
-    unknown = _unknown_operation(call, analysis)
+    unknown = _unknown_operation(call, analysis) or _caller_size_caveat(call, qualname, analysis)
     if unknown is not None or qualname is not None:
         return unknown
     for name, reason, caveat in _callee_verdicts(call, analysis) or ():
@@ -698,6 +763,85 @@ def call_caveat(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     return None
 
 
+# Shape operations that raise for sizes that do not fit the tensor (a negative repeat, a view of
+# the wrong size, an index past the end of a dimension, a chunk of 0).
+_SIZED = frozenset("view reshape repeat expand tile narrow select unflatten split chunk".split())
+
+
+def _caller_size_caveat(call: ast.Call, qualname: str | None, analysis: FunctionAnalysis) -> str | None:
+    """`x.repeat(n, 1)`, `x.view(b, -1)` with `n`/`b` a Python value the caller passes: sizes that
+    may not fit the tensor raise, and the caller may pass those only where the branch did not run."""
+    name = qualname.rsplit(".", 1)[-1] if qualname is not None and qualname.startswith("torch.") else None
+    if name is None and isinstance(call.func, ast.Attribute) and not analysis.is_self(call.func.value):
+        name = call.func.attr if analysis.kind(call.func.value) is not Kind.CONTAINER else None
+    if name not in _SIZED or analysis.function is None:
+        return None
+    parameters = analysis.function.parameter_names
+    for argument in [*call.args, *(k.value for k in call.keywords)]:
+        for node in walk(argument):
+            if isinstance(node, ast.Name) and node.id in parameters and not analysis.kind(node).is_tensor:
+                if analysis.has_tensor_evidence(node.id):
+                    continue
+                return (
+                    f"a branch calls `{_callee(call.func)}` with `{node.id}`, a size the caller passes: one that does "
+                    "not fit the tensor raises, and the rewrite calls it on every call"
+                )
+    return None
+
+
+# Builtins that raise on some values of the right type: a conversion of a string or of a tensor of
+# more than one element, the extreme of an empty sequence.
+_CONVERSIONS = frozenset({"int", "float", "bool", "complex", "round"})
+_EXTREMES = frozenset({"min", "max"})
+
+
+def _builtin_caveat(call: ast.Call, name: str, analysis: FunctionAnalysis) -> str | None:
+    """`float(s)` of a value not known to be a number (ValueError for a string like "abc",
+    RuntimeError for a tensor of several elements); `max(seq)` of one sequence (ValueError where
+    it is empty, unless a `default=` is given)."""
+    if name in _CONVERSIONS and call.args and not _number(call.args[0], analysis) and not _converts(name, call.args[0]):
+        return (
+            f"a branch converts `{ast.unparse(call.args[0])}` with `{name}`, which raises (ValueError, TypeError, "
+            "RuntimeError) for a value graphmend does not know to be a number, and the rewrite converts it on every call"
+        )
+    if name in _EXTREMES and len(call.args) == 1 and not any(k.arg == "default" for k in call.keywords):
+        return (
+            f"a branch takes `{name}` of `{ast.unparse(call.args[0])}`, which raises ValueError where the sequence is "
+            "empty, and the rewrite takes it on every call"
+        )
+    return None
+
+
+def _converts(name: str, expr: ast.expr) -> bool:
+    """A string written in the code that the conversion takes: `float("-inf")`."""
+    if not (isinstance(expr, ast.Constant) and isinstance(expr.value, str) and name in ("int", "float", "complex")):
+        return False
+    try:
+        {"int": int, "float": float, "complex": complex}[name](expr.value)
+    except ValueError:
+        return False
+    return True
+
+
+def _number(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """Known to be a Python number (or a bool): a number written in the code, arithmetic of
+    numbers, a tensor's size or `len(...)`; a string's kind is Python too, so a plain name is not."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float, bool))
+    if isinstance(expr, ast.UnaryOp):
+        return _number(expr.operand, analysis)
+    if isinstance(expr, ast.BinOp):
+        return analysis.kind(expr) is Kind.PYTHON and not isinstance(expr.op, ast.Mod)  # `"%s" % v` is a string
+    if isinstance(expr, ast.Subscript):
+        return _sizes(expr.value, analysis)
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name) and analysis.is_builtin(func.id):
+            return func.id in ("len", "int", "float", "round", "abs")
+        return isinstance(func, ast.Attribute) and func.attr in ("numel", "dim", "nelement", "element_size")
+    return isinstance(expr, ast.Attribute) and expr.attr in ("ndim", "itemsize", "nbytes")
+
+
 def caveats(exprs: list[ast.expr], analysis: FunctionAnalysis, always: frozenset[int] = frozenset()) -> list[str]:
     """Why code reading `exprs`, run where the original did not run it, is unsafe although each
     part is allowed (`call_caveat`): an operation not on the allowlist, or a callee's argument
@@ -705,12 +849,19 @@ def caveats(exprs: list[ast.expr], analysis: FunctionAnalysis, always: frozenset
     original too."""
     reasons: list[str] = []
     for expr in exprs:
+        called = {id(node.func) for node in walk(expr) if isinstance(node, ast.Call)}
         for node in walk(expr):
-            caveat = call_caveat(node, analysis) if isinstance(node, ast.Call) and id(node) not in always else None
+            if id(node) in always:
+                continue
+            caveat = call_caveat(node, analysis) if isinstance(node, ast.Call) else None
             if isinstance(node, ast.Attribute) and node.attr in _WARNING_TRANSPOSES:
                 caveat = _transpose_caveat(node, analysis)
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-                caveat = _index_caveat(node, analysis)
+                caveat = _index_caveat(node, analysis) or _lookup_caveat(node, analysis)
+            if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+                caveat = caveat or _omitted_operand_caveat(node, analysis)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
+                caveat = caveat or _foreign_attribute_caveat(node, analysis)
             if caveat is not None and caveat not in reasons:
                 reasons.append(caveat)
     return reasons
@@ -733,6 +884,90 @@ def _index_caveat(node: ast.Subscript, analysis: FunctionAnalysis) -> str | None
     return (
         f"a branch indexes `{ast.unparse(node)}`, which raises IndexError where the tensor has no such element "
         "(graphmend does not know its size), and the rewrite indexes it on every call"
+    )
+
+
+def _lookup_caveat(node: ast.Subscript, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of a lookup in a Python container (`TABLE[key]`, `self.scales[i]`): it raises
+    KeyError or IndexError for a key the container lacks, which the caller may pass only on the
+    calls that did not take the branch. A slice never raises, nor does an index into a tensor's
+    sizes (`x.shape[-1]`: the rank is the same on every path of the `if`)."""
+    kind = analysis.kind(node.value)
+    if kind.is_tensor or (isinstance(node.value, ast.Name) and analysis.has_tensor_evidence(node.value.id)):
+        return None
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if all(isinstance(part, ast.Slice) for part in parts) or _sizes(node.value, analysis):
+        return None
+    return (
+        f"a branch looks up `{ast.unparse(node)}`, which raises (KeyError, IndexError) for a key or index the "
+        "container lacks, and the rewrite looks it up on every call, also where the original did not"
+    )
+
+
+def _sizes(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """A tensor's sizes or strides: `x.shape`, `x.size()`, `x.stride()`."""
+    if isinstance(expr, ast.Call):
+        expr = expr.func
+        if not (isinstance(expr, ast.Attribute) and expr.attr in ("size", "stride")):
+            return False
+    elif not (isinstance(expr, ast.Attribute) and expr.attr == "shape"):
+        return False
+    return analysis.kind(expr.value) is not Kind.SELF and not analysis.is_self(expr.value)
+
+
+def _omitted_operand_caveat(node: ast.BinOp | ast.UnaryOp, analysis: FunctionAnalysis) -> str | None:
+    """`h * scale` with `scale=None` the parameter's default: a caller that leaves it out where the
+    branch does not run gets a TypeError after the rewrite (arithmetic with None raises)."""
+    operands = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.operand,)
+    for operand in operands:
+        if isinstance(operand, ast.Name) and _defaults_to_none(operand.id, analysis):
+            return (
+                f"a branch computes `{ast.unparse(node)}`, where `{operand.id}` defaults to None: a caller that leaves "
+                "it out where the branch did not run gets a TypeError, as the rewrite computes it on every call"
+            )
+    return None
+
+
+def _defaults_to_none(name: str, analysis: FunctionAnalysis) -> bool:
+    """`name` is a parameter of the analysed function whose default is None, which the function
+    neither rebinds nor tests (`if scale is not None`, `if scale:`, `scale or 1.0` anywhere: taken
+    as the guard the branch runs under)."""
+    if analysis.function is None:
+        return False
+    for node in walk(analysis.function.node):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and name in names_in(node.test):
+            return False
+        if isinstance(node, ast.BoolOp) and any(isinstance(v, ast.Name) and v.id == name for v in node.values):
+            return False
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return False
+    args = analysis.function.node.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
+        *zip(args.kwonlyargs, args.kw_defaults),
+    ]
+    return any(a.arg == name and isinstance(d, ast.Constant) and d.value is None for a, d in pairs if d is not None)
+
+
+def _foreign_attribute_caveat(node: ast.Attribute, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of reading an attribute of an object graphmend does not know (`cfg.scale`, a
+    parameter of unknown type): a property's getter may run code with an effect or raise, and a
+    plain attribute the object lacks raises AttributeError, where the original did not read it.
+    `self`'s attributes, modules' names, a tensor's attributes and a Python value's are known."""
+    receiver = node.value
+    if not isinstance(receiver, ast.Name) or analysis.is_self(receiver):
+        return None
+    if analysis.qualified_name(node) is not None or analysis.qualified_name(receiver) is not None:
+        return None
+    kind = analysis.kind(node.value)
+    if kind is not Kind.UNKNOWN or analysis.has_tensor_evidence(receiver.id):
+        return None
+    if node.attr in torch_api.TENSOR_PYTHON_ATTRIBUTES or node.attr in torch_api.TENSOR_TENSOR_ATTRIBUTES:
+        return None  # a tensor's, where the receiver is one (no other common object has it with an effect)
+    return (
+        f"a branch reads `{ast.unparse(node)}` of an object graphmend does not know: a getter may run code or raise "
+        "(AttributeError where the object lacks it), and the rewrite reads it on every call"
     )
 
 

@@ -216,8 +216,8 @@ class _Selection:
 
     def _check_expression(self, expr: ast.expr) -> None:
         for hazard in hazards(expr, self.analysis):  # it runs for a skipped layer too, unshielded
-            if hazard.may_raise is not None or hazard.overflow:
-                self._note(hazard.may_raise or hazard.words())
+            if hazard.named is not None or hazard.overflow:
+                self._note(hazard.named or hazard.words())
                 continue
             raise Refused(
                 hazard.raises

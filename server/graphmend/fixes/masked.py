@@ -86,9 +86,9 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
         for hazard in hazards(stmt, analysis):
             if hazard.raises is not None:
                 return Refusal(hazard.raises)
-            if hazard.may_raise is not None and hazard.may_raise not in reasons:
-                reasons.append(hazard.may_raise)  # it now runs with any mask
-            elif hazard.may_raise is None and stmt in writes and hazard.words() not in reasons:
+            if hazard.named is not None and hazard.named not in reasons:
+                reasons.append(hazard.named)  # it now runs with any mask
+            elif hazard.named is None and stmt in writes and hazard.words() not in reasons:
                 reasons.append(hazard.words())
         if stmt in writes:
             for value in _written_values(stmt):
@@ -96,6 +96,7 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
                 if reason is not None:
                     return Refusal(reason)
                 reasons.extend(r for r in caveats([value], analysis) if r not in reasons)
+            reasons.extend(r for r in _every_mask_reasons(stmt) if r not in reasons)
             numpy = analysis.kind(_written_values(stmt)[1]) is Kind.NUMPY  # no autograd: in place as written
             rebound = None if numpy else _out_of_place(stmt, analysis, ctx)
             if rebound is not None:
@@ -125,6 +126,14 @@ def unguard_masked_writes(node: ast.If, analysis: FunctionAnalysis, ctx: FixCont
     return Fix(TITLE, Applicability.UNSAFE, tuple(edits), tuple(reasons))
 
 
+# What a write that now runs with every mask changes beside its values (issue 67, review 8): torch
+# checks the mask and the value on every call, and a value that requires grad joins the graph.
+EVERY_MASK = (
+    "the write now runs with every mask, also one that selects nothing: a mask or value that does not broadcast, "
+    "a mask that is not bool, or a value the tensor's dtype cannot hold raises where the original skipped the "
+    "write, a tensor of no dimensions cannot be indexed, and a written value that requires grad now gets a "
+    "gradient (zero) and makes the result require grad"
+)
 IN_PLACE = (
     "the write now runs in place even when the mask is all false: the same values, but a change for "
     "autograd, so backward raises where it saved the written tensor"
@@ -227,6 +236,64 @@ def _masked_write(stmt: ast.stmt, mask: ast.expr, indexing: bool) -> bool:
             and ast.dump(call.args[0]) == same
         )
     return False
+
+
+def _every_mask_reasons(stmt: ast.stmt) -> list[str]:
+    """What a write that now runs with every mask changes: EVERY_MASK, and a written integer that
+    some integer dtype cannot hold."""
+    overflow = _unfitting_value(_written_values(stmt)[0])
+    return [EVERY_MASK] if overflow is None else [overflow, EVERY_MASK]
+
+
+def _unfitting_value(value: ast.expr) -> str | None:
+    """A written integer that some integer dtype cannot hold (`2 ** 40` in int32): converted to the
+    target's dtype on every call, also where the mask selects nothing, it raises where the original
+    skipped the write (issue 67, review 7). Integers from -128 to 127 fit every numeric dtype."""
+    number = _constant_number(value)
+    if not isinstance(number, int) or isinstance(number, bool) or -128 <= number <= 127:
+        return None  # a float goes through `torch.tensor` in the target's dtype: inf where it overflows a float
+    return (
+        f"the written value `{ast.unparse(value)}` does not fit every integer dtype (int8, int32): torch raises for it "
+        "on every call after the rewrite, also where the mask selects nothing"
+    )
+
+
+def _constant_number(value: ast.expr) -> int | float | None:
+    """The number a constant expression written in the code gives (`-1e9`, `2 ** 40`,
+    `float("-inf")`), or None."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)):
+        return value.value
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        inner = _constant_number(value.operand)
+        return None if inner is None else -inner if isinstance(value.op, ast.USub) else inner
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Pow)):
+        left, right = _constant_number(value.left), _constant_number(value.right)
+        if left is None or right is None or (isinstance(value.op, ast.Pow) and abs(right) > 1024):
+            return None
+        try:
+            if isinstance(value.op, ast.Add):
+                return left + right
+            if isinstance(value.op, ast.Sub):
+                return left - right
+            if isinstance(value.op, ast.Mult):
+                return left * right
+            result = left**right
+        except (OverflowError, ZeroDivisionError):
+            return float("inf")
+        return result if isinstance(result, (int, float)) else None  # a negative number's fractional power: complex
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "float"
+        and len(value.args) == 1
+        and isinstance(value.args[0], ast.Constant)
+        and isinstance(value.args[0].value, str)
+    ):
+        try:
+            return float(value.args[0].value)
+        except ValueError:
+            return None
+    return None
 
 
 def _written_values(stmt: ast.stmt) -> list[ast.expr]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 
 from ...analysis import conditions
+from ...analysis.hazards import hazards
 from ...analysis.purity import caveats, dotted, evaluated_always, impurity, names_in
 from ...analysis.shapes import is_scalar_condition
 from ...inference import FunctionAnalysis
 from ...kinds import Kind
+from ...semantics import walk
 from ..base import Refused
 from .arms import Arm
 from .site import Site
@@ -41,6 +43,8 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
         always = frozenset(evaluated_always(arm.test)) if arm is arms[0] else frozenset()  # later ones were lazy
         for assumption in caveats([arm.test], analysis, always):
             site.unsafe(assumption)
+        if arm is not arms[0]:
+            _later_condition(site, arm.test)
         if not is_scalar_condition(arm.test, analysis):
             site.unsafe("the condition may have more than one element")
         if isinstance(arm.test, ast.Name) and analysis.kind(arm.test) is Kind.BOOL_TENSOR:
@@ -53,6 +57,29 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
         lines.append(f"{name} = {text}")
         names.append(name)
     return names
+
+
+def _later_condition(site: Site, test: ast.expr) -> None:
+    """An `elif` condition, which the rewrite evaluates on every call, also where an earlier one
+    held: an operation of it that raises there refuses the fix (`h.amax()` of an empty tensor the
+    first condition let through), one that may raise or whose mean needs a floating input makes it
+    unsafe (issue 67, review 7)."""
+    for hazard in hazards(test, site.analysis):
+        if hazard.raises is not None:
+            raise Refused(f"an `elif` condition is evaluated on every call after the rewrite: {hazard.raises}")
+        if hazard.may_raise is not None:
+            site.unsafe(hazard.may_raise)
+    for node in walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FLOATING_ONLY:
+            site.unsafe(
+                f"an `elif` condition calls `.{node.func.attr}()`, evaluated on every call after the rewrite, also "
+                "where an earlier condition held: it raises for an integer or bool tensor, which that condition may "
+                "have let through"
+            )
+
+
+# Reductions torch computes for floating (and complex) tensors only: an integer input raises.
+_FLOATING_ONLY = frozenset("mean var std softmax log_softmax norm".split())
 
 
 def arm_predicate(number: int, conditions_: list[str]) -> str:
@@ -102,3 +129,11 @@ def _proven_floating(test: ast.expr, analysis: FunctionAnalysis) -> set[str]:
 
 
 _FLOATING_DTYPES = frozenset("float16 half float32 float float64 double bfloat16".split())
+
+
+def reordered_operand(operand: ast.expr) -> str:
+    """The hazard of a Python operand the rewrite evaluates before the tensor test it followed."""
+    return (
+        f"`{ast.unparse(operand)}` now runs before the tensor test it followed: where that test was false Python "
+        "skipped it, and it may raise there (None compared, a missing attribute, a tensor's truth)"
+    )

@@ -48,10 +48,12 @@ def one_path_gradients(
     candidates = [a.arg for a in parameters] + [n for n in before if n not in function.parameter_names]
     reached: set[str] = set()
     one_path: list[str] = []
+    annotated = {a.arg for a in parameters if _python_annotation(a.annotation)}
     for name in dict.fromkeys(candidates):
-        if name == function.self_name or before.get(name) in (Kind.PYTHON, Kind.NONE, Kind.BOOL_TENSOR):
-            continue
         is_parameter = name in function.parameter_names
+        python = before.get(name) in (Kind.PYTHON, Kind.NONE, Kind.BOOL_TENSOR)
+        if name == function.self_name or (python and (not is_parameter or name in annotated)):
+            continue  # a parameter whose default is a number may still be given a tensor (review 8)
         if not is_parameter and not (before.get(name, Kind.UNKNOWN).is_tensor or analysis.has_tensor_evidence(name)):
             continue
         reading = [path for path in paths if any(differentiable_reads(part, name) for part in path)]
@@ -68,6 +70,16 @@ def one_path_gradients(
         elif not gradient_free(name, analysis) and not computed_harmlessly(name, analysis, reached):
             hazards.append(unreached_gradients(name))
     return hazards
+
+
+def _python_annotation(annotation: ast.expr | None) -> bool:
+    """`int`, `float`, `bool`, `str` (alone or optional): a caller passes no tensor there."""
+    if annotation is None:
+        return False
+    names = {n.id for n in walk(annotation) if isinstance(n, ast.Name)} | {
+        n.value for n in walk(annotation) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+    return bool(names) and names <= {"int", "float", "bool", "str", "None", "Optional"}
 
 
 def state_read(expr: ast.AST, analysis: FunctionAnalysis, seen: set[int] | None = None) -> list[str]:
@@ -96,11 +108,16 @@ def state_read(expr: ast.AST, analysis: FunctionAnalysis, seen: set[int] | None 
 
 
 def _own_method(node: ast.AST, analysis: FunctionAnalysis) -> FunctionInfo | None:
-    """The method of this module's class that `node` calls (`self.scaled(x)`), or None."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and analysis.is_self(node.func.value)):
+    """The method of this module's class (`self.scaled(x)`) or the function of this file
+    (`scaled(x)`, reading a module-level parameter) that `node` calls, or None."""
+    if not isinstance(node, ast.Call):
         return None
-    owner = analysis.owner
-    return None if owner is None else owner.find_method(node.func.attr)
+    if isinstance(node.func, ast.Attribute) and analysis.is_self(node.func.value):
+        owner = analysis.owner
+        return None if owner is None else owner.find_method(node.func.attr)
+    if analysis.function is None:
+        return None
+    return analysis.module.regions.resolve_call(node, analysis.function)
 
 
 def new_identity(name: str) -> str:
@@ -134,5 +151,34 @@ def layout_hazard(label: str, values: Sequence[ast.expr | None]) -> str | None:
                 f"{label} may come back with other strides than its path gave it (`{ast.unparse(value)}` sets them; "
                 "`torch.where` lays its result out by all of its inputs): a later `.view(...)` may raise where it "
                 "did not, or `.stride()` and `.is_contiguous()` answer otherwise"
+            )
+    return None
+
+
+# What returns a piece of a tensor, a view that is not dense (`chunk`, `narrow`, a slice): torch.where
+# makes a dense result, so a selection between such a piece and another value has other strides.
+_PIECE_METHODS = frozenset("chunk split unbind tensor_split narrow select diagonal".split())
+
+
+def piece_hazard(label: str, values: Sequence[ast.expr | None]) -> str | None:
+    """A path's value that is itself a piece of a tensor (`hidden` of `hidden, gate = h.chunk(2)`,
+    `x[:, :k]`): at run time the helper sees other strides and keeps the `if`, which breaks the
+    graph as before, in a frame of its own (issue 67: a safe fix then added a graph and a recompile)."""
+    for value in values:
+        piece = (
+            isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _PIECE_METHODS
+        ) or (
+            isinstance(value, ast.Subscript)
+            and any(
+                isinstance(part, ast.Slice)
+                for part in (value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice])
+            )
+        )
+        if piece:
+            assert value is not None
+            return (
+                f"{label} may be a piece of a tensor (`{ast.unparse(value)}`), whose strides the selection does not "
+                "keep: where they differ the rewrite keeps the `if`, which breaks the graph as before, in a helper frame "
+                "of its own (a graph more, and a recompile)"
             )
     return None

@@ -14,12 +14,12 @@ from ...inference import FunctionAnalysis
 from ...semantics import walk
 from ..base import FixContext, Refusal, Refused
 from .arms import Arm, temporaries
-from .condition import arm_predicate, floating_names, name_conditions
+from .condition import arm_predicate, floating_names, name_conditions, reordered_operand
 from .effects import collect
 from .gradients import one_path_gradients
 from .merge import merges
 from .render import comment_lines, offer, place, render_arm
-from .signatures import floating_before, unproven_finfo
+from .signatures import floating_before, ordered_names, unproven_finfo
 from .site import Site
 from .structure import following_statements, isolate, split_arms, without_comments
 from .surroundings import check_surroundings
@@ -43,6 +43,8 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     following = following_statements(node, function.node)
     split = conditions.split(node.test, analysis)
     site = Site(node, analysis, ctx, function, torch_name, before, following, floating_names(split.static, analysis))
+    for operand in split.reordered:
+        site.unsafe(reordered_operand(operand))
     indent, cst_if, following_cst = isolate(site)
     arms, comments, later_comments = split_arms(site, cst_if, following_cst, split.rest)
     if split.static:
@@ -96,6 +98,9 @@ def _require_frame_local(site: Site, arms: list[Arm]) -> None:
     after the `if` is not in these statements, so the merge cannot be proven to give it every value
     it had: refused (issue 67, review 5: a global assigned on every call)."""
     node = site.function.node
+    frame_read = _frame_reader(node)
+    if frame_read is not None:
+        raise Refused(f"the function reads its own frame ({frame_read}): the rewrite's new names and values would show")
     declared = {n for s in ast.walk(node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
     captured: set[str] = set()
     for inner in ast.walk(node):
@@ -114,6 +119,24 @@ def _require_frame_local(site: Site, arms: list[Arm]) -> None:
                 raise Refused(f"a branch assigns `{name}`, which a function defined here reads when it is called")
 
 
+# Calls that hand a frame's own names to the program: `locals()`, `vars()`, the frame object.
+_FRAME_BUILTINS = frozenset({"locals", "vars"})
+_FRAME_FUNCTIONS = frozenset({"_getframe", "currentframe"})
+
+
+def _frame_reader(function: ast.AST) -> str | None:
+    """`locals()` (or `vars()`, `sys._getframe()`, `inspect.currentframe()`) called in `function`."""
+    for call in ast.walk(function):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if (isinstance(func, ast.Name) and func.id in _FRAME_BUILTINS and not call.args) or (
+            isinstance(func, ast.Attribute) and func.attr in _FRAME_FUNCTIONS
+        ):
+            return f"`{ast.unparse(func)}()`"
+    return None
+
+
 def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:
     """A tensor only some paths read (`gradients.one_path_gradients`): where the original took
     another path no gradient reached it, and now a zero one does."""
@@ -126,11 +149,12 @@ def _passed_in_gradients(site: Site, arms: list[Arm]) -> None:
 def _finfo_in_branches(site: Site, arms: list[Arm]) -> None:
     """`torch.finfo(x.dtype)` in a branch, where `x` is not proven floating point as it is before
     the `if` (or is rebound earlier in the branch): the fix is unsafe, the raise named."""
+    real = frozenset().union(*(ordered_names(arm.test) for arm in arms[:1] if arm.test is not None))
     for arm in arms:
         rebound: frozenset[str] = frozenset()
         for stmt in arm.body:
             floating = partial(_floating_unless_rebound, site, rebound)
-            for words in unproven_finfo([stmt], site.analysis, floating):
+            for words in unproven_finfo([stmt], site.analysis, floating, real - rebound):
                 site.unsafe(words)
             rebound |= {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 

@@ -5,7 +5,7 @@ is refused, and what it may change (broadcasting, promotion, a 0-d tensor) makes
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import libcst as cst
@@ -16,9 +16,9 @@ from ...kinds import Kind
 from ...semantics import walk
 from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
-from ..exact_where import exact_where
+from ..exact_where import exact_where, script_hazard
 from .arms import Arm, Store, code, is_number
-from .gradients import layout_hazard, new_identity
+from .gradients import layout_hazard, new_identity, piece_hazard
 from .signatures import old_signature, shape_difference, signature
 from .site import Site
 
@@ -66,7 +66,8 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
             site, [arm.signatures[name] if name in arm.signatures else old_signature(site, name) for arm in arms]
         )
         _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
-        _require_same_layout(site, f"`{name}`", [arm.values.get(name) for arm in arms])
+        kept = [ast.Name(id=name, ctx=ast.Load())] if missing else []  # a path that leaves `name` as it was
+        laid_out = _require_same_layout(site, f"`{name}`", [*(arm.values.get(name) for arm in arms), *kept])
         if store is None and _identity_escapes(site, name):
             if missing:
                 _require_new_identity(site, name)
@@ -74,7 +75,14 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
                 value = arm.values.get(name)
                 if isinstance(value, ast.Name) and value.id not in arm.mapping:
                     _require_new_identity(site, value.id)
-        selected = _select(site, values, conditions_, _selector(site, difference, all(k.is_tensor for k in kinds)))
+        # a store may hold a number before its first tensor (`max_seq_len_cached`): there the helper would
+        # keep the `if`; plain torch.where makes it a tensor, which `require_mergeable` names
+        selector = (
+            _selector(site, difference, kinds, strides=not laid_out)  # strides named: not compared
+            if store is None
+            else _number_store_selector(site, difference, kinds)
+        )
+        selected = _select(site, values, conditions_, selector)
         if store is None:
             lines.append(f"{name} = {selected}")
         elif store.buffer_keywords is None:
@@ -221,10 +229,37 @@ def require_mergeable(
             reasons.append(reason)
 
 
-def _require_same_layout(site: Site, label: str, values: list[ast.expr | None]) -> None:
-    hazard = layout_hazard(label, values)
+def _require_same_layout(site: Site, label: str, values: list[ast.expr | None]) -> bool:
+    """A path whose value a layout operation sets (`gradients.layout_hazard`), or which is a piece
+    of a tensor, as written or as the name holding it is assigned (`hidden, gate = h.chunk(2)`):
+    the selection's strides may differ from its path's (named; the selection is then plain
+    torch.where, which removes the break, where the helper would keep the `if`)."""
+    assigned: list[ast.expr | None] = []
+    for value in values:
+        if isinstance(value, ast.Name):
+            assigned.extend(_assignments(site.function.node, value.id))
+    pieces = [
+        v
+        for v in [*values, *assigned]
+        if not (isinstance(v, ast.Subscript) and not site.analysis.kind(v.value).is_tensor)  # a tuple's slice
+    ]
+    hazard = layout_hazard(label, [*values, *assigned]) or piece_hazard(label, pieces)
     if hazard is not None:
         site.unsafe(hazard)
+    return hazard is not None
+
+
+def _assignments(function: ast.AST, name: str) -> list[ast.expr]:
+    """The values `name` is assigned in `function` (the whole value of a tuple unpacking)."""
+    found = []
+    for node in walk(function):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            for target in node.targets
+            for n in walk(target)
+        ):
+            found.append(node.value)
+    return found
 
 
 def _require_same_gradient_flow(site: Site, values: list[ast.expr | None]) -> None:
@@ -236,8 +271,13 @@ def _require_same_gradient_flow(site: Site, values: list[ast.expr | None]) -> No
         site.unsafe(zero_gradients("where a path gives a constant, the tensors the other paths use"))
 
 
-# Casts that keep a value's lack of gradient (a comparison's bool made a float still has none).
-_CASTS = frozenset("float double half bfloat16 int long bool to type type_as".split())
+# Casts that keep a value's lack of gradient (a comparison's bool made a float still has none), and
+# what keeps it too (`h.detach().clone()`, `h.data.view(-1)`).
+_CASTS = frozenset(
+    "float double half bfloat16 int long bool to type type_as clone contiguous view reshape flatten".split()
+)
+# Methods whose result has no autograd history whatever they are called on.
+_FRESH_METHODS = frozenset("detach new_zeros new_ones new_full new_empty new_tensor zeros_like ones_like".split())
 
 
 def _gradient_free(value: ast.expr, site: Site) -> bool:
@@ -246,19 +286,35 @@ def _gradient_free(value: ast.expr, site: Site) -> bool:
     (`h.detach() * 2`, `(h > 2).float()`): no gradient flows from it."""
     if is_number(value) or isinstance(value, ast.Compare):
         return True
+    if isinstance(value, ast.Attribute) and value.attr == "data":  # `h.data`: no history
+        return True
     if isinstance(value, ast.BinOp):
         return _gradient_free(value.left, site) and _gradient_free(value.right, site)
     if isinstance(value, ast.UnaryOp):
         return _gradient_free(value.operand, site)
     if not isinstance(value, ast.Call):
         return False
-    if isinstance(value.func, ast.Attribute) and value.func.attr == "detach":
+    if isinstance(value.func, ast.Attribute) and value.func.attr in _FRESH_METHODS:
         return True
+    own = _own_method_returns(value, site)
+    if own:  # `self.stop(h)` whose every `return` gives `h.detach()` (review 8)
+        return all(r is not None and _gradient_free(r, site) for r in own)
     if isinstance(value.func, ast.Attribute) and value.func.attr in _CASTS:
         return _gradient_free(value.func.value, site)
     qualname = site.analysis.qualified_name(value.func) or ""
     last = qualname.rsplit(".", 1)[-1]
     return qualname.startswith("torch.") and (last in FACTORY_FUNCTIONS or last.endswith("_like"))
+
+
+def _own_method_returns(call: ast.Call, site: Site) -> list[ast.expr | None]:
+    """What each `return` of the method of this module's class `call` calls gives (empty: not one)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and site.analysis.is_self(func.value) and site.owner is not None):
+        return []
+    method = site.owner.find_method(func.attr)
+    if method is None:
+        return []
+    return [node.value for node in walk(method.node) if isinstance(node, ast.Return)]
 
 
 def _select(site: Site, values: list[str], conditions_: list[str], selector: str | None = None) -> str:
@@ -271,16 +327,30 @@ def _select(site: Site, values: list[str], conditions_: list[str], selector: str
     return result
 
 
-def _selector(site: Site, difference: str | None, tensors: bool) -> str | None:
-    """Where the paths' values may differ in shape or dtype (`difference`, in words): the helper
-    that selects with torch.where only where that is exact, when the values are tensors and the
-    file can have it (its definition joins the fix); else the fix is unsafe for the difference."""
-    if difference is None:
-        return None
-    name = exact_where(site.ctx, site.torch, lambda definition: site.add_helpers([definition])) if tensors else None
-    if name is None:
+def _selector(site: Site, difference: str | None, kinds: Sequence[Kind], strides: bool = True) -> str | None:
+    """For tensor values, the helper that selects with torch.where only where that
+    gives what the `if` gave (shape, dtype, device and strides alike: issue 67, review 7 showed that
+    a proof of shape and dtype from source misses strides and a complex `abs`), where the file can
+    have it (its definition joins the fix); else plain torch.where (values not known to be tensors,
+    or a notebook's cells), the fix unsafe for the `difference` in words."""
+    tensors = all(k.is_tensor for k in kinds)  # a number on a path: plain torch.where makes it a tensor
+    name = (
+        exact_where(site.ctx, site.torch, lambda definition: site.add_helpers([definition]), strides)
+        if tensors
+        else None
+    )
+    if name is None and difference is not None:
         site.unsafe(difference)
+    scripted = None if name is None else script_hazard(site.function.node, site.analysis.qualified_name)
+    if scripted is not None:
+        site.unsafe(scripted)
     return name
+
+
+def _number_store_selector(site: Site, difference: str | None, kinds: Sequence[Kind]) -> str | None:
+    """A merged store's selection: the helper only where the paths' values may differ in shape or
+    dtype and are tensors, else plain torch.where (a number held on the module becomes a tensor)."""
+    return _selector(site, difference, kinds) if difference is not None else None
 
 
 def _keep_on_module(site: Site, label: str, store: Store) -> None:
@@ -394,10 +464,8 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
             raise Refused(f"a path returns `{arm.returned_text}`, which is not known to be a tensor")
     difference = shape_difference(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
     _require_same_gradient_flow(site, [arm.returned for arm in arms])
-    _require_same_layout(site, "the returned value", [arm.returned for arm in arms])
+    laid_out = _require_same_layout(site, "the returned value", [arm.returned for arm in arms])
     for arm in arms:
         if isinstance(arm.returned, ast.Name) and arm.returned.id not in arm.mapping:
             _require_new_identity(site, arm.returned.id)
-    return (
-        f"return {_select(site, [a.returned_text or '' for a in arms], conditions_, _selector(site, difference, True))}"
-    )
+    return f"return {_select(site, [a.returned_text or '' for a in arms], conditions_, _selector(site, difference, kinds, strides=not laid_out))}"

@@ -39,8 +39,8 @@ def add_shields(
     for hazard in hazards(expr, analysis):
         if hazard.raises is not None:
             raise Refused(hazard.raises)
-        if hazard.may_raise is not None or hazard.unshielded is not None:
-            unsafe.append(hazard.may_raise or hazard.unshielded or "")
+        if hazard.named is not None:
+            unsafe.append(hazard.named)
             continue
         if not (scalar and shieldable(hazard, analysis)):
             if hazard.overflow:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from ...analysis import known_ops
 from ...analysis.liveness import reaching_values
 from ...analysis.shapes import FLOATING, Signature, elementwise_bases
 from ...inference import FunctionAnalysis
+from ...kinds import Kind
 from ...semantics import walk
 from .site import Site
 
@@ -125,7 +127,8 @@ def _floating_value(site: Site, stmt: ast.stmt, value: ast.expr, depth: int) -> 
     if isinstance(value, ast.Name):
         return _floating_before(site, stmt, value.id, depth)
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-        # a floating tensor with anything it combines with is floating (promotion by category)
+        # a floating tensor with anything it combines with is floating (promotion by category; a
+        # complex operand would make it complex, but a layer fed one raised before: `_built_with_dtype`)
         return _floating_value(site, stmt, value.left, depth - 1) or _floating_value(site, stmt, value.right, depth - 1)
     if not isinstance(value, ast.Call):
         return False
@@ -153,7 +156,29 @@ def _floating_layer(site: Site, call: ast.Call) -> bool:
     ):
         return False
     built = site.analysis.module.constructors(owner).get(func.attr, frozenset())
-    return bool(built) and all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _FLOATING_LAYERS for c in built)
+    return (
+        bool(built)
+        and all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _FLOATING_LAYERS for c in built)
+        and not _built_with_dtype(site, func.attr)
+    )
+
+
+def _built_with_dtype(site: Site, attribute: str) -> bool:
+    """`self.<attribute> = nn.Linear(..., dtype=...)` somewhere in the class: its weights may be of
+    a complex dtype (issue 67, review 8: `dtype=torch.cfloat`), not floating point."""
+    owner = site.owner
+    if owner is None:
+        return True
+    for method in owner.methods.values():
+        for node in walk(method.node):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Attribute) and t.attr == attribute for t in node.targets)
+                and isinstance(node.value, ast.Call)
+                and any(k.arg in ("dtype", None) for k in node.value.keywords)
+            ):
+                return True
+    return False
 
 
 def _floating_bases(site: Site) -> list[frozenset[str]]:
@@ -167,32 +192,155 @@ def _floating_bases(site: Site) -> list[frozenset[str]]:
     return found
 
 
-def unproven_finfo(trees: list[ast.AST], analysis: FunctionAnalysis, floating: Callable[[str], bool]) -> list[str]:
-    """`torch.finfo(x.dtype)` in a branch the rewrite now runs on every call: it raises TypeError
-    where `x` is an integer or bool tensor, on which the original may never have taken the branch
-    (`if torch.isinf(x).any():` is false for them). The hazard in words for each `x` not proven
-    floating point (`floating`)."""
+def ordered_names(test: ast.expr) -> frozenset[str]:
+    """The tensors an ordering comparison of the condition orders (`x` of `x.sum() > 0`, not of
+    `x.abs().sum() > 0`, which is real for a complex `x`): torch orders no complex values, so where
+    they were complex the original raised at the condition already."""
+    found: set[str] = set()
+    for node in walk(test):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+            for operand in (node.left, *node.comparators):
+                base = _dtype_kind_base(operand)
+                if base is not None:
+                    found.add(base)
+    return frozenset(found)
+
+
+# Methods whose result is complex where their tensor is (a reduction, a view, a copy).
+_COMPLEX_KEEPING = frozenset(
+    "sum mean prod cumsum view reshape flatten squeeze unsqueeze transpose permute contiguous clone detach".split()
+)
+
+
+def _dtype_kind_base(expr: ast.expr) -> str | None:
+    """The name `expr` computes from without leaving its dtype's kind (`x` of `x.sum()`, `x[0]`)."""
+    while True:
+        if isinstance(expr, ast.Name):
+            return expr.id
+        if isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _COMPLEX_KEEPING:
+            expr = expr.func.value
+        else:
+            return None
+
+
+def unproven_finfo(
+    trees: list[ast.AST],
+    analysis: FunctionAnalysis,
+    floating: Callable[[str], bool],
+    real: frozenset[str] = frozenset(),
+) -> list[str]:
+    """What a branch the rewrite now runs on every call does that raises for a tensor of some
+    dtype, where that tensor is not proven floating point (`floating`): `torch.finfo(x.dtype)`
+    (TypeError for an integer or bool `x`, on which the original may never have taken the branch:
+    `if torch.isinf(x).any():` is false for them), and an allowlisted operation torch has no kernel
+    for on some dtypes (`known_ops.DTYPE_LIMITED`: `x.mean()` of an integer tensor, `x.clamp(...)`
+    of a complex one; not for a tensor the condition orders, `real`). The hazard in words for each."""
     found: list[str] = []
     for tree in trees:
         for node in walk(tree):
-            if not (
-                isinstance(node, ast.Call)
-                and analysis.qualified_name(node.func) == "torch.finfo"
-                and len(node.args) == 1
-                and isinstance(node.args[0], ast.Attribute)
-                and node.args[0].attr == "dtype"
-            ):
+            if isinstance(node, ast.Compare):
+                words = _ordering_words(node, analysis, floating, real)
+            elif isinstance(node, ast.Call):
+                words = _finfo_words(node, analysis, floating) or _limited_words(node, analysis, floating, real)
+            else:
                 continue
-            owner = ast.unparse(node.args[0].value)
-            if floating(owner):
-                continue
-            words = (
-                f"a branch takes `torch.finfo({owner}.dtype)`, which raises TypeError where `{owner}` is an integer "
-                "or bool tensor (graphmend does not know its dtype), and the rewrite runs that branch on every call"
-            )
-            if words not in found:
+            if words is not None and words not in found:
                 found.append(words)
     return found
+
+
+def _finfo_words(node: ast.Call, analysis: FunctionAnalysis, floating: Callable[[str], bool]) -> str | None:
+    if not (
+        analysis.qualified_name(node.func) == "torch.finfo"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Attribute)
+        and node.args[0].attr == "dtype"
+    ):
+        return None
+    owner = ast.unparse(node.args[0].value)
+    if floating(owner):
+        return None
+    return (
+        f"a branch takes `torch.finfo({owner}.dtype)`, which raises TypeError where `{owner}` is an integer "
+        "or bool tensor (graphmend does not know its dtype), and the rewrite runs that branch on every call"
+    )
+
+
+def _limited_words(
+    node: ast.Call, analysis: FunctionAnalysis, floating: Callable[[str], bool], real: frozenset[str]
+) -> str | None:
+    """`x.mean()`, `torch.clamp(x, ...)`, `F.relu(x)` of an `x` not proven floating point."""
+    qualname = analysis.qualified_name(node.func)
+    if qualname is not None:
+        name, operand = qualname, node.args[0] if node.args else None
+    elif isinstance(node.func, ast.Attribute) and (
+        analysis.kind(node.func.value).is_tensor or analysis.kind(node.func.value) is Kind.UNKNOWN
+    ):
+        name, operand = known_ops.METHOD + node.func.attr, node.func.value
+    else:
+        return None
+    kinds = known_ops.dtype_limited(name)
+    if operand is not None and _names(operand) <= real:
+        kinds -= {"complex"}
+    if not kinds or operand is None or _proven_floating(operand, analysis, floating):
+        return None
+    shown = name.replace(known_ops.METHOD, ".", 1)
+    return (
+        f"a branch calls `{shown}` on `{ast.unparse(operand)}`, which torch does not compute for a "
+        f"{' or '.join(sorted(kinds))} tensor (graphmend does not know its dtype): it raises where the caller passes "
+        "one, also where the original did not run the branch"
+    )
+
+
+def _ordering_words(
+    node: ast.Compare, analysis: FunctionAnalysis, floating: Callable[[str], bool], real: frozenset[str]
+) -> str | None:
+    """`h > 0` of a tensor `h` not proven floating point, nor ordered by the condition: torch orders
+    no complex values."""
+    if not any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for op in node.ops):
+        return None
+    for operand in (node.left, *node.comparators):
+        if _names(operand) <= real:
+            continue
+        kind = analysis.kind(operand)
+        if (kind.is_tensor or kind is Kind.UNKNOWN) and not isinstance(operand, ast.Constant):
+            if not _proven_floating(operand, analysis, floating) and kind is not Kind.PYTHON:
+                return (
+                    f"a branch compares `{ast.unparse(node)}`, which torch does not compute for a complex tensor "
+                    "(graphmend does not know the dtype): it raises where the caller passes one, also where the "
+                    "original did not run the branch"
+                )
+    return None
+
+
+def _names(expr: ast.expr) -> set[str]:
+    return {n.id for n in walk(expr) if isinstance(n, ast.Name)}
+
+
+# Methods whose result has their tensor's dtype.
+_SAME_DTYPE_METHODS = frozenset(
+    "view reshape flatten squeeze unsqueeze transpose permute contiguous clone detach expand narrow select".split()
+)
+
+
+def _proven_floating(operand: ast.expr, analysis: FunctionAnalysis, floating: Callable[[str], bool]) -> bool:
+    """A name proven floating point (`floating_before`), a cast to a real floating dtype, or
+    arithmetic of such."""
+    if isinstance(operand, ast.Name):
+        return floating(operand.id)
+    if isinstance(operand, ast.BinOp):
+        return any(_proven_floating(side, analysis, floating) for side in (operand.left, operand.right)) and not any(
+            analysis.kind(side).is_tensor and not _proven_floating(side, analysis, floating)
+            for side in (operand.left, operand.right)
+        )
+    if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Attribute):
+        if operand.func.attr in _FLOATING_METHODS:
+            return True
+        if operand.func.attr in _SAME_DTYPE_METHODS:
+            return _proven_floating(operand.func.value, analysis, floating)
+    return False
 
 
 def floating_before(site: Site, name: str) -> bool:

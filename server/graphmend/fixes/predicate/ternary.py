@@ -14,14 +14,14 @@ from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
 from ...semantics import FunctionInfo, walk
 from ..base import FixContext, Refusal, Refused
-from ..exact_where import exact_where
+from ..exact_where import exact_where, script_hazard
 from .arms import code
-from .condition import floating_names
+from .condition import floating_names, reordered_operand
 from .gradients import layout_hazard, new_identity, one_path_gradients, state_read
 from .merge import require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
-from .signatures import dtype_difference, unproven_finfo
+from .signatures import dtype_difference, ordered_names, unproven_finfo
 
 
 def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixContext) -> Fix | Refusal:
@@ -37,6 +37,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         if reason is not None:
             return Refusal(reason.replace("a branch", "an operand"))
     reasons = caveats([split.rest, node.body, node.orelse], analysis, frozenset(evaluated_always(split.rest)))
+    reasons += [reordered_operand(operand) for operand in split.reordered]
     try:
         require_mergeable(
             ["the true value", "the false value"],
@@ -64,11 +65,15 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
         else None
     )
     definitions: list[TextEdit] = []
-    helper = (
+    helper = (  # shapes, dtypes, devices and strides alike, for tensor values
         exact_where(ctx, torch_name, definitions.append)
-        if difference is not None and all(analysis.kind(v).is_tensor for v in (node.body, node.orelse))
+        if all(analysis.kind(v).is_tensor for v in (node.body, node.orelse))
         else None
     )
+    if helper is not None and analysis.function is not None:
+        scripted = script_hazard(analysis.function.node, analysis.qualified_name)
+        if scripted is not None:
+            reasons.append(scripted)
     text = f"{helper or f'{torch_name}.where'}({condition}, {body}, {orelse})"
     if split.static:
         text = f"{text} if {conditions.static_text(split.static, ctx.segment)} else {_operand_text(node.orelse, ctx)}"  # in the place of a conditional expression
@@ -81,10 +86,10 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     reasons.extend(r for r in _gradients(node, analysis) if r not in reasons)
     if not scalar:
         reasons.append("the condition may have more than one element")
-    if difference is not None and helper is None:
+    if helper is None and difference is not None:  # a notebook's cells: plain torch.where
         reasons.append(difference)
     floating = floating_names(split.static, analysis)
-    reasons.extend(unproven_finfo([node.body, node.orelse], analysis, floating.__contains__))
+    reasons.extend(unproven_finfo([node.body, node.orelse], analysis, floating.__contains__, ordered_names(split.rest)))
     return offer(tuple(edits), reasons)
 
 
