@@ -68,6 +68,10 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
         _require_same_gradient_flow(site, [arm.values.get(name) for arm in arms])
         kept = [ast.Name(id=name, ctx=ast.Load())] if missing else []  # a path that leaves `name` as it was
         laid_out = _require_same_layout(site, f"`{name}`", [*(arm.values.get(name) for arm in arms), *kept])
+        if store is None and missing:
+            held = _held_elsewhere(site, name)
+            if held is not None and liveness.live_after(site.function.node, site.end, name):
+                site.unsafe(held)
         if store is None and _identity_escapes(site, name):
             if missing:
                 _require_new_identity(site, name)
@@ -96,6 +100,37 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
     if arms[0].returned is not None:
         lines.append(_merged_return(site, arms, conditions_))
     return lines
+
+
+def _held_elsewhere(site: Site, name: str) -> str | None:
+    """The hazard where the object `name` holds before the `if` is also held by a container, an
+    attribute or another name's tuple (`outs = [h]`, `self.last = h`, `pair = (h, x)`): a path that
+    leaves `name` as it was now gives a new tensor, which that holder does not see (an in-place
+    change of `name` no longer reaches it, `is` tells them apart; issue 67, review 8)."""
+    for node in walk(site.function.node):
+        if getattr(node, "lineno", site.node.lineno) >= site.node.lineno:
+            continue
+        holder: ast.AST | None = None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not isinstance(getattr(node, "ctx", None), ast.Store):
+            holder = node if any(isinstance(e, ast.Name) and e.id == name for e in node.elts) else None
+        elif isinstance(node, ast.Dict):
+            holder = node if any(isinstance(v, ast.Name) and v.id == name for v in node.values) else None
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id == name:
+            holder = node if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets) else None
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "insert", "extend", "add", "setdefault")
+            and any(isinstance(a, ast.Name) and a.id == name for a in node.args)
+        ):
+            holder = node
+        if holder is not None:
+            return (
+                f"`{name}` is also held by `{ast.unparse(holder)}` before the `if`; where a path leaves `{name}` as it "
+                f"was, the rewrite makes it a new tensor, which that holder does not see (an in-place change of `{name}` "
+                "no longer reaches it, and `is` tells them apart)"
+            )
+    return None
 
 
 def _identity_escapes(site: Site, name: str) -> bool:
