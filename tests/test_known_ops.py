@@ -299,7 +299,7 @@ _DTYPE_KINDS = {"integer": (torch.int64, torch.uint8), "bool": (torch.bool,), "c
 _CASTS = frozenset("float double half bfloat16 long int bool to type_as".split())
 
 
-def _inputs_of(dtype: torch.dtype) -> dict[str, Any]:
+def _inputs_of(dtype: Any) -> dict[str, Any]:
     """The calls' inputs, every floating one as `dtype` (rounded first for an integer one)."""
     values = _inputs()
     for key in ("x", "y", "w", "seq", "img", "vol"):

@@ -282,6 +282,11 @@ class ModuleIndex:
         """Names a function of the module declares `global`: it may rebind them to anything."""
         return frozenset(name for n in ast.walk(self.tree) if isinstance(n, ast.Global) for name in n.names)
 
+    @cached_property
+    def rebound_names(self) -> frozenset[str]:
+        """Module-level names something other than an import binds or deletes (`_rebound_names`)."""
+        return _rebound_names(self.tree, self.declared_global, self.may_have_walrus)
+
     def _module_aliases(self) -> dict[str, str]:
         """Module-level names bound once, at the top level, to an imported name (`Tensor =
         torch.Tensor`, `F = torch.nn.functional`): they mean what an import would, here and in the
@@ -662,6 +667,41 @@ def _local_names(scope: ast.Module | FunctionNode, may_have_walrus: bool = True)
         if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
     return frozenset(names - declared_global)
+
+
+def _rebound_names(tree: ast.Module, declared_global: frozenset[str], may_have_walrus: bool) -> frozenset[str]:
+    """Module-level names something other than an import binds or deletes (`torch = None` after
+    `import torch`, a `global torch` in a function): code reading them at call time may find
+    something else. A binding in the `except` of a `try` that imports the name (`except
+    ImportError: torch = None`) is left out: it runs only where the import failed."""
+    fallbacks: dict[int, set[str]] = {}  # id of a statement in such an `except` -> the names the try imports
+    for stmt in _scope_statements(tree.body):
+        if isinstance(stmt, ast.Try):
+            imported = {
+                alias.asname or alias.name.split(".", 1)[0]
+                for s in _scope_statements(stmt.body)
+                if isinstance(s, (ast.Import, ast.ImportFrom))
+                for alias in s.names
+            }
+            for handler in stmt.handlers:
+                for s in _scope_statements(handler.body):
+                    fallbacks[id(s)] = imported
+    names = set(declared_global)
+    for stmt in _scope_statements(tree.body):
+        bound = {n.id for target in _binding_targets(stmt) for n in walk(target) if isinstance(n, ast.Name)}
+        if isinstance(stmt, ast.Delete):
+            bound.update(n.id for target in stmt.targets for n in walk(target) if isinstance(n, ast.Name))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(stmt.name)
+        bound.update(handler.name for handler in getattr(stmt, "handlers", ()) or () if handler.name)
+        names.update(bound - fallbacks.get(id(stmt), set()))
+    if may_have_walrus:
+        names.update(
+            n.target.id
+            for n in _walk_scope_expressions(tree.body)
+            if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)
+        )
+    return frozenset(names)
 
 
 def _binding_targets(stmt: ast.stmt) -> list[ast.expr]:

@@ -218,7 +218,7 @@ def _unbounded_derivative(node: ast.AST, analysis: FunctionAnalysis) -> Hazard |
             if exponent in (0.0, 1.0) or not _maybe_tensor(node.left, analysis):
                 return None
         elif isinstance(node.op, (ast.Mult, ast.MatMult)):
-            if _number(node.left, analysis) or _number(node.right, analysis):
+            if _finite_number(node.left, analysis) or _finite_number(node.right, analysis):
                 return None
             if not (_maybe_tensor(node.left, analysis) or _maybe_tensor(node.right, analysis)):
                 return None
@@ -232,7 +232,7 @@ def _unbounded_derivative(node: ast.AST, analysis: FunctionAnalysis) -> Hazard |
         return None
     short = name.rsplit(".", 1)[-1]
     operands = list(node.args)
-    if short in known_ops.SCALINGS and any(_number(o, analysis) for o in operands):
+    if short in known_ops.SCALINGS and any(_finite_number(o, analysis) for o in operands):
         return None
     entry = known_ops.known(name)
     if entry is None or (entry.shielded and short != "pow"):
@@ -242,9 +242,9 @@ def _unbounded_derivative(node: ast.AST, analysis: FunctionAnalysis) -> Hazard |
     return _unbounded(node, f"`{name.replace(known_ops.METHOD, '.', 1)}`")
 
 
-def _unbounded(node: ast.AST, operation: str) -> Hazard:
+def _unbounded(node: ast.expr, operation: str) -> Hazard:
     return Hazard(
-        node,  # type: ignore[arg-type]
+        node,
         operation,
         None,
         None,
@@ -254,7 +254,7 @@ def _unbounded(node: ast.AST, operation: str) -> Hazard:
     )
 
 
-def _number(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+def _finite_number(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     """A finite Python number: written, or of Python kind and not from the caller (`scale=float("inf")`
     makes a product's derivative inf, review 8): a product by it has a finite derivative."""
     if _literal(expr) is not None:
@@ -279,10 +279,10 @@ def _allowlisted(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
     if not isinstance(func, ast.Attribute):
         return None
     if analysis.is_self(func.value):
-        method = analysis.function.method if analysis.function else None
-        if method is None or method.owner is None:
+        owner = analysis.owner
+        if owner is None:
             return None
-        constructors = analysis.module.constructors(method.owner).get(func.attr, frozenset())
+        constructors = analysis.module.constructors(owner).get(func.attr, frozenset())
         layers = [c for c in constructors if known_ops.is_layer(c) and known_ops.known(c) is not None]
         return next((c for c in sorted(layers) if not known_ops.finite_backward(c)), layers[0] if layers else None)
     if analysis.kind(func.value).is_tensor or analysis.kind(func.value) is Kind.UNKNOWN:
@@ -320,12 +320,10 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
                 # tensor's zero too (issue 67, review 6)
                 return Hazard(node, f"`{symbol}`", None, None)
             if symbol is not None and not _nonzero_literal(node.right):
-                return Hazard(  # numbers: `x.shape[0] / x.shape[1]` of an empty tensor, which `x.sum() > 0` excluded
+                return _raising(  # numbers: `x.shape[0] / x.shape[1]` of an empty tensor, which `x.sum() > 0` excluded
                     node,
                     f"`{symbol}`",
-                    None,
-                    None,
-                    may_raise=f"a branch computes `{ast.unparse(node)}`, which raises ZeroDivisionError where "
+                    f"a branch computes `{ast.unparse(node)}`, which raises ZeroDivisionError where "
                     f"`{ast.unparse(node.right)}` is 0, and the rewrite computes it on every call",
                 )
             return None  # Python arithmetic (a number at trace time)
@@ -382,9 +380,15 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
     return (
         _number_for_tensor(node, operation, name, operands, analysis)
         or _empty_reduction(node, operation, name, operands)
+        or _view_hazard(node, operation, name, operands)
         or _empty_reshape(node, operation, name, operands)
         or _function_hazard(node, operation, name, operands)
     )
+
+
+def _raising(node: ast.expr, operation: str, words: str) -> Hazard:
+    """An operation that may raise on values the condition excluded: the fix is unsafe, `words` named."""
+    return Hazard(node, operation, None, None, may_raise=words)
 
 
 def _pooling_hazard(node: ast.Call, qualname: str | None) -> Hazard | None:
@@ -392,12 +396,10 @@ def _pooling_hazard(node: ast.Call, qualname: str | None) -> Hazard | None:
     adaptive average's backward too), which a condition like `h.sum() > 0` excludes (review 8)."""
     if qualname is None or not qualname.startswith("torch.nn.functional.") or "pool" not in qualname:
         return None
-    return Hazard(
+    return _raising(
         node,
         f"`{qualname}`",
-        None,
-        None,
-        may_raise=f"a branch calls `{qualname}`, which raises for a tensor with an empty dimension to pool over "
+        f"a branch calls `{qualname}`, which raises for a tensor with an empty dimension to pool over "
         "(its backward too, for an adaptive average), and the rewrite calls it on every call",
     )
 
@@ -468,19 +470,24 @@ def _empty_reduction(node: ast.Call, operation: str, name: str, operands: list[a
     return Hazard(node, operation, None, None, raises=f"a branch takes {operation}, which raises on an empty tensor")
 
 
+def _view_hazard(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:
+    """`x.view(...)` to a shape: it raises for a tensor whose strides do not allow the view (a
+    transposed or sliced one the caller passes; issue 67, review 7). `x.view(torch.float16)`
+    reinterprets the bytes and is not one."""
+    if name != "view" or operation != "`.view()`" or len(operands) < 2 or _is_dtype(operands[1]):
+        return None
+    return _raising(
+        node,
+        operation,
+        "a branch calls `.view()`, which raises for a tensor whose strides do not allow the view (a "
+        "transposed or sliced one the caller passes), and the rewrite calls it on every call",
+    )
+
+
 def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:
-    """`x.view(x.size(0), -1)`: with a size that may be 0 beside the -1 to infer, it raises for a
+    """`x.reshape(x.size(0), -1)`: with a size that may be 0 beside the -1 to infer, it raises for a
     tensor of no elements ("the unspecified dimension size -1 can be any value"), which a condition
     like `x.sum() > 0` excludes."""
-    if name == "view" and operation == "`.view()`" and len(operands) >= 2 and not _is_dtype(operands[1]):
-        return Hazard(
-            node,
-            operation,
-            None,
-            None,
-            may_raise="a branch calls `.view()`, which raises for a tensor whose strides do not allow the view (a "
-            "transposed or sliced one the caller passes), and the rewrite calls it on every call",
-        )
     if name not in ("view", "reshape") or len(operands) < 2:
         return None
     sizes = operands[1:]
@@ -488,12 +495,10 @@ def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast
         sizes = list(sizes[0].elts)
     if not any(_literal(size) == -1 for size in sizes) or all(_literal(size) not in (None, 0) for size in sizes):
         return None
-    return Hazard(
+    return _raising(
         node,
         operation,
-        None,
-        None,
-        may_raise=f"a branch calls {operation} with -1 beside a size graphmend does not know is not 0: for a tensor "
+        f"a branch calls {operation} with -1 beside a size graphmend does not know is not 0: for a tensor "
         "of no elements it raises, and the rewrite calls it on every call",
     )
 

@@ -332,12 +332,6 @@ def finite_backward(name: str) -> bool:
     return name.replace("torch.Tensor.", METHOD, 1) in FINITE_BACKWARD
 
 
-# Operators on tensors: arithmetic is total (`hazards.py` shields `/`, `//`, `%` and fractional
-# powers, and refuses `-` on a bool tensor); bitwise operators take bool and integer tensors only.
-TOTAL_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
-BITWISE_OPERATORS = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.Invert)
-
-
 def is_layer(name: str) -> bool:
     """`torch.nn.Linear`, a layer's class (not `torch.nn.functional.linear`)."""
     return name.startswith(LAYER) and "." not in name[len(LAYER) :]

@@ -12,6 +12,7 @@ import weakref
 
 from .. import torch_api
 from ..inference import FunctionAnalysis, ModuleFacts
+from ..inference.parameters import parameters_with_defaults
 from ..kinds import Kind
 from ..messages import is_message
 from ..semantics import FunctionInfo, attribute_chain, child_nodes, walk
@@ -90,14 +91,19 @@ def _property_impurity(node: ast.Attribute, analysis: FunctionAnalysis) -> str |
     if owner is None or not analysis.is_self(node.value):
         return None
     getter = owner.find_method(node.attr)
-    if getter is None or not any(
-        (dotted(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in getter.node.decorator_list
-    ):
+    if getter is None or not _is_property(getter):
         return None
     reason = function_impurity(getter, analysis)
     if reason is None:
         return None
     return f"a branch reads `self.{node.attr}`, a property whose getter {reason.removeprefix('a branch ')}"
+
+
+def _is_property(method: FunctionInfo) -> bool:
+    """Decorated `@property` or `@functools.cached_property`: reading the attribute runs it."""
+    return any(
+        (dotted(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in method.node.decorator_list
+    )
 
 
 _INDEXING_FUNCTIONS = frozenset("gather index_select take take_along_dim embedding embedding_bag one_hot".split())
@@ -474,10 +480,7 @@ def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     constructors = _attribute_constructors(attribute, analysis)
     if constructors is None:  # a method of the class: a property may return a parameter
         getter = analysis.owner.find_method(attribute) if analysis.owner is not None else None
-        decorated = getter is not None and any(
-            (dotted(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in getter.node.decorator_list
-        )
-        return f"self.{attribute}" if decorated else None
+        return f"self.{attribute}" if getter is not None and _is_property(getter) else None
     if not constructors or "?" in constructors:
         if _registered("register_buffer", attribute, analysis) or attribute in ("training",):
             return None
@@ -941,13 +944,10 @@ def _defaults_to_none(name: str, analysis: FunctionAnalysis) -> bool:
             return False
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             return False
-    args = analysis.function.node.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = [
-        *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
-        *zip(args.kwonlyargs, args.kw_defaults),
-    ]
-    return any(a.arg == name and isinstance(d, ast.Constant) and d.value is None for a, d in pairs if d is not None)
+    return any(
+        a.arg == name and isinstance(d, ast.Constant) and d.value is None
+        for a, d in parameters_with_defaults(analysis.function.node.args)
+    )
 
 
 def _foreign_attribute_caveat(node: ast.Attribute, analysis: FunctionAnalysis) -> str | None:

@@ -130,8 +130,13 @@ class FixContext:
 
     @cached_property
     def imported_torch_name(self) -> str | None:
-        """The module-level name bound to the torch module (`torch`, or `th` after `import torch as th`)."""
-        candidates = [name for name, qualname in self.index.imports.items() if qualname == "torch"]
+        """The module-level name bound to the torch module (`torch`, or `th` after `import torch as th`),
+        and bound to nothing else: a helper reads it when it runs, after any later `torch = ...`."""
+        candidates = [
+            name
+            for name, qualname in self.index.imports.items()
+            if qualname == "torch" and name not in self.index.rebound_names
+        ]
         return "torch" if "torch" in candidates else (candidates[0] if candidates else None)
 
     @property
@@ -146,6 +151,14 @@ class FixContext:
             return None
         self.torch_import_requested = True
         return "torch"
+
+    @property
+    def no_torch_name(self) -> str:
+        """Why `torch_name` is None: the reason a rewrite that writes torch is refused."""
+        rebound = [name for name, qualname in self.index.imports.items() if qualname == "torch"]
+        if rebound:
+            return f"`{rebound[0]}` is also bound to something else in this file, so it may not be torch when the rewrite runs"
+        return "`torch` names something else in this file"
 
     def torch_import_edit(self) -> TextEdit:
         """`import torch` after the file's leading imports (after its docstring when it has none)."""

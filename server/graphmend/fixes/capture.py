@@ -51,7 +51,7 @@ def scope_capture(
     `others`: the other sites of the function the setting changes too (it is per entry)."""
     torch_name = ctx.torch_name
     if torch_name is None:
-        return Refusal("torch is not imported as a module in this file")
+        return Refusal(ctx.no_torch_name)
     here = getattr(node, "lineno", 0)
     branch = _deciding_branch(node, analysis)
     if branch is not None:

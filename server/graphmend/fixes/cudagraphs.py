@@ -141,7 +141,7 @@ def where_for_masked_write(assign: ast.Assign, analysis: FunctionAnalysis, ctx: 
         return Refusal(refused)
     torch_name = ctx.torch_name
     if torch_name is None:
-        return Refusal("`torch` names something else in this file")
+        return Refusal(ctx.no_torch_name)
     if not _is_simple(target.slice):
         return Refusal("the mask is not a name or an attribute, so writing it twice would compute it twice")
     mask, source = ctx.segment(target.slice), ctx.segment(value.value)
@@ -391,7 +391,7 @@ def select_for_cond(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext)
             return Refusal(reason)
     torch_name = ctx.torch_name
     if torch_name is None:
-        return Refusal("`torch` names something else in this file")
+        return Refusal(ctx.no_torch_name)
     if isinstance(operands, (ast.Tuple, ast.List)):
         arguments = ", ".join(ctx.segment(e) for e in operands.elts)
     else:

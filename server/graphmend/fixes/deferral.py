@@ -115,7 +115,7 @@ def _constant_keyword(call: ast.Call, name: str, default: str | None) -> str | N
 def plan_message(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext, in_branch: bool = False) -> Plan:
     """The plan for a print, logging or warnings call (raises Refused with the reason)."""
     if ctx.torch_name is None:
-        raise Refused("torch is not imported as a module in this file")
+        raise Refused(ctx.no_torch_name)
     operator = None if in_branch else _plan_operator(call, analysis, ctx)
     if operator is not None:
         operator.reasons.extend(recompiles(call, analysis, ctx))

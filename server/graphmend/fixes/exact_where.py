@@ -40,14 +40,15 @@ ANY_LAYOUT_DOCSTRING = (
     "`if_true if condition else if_false`, as one torch.where where that gives the same values (its strides may "
     "differ), so that torch.compile keeps one graph."
 )
-_STRIDES = (
-    f"{LEVEL}and if_true.stride() == if_false.stride()\n",
-    f"{LEVEL}and (if_true.is_contiguous() or if_true.is_contiguous(memory_format={{torch}}.channels_last))\n",
-)
 
 
 def _body(torch_name: str, strides: bool = True) -> str:
-    layout = "".join(line.replace("{torch}", torch_name) for line in _STRIDES) if strides else ""
+    layout = (
+        f"{LEVEL}and if_true.stride() == if_false.stride()\n"
+        f"{LEVEL}and (if_true.is_contiguous() or if_true.is_contiguous(memory_format={torch_name}.channels_last))\n"
+        if strides
+        else ""
+    )
     return (
         "if (\n"
         f"{LEVEL}isinstance(condition, {torch_name}.Tensor)\n"

@@ -94,7 +94,7 @@ class DataDependentRaise(Rule):
             )
         torch_name = ctx.torch_name
         if torch_name is None:
-            return Refusal("torch is not imported as a module in this file")
+            return Refusal(ctx.no_torch_name)
         reason = impurity(test, analysis, set())
         if reason is not None:
             return Refusal(reason.replace("a branch", "the condition"))

@@ -78,7 +78,7 @@ class ChangingPythonNumber(Rule):
             return Refusal(refusal)
         torch_name = ctx.torch_name
         if torch_name is None:
-            return Refusal("`torch` names something else in this file")
+            return Refusal(ctx.no_torch_name)
         return register_buffer(
             init,
             value,

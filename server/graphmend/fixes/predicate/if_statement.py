@@ -39,7 +39,7 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
         raise Refused("the `if` is not inside a function")
     torch_name = ctx.torch_name
     if torch_name is None:
-        raise Refused("torch is not imported as a module in this file")
+        raise Refused(ctx.no_torch_name)
     following = following_statements(node, function.node)
     split = conditions.split(node.test, analysis)
     site = Site(node, analysis, ctx, function, torch_name, before, following, floating_names(split.static, analysis))

@@ -393,8 +393,9 @@ def _keep_on_module(site: Site, label: str, store: Store) -> None:
     tensor lives in the graph's memory pool and the next replay overwrites it, so the next call
     fails ("accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run":
     Phi-3's longrope `inv_freq`, measured on an H100 with torch 2.11): refused where the code is
-    recorded as CUDA graphs, unsafe elsewhere. Assigned on every call, it holds an inference tensor
-    after a call under `inference_mode`: named unless nothing can notice (`read_only_without_grad`:
+    recorded as CUDA graphs, unsafe elsewhere. Assigned on every call, it holds the call's autograd
+    graph where the branch did not run (the next backward reaches a freed graph: review 8's g07) and
+    an inference tensor after a call under `inference_mode`: named unless nothing can notice (`read_only_without_grad`:
     out of the state dict, read only without grad; a rotary embedding's `inv_freq`)."""
     recorded = site.ctx.cuda_graph_scope(site.analysis.entry)
     if recorded is not None:
@@ -410,9 +411,11 @@ def _keep_on_module(site: Site, label: str, store: Store) -> None:
     if owner is not None and read_only_without_grad(store.attribute, owner, site.ctx.index):
         return
     site.unsafe(
-        f"{label} is assigned on every call, not only when the branch runs: after a call under "
-        "`torch.inference_mode()` it holds an inference tensor, and the module's state then changes (`load_state_dict` "
-        "into it raises)"
+        f"{label} is assigned on every call, not only when the branch runs: where the values stored "
+        "require grad, it holds that call's autograd graph even where the branch did not run, so a later "
+        'call\'s backward reaches into a freed graph ("backward through the graph a second time") or '
+        "keeps every call's graph alive; after a call under `torch.inference_mode()` it holds an "
+        "inference tensor, and the module's state then changes (`load_state_dict` into it raises)"
     )
 
 

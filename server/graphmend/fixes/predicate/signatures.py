@@ -242,6 +242,8 @@ def unproven_finfo(
         for node in walk(tree):
             if isinstance(node, ast.Compare):
                 words = _ordering_words(node, analysis, floating, real)
+            elif isinstance(node, (ast.BinOp, ast.UnaryOp)):
+                words = _bitwise_words(node, analysis)
             elif isinstance(node, ast.Call):
                 words = _finfo_words(node, analysis, floating) or _limited_words(node, analysis, floating, real)
             else:
@@ -292,6 +294,26 @@ def _limited_words(
         f"{' or '.join(sorted(kinds))} tensor (graphmend does not know its dtype): it raises where the caller passes "
         "one, also where the original did not run the branch"
     )
+
+
+_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift, ast.Invert)
+
+
+def _bitwise_words(node: ast.BinOp | ast.UnaryOp, analysis: FunctionAnalysis) -> str | None:
+    """`~m`, `a & b` of a tensor not proven bool: torch computes bitwise operations for bool and
+    integer tensors only, so a floating mask the original never inverted now raises."""
+    if not isinstance(node.op, _BITWISE):
+        return None
+    operands = (node.operand,) if isinstance(node, ast.UnaryOp) else (node.left, node.right)
+    for operand in operands:
+        kind = analysis.kind(operand).present
+        if kind in (Kind.TENSOR, Kind.UNKNOWN, Kind.TENSOR_ON_SOME_PATHS) and not isinstance(operand, ast.Constant):
+            return (
+                f"a branch computes `{ast.unparse(node)}`, which torch computes for bool and integer tensors only "
+                f"(graphmend does not know the dtype of `{ast.unparse(operand)}`): it raises where the caller passes a "
+                "floating one, also where the original did not run the branch"
+            )
+    return None
 
 
 def _ordering_words(

@@ -29,7 +29,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
     conditional: `a if flag and t.any() else b` → `(torch.where(t.any(), a, b) if flag else b)`."""
     torch_name = ctx.torch_name
     if torch_name is None:
-        return Refusal("torch is not imported as a module in this file")
+        return Refusal(ctx.no_torch_name)
     split = conditions.split(node.test, analysis)
     guarded = names_in(split.rest)
     for part in (split.rest, node.body, node.orelse):
