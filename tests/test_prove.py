@@ -130,17 +130,20 @@ def test_prove_and_a_command_come_together(tmp_path: Path, arguments: list[str])
     assert done.returncode == 2 and "--prove needs a command after `--`" in done.stderr
 
 
-def _record_verdict(project: Path, verdict: str) -> None:
-    """A proof record, as `fix --prove` writes one, giving the project's only fix `verdict`."""
+def _record_verdict(project: Path, verdict: str, signed: bool = True) -> None:
+    """A proof record, as `fix --prove` writes one (signed with this user's key, beside its run's
+    folder), giving the project's only fix `verdict`; `signed=False`: as a repository could ship it."""
     from graphmend.prove.candidates import find_candidates
+    from graphmend.signing import signed as signed_record
 
     (candidate,) = find_candidates([project], unsafe=True)
     folder = project / ".graphmend" / "proofs" / "20261128-120000-1"
-    folder.mkdir(parents=True)
+    (folder / "original").mkdir(parents=True)
     fix = {"path": "model.py", "line": candidate.line, "fix_hash": candidate.fix_hash, "verdict": verdict}
-    record = {"command": ["python", "train.py"], "ended": 1.0e9, "processes": 1, "steps": 40, "calls": 40}
+    record: dict = {"command": ["python", "train.py"], "ended": 1.0e9, "processes": 1, "steps": 40, "calls": 40}
     record["fixes"] = [{**fix, "differences": []}]
-    (folder / "proof.json").write_text(json.dumps(record), encoding="utf-8")
+    record["runs"] = [{"folder": "original", "fixes": [], "exit_code": 0, "seconds": 1.0}]
+    (folder / "proof.json").write_text(json.dumps(signed_record(record) if signed else record), encoding="utf-8")
 
 
 def test_check_says_a_fixs_verdict_until_its_function_changes(tmp_path: Path) -> None:
@@ -168,14 +171,19 @@ def test_check_says_a_fixs_verdict_until_its_function_changes(tmp_path: Path) ->
 
 
 def test_apply_proved_fixes_lets_fix_apply_an_unsafe_fix_the_run_proved(tmp_path: Path) -> None:
+    """Only the user's own flag and the user's own (signed) proof: the project's `pyproject.toml`
+    cannot turn it on (issue 68), and `fix` says it did not take it."""
     project = tmp_path / "p"
     shutil.copytree(PROGRAMS / "no_grad_if", project)
     _record_verdict(project, "differs")
     (project / "pyproject.toml").write_text("[tool.graphmend]\napply-proved-fixes = true\n", encoding="utf-8")
-    fix = [sys.executable, "-m", "graphmend", "fix", "--no-cache", "."]
+    fix = [sys.executable, "-m", "graphmend", "fix", "--no-cache", "--apply-proved-fixes", "."]
     assert "Fixed 0 graph breaks" in subprocess.run(fix, cwd=project, capture_output=True, text=True).stdout
     shutil.rmtree(project / ".graphmend")
     _record_verdict(project, "proved")
+    from_the_project = subprocess.run(fix[:-2] + ["."], cwd=project, capture_output=True, text=True)
+    assert "Fixed 0 graph breaks" in from_the_project.stdout
+    assert "`apply-proved-fixes` is not taken from a project's settings" in from_the_project.stderr
     assert "Fixed 1 graph break" in subprocess.run(fix, cwd=project, capture_output=True, text=True).stdout
     assert "torch.where" in (project / "model.py").read_text(encoding="utf-8")
 
@@ -263,7 +271,9 @@ def test_workdir_keeps_each_runs_files_apart(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert sorted(p.parent.name for p in (tmp_path / "work").glob("*/scores.txt")) == ["fixes-1", "original"]
+    folders = sorted(p.parent.name for p in (tmp_path / "work").glob("*/scores.txt"))
+    assert [name.rsplit("-", 1)[-1] for name in folders] == ["1", "original"]  # `<proof>-fixes-1`, `<proof>-original`
+    assert len({name.split("-original")[0].split("-fixes")[0] for name in folders}) == 1  # one proof's fresh folders
     assert not (project / "scores.txt").exists() and "--workdir" not in done.stderr  # (offered only without it)
 
 

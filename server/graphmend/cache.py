@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, untrusted
 from .diagnostics import (
     Applicability,
     Diagnostic,
@@ -31,6 +31,7 @@ from .diagnostics import (
 from .project import ModuleSummary, context_key, summary_from_json, summary_to_json
 from .regions import ProjectContext
 from .settings import Settings
+from .signing import user_salt
 from .source import Position, Range
 
 
@@ -41,6 +42,15 @@ def _code_fingerprint() -> str:
     for source in sorted(Path(__file__).parent.rglob("*.py")):
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
+
+
+MAX_ENTRY_BYTES = 64 << 20  # a cache entry: a larger one is not read
+
+
+@lru_cache(maxsize=1)
+def _salt() -> bytes:
+    """This user's salt in every key (`signing.user_salt`): entries a repository ships never match."""
+    return user_salt()
 
 
 _GITIGNORE = "# Automatically created by graphmend.\n*\n"
@@ -80,6 +90,7 @@ class Cache:
             ).encode(),
             context_key(context).encode() if context is not None else b"",
             data,
+            _salt(),
         )
         for part in parts:
             digest.update(len(part).to_bytes(8, "little"))
@@ -88,8 +99,7 @@ class Cache:
 
     def get(self, key: str) -> list[Diagnostic] | None:
         try:
-            raw = self._file("diagnostics", key).read_text(encoding="utf-8")
-            return [_diagnostic(item) for item in json.loads(raw)]
+            return [_diagnostic(item) for item in self._read("diagnostics", key)]
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing or unreadable: analyse again
 
@@ -98,7 +108,7 @@ class Cache:
 
     def get_summary(self, key: str) -> ModuleSummary | None:
         try:
-            return summary_from_json(json.loads(self._file("summaries", key).read_text(encoding="utf-8")))
+            return summary_from_json(self._read("summaries", key))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
@@ -108,20 +118,43 @@ class Cache:
     def _file(self, kind: str, key: str) -> Path:
         return self.directory / kind / key[:2] / f"{key}.json"
 
+    def _owned(self) -> bool:
+        """No folder of the cache is a link: a repository that ships `.graphmend_cache` as a link
+        would have graphmend read and write wherever it points."""
+        folders = [self.root, self.directory]
+        return not any(os.path.islink(folder) for folder in folders)
+
+    def _read(self, kind: str, key: str) -> Any:
+        target = self._file(kind, key)
+        if not self._owned() or os.path.islink(target.parent.parent) or os.path.islink(target.parent):
+            raise OSError("a linked cache folder")
+        return untrusted.load_json(target, MAX_ENTRY_BYTES)
+
     def _mark(self) -> None:
         """A cache folder ignores itself (a `.gitignore` of `*`, as Ruff's does) and says it is a
-        cache (CACHEDIR.TAG, which backup tools skip): it never shows in `git status`."""
+        cache (CACHEDIR.TAG, which backup tools skip): it never shows in `git status`. Written only
+        where nothing is (no link followed)."""
         self._marked = True
         self.root.mkdir(parents=True, exist_ok=True)
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
-            if not (self.root / name).exists():
-                (self.root / name).write_text(text, encoding="utf-8")
+            try:
+                descriptor = os.open(
+                    self.root / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644
+                )
+            except OSError:
+                continue  # there already (or a link): left as it is
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
 
     def _write(self, target: Path, value: Any) -> None:
         try:
+            if not self._owned():
+                return
             if not self._marked:
                 self._mark()
             target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.islink(target.parent.parent) or os.path.islink(target.parent):
+                return
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 json.dump(value, handle)

@@ -95,6 +95,12 @@ def _add_fix_parser(commands: Any) -> None:
         "--unsafe-fixes", action="store_true", help="also apply fixes marked unsafe (their titles say what may change)"
     )
     fix.add_argument(
+        "--apply-proved-fixes",
+        action="store_true",
+        help="also apply the unsafe fixes `fix --prove` proved on your own run, while the function is the one "
+        "proved (a project's settings cannot turn this on)",
+    )
+    fix.add_argument(
         "--prove",
         action="store_true",
         help="RUN the command after `--` as it is and with the fixes served in its processes, compare the runs, "
@@ -267,6 +273,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["library-paths"] = args.library_path
     if args.no_runs:
         overrides["runs"] = False
+    if getattr(args, "apply_proved_fixes", False):
+        overrides["apply-proved-fixes"] = True
     return overrides
 
 
@@ -348,6 +356,18 @@ def _apply_fixes(args: argparse.Namespace, announce: bool) -> _Fixed | None:
     return done
 
 
+def _say_settings_notes(args: argparse.Namespace) -> None:
+    """What the project's settings said that graphmend did not take (`apply-proved-fixes`), once."""
+    notes: dict[str, None] = {}
+    for path in [Path(p) for p in args.paths][:1] or [Path.cwd()]:
+        try:
+            notes.update(dict.fromkeys(api.settings_for(path).notes))
+        except api.SettingsError:
+            return  # said with the fixes
+    for note in notes:
+        print(f"graphmend: warning: {note}", file=sys.stderr)
+
+
 def _run_fix(args: argparse.Namespace) -> int:
     if _stdin_misused(args) or _missing_paths(args):
         return EXIT_ERROR
@@ -355,6 +375,7 @@ def _run_fix(args: argparse.Namespace) -> int:
         return _run_prove(args)
     if _reads_stdin(args):
         return _fix_stdin(args)
+    _say_settings_notes(args)
     done = _apply_fixes(args, announce=True)
     if done is None:
         return EXIT_ERROR
@@ -405,9 +426,13 @@ def _run_prove(args: argparse.Namespace) -> int:
         for path, (before, after) in outcome.changed.items():
             sys.stdout.writelines(_diff(path, before, after))
     if outcome.record is not None:
-        verb = "Would apply" if args.diff else "Applied"
-        proved = sum(v.verdict == "proved" for v in outcome.proof.verdicts) if outcome.proof else 0
-        print(f"{verb} {plural(proved, 'proved fix')}; record: {api.project_relative(outcome.record, root)}")
+        if args.diff:
+            verdicts = outcome.proof.verdicts if outcome.proof is not None else []
+            shown = [v for v in verdicts if v.verdict == "proved" and v.candidate.path in outcome.changed]
+            said = f"Would apply {plural(len(shown), 'proved fix')}"
+        else:  # what was written: a file edited during the proof keeps its text
+            said = f"Applied {plural(len(outcome.applied), 'proved fix')}"
+        print(f"{said}; record: {api.project_relative(outcome.record, root)}")
     return EXIT_CLEAN
 
 

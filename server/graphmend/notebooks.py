@@ -20,10 +20,12 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+from . import untrusted
 from .diagnostics import Diagnostic, RelatedLocation, TextEdit
 from .source import Position, Range
 
 SUFFIX = ".ipynb"
+MAX_NOTEBOOK_DEPTH = 256  # a notebook's JSON (widget states included) nests far less deep
 # Markers that do not contain "graphmend", so that the suppression scan (which tokenizes a file
 # only when "graphmend" appears in it) costs a notebook nothing.
 _CELL_MARKER = "# <<notebook cell {}>>"
@@ -213,7 +215,7 @@ def read(text: str, verify: bool = True) -> Notebook:
         raise NotebookError("reading a notebook file needs nbformat (`pip install nbformat`)") from None
 
     try:
-        raw = json.loads(text)
+        raw = untrusted.loads(text, MAX_NOTEBOOK_DEPTH, finite=False)
     except ValueError as error:
         raise NotebookError(f"not a notebook: invalid JSON ({error})") from None
     if not isinstance(raw, dict) or "nbformat" not in raw:
@@ -376,7 +378,7 @@ def cell_lines_in_file(text: str) -> list[tuple[int, int] | None]:
     for a cell not laid out so (a source as one string, a one-line array), and no cells at all for
     a file whose "source" keys cannot be matched to its cells (one in metadata, invalid JSON)."""
     try:
-        cells = json.loads(text).get("cells", [])
+        cells = untrusted.loads(text, MAX_NOTEBOOK_DEPTH, finite=False).get("cells", [])
     except (ValueError, AttributeError):
         return []
     arrays = [m for m in _SOURCE_KEY.finditer(text) if m.group(1)]

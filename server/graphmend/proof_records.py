@@ -3,8 +3,10 @@
 A proof record (`.graphmend/proofs/<proof>/proof.json`, written by `prove.records`) keeps each
 fix's verdict under the fix's hash: the text of the function it rewrites and its edits, placed
 relative to that function. A finding whose fix hashes the same has that verdict; once the function's
-text changes the hash does too, and the proof no longer speaks for it (it is stale). Standard
-library only: the checker reads these for every file of a project that has proofs.
+text changes the hash does too, and the proof no longer speaks for it (it is stale). A repository
+can ship records: one counts only when this user's graphmend signed it (`signing`), it is read as
+untrusted (`untrusted`: a regular file, no link, bounded) and the run folders it names are there.
+Standard library only: the checker reads these for every file of a project that has proofs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import Diagnostic, Fix, ProofSeen
+from .signing import signed_by_this_user
+from .untrusted import load_json, real_folder
 
 PROOFS = Path(".graphmend") / "proofs"
 PROVED = "proved"
@@ -88,10 +92,10 @@ def file_verdicts(path: Path) -> tuple[tuple[str, ProofSeen], ...]:
 
     root = project_root(path.parent)
     folder = root / PROOFS
-    if not folder.is_dir():
+    if not (real_folder(folder.parent) and real_folder(folder)):
         return ()
-    files = sorted(folder.glob("*/proof.json"))
-    signature = tuple((str(f), f.stat().st_mtime_ns) for f in files)
+    files = sorted(f for f in folder.glob("*/proof.json") if real_folder(f.parent))
+    signature = tuple((str(f), f.lstat().st_mtime_ns) for f in files)
     known = _READ.get(root)
     if known is None or known[0] != signature:
         known = (signature, _by_file(files))
@@ -114,7 +118,9 @@ def _by_file(files: list[Path]) -> dict[str, dict[str, ProofSeen]]:
     newest: dict[tuple[str, str], ProofSeen] = {}
     for file in files:
         try:
-            record: dict[str, Any] = json.loads(file.read_text(encoding="utf-8"))
+            record = load_json(file)
+            if not isinstance(record, dict) or not signed_by_this_user(record) or not _runs_there(record, file.parent):
+                continue
             ended = float(record["ended"])
             command = " ".join(record["command"])
             for fix in record["fixes"]:
@@ -131,11 +137,28 @@ def _by_file(files: list[Path]) -> dict[str, dict[str, ProofSeen]]:
                 if place not in newest or newest[place].ended < ended:
                     newest[place] = seen
         except (OSError, ValueError, KeyError, TypeError):
-            continue  # a record being written, or from another version
+            continue  # a record being written, or from another version (UntrustedFileError is an OSError)
     by_file: dict[str, dict[str, ProofSeen]] = {}
     for (path, fix_key), seen in newest.items():
         by_file.setdefault(path, {})[fix_key] = seen
     return by_file
+
+
+def _runs_there(record: dict[str, Any], folder: Path) -> bool:
+    """The run folders a record names are in its folder (a proof that ran left them there)."""
+    runs = record.get("runs")
+    return (
+        isinstance(runs, list)
+        and bool(runs)
+        and all(
+            isinstance(run, dict)
+            and isinstance(run.get("folder"), str)
+            and "/" not in run["folder"]
+            and run["folder"] not in ("", ".", "..")
+            and real_folder(folder / run["folder"])
+            for run in runs
+        )
+    )
 
 
 def with_verdicts(

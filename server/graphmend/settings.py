@@ -25,7 +25,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from . import untrusted
+
 DEFAULT_SELECT = ("GM",)
+MAX_SETTINGS_BYTES = 1 << 20  # a pyproject.toml or requirements file: a larger one is not read
 _KNOWN_KEYS = {
     "select": "select",
     "ignore": "ignore",
@@ -143,7 +146,7 @@ def pinned_torch_version(start: Path) -> tuple[int, int] | None:
 
 def _pin_in(path: str) -> tuple[int, int] | None:
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        text = untrusted.read_text(Path(path), MAX_SETTINGS_BYTES)
     except OSError:
         return None
     if not path.endswith(".toml"):
@@ -151,7 +154,7 @@ def _pin_in(path: str) -> tuple[int, int] | None:
     else:
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, RecursionError):
             return None
         project = data.get("project", {}) if isinstance(data.get("project"), dict) else {}
         requirements = [r for r in project.get("dependencies", []) if isinstance(r, str)]
@@ -205,9 +208,12 @@ class Settings:
     # Mark the findings the newest recorded run met (`graphmend record`, `.graphmend/runs/` at the
     # project root) as seen there, with the count; without a run nothing changes.
     runs: bool = True
-    # `fix` and Fix All also apply the unsafe fixes a proof proved on the user's run (`fix --prove`,
-    # `.graphmend/proofs/`), as long as the function's text is the one proved.
+    # `fix` also applies the unsafe fixes a proof proved on the user's run (`fix --prove`,
+    # `.graphmend/proofs/`, signed by this user), as long as the function's text is the one proved.
+    # The user's own choice only (`fix --apply-proved-fixes`): a repository's settings cannot turn it on.
     apply_proved_fixes: bool = False
+    # What the settings file said that graphmend did not take from it, for the user to read.
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def target_torch(self) -> tuple[int, int] | None:
@@ -348,7 +354,7 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = candidate_dir / "pyproject.toml"
         if candidate.is_file():
             try:
-                if "graphmend" in candidate.read_text(encoding="utf-8", errors="replace"):
+                if "graphmend" in untrusted.read_text(candidate, MAX_SETTINGS_BYTES):
                     return candidate
             except OSError:
                 continue
@@ -357,15 +363,24 @@ def find_pyproject(start: Path) -> Path | None:
 
 def load_pyproject(path: Path) -> Settings:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(untrusted.read_bytes(path, MAX_SETTINGS_BYTES).decode("utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise SettingsError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        raise SettingsError(f"{path}: invalid TOML: nested too deeply") from None
     except (OSError, UnicodeDecodeError) as error:
         raise SettingsError(f"{path}: cannot read: {error}") from None
     table = data.get("tool", {}).get("graphmend", {})
     if not isinstance(table, dict):
         raise SettingsError(f"{path}: [tool.graphmend] must be a table")
-    return replace(Settings(**_validate(table, origin=f"{path} [tool.graphmend]")), source=path)
+    values = _validate(table, origin=f"{path} [tool.graphmend]")
+    notes: tuple[str, ...] = ()
+    if values.pop("apply_proved_fixes", False):
+        notes = (
+            f"{path}: `apply-proved-fixes` is not taken from a project's settings (a repository could ship it with "
+            "a proof of its own); pass `graphmend fix --apply-proved-fixes` to apply the fixes your runs proved",
+        )
+    return replace(Settings(**values), source=path, notes=notes)
 
 
 # The one settings cache every front reads through: per folder, the settings and the stamps

@@ -48,7 +48,6 @@ function settings(): GraphmendSettings {
     cudaGraphs: config.get<"auto" | "always" | "never" | null>("cudaGraphs", null),
     torchVersion: config.get<string | null>("torchVersion", null),
     moduleBases: config.get<string[]>("moduleBases", []),
-    applyProvedFixes: config.get<boolean | null>("applyProvedFixes", null),
     index: config.get<boolean>("index", true),
     closedFiles: config.get<boolean>("closedFiles", false),
   };

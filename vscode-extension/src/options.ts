@@ -12,7 +12,6 @@ export interface GraphmendSettings {
   cudaGraphs: "auto" | "always" | "never" | null;
   torchVersion: string | null;
   moduleBases: string[];
-  applyProvedFixes: boolean | null;
   index: boolean;
   closedFiles: boolean;
 }
@@ -30,6 +29,5 @@ export function serverOptions(settings: GraphmendSettings): { graphmend: Record<
   if (settings.cudaGraphs !== null) graphmend.cudaGraphs = settings.cudaGraphs;
   if (settings.torchVersion !== null) graphmend.torchVersion = settings.torchVersion;
   if (settings.moduleBases.length > 0) graphmend.moduleBases = settings.moduleBases;
-  if (settings.applyProvedFixes !== null) graphmend.applyProvedFixes = settings.applyProvedFixes;
   return { graphmend };
 }

@@ -77,7 +77,7 @@ def _quick_fix(
         title=f"graphmend: {fix.title}" + (f" ({'; '.join(said)})" if said else ""),
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[lsp_diagnostic],
-        is_preferred=fix.applicability is Applicability.SAFE or (proof is not None and proof.verdict == "proved"),
+        is_preferred=fix.applicability is Applicability.SAFE,  # a proved unsafe fix is offered, never preferred
         data={"uri": uri, "version": result.version, "index": index},
     )
     return action if ls.client_supports.lazy_code_actions else _resolve(ls, action)

@@ -47,7 +47,7 @@ async def apply_all_fixes(ls: GraphmendServer, *arguments: Any) -> dict[str, Any
     if uri is None or result is None:
         return _report(ls, FixAllReport(), notify)
     fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=unsafe)
-    report = FixAllReport.of(result.diagnostics, unsafe, fixed.error, proved_applied=result.settings.apply_proved_fixes)
+    report = FixAllReport.of(result.diagnostics, unsafe, fixed.error)
     if fixed.error is None and fixed.fixed != result.text:
         edit = whole_document_edit(
             uri, result, fixed.fixed, ls.workspace.position_codec, ls.client_supports.versioned_edits
@@ -91,20 +91,14 @@ class FixAllReport:
     error: str | None = None
 
     @classmethod
-    def of(
-        cls, diagnostics: Sequence[Diagnostic], unsafe: bool, error: str | None = None, proved_applied: bool = False
-    ) -> FixAllReport:
-        """`proved_applied`: the `apply-proved-fixes` setting: unsafe fixes proved on the user's run
-        were applied, not left."""
+    def of(cls, diagnostics: Sequence[Diagnostic], unsafe: bool, error: str | None = None) -> FixAllReport:
         left = (
             ()
             if unsafe
             else tuple(
                 UnsafeFix(d.range.start.line + 1, d.fix)
                 for d in diagnostics
-                if d.fix is not None
-                and d.fix.applicability is Applicability.UNSAFE
-                and not (proved_applied and d.data.proof is not None and d.data.proof.verdict == "proved")
+                if d.fix is not None and d.fix.applicability is Applicability.UNSAFE
             )
         )
         return cls(unsafe_left=left, without_fix=sum(d.fix is None for d in diagnostics), unsafe=unsafe, error=error)

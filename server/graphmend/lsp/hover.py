@@ -4,6 +4,7 @@ Dynamo's own words for the break and its page."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from lsprotocol import types
 
@@ -54,7 +55,8 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     there is no fix, come last."""
     rule = RULES_BY_CODE[diagnostic.code]
     fix = diagnostic.fix
-    data = diagnostic.data
+    data = _plain_values(diagnostic.data)
+    diagnostic = replace(diagnostic, data=data)
     below: list[str] = []
     if fix is not None:
         parts = [f"**Fix ({fix.applicability.value}):** {fix.title}"]
@@ -86,7 +88,7 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
     if data.nested is not None:
         why += " " + NESTED_BREAK
     parts += ["", why]
-    link = f": [{diagnostic.reason_id}]({diagnostic.url})" if diagnostic.url else ""
+    link = _LINK if diagnostic.url else ""
     if is_recorded(diagnostic.code):
         parts += [
             "",
@@ -96,7 +98,48 @@ def hover_text(diagnostic: Diagnostic, lines: list[str]) -> str:
         parts += ["", f"Dynamo logs it as *{rule.reason}*{link}"]
     if below:
         parts += ["", *below]
-    return "\n".join(parts)
+    return _inert("\n".join(parts)).replace(_LINK, f": [{diagnostic.reason_id}]({diagnostic.url})")
+
+
+# Where Dynamo's page is linked: the one link a hover makes, put in after `_inert`.
+_LINK = "\0link\0"
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#+!|~])")
+_LINK_SYNTAX = re.compile(r"\]\(|<(?=[A-Za-z][A-Za-z0-9+.-]{1,31}:)")
+
+
+def _plain_values(data: FindingData) -> FindingData:
+    """`data` with what came from a run's or a proof's file (Dynamo's words, a guard, the proved
+    command and its differences; a repository can ship those files) made plain text in Markdown:
+    no image fetched, no link of the file's choosing."""
+    proof = data.proof
+    if proof is not None:
+        proof = replace(
+            proof,
+            command=_in_code(proof.command),
+            differences=tuple(_escaped(d) for d in proof.differences),
+        )
+    return replace(
+        data,
+        dynamo=_escaped(data.dynamo) if data.dynamo is not None else None,
+        guard=_in_code(data.guard) if data.guard is not None else None,
+        proof=proof,
+    )
+
+
+def _escaped(text: str) -> str:
+    """`text` shown as it is in Markdown: each character Markdown reads escaped, lines joined."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(text.split()))
+
+
+def _in_code(text: str) -> str:
+    """`text` for a code span: no backtick to close it, on one line."""
+    return " ".join(text.replace("`", "'").split())
+
+
+def _inert(text: str) -> str:
+    """No link or image in what graphmend writes from the source (a string literal quoted in a
+    hazard): `](` and `<scheme:` are broken wherever they occur, in code spans too."""
+    return _LINK_SYNTAX.sub(lambda m: "] (" if m.group(0) == "](" else "< ", text)
 
 
 def _what_to_do(action: str, data: FindingData) -> str:

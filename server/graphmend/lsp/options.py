@@ -32,8 +32,12 @@ _SETTING_KEYS = {
     "cuda-graphs": "cuda-graphs",
     "torchVersion": "torch-version",
     "torch-version": "torch-version",
-    "applyProvedFixes": "apply-proved-fixes",
-    "apply-proved-fixes": "apply-proved-fixes",
+}
+# Settings an editor may still send that the server no longer reads, and why.
+_RETIRED = {
+    key: f"settings: `{key}` is not read in the editor (ignored): Fix All applies safe fixes only, and a fix "
+    "proved on your run is its own quick fix; `graphmend fix --apply-proved-fixes` applies them all"
+    for key in ("applyProvedFixes", "apply-proved-fixes")
 }
 _SERVER_KEYS = {
     "run",
@@ -116,6 +120,8 @@ def parse_options(raw: Any) -> EditorOptions:
                 switches[key] = value
             else:
                 problems.append(f"settings: `{key}` must be true or false, not {value!r}")
+        elif key in _RETIRED:
+            problems.append(_RETIRED[key])
         elif key not in _SERVER_KEYS:
             problems.append(f"settings: unknown setting `{key}` (ignored)")
     return EditorOptions(overrides, run, debounce, idle, tuple(problems), switches["index"], switches["closedFiles"])

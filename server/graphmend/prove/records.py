@@ -1,5 +1,6 @@
 """Write a proof's record, `.graphmend/proofs/<proof>/proof.json`: what the proof ran and each fix's
-verdict, under the fix's hash (`proof_records` reads them back for `check` and the editor)."""
+verdict, under the fix's hash, signed with this user's key (`proof_records` reads them back for
+`check` and the editor, and counts only what this user's graphmend signed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from pathlib import Path
 
 from ..proof_records import project_relative
+from ..signing import signed
 from .session import Proof, graphs, recompiles
 
 SCHEMA = 1
@@ -62,5 +64,5 @@ def write_record(proof: Proof, root: Path, applied: set[str]) -> Path:
         ],
     }
     path = proof.folder / "proof.json"
-    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(signed(record), indent=1) + "\n", encoding="utf-8")
     return path

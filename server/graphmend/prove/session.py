@@ -14,10 +14,12 @@ input (read once, given to every run; a terminal gives none).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from ..files import decode_source, read_bytes
 from ..proof_records import DIFFERS, NOT_EXERCISED, PROOFS, PROVED
-from ..record.runner import BOOT, LIBRARY
+from ..record.runner import BOOT, LIBRARY, POSIX, forwarding, in_own_group
 from ..record.runs import Run, read_run
 from ..record.trace import GRAPH_BREAK, RECOMPILE
 from ..reporting import plural
@@ -138,24 +140,34 @@ class Prover:
         env["GRAPHMEND_PROVE_PLAN"] = str((folder / "plan.json").resolve())
         env.setdefault("PYTHONHASHSEED", "0")
         cwd = None
-        if self.workdir is not None:
-            cwd = self.workdir / name
-            cwd.mkdir(parents=True, exist_ok=True)
+        if self.workdir is not None:  # a fresh folder per run, never one an earlier proof left
+            cwd = self.workdir / f"{self.folder.name}-{name}"
+            cwd.mkdir(parents=True)
         started = time.monotonic()
+        received: list[int] = []
         with open(folder / "stdout.txt", "wb") as out, open(folder / "stderr.txt", "wb") as err:
             try:
-                process = subprocess.Popen(
-                    self.command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=out, stderr=err
+                process = subprocess.Popen(  # noqa: PLW1509  (in a group of its own, as `record` runs it)
+                    self.command,
+                    env=env,
+                    cwd=cwd,
+                    stdin=subprocess.PIPE,
+                    stdout=out,
+                    stderr=err,
+                    preexec_fn=in_own_group() if POSIX else None,
                 )
             except OSError:
                 if not self.runs:  # nothing ran: no proof to keep
                     shutil.rmtree(self.folder, ignore_errors=True)
                 raise
-            try:
-                process.communicate(self.stdin)
-            except KeyboardInterrupt:
-                process.wait()
-                raise
+            with forwarding(process.pid, received) if POSIX else contextlib.nullcontext():
+                try:
+                    process.communicate(self.stdin)
+                except KeyboardInterrupt:  # not forwarded (off the main thread): the command ends its way
+                    received.append(signal.SIGINT)
+                    process.wait()
+        if received:  # the user stopped the proof: no verdict rests on a run cut short
+            raise KeyboardInterrupt if received[0] == signal.SIGINT else SystemExit(128 + received[0])
         seconds = time.monotonic() - started
         (folder / "run.json").write_text(
             json.dumps({"argv": self.command, "exit_code": process.returncode, "seconds": seconds}), encoding="utf-8"

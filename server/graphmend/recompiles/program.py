@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +15,7 @@ from ..regions import CompiledRegions, Entry
 from ..semantics import ClassInfo, FunctionInfo, ModuleIndex
 
 Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+_WORD = re.compile(r"\w+")
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
@@ -122,8 +124,13 @@ class Program:
     def calls_on_lines(self, words: frozenset[str]) -> list[ast.Call]:
         """The calls of the scopes that span a line holding one of `words` (from the scopes' call
         lists the compiled regions keep): a superset of the calls of those names, without a walk of
-        every function of a large file."""
-        return self._calls_spanning([n for n, line in enumerate(self.lines, 1) if any(word in line for word in words)])
+        every function of a large file). Lines are matched by their words, once each: a file of
+        thousands of compiled functions asks for thousands of names (issue 68)."""
+        if all(word.isidentifier() for word in words):
+            found = [n for n, line in enumerate(self.lines, 1) if not words.isdisjoint(_WORD.findall(line))]
+        else:
+            found = [n for n, line in enumerate(self.lines, 1) if any(word in line for word in words)]
+        return self._calls_spanning(found)
 
     def _calls_spanning(self, numbers: list[int]) -> list[ast.Call]:
         """The calls of the module's body and of the functions that span one of the sorted lines."""

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from .. import untrusted
+from .log import MAX_SOURCE
 from .runs import FileRun, Placement, Run, complete_runs, current_line, placed, project_root, read_run
 
 
@@ -137,17 +139,23 @@ def run_status(start: Path, texts: Mapping[str, str] | None = None) -> RunStatus
         return None
     events = stale = 0
     for path, placements in recorded.by_file.items():
-        text = texts[path] if texts is not None and path in texts else read_text(path)
+        text = texts[path] if texts is not None and path in texts else read_text(path, recorded.root)
         gone = len(placements) if text is None else found_in(placements, text)[1]
         events += len(placements)
         stale += gone
     return RunStatus(recorded.run.path, recorded.recorded_at, events, stale, recorded.run.torch, len(recorded.runs))
 
 
-def read_text(path: str) -> str | None:
-    """A file's text as the run's lines are looked for in it (None: unreadable)."""
+def read_text(path: str, root: Path) -> str | None:
+    """A file's text as the run's lines are looked for in it (None: unreadable). The path comes
+    from a run's file, which a repository can ship: only a regular file in the project is read,
+    without blocking and at most `MAX_SOURCE` bytes (a FIFO there would stop the server)."""
+    real = os.path.realpath(path)
+    top = os.path.realpath(root)
+    if not real.startswith(top.rstrip(os.sep) + os.sep):
+        return None
     try:
-        return Path(path).read_bytes().decode("utf-8")
+        return untrusted.read_bytes(Path(real), MAX_SOURCE).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -48,14 +48,14 @@ def record_command(command: list[str], run: Path | None = None, root: Path | Non
     started = time.time()
     terminal = _terminal_fd() if POSIX else None
     try:
-        process = subprocess.Popen(command, env=env, preexec_fn=_in_child(terminal) if POSIX else None)  # noqa: PLW1509
+        process = subprocess.Popen(command, env=env, preexec_fn=in_own_group(terminal) if POSIX else None)  # noqa: PLW1509
     except OSError as error:
         finish_run(run, command, started, None, f"cannot start the command: {error.strerror or error}")
         raise
     if not POSIX:
         code = _wait(process)
     else:
-        with _forwarding(process.pid), _terminal(terminal, process.pid):
+        with forwarding(process.pid), _terminal(terminal, process.pid):
             code = _wait(process)
     finish_run(run, command, started, code)
     return code, run
@@ -75,10 +75,13 @@ def _wait(process: subprocess.Popen[bytes]) -> int:
 
 
 @contextlib.contextmanager
-def _forwarding(pid: int) -> Iterator[None]:
-    """Signals sent to graphmend, passed to the command's process group while it runs."""
+def forwarding(pid: int, received: list[int] | None = None) -> Iterator[None]:
+    """Signals sent to graphmend, passed to the command's process group while it runs (and noted
+    in `received`, for a caller that stops after the command ends)."""
 
     def forward(number: int, _frame: object) -> None:
+        if received is not None:
+            received.append(number)
         with contextlib.suppress(OSError):
             os.killpg(pid, number)
 
@@ -125,7 +128,7 @@ def _terminal_fd() -> int | None:
         return None
 
 
-def _in_child(terminal: int | None) -> Callable[[], None]:
+def in_own_group(terminal: int | None = None) -> Callable[[], None]:
     """What the command's process does before it starts: make a process group of its own, end with
     SIGTERM when graphmend dies (Linux), and take the terminal itself, as a shell's job does, so
     that it never reads from it before graphmend has handed it over."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
+from .. import untrusted
 from .log import content_hash
 from .trace import MAX_LINE
 
@@ -146,6 +147,7 @@ def _number(value: object) -> bool:
 
 KINDS = ("graph_break", "recompile", "compile_failure", "cudagraph_skip")
 MAX_RECORD_LINE = 1 << 20  # a longer line of a run's file is skipped: no event is that large
+MAX_RUN_FILE = 256 << 20  # no more of one process's file is read
 
 
 def _text(value: object, limit: int = 4096) -> str | None:
@@ -197,16 +199,11 @@ def _event(item: dict[str, Any]) -> RecordedEvent | None:
 
 
 def _lines(file: Path) -> Iterator[str]:
-    """A run's file line by line (streamed), a line too long to be an event's as an empty one (no
-    event: counted as skipped); nothing from a file that is not a regular file (a FIFO, a device)."""
-    try:
-        if not stat.S_ISREG(file.lstat().st_mode):
-            return
-        with open(file, "rb") as lines:
-            for raw in lines:
-                yield raw.decode("utf-8", "replace") if len(raw) <= MAX_RECORD_LINE else ""
-    except OSError:
-        return
+    """A run's file line by line (streamed, `untrusted.lines`), a line too long to be an event's as
+    an empty one (no event: counted as skipped); nothing from a file that is not a regular file (a
+    FIFO, a device) or is a link."""
+    for raw in untrusted.lines(file, MAX_RECORD_LINE, MAX_RUN_FILE):
+        yield raw.decode("utf-8", "replace")
 
 
 def read_run(path: Path) -> Run:
@@ -219,8 +216,8 @@ def read_run(path: Path) -> Run:
     for file in sorted(path.glob("process-*.jsonl")):
         for line in _lines(file):
             try:
-                item = json.loads(line)
-            except ValueError:
+                item = untrusted.loads(line)
+            except ValueError:  # deeply nested or non-finite JSON too (issue 68)
                 item = None
             if not isinstance(item, dict):
                 skipped += 1
@@ -242,9 +239,9 @@ def read_run(path: Path) -> Run:
                 known.processes.add(file.name)
     ended = None
     try:
-        raw = json.loads((path / "run.json").read_text(encoding="utf-8"))
+        raw = untrusted.load_json(path / "run.json")
         ended = raw if isinstance(raw, dict) else None
-    except (OSError, ValueError):
+    except OSError:
         pass
     return Run(path, _merge_collapsed(list(events.values())), headers, ended, compiles, skipped, frozenset(compiled))
 
@@ -293,19 +290,25 @@ def _merge_collapsed(events: list[RecordedEvent]) -> list[RecordedEvent]:
 
 def complete_runs(root: Path, limit: int) -> list[tuple[Path, int]]:
     """The newest `limit` complete runs under `root` (their run.json is written last, when the
-    command ended), newest first, each with its run.json's modification time (ns)."""
+    command ended), newest first, each with its run.json's modification time (ns). No link is
+    followed: a repository's `.graphmend/runs` linking to a folder elsewhere is no run of the user's."""
+    if not (untrusted.real_folder(root / RUNS.parent) and untrusted.real_folder(root / RUNS)):
+        return []
     try:
         names = sorted(
-            (e.name for e in os.scandir(root / RUNS) if e.is_dir() and not e.name.startswith(".")), reverse=True
+            (e.name for e in os.scandir(root / RUNS) if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")),
+            reverse=True,
         )
     except OSError:
         return []
     found = []
     for name in names:
         try:
-            found.append((root / RUNS / name, (root / RUNS / name / "run.json").stat().st_mtime_ns))
+            info = (root / RUNS / name / "run.json").lstat()
         except OSError:
             continue
+        if stat.S_ISREG(info.st_mode):
+            found.append((root / RUNS / name, info.st_mtime_ns))
         if len(found) == limit:
             break
     return found

@@ -133,7 +133,7 @@ def recompile_reasons(payload: str, compile_id: str) -> Event:
     if payload.startswith("["):
         try:
             reasons = [str(r) for r in json.loads(payload)] or [payload]
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     return _recompile(reasons[0], compile_id)
 

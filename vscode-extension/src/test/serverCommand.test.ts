@@ -48,7 +48,7 @@ test("the probe asks for the version instead of starting the stdio server", () =
 });
 
 test("server options carry only what the user set", () => {
-  const defaults = { maxFileSizeKb: null, assumeTraining: null, assumeDtypes: [], layerSkip: null, cudaGraphs: null, torchVersion: null, moduleBases: [], applyProvedFixes: null, index: true, closedFiles: false };
+  const defaults = { maxFileSizeKb: null, assumeTraining: null, assumeDtypes: [], layerSkip: null, cudaGraphs: null, torchVersion: null, moduleBases: [], index: true, closedFiles: false };
   assert.deepEqual(serverOptions({ select: [], ignore: [], run: "onType", moduleForwardIsCompiled: null, ...defaults }), {
     graphmend: { run: "onType", index: true, closedFiles: false },
   });
@@ -56,13 +56,13 @@ test("server options carry only what the user set", () => {
     serverOptions({
       select: ["GM1"], ignore: ["GM3"], run: "onSave", moduleForwardIsCompiled: false, maxFileSizeKb: 0,
       assumeTraining: false, assumeDtypes: ["bfloat16"], layerSkip: "cond", cudaGraphs: "always", index: false, closedFiles: true,
-      torchVersion: "2.10", moduleBases: ["mylib.layers.Block"], applyProvedFixes: true,
+      torchVersion: "2.10", moduleBases: ["mylib.layers.Block"],
     }),
     {
       graphmend: {
         run: "onSave", index: false, closedFiles: true, select: ["GM1"], ignore: ["GM3"], moduleForwardIsCompiled: false,
         maxFileSizeKb: 0, assumeTraining: false, assumeDtypes: ["bfloat16"], layerSkip: "cond", cudaGraphs: "always",
-        torchVersion: "2.10", moduleBases: ["mylib.layers.Block"], applyProvedFixes: true,
+        torchVersion: "2.10", moduleBases: ["mylib.layers.Block"],
       },
     },
   );

@@ -1,0 +1,273 @@
+"""A hostile repository (issue 68): the user clones it and runs `graphmend check` / `fix`, or opens it
+in the editor. What it ships (proof records, settings, run files, a cache, links, FIFOs, JSON of any
+shape) never makes graphmend apply an unsafe fix, hang, fill memory, read outside the project, or
+write through a link; a proof counts only when this user's graphmend signed it. Each check runs
+`graphmend` in a process of its own with an audit hook on `open` and its peak memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from graphmend import untrusted
+from graphmend.signing import signed, signed_by_this_user
+
+PROGRAM = ROOT / "tests" / "prove_programs" / "no_grad_if"
+OUTSIDE = ("/etc/passwd", "/etc/hosts", "/dev/zero")
+_AUDITED = textwrap.dedent(
+    """
+    import sys
+    opened = []
+    sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
+    from graphmend.cli import main
+    code = main(sys.argv[1:])
+    print("OPENED", repr(opened), file=sys.stderr)
+    peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    print("PEAK_KB", peak, file=sys.stderr)
+    sys.exit(code)
+    """
+)
+
+
+def _graphmend(project: Path, *arguments: str) -> subprocess.CompletedProcess:
+    """`graphmend ARGUMENTS` in `project`, audited; a hang fails the test instead of stopping it."""
+    return subprocess.run(
+        [sys.executable, "-c", _AUDITED, *arguments], cwd=project, capture_output=True, text=True, timeout=120
+    )
+
+
+def _opened(done: subprocess.CompletedProcess) -> list[str]:
+    line = next(line for line in done.stderr.splitlines() if line.startswith("OPENED "))
+    return eval(line.removeprefix("OPENED "))  # noqa: S307  (our own repr of a list of str)
+
+
+def _peak_mb(done: subprocess.CompletedProcess) -> float:
+    line = next(line for line in done.stderr.splitlines() if line.startswith("PEAK_KB "))
+    return int(line.split()[1]) / 1024
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "cloned"
+    shutil.copytree(PROGRAM, root)
+    return root
+
+
+def _proof(project: Path, verdict: str = "proved", sign: bool = True, run_folder: bool = True) -> Path:
+    """A proof record for the project's one fix, as a repository could ship it (`sign=False`) or
+    as this user's `fix --prove` writes it."""
+    from graphmend.prove.candidates import find_candidates
+
+    (candidate,) = find_candidates([project], unsafe=True)
+    folder = project / ".graphmend" / "proofs" / "20261207-120000-1"
+    folder.mkdir(parents=True, exist_ok=True)
+    if run_folder:
+        (folder / "original").mkdir(exist_ok=True)
+    record = {
+        "command": ["python", "train.py"],
+        "ended": 1.0e9,
+        "processes": 1,
+        "steps": 40,
+        "calls": 40,
+        "runs": [{"folder": "original", "fixes": [], "exit_code": 0, "seconds": 1.0}],
+        "fixes": [
+            {"path": "model.py", "line": candidate.line, "fix_hash": candidate.fix_hash, "verdict": verdict}
+            | {"differences": []}
+        ],
+    }
+    (folder / "proof.json").write_text(json.dumps(signed(record) if sign else record), encoding="utf-8")
+    return folder / "proof.json"
+
+
+def _verdict(project: Path) -> str | None:
+    from graphmend.pipelines import check_source
+
+    model = project / "model.py"
+    (finding,) = check_source(model.read_text(encoding="utf-8"), model)
+    return finding.data.proof.verdict if finding.data.proof is not None else None
+
+
+# ---------------------------------------------------------------------------------------- proofs
+def test_a_shipped_proof_and_setting_apply_no_unsafe_fix(project: Path) -> None:
+    """The high one: an unsigned proof plus `apply-proved-fixes = true` in the repository's
+    pyproject.toml. Plain `fix` applies nothing, says it ignored the setting, and `check` shows no
+    verdict; even with the user's own flag the forged proof counts for nothing."""
+    _proof(project, sign=False)
+    with open(project / "pyproject.toml", "a", encoding="utf-8") as settings:
+        settings.write("\n[tool.graphmend]\napply-proved-fixes = true\n")
+    before = (project / "model.py").read_text(encoding="utf-8")
+    done = _graphmend(project, "fix", "--no-cache", ".")
+    assert "Fixed 0 graph breaks" in done.stdout, done.stdout + done.stderr
+    assert "`apply-proved-fixes` is not taken from a project's settings" in done.stderr
+    flagged = _graphmend(project, "fix", "--no-cache", "--apply-proved-fixes", ".")
+    assert "Fixed 0 graph breaks" in flagged.stdout
+    assert (project / "model.py").read_text(encoding="utf-8") == before
+    assert _verdict(project) is None
+    check = _graphmend(project, "check", "--no-cache", ".")
+    assert "proved on your run" not in check.stdout
+
+
+def test_a_proof_counts_only_signed_by_this_user_whole_and_beside_its_runs(project: Path) -> None:
+    path = _proof(project)
+    assert _verdict(project) == "proved"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record["fixes"][0]["verdict"] = "proved"
+    record["steps"] = 4000  # any change to what was signed
+    path.write_text(json.dumps(record), encoding="utf-8")
+    assert not signed_by_this_user(record) and _verdict(project) is None
+    shutil.rmtree(project / ".graphmend")
+    _proof(project, run_folder=False)  # signed, but no run left its folder: not a proof that ran
+    assert _verdict(project) is None
+
+
+@pytest.mark.parametrize("ended", ["1e400", "NaN", "-Infinity"])
+def test_a_record_with_a_number_out_of_range_is_ignored_and_json_stays_json(project: Path, ended: str) -> None:
+    path = _proof(project)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('"ended": 1000000000.0', f'"ended": {ended}'), encoding="utf-8")
+    done = _graphmend(project, "check", "--no-cache", "--output-format", "json", ".")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    json.loads(done.stdout, parse_constant=lambda constant: pytest.fail(f"{constant} in the JSON output"))
+
+
+# --------------------------------------------------------------------------- run and proof files
+@pytest.mark.parametrize("name", ["proof", "run"])
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "/etc/passwd"])
+def test_a_fifo_or_a_link_as_a_record_is_not_read(project: Path, name: str, kind: str) -> None:
+    """A FIFO would block `check` forever; a link to /dev/zero would fill memory; a link to
+    /etc/passwd would be opened."""
+    if name == "proof":
+        target = _proof(project)
+    else:
+        run = project / ".graphmend" / "runs" / "20261207-120000-1"
+        run.mkdir(parents=True)
+        (run / "process-1.jsonl").write_text("", encoding="utf-8")
+        target = run / "run.json"
+    target.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(kind)
+    done = _graphmend(project, "check", "--no-cache", ".")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not [p for p in _opened(done) if p in OUTSIDE or p == str(target)], _opened(done)
+    assert _peak_mb(done) < 300
+
+
+def test_one_deeply_nested_json_line_costs_only_itself(project: Path) -> None:
+    """A run file, a proof and a notebook each holding JSON nested 100,000 deep: `check` reports the
+    project's findings as without them (RecursionError once ended the whole run)."""
+    deep = "[" * 100_000 + "]" * 100_000
+    run = project / ".graphmend" / "runs" / "20261207-120000-1"
+    run.mkdir(parents=True)
+    (run / "process-1.jsonl").write_text(deep + "\n", encoding="utf-8")
+    (run / "run.json").write_text(deep, encoding="utf-8")
+    proofs = project / ".graphmend" / "proofs" / "x"
+    (proofs / "original").mkdir(parents=True)
+    (proofs / "proof.json").write_text(deep, encoding="utf-8")
+    (project / "deep.ipynb").write_text('{"nbformat": 4, "cells": ' + deep + "}", encoding="utf-8")
+    done = _graphmend(project, "check", "--no-cache", "--output-format", "json", ".")
+    assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+    assert {finding["path"] for finding in json.loads(done.stdout)} == {"model.py"}
+    with pytest.raises(ValueError):
+        untrusted.loads(deep)
+
+
+def test_a_run_naming_files_outside_the_project_reads_none_of_them(project: Path) -> None:
+    """runStatus looks for each event's line in its file: only a regular file in the project."""
+    from graphmend.record.newest import read_text
+
+    assert read_text("/etc/passwd", project) is None
+    os.mkfifo(project / "fifo.py")
+    assert read_text(str(project / "fifo.py"), project) is None  # without blocking
+    assert read_text(str(project / "model.py"), project) is not None
+
+
+# ------------------------------------------------------------------------------ cache and links
+def test_a_linked_cache_folder_is_neither_read_nor_written(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".graphmend_cache").symlink_to(elsewhere)
+    done = _graphmend(project, "check", ".")
+    assert done.returncode == 1, done.stderr
+    assert list(elsewhere.iterdir()) == []  # no CACHEDIR.TAG, .gitignore or entry written through the link
+
+
+def test_a_planted_cache_entry_hides_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every key carries this user's salt: an entry planted under a key a repository can compute
+    (from the file, its path in CI, the settings and graphmend's version) is never looked up."""
+    from graphmend import cache
+    from graphmend.settings import Settings
+
+    store = cache.Cache(project / ".graphmend_cache")
+    model = project / "model.py"
+    salted = store.key(model, model.read_bytes(), Settings(), None)
+    monkeypatch.setattr(cache, "_salt", lambda: b"")
+    assert cache.user_salt() and store.key(model, model.read_bytes(), Settings(), None) != salted
+
+
+# ------------------------------------------------------------------------------------ the editor
+def test_hover_text_from_a_run_or_a_proof_is_plain_markdown() -> None:
+    """A run's reason or a proof's command cannot fetch an image or make a link in the hover."""
+    from dataclasses import replace
+
+    from graphmend.api import check_source
+    from graphmend.diagnostics import ProofSeen
+    from graphmend.lsp.hover import hover_text
+
+    text = (PROGRAM / "model.py").read_text(encoding="utf-8")
+    (finding,) = check_source(text, PROGRAM / "model.py")
+    image = "![x](https://attacker.example/pixel.png) [click](https://attacker.example)"
+    proof = ProofSeen("differs", f"python `x` {image}", 1, 3, 3, 1.0e9, (image,))
+    data = replace(finding.data, dynamo=image, proof=proof, guard=f"`{image}")
+    shown = hover_text(replace(finding, data=data), text.splitlines())
+    assert "](https://attacker" not in shown and "<https://attacker" not in shown
+    assert shown.count("](") == (1 if finding.url else 0)  # Dynamo's page, the one link
+
+
+def test_an_editor_cannot_turn_on_applying_proved_fixes() -> None:
+    from graphmend.lsp.options import parse_options
+
+    options = parse_options({"graphmend": {"applyProvedFixes": True}})
+    assert "apply-proved-fixes" not in options.overrides
+    assert any("applyProvedFixes" in problem for problem in options.problems)
+
+
+# ------------------------------------------------------------------------------- fix --prove's run
+def test_prove_owns_its_command_as_record_does(project: Path) -> None:
+    """SIGTERM to `graphmend fix --prove` reaches the command (its own process group), graphmend
+    exits 128 + 15 once it has ended, and no orphan is left; nothing is applied."""
+    import signal
+    import time
+
+    (project / "train.py").write_text(
+        "import os, time\nopen('started', 'w').write(str(os.getpid()))\ntime.sleep(120)\n", encoding="utf-8"
+    )
+    before = (project / "model.py").read_text(encoding="utf-8")
+    proving = subprocess.Popen(
+        [sys.executable, "-m", "graphmend", "fix", "--prove", "--unsafe-fixes", "--", sys.executable, "train.py"],
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(600):
+        if (project / "started").exists() and (project / "started").read_text():
+            break
+        time.sleep(0.1)
+    command = int((project / "started").read_text())
+    proving.send_signal(signal.SIGTERM)
+    assert proving.wait(timeout=60) == 128 + signal.SIGTERM
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(command, 0)  # ended with graphmend, not left running
+    assert (project / "model.py").read_text(encoding="utf-8") == before
