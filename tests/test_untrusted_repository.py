@@ -271,3 +271,26 @@ def test_prove_owns_its_command_as_record_does(project: Path) -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(command, 0)  # ended with graphmend, not left running
     assert (project / "model.py").read_text(encoding="utf-8") == before
+
+
+# ------------------------------------------------------------------------------ settings and roots
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs to give a file to another user")
+def test_settings_and_records_another_user_planted_above_are_not_the_users_project(tmp_path: Path) -> None:
+    """A folder of scripts with no pyproject.toml or .git, in a shared folder where another user
+    planted `pyproject.toml` (turning every rule off) one level up: neither is the user's (as git
+    refuses a repository another user owns), so the scripts are checked with the defaults."""
+    from graphmend.record.runs import project_root
+
+    shared = tmp_path / "shared"
+    scripts = shared / "mine"
+    shutil.copytree(PROGRAM, scripts)
+    (scripts / "pyproject.toml").unlink()
+    planted = shared / "pyproject.toml"
+    planted.write_text('[tool.graphmend]\nignore = ["GM"]\n', encoding="utf-8")
+    os.chown(planted, 4242, 4242)
+    assert project_root(scripts) == scripts.resolve()
+    done = _graphmend(scripts, "check", "--no-cache", ".")
+    assert done.returncode == 1, done.stdout + done.stderr  # the finding is reported
+    os.chown(planted, os.getuid(), os.getgid())
+    assert project_root(scripts) == shared.resolve()  # the user's own file one level up is theirs
+    assert _graphmend(scripts, "check", "--no-cache", ".").returncode == 0

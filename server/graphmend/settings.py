@@ -134,7 +134,7 @@ def pinned_torch_version(start: Path) -> tuple[int, int] | None:
     requirements.txt: the nearest folder holding either decides. A range is no pin: None."""
     directory = start if start.is_dir() else start.parent
     for folder in [directory, *directory.parents]:
-        present = [folder / name for name in _PIN_FILES if (folder / name).is_file()]
+        present = [folder / name for name in _PIN_FILES if (folder / name).is_file() and untrusted.ours(folder / name)]
         if present:
             for path in present:
                 version = _pin_in(str(path))
@@ -352,7 +352,7 @@ def find_pyproject(start: Path) -> Path | None:
     directory = start if start.is_dir() else start.parent
     for candidate_dir in [directory, *directory.parents]:
         candidate = candidate_dir / "pyproject.toml"
-        if candidate.is_file():
+        if candidate.is_file() and untrusted.ours(candidate):  # not another user's, planted above
             try:
                 if "graphmend" in untrusted.read_text(candidate, MAX_SETTINGS_BYTES):
                     return candidate

@@ -151,3 +151,14 @@ def real_folder(path: Path) -> bool:
         return stat.S_ISDIR(os.lstat(path).st_mode)
     except OSError:
         return False
+
+
+def ours(path: Path) -> bool:
+    """`path` exists and belongs to the user running graphmend, as git requires of a repository it
+    reads settings from: a `pyproject.toml` or a `.graphmend` another user planted in a shared
+    folder above the user's (`/tmp`) is not the user's project. True where there are no owners."""
+    try:
+        owner = os.lstat(path).st_uid
+    except OSError:
+        return False
+    return not hasattr(os, "getuid") or owner == os.getuid()

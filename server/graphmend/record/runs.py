@@ -34,11 +34,13 @@ def library_roots() -> tuple[Path, ...]:
 
 
 def project_root(start: Path) -> Path:
-    """The nearest folder at or above `start` with a pyproject.toml or .git, else `start`."""
+    """The nearest folder at or above `start` with a pyproject.toml or .git of the user's own
+    (`untrusted.ours`: not one another user planted in a shared folder above), else `start`."""
     start = start.resolve()
     for folder in [start, *start.parents]:
-        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
-            return folder
+        for marker in (folder / "pyproject.toml", folder / ".git"):
+            if marker.exists() and untrusted.ours(marker) and (marker.name == ".git" or marker.is_file()):
+                return folder
     return start
 
 
