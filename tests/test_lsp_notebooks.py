@@ -20,7 +20,7 @@ def gate(x, **options):
     if x.sum() > 0:
         y = x * 2
     else:
-        y = x - 1
+        y = x + 1
     print("gated")
     return y"""
 RUN = "%time out = gate(torch.ones(3))"
@@ -236,7 +236,7 @@ async def test_hover_in_a_cell(client: LanguageClient, tmp_path: Path) -> None:
     assert nothing is None
 
 
-HELPER = "def helper(x):\n    if x.sum() > 0:\n        return x + 1\n    return x - 1\n\n\ndef apply(fn, x):\n    return fn(x)"
+HELPER = "def helper(x):\n    if x.sum() > 0:\n        return x + 1\n    return x * 0.5\n\n\ndef apply(fn, x):\n    return fn(x)"
 
 
 async def test_a_run_recorded_in_the_kernel_shows_on_its_cell(client: LanguageClient, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ MODEL = """class Gate(nn.Module):
         if x.sum() > 0:
             y = x * 2
         else:
-            y = x - 1
+            y = x + 1
         logger.info("gated")
         return y"""
 COMPILE = "model = torch.compile(Gate(), backend=COUNTER)\nout = [model(torch.ones(3)), model(-torch.ones(3))]"

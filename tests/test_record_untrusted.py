@@ -11,9 +11,9 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
+import audited
 import pytest
 
 from graphmend import api
@@ -62,38 +62,8 @@ def _hostile_trace(folder: Path) -> None:
 
 
 def _import(project: Path, trace: Path, *extra: str) -> subprocess.CompletedProcess:
-    """`record --import-trace` in a process that reports each file it opens (an audit hook) and its peak
-    memory (VmHWM, this process's own: `ru_maxrss` would count the pytest worker it was forked from)."""
-    script = textwrap.dedent(
-        """
-        import sys
-        opened = []
-        sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
-        from graphmend.cli import main
-        code = main(sys.argv[1:])
-        print("OPENED", repr(opened), file=sys.stderr)
-        peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-        print("PEAK_KB", peak, file=sys.stderr)
-        sys.exit(code)
-        """
-    )
-    return subprocess.run(
-        [sys.executable, "-c", script, "record", "--import-trace", str(trace), *extra],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-
-
-def _opened(done: subprocess.CompletedProcess) -> list[str]:
-    line = next(line for line in done.stderr.splitlines() if line.startswith("OPENED "))
-    return eval(line.removeprefix("OPENED "))  # noqa: S307  (our own repr of a list of str)
-
-
-def _peak_mb(done: subprocess.CompletedProcess) -> float:
-    line = next(line for line in done.stderr.splitlines() if line.startswith("PEAK_KB "))
-    return int(line.split()[1]) / 1024
+    """`record --import-trace` in an audited process of its own (`audited.graphmend`)."""
+    return audited.graphmend(project, "record", "--import-trace", str(trace), *extra)
 
 
 @pytest.fixture
@@ -109,7 +79,7 @@ def test_a_hostile_trace_reads_nothing_outside_and_neither_crashes_nor_hangs(pro
     done = _import(project, tmp_path / "trace", "--output-format", "sarif")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    opened = _opened(done)
+    opened = audited.opened(done)
     assert not [p for p in opened if p in OUTSIDE or p.endswith("fifo.log")], opened
     (run,) = (project / ".graphmend" / "runs").iterdir()
     written = "".join(p.read_text() for p in run.glob("process-*.jsonl"))
@@ -143,7 +113,7 @@ def test_a_500_mb_trace_is_streamed_in_little_memory(project: Path, tmp_path: Pa
     done = _import(project, trace, "--output-format", "json")
     assert done.returncode == 0, done.stderr
     assert sorted(e["location"]["line"] for e in json.loads(done.stdout)) == [2, 3]
-    assert _peak_mb(done) < 200, _peak_mb(done)
+    assert audited.peak_mb(done) < 200, audited.peak_mb(done)
 
 
 def _run_folder(project: Path, lines: list[object]) -> Path:

@@ -11,9 +11,9 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
+import audited
 import pytest
 from conftest import ROOT
 
@@ -22,36 +22,10 @@ from graphmend.signing import signed, signed_by_this_user
 
 PROGRAM = ROOT / "tests" / "prove_programs" / "no_grad_if"
 OUTSIDE = ("/etc/passwd", "/etc/hosts", "/dev/zero")
-_AUDITED = textwrap.dedent(
-    """
-    import sys
-    opened = []
-    sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == "open" else None)
-    from graphmend.cli import main
-    code = main(sys.argv[1:])
-    print("OPENED", repr(opened), file=sys.stderr)
-    peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-    print("PEAK_KB", peak, file=sys.stderr)
-    sys.exit(code)
-    """
-)
 
 
 def _graphmend(project: Path, *arguments: str) -> subprocess.CompletedProcess:
-    """`graphmend ARGUMENTS` in `project`, audited; a hang fails the test instead of stopping it."""
-    return subprocess.run(
-        [sys.executable, "-c", _AUDITED, *arguments], cwd=project, capture_output=True, text=True, timeout=120
-    )
-
-
-def _opened(done: subprocess.CompletedProcess) -> list[str]:
-    line = next(line for line in done.stderr.splitlines() if line.startswith("OPENED "))
-    return eval(line.removeprefix("OPENED "))  # noqa: S307  (our own repr of a list of str)
-
-
-def _peak_mb(done: subprocess.CompletedProcess) -> float:
-    line = next(line for line in done.stderr.splitlines() if line.startswith("PEAK_KB "))
-    return int(line.split()[1]) / 1024
+    return audited.graphmend(project, *arguments, timeout=120)
 
 
 @pytest.fixture
@@ -160,8 +134,8 @@ def test_a_fifo_or_a_link_as_a_record_is_not_read(project: Path, name: str, kind
     done = _graphmend(project, "check", "--no-cache", ".")
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
-    assert not [p for p in _opened(done) if p in OUTSIDE or p == str(target)], _opened(done)
-    assert _peak_mb(done) < 300
+    assert not [p for p in audited.opened(done) if p in OUTSIDE or p == str(target)], audited.opened(done)
+    assert audited.peak_mb(done) < 300
 
 
 def test_one_deeply_nested_json_line_costs_only_itself(project: Path) -> None:

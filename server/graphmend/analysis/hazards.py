@@ -18,6 +18,7 @@ it does not). Otherwise the fix names the hazard, or is refused when the operati
 from __future__ import annotations
 
 import ast
+import math
 import weakref
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..semantics import walk
 from . import known_ops
-from .purity import assigned_once
+from .purity import assigned_once, names_in
 from .shapes import FLOATING
 
 # Operations defined (finite, with a finite derivative) at 1 but not everywhere: roots, logarithms,
@@ -41,6 +42,8 @@ _TENSOR_PAIR = frozenset("maximum minimum fmax fmin".split())
 # Reductions with no value for nothing: they raise on an empty tensor (`x.max()` where the guard
 # was `x.sum() > 0`, which an empty `x` fails); `torch.max(a, b)` is elementwise and does not.
 _NO_EMPTY = frozenset("max min amax amin argmax argmin kthvalue median nanmedian mode".split())
+# Tensor attributes that are None until autograd sets them (review 9: `x.grad * 2` in the branch not taken).
+_MAYBE_NONE = frozenset({"grad", "grad_fn"})
 # Operations that raise on values a guard may exclude (a singular or non-positive-definite matrix).
 _RAISING = frozenset(
     "inv cholesky cholesky_ex solve solve_triangular lu_factor matrix_power tensorinv tensorsolve".split()
@@ -65,6 +68,8 @@ class Hazard:
     # a derivative that is inf or NaN at some value (`torch.sin` at inf, a product of two tensors): the
     # fix is unsafe, this named (`known_ops.FINITE_BACKWARD`)
     unbounded: str | None = None
+    # torch has no derivative for it (`//`): named, beside the shield it may also get
+    no_derivative: str | None = None
     # the operation is torch's (a torch function, a tensor method, or an operator with a tensor
     # operand), so an operand of unknown kind is a tensor or a number torch takes as a 0-d one
     on_tensors: bool = False
@@ -90,13 +95,31 @@ class Hazard:
         )
 
 
+def _assigned_values(name: str, analysis: FunctionAnalysis) -> list[ast.expr]:
+    """Every value the analysed function binds `name` to, when each binding is `name = value`
+    (empty for a parameter, or a name some other form binds: a loop, an unpacking, `+=`)."""
+    function = analysis.function
+    if function is None or name in {a.arg for a in ast.walk(function.node.args) if isinstance(a, ast.arg)}:
+        return []
+    values: list[ast.expr] = []
+    for node in walk(function.node):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            values.append(node)  # a binding; matched to its assignment below
+    found: list[ast.expr] = []
+    for node in walk(function.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id == name:
+                found.append(node.value)
+    return found if len(found) == len(values) else []
+
+
 def _not_bool(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
     """`expr` is provably not a bool tensor: arithmetic with a Python number (a bool tensor and a
     number give int64 or floating), a function whose result is floating, or a name the function
-    assigns once to such a value."""
+    assigns only such values (by plain assignments: `y = x * 3`, then `y = y - 1`)."""
     if isinstance(expr, ast.Name) and expr.id not in seen:
-        value = assigned_once(expr.id, analysis)
-        return value is not None and _not_bool(value, analysis, seen | {expr.id})
+        values = _assigned_values(expr.id, analysis)
+        return bool(values) and all(_not_bool(value, analysis, seen | {expr.id}) for value in values)
     if isinstance(expr, ast.BinOp):
         return any(
             (isinstance(side, ast.Constant) and type(side.value) in (int, float)) or analysis.kind(side) is Kind.PYTHON
@@ -105,7 +128,8 @@ def _not_bool(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] =
     if isinstance(expr, ast.Call):
         qualname = analysis.qualified_name(expr.func)
         name = (qualname or "").rsplit(".", 1)[-1] or (expr.func.attr if isinstance(expr.func, ast.Attribute) else "")
-        return name in _FLOATING_RESULTS
+        # floating results, or an operation torch refuses a bool tensor (`torch.relu(x)`: no bool result)
+        return name in _FLOATING_RESULTS or (qualname is not None and "bool" in known_ops.dtype_limited(qualname))
     return False
 
 
@@ -129,7 +153,8 @@ def _bool_subtraction(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | N
             side, analysis
         )
 
-    if not any(tensor(side) for side in sides) or not all(may_be_bool(side) for side in sides):
+    # torch refuses `-` with any bool tensor operand, whatever the other one is (`mask - 1`, review 9)
+    if not any(tensor(side) and may_be_bool(side) for side in sides):
         return None
     if all(bool_tensor(side) or isinstance(side, ast.Constant) for side in sides):
         return Hazard(node, "`-`", None, None, raises="a branch subtracts two bool values (`-`), which raises")
@@ -138,8 +163,8 @@ def _bool_subtraction(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | N
         "`-`",
         None,
         None,
-        may_raise=f"a branch computes `{ast.unparse(node)}`, whose dtypes graphmend does not know: if both are bool, "
-        "`-` raises, and the rewrite runs that branch on every call",
+        may_raise=f"a branch computes `{ast.unparse(node)}`, whose dtypes graphmend does not know: with a bool "
+        "tensor, `-` raises, and the rewrite runs that branch on every call",
     )
 
 
@@ -162,11 +187,54 @@ def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
         )
         if hazard is not None:
             found.append(hazard)
+        if isinstance(node, ast.BinOp):
+            mismatch = _callers_shapes(node, analysis)
+            if mismatch is not None:
+                found.append(mismatch)
     return found
 
 
+def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | None:
+    """`x + b` of two tensors the caller passes (parameters, or computed from different ones): their
+    shapes may broadcast only where the branch runs (an empty `b` as "no bias"), so run on every call
+    it raises where the original did not (review 9)."""
+    if analysis.function is None or isinstance(node.op, (ast.MatMult, ast.Pow, ast.LShift, ast.RShift)):
+        return None
+    parameters = {a.arg for a in (*analysis.function.node.args.args, *analysis.function.node.args.kwonlyargs)}
+    sides = []
+    for side in (node.left, node.right):
+        kind = analysis.kind(side)
+        if not (kind.is_tensor or kind is Kind.UNKNOWN) or isinstance(side, ast.Constant):
+            return None
+        sides.append(names_in(side) & parameters - {"self"})
+    if not all(sides) or sides[0] == sides[1]:
+        return None
+    return _raising(
+        node,
+        f"`{_SYMBOLS.get(type(node.op), 'an operator')}`",
+        f"a branch computes `{ast.unparse(node)}` of tensors the caller passes, whose shapes graphmend does not know "
+        "to broadcast: where they do not (a sentinel of another shape the condition excluded), it raises, and the "
+        "rewrite computes it on every call",
+    )
+
+
+_SYMBOLS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+}
+
+
 # A function's first hazardous operation (its text), by module and function: judged once each.
-_CALLEE_HAZARDS: weakref.WeakKeyDictionary[ModuleFacts, dict[int, str | None]] = weakref.WeakKeyDictionary()
+_CALLEE_HAZARDS: weakref.WeakKeyDictionary[ModuleFacts, dict[int, tuple[str, bool] | None]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _in_callee(call: ast.Call, analysis: FunctionAnalysis) -> Hazard | None:
@@ -190,18 +258,19 @@ def _in_callee(call: ast.Call, analysis: FunctionAnalysis) -> Hazard | None:
             key=lambda h: (h.may_raise is not None, h.unshielded is not None, h.unbounded is not None, h.overflow),
             default=None,
         )
-        known[key] = None if first is None else first.operation
-    operation = known[key]
-    if operation is None:
+        known[key] = None if first is None else (first.operation, first.may_raise is not None)
+    found_first = known[key]
+    if found_first is None:
         return None
+    operation, raising = found_first
+    effect = "may raise" if raising else "may give inf or NaN (and NaN gradients)"
     return Hazard(
         call,
         f"`{callee.name}`",
         None,
         None,
-        unshielded=f"a branch calls `{callee.name}`, whose {operation} may give inf or NaN (and NaN gradients) on "
-        "values the condition excluded: the rewrite shields operations in the branch itself, not inside a function "
-        "it calls",
+        unshielded=f"a branch calls `{callee.name}`, whose {operation} {effect} on values the condition excluded: "
+        "the rewrite shields operations in the branch itself, not inside a function it calls",
     )
 
 
@@ -306,6 +375,10 @@ _DIVISIONS: dict[type[ast.operator], str] = {ast.Div: "/", ast.FloorDiv: "//", a
 
 
 def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
+    if isinstance(node, ast.Assign):
+        return unpacking(node)
+    if isinstance(node, ast.Attribute):
+        return _attribute_hazard(node, analysis)
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Sub):
             subtraction = _bool_subtraction(node, analysis)
@@ -313,23 +386,13 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
                 return subtraction
         kinds = (analysis.kind(node.left), analysis.kind(node.right))
         if not any(k.is_tensor for k in kinds):
-            symbol = _DIVISIONS.get(type(node.op))
-            if symbol is not None and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
-                # `y / y` of values not known to be tensors nor numbers: a tensor's NaN, or a number's
-                # ZeroDivisionError, on the values a guard excluded; `//` and `%` raise for an integer
-                # tensor's zero too (issue 67, review 6)
-                return Hazard(node, f"`{symbol}`", None, None)
-            if symbol is not None and not _nonzero_literal(node.right):
-                return _raising(  # numbers: `x.shape[0] / x.shape[1]` of an empty tensor, which `x.sum() > 0` excluded
-                    node,
-                    f"`{symbol}`",
-                    f"a branch computes `{ast.unparse(node)}`, which raises ZeroDivisionError where "
-                    f"`{ast.unparse(node.right)}` is 0, and the rewrite computes it on every call",
-                )
-            return None  # Python arithmetic (a number at trace time)
+            return _python_arithmetic(node, kinds)
         symbol = _DIVISIONS.get(type(node.op))
+        underived = _no_derivative(node, "`//`") if isinstance(node.op, ast.FloorDiv) else None
         if symbol is not None and not _nonzero_literal(node.right):
-            return Hazard(node, f"`{symbol}`", node.right, "1", on_tensors=True)
+            return Hazard(node, f"`{symbol}`", node.right, "1", on_tensors=True, no_derivative=underived)
+        if underived is not None:
+            return _raising(node, "`//`", underived)
         if isinstance(node.op, ast.Pow) and not _polynomial_exponent(node.right):
             return Hazard(node, "`**`", node.left, "1", on_tensors=True)
         return _overflowing_operand(node, analysis)
@@ -382,8 +445,89 @@ def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
         or _empty_reduction(node, operation, name, operands)
         or _view_hazard(node, operation, name, operands)
         or _empty_reshape(node, operation, name, operands)
+        or _unfitting_fill(node, operation, name, operands)
         or _function_hazard(node, operation, name, operands)
     )
+
+
+def unpacking(node: ast.Assign) -> Hazard | None:
+    """`h, w = x.shape[-2:]`, `a, b = x.unbind(0)`: unpacking raises ValueError where the number
+    of values differs (a tensor of another rank or size, which may never have reached the branch);
+    a literal tuple of as many values cannot (review 9)."""
+    value = node.value
+    for target in node.targets:
+        if not isinstance(target, (ast.Tuple, ast.List)):
+            continue
+        if (
+            isinstance(value, (ast.Tuple, ast.List))
+            and not any(isinstance(e, ast.Starred) for e in value.elts)
+            and len(value.elts) == len(target.elts)
+        ):
+            continue
+        return _raising(
+            value,
+            "unpacking",
+            f"a branch unpacks `{ast.unparse(target)} = {ast.unparse(value)}`, which raises ValueError where the "
+            "number of values differs (a tensor of another rank or size), and the rewrite runs it on every call",
+        )
+    return None
+
+
+def _no_derivative(node: ast.expr, operation: str) -> str:
+    """Why a floor division the rewrite runs on every call changes training: torch has no
+    derivative for it (review 9: `x // 2` where `x` requires grad)."""
+    return (
+        f"a branch computes `{ast.unparse(node)}`: torch has no derivative for {operation}, so where an operand "
+        'requires grad, backward raises ("derivative for aten::floor_divide is not implemented"), also where '
+        "the original did not run the branch"
+    )
+
+
+def _python_arithmetic(node: ast.BinOp, kinds: tuple[Kind, Kind]) -> Hazard | None:
+    """Arithmetic with no operand known to be a tensor: a number's ZeroDivisionError or
+    OverflowError on the values a guard excluded, or, of operands of unknown kind, a tensor's NaN."""
+    symbol = _DIVISIONS.get(type(node.op))
+    if symbol is not None and Kind.UNKNOWN in kinds and not _nonzero_literal(node.right):
+        # `y / y` of values not known to be tensors nor numbers: a tensor's NaN, or a number's
+        # ZeroDivisionError, on the values a guard excluded; `//` and `%` raise for an integer
+        # tensor's zero too (issue 67, review 6)
+        return Hazard(node, f"`{symbol}`", None, None)
+    if symbol is not None and not _nonzero_literal(node.right):
+        return _raising(  # numbers: `x.shape[0] / x.shape[1]` of an empty tensor, which `x.sum() > 0` excluded
+            node,
+            f"`{symbol}`",
+            f"a branch computes `{ast.unparse(node)}`, which raises ZeroDivisionError where "
+            f"`{ast.unparse(node.right)}` is 0, and the rewrite computes it on every call",
+        )
+    if isinstance(node.op, ast.Pow) and not all(isinstance(side, ast.Constant) for side in (node.left, node.right)):
+        return _raising(  # numbers: `n ** -1` of a 0, `1.5 ** n` of a large `n` (review 9)
+            node,
+            "`**`",
+            f"a branch computes `{ast.unparse(node)}`, which raises ZeroDivisionError for 0 to a negative power "
+            "and OverflowError past a float's range (or, of a tensor, may give inf or NaN), and the rewrite "
+            "computes it on every call",
+        )
+    return None  # Python arithmetic (a number at trace time)
+
+
+def _attribute_hazard(node: ast.Attribute, analysis: FunctionAnalysis) -> Hazard | None:
+    """`x.imag` of a tensor that may be real, `x.grad` that may be None: read on every call after
+    the rewrite (review 9)."""
+    if isinstance(node, ast.Attribute) and node.attr == "imag" and analysis.kind(node.value).is_tensor:
+        return _raising(
+            node,
+            "`.imag`",
+            f"a branch reads `{ast.unparse(node)}`, which raises for a tensor that is not complex (graphmend does not "
+            "know its dtype), and the rewrite runs the branch on every call",
+        )
+    if isinstance(node, ast.Attribute) and node.attr in _MAYBE_NONE and isinstance(node.ctx, ast.Load):
+        return _raising(
+            node,
+            f"`.{node.attr}`",
+            f"a branch reads `{ast.unparse(node)}`, which is None where no backward has filled it (or after "
+            "`zero_grad()`): using it raises TypeError, and the rewrite runs the branch on every call",
+        )
+    return None
 
 
 def _raising(node: ast.expr, operation: str, words: str) -> Hazard:
@@ -488,11 +632,19 @@ def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast
     """`x.reshape(x.size(0), -1)`: with a size that may be 0 beside the -1 to infer, it raises for a
     tensor of no elements ("the unspecified dimension size -1 can be any value"), which a condition
     like `x.sum() > 0` excludes."""
-    if name not in ("view", "reshape") or len(operands) < 2:
+    if name not in ("view", "reshape", "unflatten") or len(operands) < 2:
         return None
-    sizes = operands[1:]
+    sizes = operands[2:] if name == "unflatten" else operands[1:]
     if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
         sizes = list(sizes[0].elts)
+    fixed = [size for size in sizes if (_literal(size) or 0) > 1]
+    if fixed:  # `x.unflatten(0, (2, -1))` of a dimension of 3 (review 9)
+        return _raising(
+            node,
+            operation,
+            f"a branch calls {operation} with the fixed size {ast.unparse(fixed[0])}: where the tensor's size does not "
+            "fit it, it raises, and the rewrite calls it on every call",
+        )
     if not any(_literal(size) == -1 for size in sizes) or all(_literal(size) not in (None, 0) for size in sizes):
         return None
     return _raising(
@@ -501,6 +653,53 @@ def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast
         f"a branch calls {operation} with -1 beside a size graphmend does not know is not 0: for a tensor "
         "of no elements it raises, and the rewrite calls it on every call",
     )
+
+
+_FILLS = frozenset({"masked_fill", "fill", "index_fill", "full_like", "new_full"})
+_HALF_MAX = 65504.0
+
+
+def _unfitting_fill(node: ast.Call, operation: str, name: str, operands: list[ast.expr]) -> Hazard | None:
+    """`s.masked_fill(m, -1e9)`: a fill value past half precision's range raises for a float16
+    tensor, and inf or NaN for an integer one ("value cannot be converted ... without overflow"),
+    where the original may never have filled it (review 9)."""
+    if name not in _FILLS or not operands:
+        return None
+    value = _fill_literal(operands[-1])
+    if value is None or (math.isfinite(value) and abs(value) <= _HALF_MAX):
+        return None
+    return _raising(
+        node,
+        operation,
+        f"a branch calls {operation} with {ast.unparse(operands[-1])}, which torch cannot convert to a float16 (past "
+        "its range) or an integer tensor (inf, NaN) without overflow: it raises for one, also where the original "
+        "did not run the branch",
+    )
+
+
+def _fill_literal(expr: ast.expr) -> float | None:
+    """A number written as one: `-1e9`, `float("-inf")`, `-float("inf")`, `math.inf`."""
+    sign = 1.0
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        sign = -1.0 if isinstance(expr.op, ast.USub) else 1.0
+        expr = expr.operand
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return sign * float(expr.value)
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "float"
+        and len(expr.args) == 1
+        and isinstance(expr.args[0], ast.Constant)
+        and isinstance(expr.args[0].value, str)
+    ):
+        try:
+            return sign * float(expr.args[0].value)
+        except ValueError:
+            return None
+    if isinstance(expr, ast.Attribute) and expr.attr in ("inf", "nan") and isinstance(expr.value, ast.Name):
+        return sign * float(expr.attr)
+    return None
 
 
 def _is_dtype(expr: ast.expr) -> bool:
@@ -531,11 +730,10 @@ def _function_hazard(node: ast.Call, operation: str, name: str, operands: list[a
     if not operands:
         return None
     if name in _DIVISORS:
-        return (
-            Hazard(node, operation, operands[1], "1", on_tensors=True)
-            if len(operands) > 1 and not _nonzero_literal(operands[1])
-            else None
-        )
+        underived = _no_derivative(node, operation) if name == "floor_divide" else None
+        if len(operands) > 1 and not _nonzero_literal(operands[1]):
+            return Hazard(node, operation, operands[1], "1", on_tensors=True, no_derivative=underived)
+        return _raising(node, operation, underived) if underived is not None else None
     if name == "pow":
         return (
             Hazard(node, operation, operands[0], "1", on_tensors=True)

@@ -232,3 +232,76 @@ def _stores(node: ast.AST | None, name: str) -> bool:
     return node is not None and any(
         isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk(node)
     )
+
+
+def unbound_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.stmt, read: ast.Module) -> list[str]:
+    """The names `read` loads that are locals of `function` and not bound on every path to `stmt`
+    (`z` assigned only under a Python `if`, in a loop's body, or deleted): a rewrite that evaluates
+    `read` on every call raises UnboundLocalError where the original did not read them (review 9)."""
+    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    parameters |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    stored = {n.id for n in walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    wanted = sorted(exposed_reads(read) & stored - parameters)
+    return [name for name in wanted if not _bound_before(function, stmt, name)]
+
+
+def exposed_reads(read: ast.Module) -> set[str]:
+    """The names `read`'s statements load before they bind them themselves (`clamp_value` bound,
+    then read, in transformers' fp16 clamp, is none)."""
+    exposed: set[str] = set()
+    bound: set[str] = set()
+    for stmt in read.body:
+        exposed |= {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - bound
+        stored = {n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        bound |= {name for name in stored if _binds_surely(stmt, name)}
+    return exposed
+
+
+def _bound_before(function: ast.AST, stmt: ast.stmt, name: str) -> bool:
+    """`name` is bound on every path from the function's start to `stmt`, and not deleted."""
+    current: ast.AST = stmt
+    while current is not function:
+        found = locate(function, current)  # type: ignore[arg-type]
+        if found is None:
+            return False
+        holder, block, index = found
+        deleted = any(isinstance(n, ast.Delete) and _deletes(n, name) for s in block[:index] for n in walk(s))
+        if deleted:
+            return False
+        if any(_binds_surely(s, name) for s in block[:index]):
+            return True
+        if isinstance(holder, (ast.For, ast.AsyncFor)) and block is holder.body and name in _bound_names(holder.target):
+            return True
+        current = holder
+    return False
+
+
+def _deletes(node: ast.Delete, name: str) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+
+
+def _binds_surely(stmt: ast.stmt, name: str) -> bool:
+    """Running `stmt` (to its end) binds `name` whatever path it takes inside."""
+    if isinstance(stmt, ast.Assign):
+        return any(name in _bound_names(t) for t in stmt.targets)
+    if isinstance(stmt, ast.AnnAssign):
+        return stmt.value is not None and name in _bound_names(stmt.target)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return stmt.name == name
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".", 1)[0]) == name for a in stmt.names)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return any(i.optional_vars is not None and name in _bound_names(i.optional_vars) for i in stmt.items) or any(
+            _binds_surely(s, name) for s in stmt.body
+        )
+    if isinstance(stmt, ast.If):
+        return any(_binds_surely(s, name) for s in stmt.body) and any(_binds_surely(s, name) for s in stmt.orelse)
+    return False
+
+
+def unbound_words(name: str) -> str:
+    """The hazard of reading, on every call, a local some path to the `if` leaves unbound."""
+    return (
+        f"`{name}` is not bound on every path to the `if` (assigned under a condition, in a loop, or deleted): "
+        "the rewrite reads it on every call, raising UnboundLocalError where the original did not run the branch"
+    )

@@ -6,7 +6,8 @@ device it returns something neither path returned (`a` float16 and `b` float32 g
 both), and a condition of several elements selects element by element where `if c:` raised.
 Its result is laid out by its inputs, so it keeps a path's strides only where both paths share them
 and are dense (issue 67, review 7: the else path's `z + 1` came back with the if path's transposed
-strides). Which of these happens is rarely decidable from source (the dtype of a layer's output under
+strides), and it takes strided tensors only (review 9: a sparse CSR, nested or quantized tensor,
+which have no strides or sizes to compare, is left to the `if`). Which of these happens is rarely decidable from source (the dtype of a layer's output under
 autocast, the shape a mask broadcasts to), so a fix whose values graphmend cannot prove alike
 calls a helper that checks them while Dynamo traces: shapes, dtypes, devices and strides are fixed
 in the graph (guarded), so the check costs nothing at run time and the selection stays in the graph
@@ -54,6 +55,8 @@ def _body(torch_name: str, strides: bool = True) -> str:
         f"{LEVEL}isinstance(condition, {torch_name}.Tensor)\n"
         f"{LEVEL}and isinstance(if_true, {torch_name}.Tensor)\n"
         f"{LEVEL}and isinstance(if_false, {torch_name}.Tensor)\n"
+        f"{LEVEL}and if_true.layout == if_false.layout == {torch_name}.strided\n"
+        f"{LEVEL}and not (if_true.is_nested or if_false.is_nested or if_true.is_quantized or if_false.is_quantized)\n"
         f"{LEVEL}and condition.dtype == {torch_name}.bool\n"
         f"{LEVEL}and condition.numel() == 1\n"
         f"{LEVEL}and condition.dim() <= if_true.dim()\n"

@@ -380,13 +380,23 @@ def stale_site(call: ast.Call, analysis: FunctionAnalysis) -> list[tuple[ast.exp
     if len(call.args) <= first:
         return []
     wanted: list[tuple[ast.expr, int | str]] = [(call.args[first], call.lineno)]
-    if takes_function and len(call.args) > first + 1:
+    if takes_function and len(call.args) > first + 1 and not _in_nested_code(call, analysis.function.node):
         wanted.append((call.args[first + 1], analysis.function.node.name))
     return [
         (argument, str(value) if isinstance(value, int) else literal(value))
         for argument, value in wanted
         if isinstance(argument, ast.Constant) and argument.value != value
     ]
+
+
+_NESTED_CODE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _in_nested_code(call: ast.Call, function: ast.AST) -> bool:
+    """`call` sits in a lambda or a comprehension of `function`: the name Python records there is
+    `<lambda>`, `<listcomp>` (3.11) or the function's (3.12 inlines comprehensions), so no function
+    name is the call's own on every Python (review 9)."""
+    return any(isinstance(node, _NESTED_CODE) and any(n is call for n in ast.walk(node)) for node in ast.walk(function))
 
 
 @once_per_module  # asked for every message call of a file: walking its functions each time is quadratic

@@ -26,22 +26,43 @@ from ..analysis.purity import draws_random
 from ..diagnostics import Applicability, Fix
 from ..inference import FunctionAnalysis
 from ..semantics import walk
+from ..torch_api import IS_COMPILING_FUNCTIONS
 
 
 def random_moved_into_graph(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
-    """The hazard when the break at `node` sits in a loop of a function that draws random numbers
-    (the frame ran eagerly and will compile), else None."""
+    """The hazard when the break at `node` sits where Dynamo cannot resume after it (a loop, a
+    `try`, a `with`: it ran the frame eagerly, which will compile) in a function that draws random
+    numbers or asks whether it is compiling, else None."""
     function = analysis.function
-    if function is None or not loop_nodes(function.node, node):
+    where = _eager_frame(node, function.node) if function is not None else None
+    if function is None or where is None:
         return None
     for call in walk(function.node):
         if isinstance(call, ast.Call) and draws_random(call, analysis):
             drawn = ast.unparse(call.func)
             return (
-                f"the break is in a loop, so Dynamo ran `{function.node.name}` eagerly; fixed, it compiles, and under "
+                f"the break is in {where}, so Dynamo ran `{function.node.name}` eagerly; fixed, it compiles, and under "
                 f"inductor its random draws (`{drawn}`) come from inductor's generator: for the same seed the values "
                 "and gradients differ (unless `torch._inductor.config.fallback_random = True`)"
             )
+        if isinstance(call, ast.Call) and analysis.qualified_name(call.func) in IS_COMPILING_FUNCTIONS:
+            return (
+                f"the break is in {where}, so Dynamo ran `{function.node.name}` eagerly; fixed, it compiles, and "
+                f"`{ast.unparse(call.func)}()` becomes true there: the paths it chooses change"
+            )
+    return None
+
+
+def _eager_frame(node: ast.AST, function: ast.AST) -> str | None:
+    """Where a break at `node` makes Dynamo give up on the whole frame (review 9 measured `try` and
+    `with` beside loops), in words; None elsewhere."""
+    if loop_nodes(function, node):
+        return "a loop"
+    for holder in walk(function):
+        if isinstance(holder, (ast.Try, ast.With, ast.AsyncWith)) and any(
+            n is node for s in holder.body for n in walk(s)
+        ):
+            return "a `try`" if isinstance(holder, ast.Try) else "a `with`"
     return None
 
 

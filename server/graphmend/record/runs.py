@@ -355,7 +355,7 @@ def _is_torch_private(path: str) -> bool:
     return any(a == "torch" and b.startswith("_") for a, b in zip(parts, parts[1:]))
 
 
-REANCHOR_LINES = 20  # how far from its recorded line an event's line text is looked for after an edit
+REANCHOR_LINES = 60  # how far from its recorded line an event's line text is looked for after an edit (graphmend's own helpers, added above, take 22 lines each)
 
 
 def current_line(frame: RecordedFrame, recorded_hash: str | None, text: str) -> int | None:

@@ -10,6 +10,7 @@ from ...analysis.hazards import hazards
 from ...analysis.purity import caveats, dotted, evaluated_always, impurity, names_in
 from ...analysis.shapes import is_scalar_condition
 from ...inference import FunctionAnalysis
+from ...inference.parameters import parameters_with_defaults
 from ...kinds import Kind
 from ...semantics import walk
 from ..base import Refused
@@ -45,6 +46,7 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
             site.unsafe(assumption)
         if arm is not arms[0]:
             _later_condition(site, arm.test)
+        _lazy_operands(site, arm.test)
         if not is_scalar_condition(arm.test, analysis):
             site.unsafe("the condition may have more than one element")
         if isinstance(arm.test, ast.Name) and analysis.kind(arm.test) is Kind.BOOL_TENSOR:
@@ -76,6 +78,38 @@ def _later_condition(site: Site, test: ast.expr) -> None:
                 "where an earlier condition held: it raises for an integer or bool tensor, which that condition may "
                 "have let through"
             )
+
+
+def _lazy_operands(site: Site, test: ast.expr) -> None:
+    """`x.any() and mask.all()`: Python skipped each operand after the first where an earlier one
+    decided; the rewrite's tensor logic evaluates them all. One that may raise, or reads a
+    parameter whose default is None, now does so also where it was skipped (review 9)."""
+    function = site.analysis.function
+    none_defaults = (
+        {
+            a.arg
+            for a, d in parameters_with_defaults(function.node.args)
+            if isinstance(d, ast.Constant) and d.value is None
+        }
+        if function is not None
+        else set()
+    )
+    for node in walk(test):
+        if not isinstance(node, ast.BoolOp):
+            continue
+        earlier = ast.unparse(node.values[0])
+        for operand in node.values[1:]:
+            for hazard in hazards(operand, site.analysis):
+                if hazard.raises is not None or hazard.named is not None:
+                    site.unsafe(
+                        f"`{ast.unparse(operand)}` is now evaluated also where `{earlier}` decided the condition: "
+                        f"{hazard.raises or hazard.named}"
+                    )
+            for name in sorted(names_in(operand) & none_defaults):
+                site.unsafe(
+                    f"`{ast.unparse(operand)}` is now evaluated also where `{earlier}` decided the condition, and "
+                    f"raises where `{name}` is None (its default)"
+                )
 
 
 # Reductions torch computes for floating (and complex) tensors only: an integer input raises.

@@ -12,6 +12,7 @@ import ast
 
 import libcst as cst
 
+from ...analysis import hazards
 from ...analysis.purity import (
     caveats,
     dotted,
@@ -94,6 +95,9 @@ class _Statements:
         assert stmt.value is not None
         site, writer = self.site, self.writer
         targets: list[ast.expr] = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        unpacking = hazards.unpacking(stmt) if isinstance(stmt, ast.Assign) else None
+        if unpacking is not None and unpacking.may_raise is not None:
+            site.unsafe(unpacking.may_raise)
         if all(is_name_target(t) for t in targets):
             self._check(stmt.value)
             writer.assign_names(stmt, cst_stmt, targets)

@@ -123,7 +123,7 @@ def _own_method(node: ast.AST, analysis: FunctionAnalysis) -> FunctionInfo | Non
 def new_identity(name: str) -> str:
     """The hazard of selecting where a path gave the caller's own tensor back."""
     return (
-        f"`{name}` is the caller's own tensor on a path where the branch does not change it, and the rewrite makes "
+        f"`{name}` is the caller's own tensor on a path where the branch does not change it (or a view of it), and the rewrite makes "
         "it a new tensor: an in-place change of the result no longer reaches the caller's, and a returned leaf "
         "tensor no longer collects `.grad`"
     )

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 from functools import partial
 
-from ...analysis import conditions
+from ...analysis import conditions, liveness
 from ...analysis.purity import assigned_once, names_in
 from ...analysis.shapes import is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
+from ...kinds import Kind
 from ...semantics import walk
 from ..base import FixContext, Refusal, Refused
 from .arms import Arm, temporaries
@@ -45,6 +46,11 @@ def _predicate(node: ast.If, analysis: FunctionAnalysis, ctx: FixContext) -> Fix
     site = Site(node, analysis, ctx, function, torch_name, before, following, floating_names(split.static, analysis))
     for operand in split.reordered:
         site.unsafe(reordered_operand(operand))
+    for name in liveness.unbound_reads(
+        function.node, node, ast.Module(body=[*node.body, *node.orelse], type_ignores=[])
+    ):
+        site.unsafe(liveness.unbound_words(name))
+    _saved_for_backward(site, node)
     indent, cst_if, following_cst = isolate(site)
     arms, comments, later_comments = split_arms(site, cst_if, following_cst, split.rest)
     if split.static:
@@ -161,3 +167,51 @@ def _finfo_in_branches(site: Site, arms: list[Arm]) -> None:
 
 def _floating_unless_rebound(site: Site, rebound: frozenset[str], name: str) -> bool:
     return name not in rebound and floating_before(site, name)
+
+
+def _saved_for_backward(site: Site, node: ast.If) -> None:
+    """A branch that computes with the caller's tensor (`x.clamp(min=0)`, `x.exp()`) now records
+    that computation on every call: where `x` requires grad, autograd saves it for backward there
+    too, so an in-place change of the caller's `x` before backward raises where it did not (review
+    9). Named for each such tensor a branch reads."""
+    rebound = {n.id for n in walk(site.function.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    callers = set(site.function.parameter_names) - rebound - {"self", "cls"}  # the caller's own objects
+    operands = {
+        operand.id
+        for stmt in [*node.body, *node.orelse]
+        for op in walk(stmt)
+        for operand in _saved_operands(op)
+        if isinstance(operand, ast.Name)
+    }
+    for name in sorted(operands & callers):
+        kind = site.analysis.kind(ast.Name(id=name, ctx=ast.Load()))
+        if kind.is_tensor or kind is Kind.UNKNOWN:
+            site.unsafe(
+                f"the rewrite computes with the caller's `{name}` also where the branch did not run: where it requires "
+                "grad, autograd saves it for backward there too, so an in-place change of it before backward raises "
+                '("modified by an inplace operation")'
+            )
+
+
+# Methods whose backward needs no input of theirs (a shape, or their own result): the caller's tensor
+# is not saved by them.
+_SAVE_NO_INPUT = frozenset(
+    "exp tanh sigmoid relu view reshape flatten clone detach contiguous float double half bfloat16 to sum mean "
+    "neg t transpose permute unsqueeze squeeze expand expand_as view_as reshape_as type_as".split()
+)
+
+
+def _saved_operands(op: ast.AST) -> tuple[ast.expr, ...]:
+    """The operands whose value `op`'s backward keeps (`x` of `x.clamp(...)`, of `x * w`): not of a
+    sum or difference, nor of a product by a number, whose backward needs none."""
+    if isinstance(op, ast.BinOp):
+        if isinstance(op.op, (ast.Add, ast.Sub)):
+            return ()
+        if isinstance(op.op, (ast.Mult, ast.Div)) and any(
+            isinstance(side, ast.Constant) for side in (op.left, op.right)
+        ):
+            return ()
+        return (op.left, op.right)
+    if isinstance(op, ast.Call) and isinstance(op.func, ast.Attribute) and op.func.attr not in _SAVE_NO_INPUT:
+        return (op.func.value,)
+    return ()

@@ -75,10 +75,13 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
         if store is None and _identity_escapes(site, name):
             if missing:
                 _require_new_identity(site, name)
-            for arm in arms:  # `else: y = x`: the path gave `y` the caller's own tensor
+            for (
+                arm
+            ) in arms:  # `else: y = x`: the path gave `y` the caller's own tensor (or `x.squeeze()`, a view of it)
                 value = arm.values.get(name)
-                if isinstance(value, ast.Name) and value.id not in arm.mapping:
-                    _require_new_identity(site, value.id)
+                root = aliased_root(value) if value is not None else None
+                if root is not None and root not in arm.mapping:
+                    _require_new_identity(site, root)
         # a store may hold a number before its first tensor (`max_seq_len_cached`): there the helper would
         # keep the `if`; plain torch.where makes it a tensor, which `require_mergeable` names
         selector = (
@@ -215,13 +218,13 @@ def _may_be_the_callers(site: Site, name: str, seen: set[str]) -> bool:
             if name not in ("self", "cls"):
                 return True
             continue
-        root = _aliased_root(value)
+        root = aliased_root(value)
         if root is not None and (root in ("self", "cls") or _may_be_the_callers(site, root, seen)):
             return True
     return False
 
 
-def _aliased_root(value: ast.expr) -> str | None:
+def aliased_root(value: ast.expr) -> str | None:
     """The name whose tensor `value` may be or share memory with (through `_MAY_ALIAS` methods,
     declared views, items and attributes), or None for a value that is a new tensor."""
     while True:

@@ -42,6 +42,8 @@ def add_shields(
         if hazard.named is not None:
             unsafe.append(hazard.named)
             continue
+        if hazard.no_derivative is not None:
+            unsafe.append(hazard.no_derivative)  # and shielded below: the values stay finite
         if not (scalar and shieldable(hazard, analysis)):
             if hazard.overflow:
                 unsafe.append(hazard.words())

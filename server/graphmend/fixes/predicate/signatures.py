@@ -243,9 +243,13 @@ def unproven_finfo(
             if isinstance(node, ast.Compare):
                 words = _ordering_words(node, analysis, floating, real)
             elif isinstance(node, (ast.BinOp, ast.UnaryOp)):
-                words = _bitwise_words(node, analysis)
+                words = _bitwise_words(node, analysis) or _operator_words(node, analysis, floating, real)
             elif isinstance(node, ast.Call):
-                words = _finfo_words(node, analysis, floating) or _limited_words(node, analysis, floating, real)
+                words = (
+                    _finfo_words(node, analysis, floating)
+                    or _limited_words(node, analysis, floating, real)
+                    or _real_cast_words(node, analysis, floating, real)
+                )
             else:
                 continue
             if words is not None and words not in found:
@@ -275,6 +279,8 @@ def _limited_words(
 ) -> str | None:
     """`x.mean()`, `torch.clamp(x, ...)`, `F.relu(x)` of an `x` not proven floating point."""
     qualname = analysis.qualified_name(node.func)
+    if isinstance(node.func, ast.Name) and node.func.id == "abs" and "abs" not in analysis.shadowed_names:
+        qualname = "torch.abs"  # the builtin calls the tensor's `abs`
     if qualname is not None:
         name, operand = qualname, node.args[0] if node.args else None
     elif isinstance(node.func, ast.Attribute) and (
@@ -284,15 +290,89 @@ def _limited_words(
     else:
         return None
     kinds = known_ops.dtype_limited(name)
+    exponent = node.args[-1] if node.args and name in ("torch.pow", known_ops.METHOD + "pow") else None
+    if exponent is not None and _negative_literal(exponent):  # `x.pow(-2)` of an integer tensor raises
+        kinds |= {"integer"}
     if operand is not None and _names(operand) <= real:
         kinds -= {"complex"}
     if not kinds or operand is None or _proven_floating(operand, analysis, floating):
         return None
     shown = name.replace(known_ops.METHOD, ".", 1)
+    listed = " or ".join(sorted(kinds))
+    article = "an" if listed[0] in "aeiou" else "a"
     return (
-        f"a branch calls `{shown}` on `{ast.unparse(operand)}`, which torch does not compute for a "
-        f"{' or '.join(sorted(kinds))} tensor (graphmend does not know its dtype): it raises where the caller passes "
+        f"a branch calls `{shown}` on `{ast.unparse(operand)}`, which torch does not compute for {article} "
+        f"{listed} tensor (graphmend does not know its dtype): it raises where the caller passes "
         "one, also where the original did not run the branch"
+    )
+
+
+_REAL_CASTS = frozenset({"float", "double", "half", "bfloat16"})
+_REAL_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "float", "double", "half"})
+
+
+def _real_cast_words(
+    node: ast.Call, analysis: FunctionAnalysis, floating: Callable[[str], bool], real: frozenset[str]
+) -> str | None:
+    """`x.float()`, `x.sum(dtype=torch.float64)` of a tensor that may be complex: torch warns that
+    the cast discards the imaginary part, so under `-W error` it raises, where the original may
+    never have run the branch (review 9)."""
+    if not isinstance(node.func, ast.Attribute):
+        return None
+    operand = node.func.value
+    kind = analysis.kind(operand)
+    if not (kind.is_tensor or kind is Kind.UNKNOWN) or isinstance(operand, ast.Constant):
+        return None
+    dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    casts = node.func.attr in _REAL_CASTS or (
+        isinstance(dtype, ast.Attribute) and dtype.attr in _REAL_DTYPES and kind.is_tensor
+    )
+    if not casts or _names(operand) <= real or _proven_floating(operand, analysis, floating):
+        return None
+    return (
+        f"a branch computes `{ast.unparse(node)}`, a cast to a real dtype, which warns for a complex tensor (its "
+        "imaginary part discarded; graphmend does not know the dtype): under `-W error` it raises, also where the "
+        "original did not run the branch"
+    )
+
+
+def _operator_words(
+    node: ast.BinOp | ast.UnaryOp, analysis: FunctionAnalysis, floating: Callable[[str], bool], real: frozenset[str]
+) -> str | None:
+    """`x // 2`, `x % 2` of a tensor that may be complex, `x ** -2` of one that may be an integer:
+    torch raises for them (review 9), where the original may never have run the branch."""
+    if not isinstance(node, ast.BinOp):
+        return None
+    operand = node.left
+    kind = analysis.kind(operand)
+    if not (kind.is_tensor or kind is Kind.UNKNOWN) or isinstance(operand, ast.Constant):
+        return None
+    if _proven_floating(operand, analysis, floating):
+        return None
+    symbol = {ast.FloorDiv: "//", ast.Mod: "%"}.get(type(node.op))
+    if symbol is not None and kind is not Kind.UNKNOWN and not _names(operand) <= real:
+        return (
+            f"a branch computes `{ast.unparse(node)}`, which torch does not compute for a complex tensor (graphmend "
+            "does not know the dtype): it raises where the caller passes one, also where the original did not run "
+            "the branch"
+        )
+    exponent = _negative_literal(node.right) if isinstance(node.op, ast.Pow) else False
+    if exponent and kind.is_tensor:
+        return (
+            f"a branch computes `{ast.unparse(node)}`, a negative power, which torch refuses for an integer tensor "
+            "(graphmend does not know the dtype): it raises where the caller passes one, also where the original did "
+            "not run the branch"
+        )
+    return None
+
+
+def _negative_literal(expr: ast.expr) -> bool:
+    return (
+        isinstance(expr, ast.UnaryOp)
+        and isinstance(expr.op, ast.USub)
+        and isinstance(expr.operand, ast.Constant)
+        and isinstance(expr.operand.value, (int, float))
+        and expr.operand.value > 0
     )
 
 

@@ -7,7 +7,7 @@ import ast
 
 import libcst as cst
 
-from ...analysis import conditions
+from ...analysis import conditions, liveness
 from ...analysis.purity import caveats, evaluated_always, impurity, names_in
 from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
@@ -18,7 +18,7 @@ from ..exact_where import exact_where, script_hazard
 from .arms import code
 from .condition import floating_names, reordered_operand
 from .gradients import layout_hazard, new_identity, one_path_gradients, state_read
-from .merge import require_mergeable
+from .merge import aliased_root, require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
 from .signatures import dtype_difference, ordered_names, unproven_finfo
@@ -38,6 +38,12 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
             return Refusal(reason.replace("a branch", "an operand"))
     reasons = caveats([split.rest, node.body, node.orelse], analysis, frozenset(evaluated_always(split.rest)))
     reasons += [reordered_operand(operand) for operand in split.reordered]
+    statement = _statement_of(node, analysis)
+    if statement is not None and analysis.function is not None:
+        both = ast.Module(body=[ast.Expr(node.body), ast.Expr(node.orelse)], type_ignores=[])
+        reasons += [
+            liveness.unbound_words(name) for name in liveness.unbound_reads(analysis.function.node, statement, both)
+        ]
     try:
         require_mergeable(
             ["the true value", "the false value"],
@@ -108,8 +114,9 @@ def _gradients(node: ast.IfExp, analysis: FunctionAnalysis) -> list[str]:
         hazards.append(layout)
     if _value_escapes(node, function.node):
         for operand in (node.body, node.orelse):
-            if _callers_own(operand, function):
-                hazards.append(new_identity(operand.id))  # type: ignore[attr-defined]
+            root = aliased_root(operand)  # `x`, or `x.squeeze()`: a view of it
+            if root is not None and _callers_own(ast.Name(id=root, ctx=ast.Load()), function):
+                hazards.append(new_identity(root))
     return hazards
 
 
@@ -148,3 +155,11 @@ def _operand_text(
     if shields:  # the operand's hazardous operations see a safe value where `predicate` is false
         text = code(shielded(cst.parse_expression(text), shields, predicate, torch_name))
     return f"({text})" if isinstance(expr, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
+
+
+def _statement_of(node: ast.expr, analysis: FunctionAnalysis) -> ast.stmt | None:
+    """The innermost statement of the analysed function holding `node`."""
+    if analysis.function is None:
+        return None
+    holders = [s for s in walk(analysis.function.node) if isinstance(s, ast.stmt) and any(n is node for n in walk(s))]
+    return min(holders, key=lambda s: (s.end_lineno or s.lineno) - s.lineno, default=None)
