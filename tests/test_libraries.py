@@ -65,15 +65,17 @@ USER = (
 
 
 def write_workspace(tmp_path: Path) -> tuple[Path, Path]:
-    """The library in `tmp_path/site`, the user's project in `tmp_path/project` following it: (site, train.py)."""
-    site = tmp_path / "site"
+    """The user's project in `tmp_path/project` following the library in its own `.venv` (a project's
+    `library-paths` reach only the project and the interpreter's folders): (site, train.py)."""
+    project = tmp_path / "project"
+    site = project / ".venv" / "site-packages"
     for name, text in LIBRARY.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
-    project = tmp_path / "project"
-    project.mkdir()
     (project / "train.py").write_text(USER)
-    (project / "pyproject.toml").write_text(f'[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["{site}"]\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = [".venv/site-packages"]\n'
+    )
     return site, project / "train.py"
 
 

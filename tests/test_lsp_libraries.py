@@ -28,5 +28,5 @@ async def test_a_break_in_a_library_is_shown_at_the_call(client: LanguageClient,
     [printed] = [d for d in found if d.code == "GM201"]
     assert printed.message.startswith("`fakelib.metrics.accuracy` breaks the graph in fakelib/metrics.py:3")
     assert printed.related_information is not None
-    assert printed.related_information[0].location.uri.endswith("/site/fakelib/metrics.py")
+    assert printed.related_information[0].location.uri.endswith("/site-packages/fakelib/metrics.py")
     assert printed.related_information[0].location.range.start.line == 2

@@ -37,11 +37,12 @@ TRAIN = (
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
-    site = write_divlib(write_auglib(tmp_path / "site"))
     project = tmp_path / "project"
-    project.mkdir()
+    write_divlib(write_auglib(project / ".venv" / "site-packages"))  # a project's library-paths stay in it
     (project / "train.py").write_text(TRAIN)
-    (project / "pyproject.toml").write_text(f'[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["{site}"]\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = [".venv/site-packages"]\n'
+    )
     (project / "requirements.txt").write_text("torch==2.9.1\n")
     return project
 

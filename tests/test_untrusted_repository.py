@@ -268,3 +268,15 @@ def test_settings_and_records_another_user_planted_above_are_not_the_users_proje
     os.chown(planted, os.getuid(), os.getgid())
     assert project_root(scripts) == shared.resolve()  # the user's own file one level up is theirs
     assert _graphmend(scripts, "check", "--no-cache", ".").returncode == 0
+
+
+def test_a_projects_library_paths_reach_only_the_project_and_the_interpreter(project: Path) -> None:
+    """`library-paths = ["/etc"]` in the repository's settings: not searched (nothing there opened),
+    and `check` says it did not take it; the command line's `--library-path` still would."""
+    with open(project / "pyproject.toml", "a", encoding="utf-8") as settings:
+        settings.write('\n[tool.graphmend]\nfollow-libraries = true\nlibrary-paths = ["/etc", ".venv/lib"]\n')
+    done = _graphmend(project, "check", "--no-cache", ".")
+    assert done.returncode == 1, done.stderr
+    assert "`library-paths` outside the project and the interpreter's libraries are not taken" in done.stderr
+    assert "(/etc)" in done.stderr  # the project's own `.venv/lib` is kept
+    assert not [p for p in audited.opened(done) if p.startswith("/etc")]

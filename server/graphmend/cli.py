@@ -507,6 +507,7 @@ def _run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if args.diff or (args.fix and _reads_stdin(args)):
         return _run_fix(args)  # Ruff's `check --diff`: the fixes as a diff; from stdin, the fixed text
+    _say_settings_notes(args)
     fixed = None
     if args.fix:
         done = _apply_fixes(args, announce=False)

@@ -13,6 +13,7 @@ import glob
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -380,7 +381,31 @@ def load_pyproject(path: Path) -> Settings:
             f"{path}: `apply-proved-fixes` is not taken from a project's settings (a repository could ship it with "
             "a proof of its own); pass `graphmend fix --apply-proved-fixes` to apply the fixes your runs proved",
         )
+    if values.get("library_paths"):
+        kept, dropped = _project_library_paths(path.parent, values["library_paths"])
+        values["library_paths"] = kept
+        if dropped:
+            notes += (
+                f"{path}: `library-paths` outside the project and the interpreter's libraries are not taken from a "
+                f"project's settings ({', '.join(dropped)}); pass `--library-path` to search them",
+            )
     return replace(Settings(**values), source=path, notes=notes)
+
+
+def _project_library_paths(project: Path, folders: tuple[str, ...]) -> tuple[tuple[str, ...], list[str]]:
+    """A project's `library-paths`, each relative to its pyproject.toml: those in the project or in
+    the interpreter's own library folders are kept (a repository's setting must not make graphmend
+    read, and quote, files elsewhere: issue 68), the others returned to be said."""
+    top = project.resolve()
+    paths = sysconfig.get_paths()
+    roots = [top, *(Path(paths[k]).resolve() for k in ("purelib", "platlib", "stdlib") if k in paths)]
+    roots += [Path(p).resolve() for p in (sys.prefix, sys.base_prefix, os.environ.get("VIRTUAL_ENV")) if p]
+    kept: list[str] = []
+    dropped: list[str] = []
+    for folder in folders:
+        real = (top / folder).resolve()
+        (kept if any(real == root or root in real.parents for root in roots) else dropped).append(str(real))
+    return tuple(kept), dropped
 
 
 # The one settings cache every front reads through: per folder, the settings and the stamps
