@@ -73,15 +73,7 @@ def merges(site: Site, arms: list[Arm], conditions_: list[str]) -> list[str]:
             if held is not None and liveness.live_after(site.function.node, site.end, name):
                 site.unsafe(held)
         if store is None and _identity_escapes(site, name):
-            if missing:
-                _require_new_identity(site, name)
-            for (
-                arm
-            ) in arms:  # `else: y = x`: the path gave `y` the caller's own tensor (or `x.squeeze()`, a view of it)
-                value = arm.values.get(name)
-                root = aliased_root(value) if value is not None else None
-                if root is not None and root not in arm.mapping:
-                    _require_new_identity(site, root)
+            _identity_hazards(site, arms, name, missing)
         # a store may hold a number before its first tensor (`max_seq_len_cached`): there the helper would
         # keep the `if`; plain torch.where makes it a tensor, which `require_mergeable` names
         selector = (
@@ -180,6 +172,41 @@ def _escapes_in(statements: list[ast.stmt], name: str) -> bool | None:
         if any(isinstance(t, ast.Name) and t.id == name for t in getattr(stmt, "targets", [])):
             return False  # rebound: the old object is gone
     return None
+
+
+def _identity_hazards(site: Site, arms: list[Arm], name: str, missing: bool) -> None:
+    """`name`'s object reaches someone after the `if`, and the rewrite makes it `torch.where`'s new
+    tensor: named where a path gave it the caller's own tensor (or a view of it: `else: y = x`,
+    `x.squeeze()`), or an output autograd saved."""
+    _saved_output(site, name, [arm.values.get(name) for arm in arms])
+    if missing:
+        _require_new_identity(site, name)
+    for arm in arms:
+        value = arm.values.get(name)
+        root = aliased_root(value) if value is not None else None
+        if root is not None and root not in arm.mapping:
+            _require_new_identity(site, root)
+
+
+# Operations whose backward reads their own output (`exp`'s derivative is its result): autograd saves
+# the output, so changing it in place before backward raises.
+_SAVES_OUTPUT = frozenset("exp expm1 exp2 sigmoid tanh softmax log_softmax sqrt rsqrt reciprocal relu".split())
+
+
+def _saved_output(site: Site, name: str, values: list[ast.expr | None]) -> None:
+    """A path gave `name` the output of an operation autograd saved (`x.exp()`): an in-place change
+    of it after the `if` (`y.mul_(2)`, by the function or the caller) raised in backward; after the
+    rewrite `name` is `torch.where`'s result, which nothing saved, so it no longer does (review 9)."""
+    for value in values:
+        if not isinstance(value, ast.Call):
+            continue
+        called = value.func.attr if isinstance(value.func, ast.Attribute) else None
+        if called in _SAVES_OUTPUT:
+            site.unsafe(
+                f"`{name}` was the output of `{ast.unparse(value)}`, which autograd saves for backward: an in-place "
+                "change of it raised in backward, and after the rewrite it is a new tensor, so that no longer raises"
+            )
+            return
 
 
 def _require_new_identity(site: Site, name: str) -> None:
