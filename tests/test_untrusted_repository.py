@@ -280,3 +280,15 @@ def test_a_projects_library_paths_reach_only_the_project_and_the_interpreter(pro
     assert "`library-paths` outside the project and the interpreter's libraries are not taken" in done.stderr
     assert "(/etc)" in done.stderr  # the project's own `.venv/lib` is kept
     assert not [p for p in audited.opened(done) if p.startswith("/etc")]
+
+
+def test_a_python_file_linking_out_of_the_project_is_not_read(project: Path, tmp_path: Path) -> None:
+    """`helpers.py -> ../outside/secret.py` beside the user's script: neither checked nor read for
+    the project's summaries (issue 68: it was skipped in words, and opened)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("import torch\nTOKEN = 'do not read'\n", encoding="utf-8")
+    (project / "helpers.py").symlink_to(outside / "secret.py")
+    done = _graphmend(project, "check", "--no-cache", ".")
+    assert done.returncode == 1, done.stderr
+    assert not [p for p in audited.opened(done) if p.endswith(("helpers.py", "secret.py"))]

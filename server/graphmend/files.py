@@ -223,8 +223,13 @@ def project_files(files: Iterable[Path]) -> list[Path]:
         roots += [
             e
             for e in entries
-            if e.name.endswith(".py")
-            or (e.is_dir() and e.name not in SKIPPED_DIRECTORIES and (e / "__init__.py").is_file())
+            if (
+                e.name.endswith(".py")
+                or (e.is_dir() and e.name not in SKIPPED_DIRECTORIES and (e / "__init__.py").is_file())
+            )
+            and not (
+                e.is_symlink() and not _inside(Path(os.path.realpath(e)), folder)
+            )  # a link out: not read (issue 68)
         ]
     found = {os.path.realpath(f): f for f in discover(roots)[0] if not is_notebook(f)}  # no one imports a notebook
     for file in files:
