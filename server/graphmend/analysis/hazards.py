@@ -27,7 +27,7 @@ from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..semantics import walk
 from . import known_ops
-from .purity import assigned_once, names_in
+from .purity import assigned_once, names_in, plain_values
 from .shapes import FLOATING
 
 # Operations defined (finite, with a finite derivative) at 1 but not everywhere: roots, logarithms,
@@ -95,30 +95,12 @@ class Hazard:
         )
 
 
-def _assigned_values(name: str, analysis: FunctionAnalysis) -> list[ast.expr]:
-    """Every value the analysed function binds `name` to, when each binding is `name = value`
-    (empty for a parameter, or a name some other form binds: a loop, an unpacking, `+=`)."""
-    function = analysis.function
-    if function is None or name in {a.arg for a in ast.walk(function.node.args) if isinstance(a, ast.arg)}:
-        return []
-    values: list[ast.expr] = []
-    for node in walk(function.node):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            values.append(node)  # a binding; matched to its assignment below
-    found: list[ast.expr] = []
-    for node in walk(function.node):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id == name:
-                found.append(node.value)
-    return found if len(found) == len(values) else []
-
-
 def _not_bool(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
     """`expr` is provably not a bool tensor: arithmetic with a Python number (a bool tensor and a
     number give int64 or floating), a function whose result is floating, or a name the function
     assigns only such values (by plain assignments: `y = x * 3`, then `y = y - 1`)."""
     if isinstance(expr, ast.Name) and expr.id not in seen:
-        values = _assigned_values(expr.id, analysis)
+        values = plain_values(expr.id, analysis)
         return bool(values) and all(_not_bool(value, analysis, seen | {expr.id}) for value in values)
     if isinstance(expr, ast.BinOp):
         return any(
@@ -216,19 +198,6 @@ def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | Non
         "to broadcast: where they do not (a sentinel of another shape the condition excluded), it raises, and the "
         "rewrite computes it on every call",
     )
-
-
-_SYMBOLS: dict[type[ast.operator], str] = {
-    ast.Add: "+",
-    ast.Sub: "-",
-    ast.Mult: "*",
-    ast.Div: "/",
-    ast.FloorDiv: "//",
-    ast.Mod: "%",
-    ast.BitAnd: "&",
-    ast.BitOr: "|",
-    ast.BitXor: "^",
-}
 
 
 # A function's first hazardous operation (its text), by module and function: judged once each.
@@ -370,8 +339,22 @@ def shieldable(hazard: Hazard, analysis: FunctionAnalysis) -> bool:
     return kind.is_tensor or (kind is Kind.UNKNOWN and hazard.on_tensors)
 
 
-# The operators that divide, as written.
-_DIVISIONS: dict[type[ast.operator], str] = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%"}
+# Operators as written.
+_SYMBOLS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.MatMult: "@",
+    ast.Pow: "**",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+}
+# The operators that divide.
+_DIVISIONS: dict[type[ast.operator], str] = {op: _SYMBOLS[op] for op in (ast.Div, ast.FloorDiv, ast.Mod)}
 
 
 def _hazard(node: ast.AST, analysis: FunctionAnalysis) -> Hazard | None:
@@ -554,7 +537,7 @@ def _overflowing_operand(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard 
     `x ** 3` (its derivative `3 * x ** 2`) and `(x * x) ** 2`. The overflowing operand gets 0 on the
     discarded side, where every product and power is finite with a finite derivative: `False` where
     the operand may be a bool tensor, which `0` would promote to int64 and `False` promotes nothing."""
-    symbol = {ast.Mult: "*", ast.MatMult: "@", ast.Pow: "**"}.get(type(node.op))
+    symbol = _SYMBOLS[type(node.op)] if isinstance(node.op, (ast.Mult, ast.MatMult, ast.Pow)) else None
     if symbol is None:
         return None
     if isinstance(node.op, ast.Pow):

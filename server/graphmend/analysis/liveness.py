@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from functools import partial
 
-from ..semantics import walk
+from ..semantics import argument_names, walk
 
 Block = list[ast.stmt]
 _FIELDS = ("body", "orelse", "finalbody")
@@ -238,8 +238,7 @@ def unbound_reads(function: ast.FunctionDef | ast.AsyncFunctionDef, stmt: ast.st
     """The names `read` loads that are locals of `function` and not bound on every path to `stmt`
     (`z` assigned only under a Python `if`, in a loop's body, or deleted): a rewrite that evaluates
     `read` on every call raises UnboundLocalError where the original did not read them (review 9)."""
-    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    parameters |= {a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+    parameters = set(argument_names(function.args))
     stored = {n.id for n in walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
     wanted = sorted(exposed_reads(read) & stored - parameters)
     return [name for name in wanted if not _bound_before(function, stmt, name)]

@@ -359,14 +359,36 @@ def _tensor_method_impurity(method: str, call: ast.Call | None = None) -> str | 
     return None
 
 
+def _is_parameter(name: str, function: FunctionInfo) -> bool:
+    starred = (function.node.args.vararg, function.node.args.kwarg)
+    return name in function.parameter_names or any(a is not None and a.arg == name for a in starred)
+
+
+def plain_values(name: str, analysis: FunctionAnalysis) -> list[ast.expr]:
+    """Every value the function binds `name` to, when each of its bindings is a plain `name =
+    value` (empty for a parameter, or a name some other form binds: a loop, an unpacking, `+=`)."""
+    function = analysis.function
+    if function is None or _is_parameter(name, function):
+        return []
+    values = [
+        node.value
+        for node in walk(function.node)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == name
+    ]
+    bindings = sum(
+        isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in walk(function.node)
+    )
+    return values if len(values) == bindings else []
+
+
 def assigned_once(name: str, analysis: FunctionAnalysis) -> ast.expr | None:
     """The value of the function's one plain assignment to `name` (None: none, or several). A
     parameter is bound by the call too: a read of it may be the caller's value, so None."""
     function = analysis.function
-    if function is None:
-        return None
-    starred = (function.node.args.vararg, function.node.args.kwarg)
-    if name in function.parameter_names or any(a is not None and a.arg == name for a in starred):
+    if function is None or _is_parameter(name, function):
         return None
     values = [
         node.value

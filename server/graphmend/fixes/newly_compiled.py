@@ -72,7 +72,7 @@ def loop_recompiles(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     function = analysis.function
     if function is None:
         return None
-    statement = _statement_of(node, function.node)
+    statement = statement_of(node, function.node)
     if statement is None:
         return None
     for loop in enclosing_loops(function.node, statement):
@@ -86,7 +86,7 @@ def loop_recompiles(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
     return None
 
 
-def _statement_of(node: ast.AST, function: ast.AST) -> ast.stmt | None:
+def statement_of(node: ast.AST, function: ast.AST) -> ast.stmt | None:
     """The statement of `function` that holds `node`."""
     if isinstance(node, ast.stmt):
         return node

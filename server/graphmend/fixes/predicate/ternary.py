@@ -15,6 +15,7 @@ from ...inference import FunctionAnalysis
 from ...semantics import FunctionInfo, walk
 from ..base import FixContext, Refusal, Refused
 from ..exact_where import exact_where, script_hazard
+from ..newly_compiled import statement_of
 from .arms import code
 from .condition import floating_names, reordered_operand
 from .gradients import layout_hazard, new_identity, one_path_gradients, state_read
@@ -38,7 +39,7 @@ def predicate_ternary(node: ast.IfExp, analysis: FunctionAnalysis, ctx: FixConte
             return Refusal(reason.replace("a branch", "an operand"))
     reasons = caveats([split.rest, node.body, node.orelse], analysis, frozenset(evaluated_always(split.rest)))
     reasons += [reordered_operand(operand) for operand in split.reordered]
-    statement = _statement_of(node, analysis)
+    statement = statement_of(node, analysis.function.node) if analysis.function is not None else None
     if statement is not None and analysis.function is not None:
         both = ast.Module(body=[ast.Expr(node.body), ast.Expr(node.orelse)], type_ignores=[])
         reasons += [
@@ -155,11 +156,3 @@ def _operand_text(
     if shields:  # the operand's hazardous operations see a safe value where `predicate` is false
         text = code(shielded(cst.parse_expression(text), shields, predicate, torch_name))
     return f"({text})" if isinstance(expr, (ast.IfExp, ast.Lambda, ast.NamedExpr)) or "\n" in text else text
-
-
-def _statement_of(node: ast.expr, analysis: FunctionAnalysis) -> ast.stmt | None:
-    """The innermost statement of the analysed function holding `node`."""
-    if analysis.function is None:
-        return None
-    holders = [s for s in walk(analysis.function.node) if isinstance(s, ast.stmt) and any(n is node for n in walk(s))]
-    return min(holders, key=lambda s: (s.end_lineno or s.lineno) - s.lineno, default=None)
