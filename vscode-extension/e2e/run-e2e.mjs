@@ -35,7 +35,8 @@ const RECORDED_CALL = '\nf(torch.ones(3) * 20, torch.ones(3))\n\n\ndef helper(x)
   'def apply(fn, x):\n    return fn(x)\n\n\ntorch.compile(apply, backend="eager")(helper, torch.ones(2))\n';
 const RUN_ONLY_TEXT = 'print("seen", x.shape)';
 const FLAGGED_LINE = 10;
-const EXPECT_PRESENT = 'z = torch.where(cond, z_if, z_else)';
+// Figure 1's fix selects through the merge helper it writes (torch.where where that gives the same tensor).
+const EXPECT_PRESENT = 'z = _exact_where(cond, z_if, z_else)';
 const EXPECT_ABSENT = 'if x.sum() > 10';
 const T5_NAME = 'modeling_t5.py'; // the bundled scenario's file: transformers' T5, 5 unsafe fixes
 // Files first opened after each Restart Server of the bundled scenario: their diagnostics can only come from the new server.
@@ -390,8 +391,9 @@ async function figureScenario(page, opts, shots, userDir) {
   });
   const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
   log(`hover: ${hoverText}`);
-  const fixAt = hoverText.indexOf('Fix (safe):');
-  // VS Code puts the problem's own message and related rows above the server's hover.
+  // Safe or unsafe (Figure 1's `x * y` branch makes it unsafe: its gradient is NaN where y is inf),
+  // the fix comes first. VS Code puts the problem's own message and related rows above the server's hover.
+  const fixAt = hoverText.search(/Fix \((?:safe|unsafe)\):/);
   if (fixAt < 0 || fixAt > hoverText.indexOf('GM101 data-dependent-if') || !hoverText.includes('torch.where')) {
     throw new CheckFailed(`the hover does not lead with the fix and its preview: ${hoverText}`);
   }
