@@ -292,3 +292,74 @@ def test_a_python_file_linking_out_of_the_project_is_not_read(project: Path, tmp
     done = _graphmend(project, "check", "--no-cache", ".")
     assert done.returncode == 1, done.stderr
     assert not [p for p in audited.opened(done) if p.endswith(("helpers.py", "secret.py"))]
+
+
+def test_a_projects_size_limit_cannot_lift_the_cap(project: Path) -> None:
+    """`max-file-size-kb = 0` in the repository's settings with a 4.5 MB file it ships: the file is
+    still skipped (GM002, one note at once, not minutes of analysis) and `check` says why; the
+    user's own `--max-file-size-kb 0` analyses it, and then nothing is said about the project's."""
+    with open(project / "pyproject.toml", "a", encoding="utf-8") as settings:
+        settings.write("\n[tool.graphmend]\nmax-file-size-kb = 0\n")
+    (project / "huge.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x * 2\n    return x\n"
+        + "# "
+        + "x" * (4_600 * 1024)
+        + "\n",
+        encoding="utf-8",
+    )
+    done = _graphmend(project, "check", "--no-cache", "huge.py")
+    assert "GM002" in done.stdout and "GM101" not in done.stdout, done.stdout
+    assert "`max-file-size-kb` = 0 is not taken from a project's settings" in done.stderr
+    lifted = _graphmend(project, "check", "--no-cache", "--max-file-size-kb", "0", "huge.py")
+    assert "GM101" in lifted.stdout and "GM002" not in lifted.stdout, lifted.stdout
+    assert "max-file-size-kb" not in lifted.stderr
+
+
+# ------------------------------------------------------------------------------- writes and retention
+@pytest.mark.parametrize("linked", [".graphmend", ".graphmend/runs"])
+def test_record_writes_no_run_through_a_shipped_link(project: Path, tmp_path: Path, linked: str) -> None:
+    """`.graphmend` (or its `runs`) shipped as a link to a folder elsewhere: `record` says so and
+    exits 2, and nothing is written there (it made its run folders and `.gitignore` through it)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / linked).parent.mkdir(parents=True, exist_ok=True)
+    (project / linked).symlink_to(elsewhere)
+    done = _graphmend(project, "record", "--", sys.executable, "-c", "pass")
+    assert done.returncode == 2, done.stderr
+    assert "a link or another user's folder; graphmend writes nothing through it" in done.stderr
+    assert not list(elsewhere.iterdir())
+
+
+def _stamped(folder: Path, name: str, finished: str | None, age_days: float = 0.0) -> Path:
+    run = folder / name
+    run.mkdir(parents=True)
+    if finished:
+        (run / finished).write_text("{}", encoding="utf-8")
+    when = __import__("time").time() - age_days * 86_400
+    os.utime(run, (when, when))
+    return run
+
+
+def test_runs_beyond_the_users_count_are_pruned_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new run keeps the newest `GRAPHMEND_KEEP_RUNS` finished runs (itself counted) and deletes
+    older ones and unfinished ones a day old; a run going on, a folder graphmend did not name, and
+    a link (with what it points to) are left alone. 0 keeps every run."""
+    from graphmend.record.runs import RUNS, new_run
+
+    runs = tmp_path / RUNS
+    finished = [_stamped(runs, f"20261201-0000{i:02d}-1", "run.json") for i in range(6)]
+    going_on = _stamped(runs, "20261130-000000-7", None)
+    cut_short = _stamped(runs, "20261129-000000-8", None, age_days=2)
+    mine = _stamped(runs, "my-notes", None, age_days=30)
+    target = _stamped(tmp_path / "elsewhere", "20261101-000000-9", "run.json")
+    (runs / "20261101-000000-9").symlink_to(target)
+    monkeypatch.setenv("GRAPHMEND_KEEP_RUNS", "3")
+    new = new_run(tmp_path)
+    left = {p.name for p in runs.iterdir()}
+    assert left == {new.name, finished[5].name, finished[4].name, going_on.name, mine.name, "20261101-000000-9"}
+    assert not cut_short.exists() and target.is_dir()
+    monkeypatch.setenv("GRAPHMEND_KEEP_RUNS", "0")
+    (new / "run.json").write_text("{}", encoding="utf-8")
+    assert new_run(tmp_path).name not in left and len(list(runs.iterdir())) == len(left) + 1

@@ -66,9 +66,10 @@ from .reporting import (
 from .rule_docs import rule_page, rule_pages
 from .rules import RULES, RULES_BY_CODE
 from .rules.base import Family
-from .settings import CUDA_GRAPH_SCOPES, Settings, SettingsError, settings_for
+from .settings import CUDA_GRAPH_SCOPES, DEFAULT_MAX_FILE_SIZE_KB, Settings, SettingsError, settings_for
 from .source import Position, Range, SourceText
 from .units import UnitCache
+from .untrusted import UntrustedFileError
 
 __all__ = [
     "prove_command",
@@ -87,6 +88,8 @@ __all__ = [
     "read_run",
     "record_command",
     "CUDA_GRAPH_SCOPES",
+    "DEFAULT_MAX_FILE_SIZE_KB",
+    "UntrustedFileError",
     "KNOWN_CODES",
     "NOT_ANALYSED_CODES",
     "OFF_BY_DEFAULT",

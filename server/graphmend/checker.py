@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .analysis.break_conditions import conditions_of, off_by_default, ruled_out
 from .diagnostics import Diagnostic, FindingData, Fix, RelatedLocation, Severity
-from .fixes.base import FixContext, Refusal
+from .fixes.base import FixContext, Refusal, has_word
 from .fixes.newly_compiled import loop_recompiles, random_moved_into_graph, with_hazard
 from .fixes.text import keep_lost_comments
 from .inference import FunctionAnalysis, ModuleAnalysis
@@ -196,12 +196,7 @@ def _analyse(
 
 def _file_has_word(layout: Layout, unit: Unit, index: ModuleIndex, name: str) -> bool:
     """`FixContext.file_has_word` of the unit's fixes, answered for this version of the file."""
-    return (
-        name in layout.unit_words(unit)
-        or name in layout.skeleton_words
-        or name in index.imports
-        or name in index.module_names
-    )
+    return has_word(layout.name_words(unit), index, name)
 
 
 def _swapped_forward(analysis: FunctionAnalysis) -> str | None:

@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, api
-from .api import CUDA_GRAPH_SCOPES, NOT_ANALYSED_CODES, Applicability, Finding, notebooks, plural, reporting
+from .api import (
+    CUDA_GRAPH_SCOPES,
+    DEFAULT_MAX_FILE_SIZE_KB,
+    NOT_ANALYSED_CODES,
+    Applicability,
+    Finding,
+    notebooks,
+    plural,
+    reporting,
+)
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -216,23 +225,13 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         metavar="X.Y",
         help="the torch release the code runs on; no fix uses an API it lacks (default: the installed torch)",
     )
+    _add_library_options(parser)
     parser.add_argument(
-        "--follow-libraries",
-        action="store_true",
-        default=None,
-        help="follow compiled code into installed packages and report their breaks at your calls",
-    )
-    parser.add_argument(
-        "--report-library-files",
-        action="store_true",
-        default=None,
-        help="with --follow-libraries, also report the findings inside those files (implies it)",
-    )
-    parser.add_argument(
-        "--library-path",
-        action="append",
-        metavar="DIR",
-        help="a folder to look for packages in first (repeatable; implies --follow-libraries)",
+        "--max-file-size-kb",
+        type=_kilobytes,
+        metavar="KB",
+        help=f"analyse files up to this size (default {DEFAULT_MAX_FILE_SIZE_KB}; 0: no limit; a project's "
+        "pyproject.toml can only lower it)",
     )
     parser.add_argument(
         "--no-runs",
@@ -253,6 +252,34 @@ def _codes(value: str) -> list[str]:
     return codes
 
 
+def _add_library_options(parser: argparse.ArgumentParser) -> None:
+    """Where compiled code is followed into installed packages."""
+    parser.add_argument(
+        "--follow-libraries",
+        action="store_true",
+        default=None,
+        help="follow compiled code into installed packages and report their breaks at your calls",
+    )
+    parser.add_argument(
+        "--report-library-files",
+        action="store_true",
+        default=None,
+        help="with --follow-libraries, also report the findings inside those files (implies it)",
+    )
+    parser.add_argument(
+        "--library-path",
+        action="append",
+        metavar="DIR",
+        help="a folder to look for packages in first (repeatable; implies --follow-libraries)",
+    )
+
+
+def _kilobytes(value: str) -> int:
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"{value!r}: a whole number of kilobytes (0: no limit)")
+    return int(value)
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     if args.select is not None:
@@ -271,6 +298,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["report-library-files"] = True
     if args.library_path:
         overrides["library-paths"] = args.library_path
+    if args.max_file_size_kb is not None:
+        overrides["max-file-size-kb"] = args.max_file_size_kb
     if args.no_runs:
         overrides["runs"] = False
     if getattr(args, "apply_proved_fixes", False):
@@ -361,7 +390,7 @@ def _say_settings_notes(args: argparse.Namespace) -> None:
     notes: dict[str, None] = {}
     for path in [Path(p) for p in args.paths][:1] or [Path.cwd()]:
         try:
-            notes.update(dict.fromkeys(api.settings_for(path).notes))
+            notes.update(dict.fromkeys(text for _, text in api.settings_for(path).merged(_overrides(args)).notes))
         except api.SettingsError:
             return  # said with the fixes
     for note in notes:
@@ -414,7 +443,7 @@ def _run_prove(args: argparse.Namespace) -> int:
     except re.error as error:
         print(f"graphmend: error: --mask is not a regular expression: {error}", file=sys.stderr)
         return EXIT_ERROR
-    except api.SettingsError as error:
+    except (api.SettingsError, api.UntrustedFileError) as error:
         print(f"graphmend: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     except OSError as error:

@@ -213,8 +213,9 @@ class Settings:
     # `.graphmend/proofs/`, signed by this user), as long as the function's text is the one proved.
     # The user's own choice only (`fix --apply-proved-fixes`): a repository's settings cannot turn it on.
     apply_proved_fixes: bool = False
-    # What the settings file said that graphmend did not take from it, for the user to read.
-    notes: tuple[str, ...] = field(default=(), compare=False)
+    # What the settings file said that graphmend did not take from it, for the user to read: per
+    # attribute, so that the user's own value for it (`merged`) silences the note.
+    notes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def target_torch(self) -> tuple[int, int] | None:
@@ -255,8 +256,10 @@ class Settings:
         )
 
     def merged(self, overrides: Mapping[str, Any]) -> Settings:
-        """These settings with `overrides` (same keys as `[tool.graphmend]`) applied on top."""
-        return replace(self, **_validate(overrides, origin="settings"))
+        """These settings with `overrides` (same keys as `[tool.graphmend]`) applied on top; a note
+        on a setting the overrides give is dropped (the user's value is taken)."""
+        values = _validate(overrides, origin="settings")
+        return replace(self, **values, notes=tuple(n for n in self.notes if n[0] not in values))
 
 
 def _code_list(value: Any, key: str, origin: str) -> tuple[str, ...]:
@@ -375,19 +378,36 @@ def load_pyproject(path: Path) -> Settings:
     if not isinstance(table, dict):
         raise SettingsError(f"{path}: [tool.graphmend] must be a table")
     values = _validate(table, origin=f"{path} [tool.graphmend]")
-    notes: tuple[str, ...] = ()
+    notes: tuple[tuple[str, str], ...] = ()
     if values.pop("apply_proved_fixes", False):
-        notes = (
-            f"{path}: `apply-proved-fixes` is not taken from a project's settings (a repository could ship it with "
-            "a proof of its own); pass `graphmend fix --apply-proved-fixes` to apply the fixes your runs proved",
+        notes += (
+            (
+                "apply_proved_fixes",
+                f"{path}: `apply-proved-fixes` is not taken from a project's settings (a repository could ship it with "
+                "a proof of its own); pass `graphmend fix --apply-proved-fixes` to apply the fixes your runs proved",
+            ),
+        )
+    size = values.get("max_file_size_kb")
+    if size is not None and (size == 0 or size > DEFAULT_MAX_FILE_SIZE_KB):
+        values["max_file_size_kb"] = DEFAULT_MAX_FILE_SIZE_KB
+        notes += (
+            (
+                "max_file_size_kb",
+                f"{path}: `max-file-size-kb` = {size} is not taken from a project's settings (a repository could make "
+                f"every check of it run for minutes on a file it ships); files over {DEFAULT_MAX_FILE_SIZE_KB} KB are "
+                "skipped; pass `--max-file-size-kb` to analyse larger ones",
+            ),
         )
     if values.get("library_paths"):
         kept, dropped = _project_library_paths(path.parent, values["library_paths"])
         values["library_paths"] = kept
         if dropped:
             notes += (
-                f"{path}: `library-paths` outside the project and the interpreter's libraries are not taken from a "
-                f"project's settings ({', '.join(dropped)}); pass `--library-path` to search them",
+                (
+                    "library_paths",
+                    f"{path}: `library-paths` outside the project and the interpreter's libraries are not taken from a "
+                    f"project's settings ({', '.join(dropped)}); pass `--library-path` to search them",
+                ),
             )
     return replace(Settings(**values), source=path, notes=notes)
 

@@ -158,10 +158,10 @@ class Layout:
             top = top.parent
         return self.unit_at(top.node.lineno - 1) if top is not None else None
 
-    def name_words(self, unit: Unit) -> frozenset[str]:
+    def name_words(self, unit: Unit) -> tuple[frozenset[str], ...]:
         """What the unit's fresh names must avoid: the words of its own text and of the skeleton's
-        (each found once per file, not once per unit: a file of thousands of functions)."""
-        return self.unit_words(unit) | self.skeleton_words
+        (each found once per file, not once per unit, and kept apart: a file of thousands of functions)."""
+        return self.unit_words(unit), self.skeleton_words
 
     def unit_words(self, unit: Unit) -> frozenset[str]:
         found = self._words.get(unit.digest)

@@ -4,7 +4,8 @@ them, as a FIFO (an open that blocks forever), a link to `/dev/zero` or to a fil
 project, JSON nested a million deep or holding `NaN`. Each read here opens a regular file only,
 never through a link, without blocking, and reads at most a cap; JSON is parsed with bounded
 nesting and finite numbers. What fails raises `UntrustedFileError` (an OSError, which callers
-already expect of a file), never RecursionError or MemoryError.
+already expect of a file), never RecursionError or MemoryError. graphmend's own folders in a
+project (`.graphmend/runs`, `.graphmend/proofs`) are made here too, never through a link.
 """
 
 from __future__ import annotations
@@ -162,3 +163,31 @@ def ours(path: Path) -> bool:
     except OSError:
         return False
     return not hasattr(os, "getuid") or owner == os.getuid()
+
+
+def owned_folders(root: Path, relative: Path) -> Path:
+    """`root / relative`, each missing folder made: none is made or entered through a link or in a
+    folder of another user's (a repository that ships `.graphmend` as a link to a folder elsewhere
+    would have graphmend write there). Raises UntrustedFileError where one is."""
+    current = root
+    for part in relative.parts:
+        current = current / part
+        try:
+            os.mkdir(current)
+        except FileExistsError:
+            pass
+        if not real_folder(current) or not ours(current):
+            raise UntrustedFileError(f"{current}: a link or another user's folder; graphmend writes nothing through it")
+    return current
+
+
+def write_new(path: Path, text: str) -> bool:
+    """Write `text` to `path` only where nothing is (no link followed, nothing overwritten); False
+    where something already was."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -16,7 +17,7 @@ from ..regions import Entry
 from ..semantics import ModuleIndex, child_nodes, once_per_module, walk
 from ..source import Position, Range, SourceText
 
-WORD = re.compile(r"[^\W\d]\w*")  # what `all_names` counts as a word of the text
+WORD = re.compile(r"[^\W\d]\w*")  # what `has_word` counts as a word of the text
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,28 @@ def unreached_gradients(name: str) -> str:
     )
 
 
+_INDENT_UNIT = "_graphmend_indent_unit"  # where `FixContext.indent_unit` keeps its answer on the module's index
+
+
+def _indent_unit(tree: ast.Module, lines: Sequence[str]) -> str:
+    for node in walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.stmt) and isinstance(body, list) and body and body[0].lineno > node.lineno:
+            outer = lines[node.lineno - 1]
+            inner = lines[body[0].lineno - 1]
+            outer_indent = outer[: len(outer) - len(outer.lstrip())]
+            inner_indent = inner[: len(inner) - len(inner.lstrip())]
+            if inner_indent.startswith(outer_indent) and len(inner_indent) > len(outer_indent):
+                return inner_indent[len(outer_indent) :]
+    return "    "
+
+
+def has_word(word_sets: tuple[frozenset[str], ...], index: ModuleIndex, name: str) -> bool:
+    """Whether `name` is one of the words, an imported name or a module-level name: what a fresh
+    name must not be."""
+    return any(name in words for words in word_sets) or name in index.imports or name in index.module_names
+
+
 class Refused(Exception):
     """Raised deep inside a rewrite that cannot be made; its entry point returns it as a Refusal."""
 
@@ -100,7 +123,9 @@ class FixContext:
 
     source: SourceText
     index: ModuleIndex
-    name_words: frozenset[str] | None = None  # None: the whole file's
+    # The words of the unit and of the skeleton, each set kept apart (their union per unit, in a file
+    # of thousands of units, was quadratic); None: the whole file's.
+    name_words: tuple[frozenset[str], ...] | None = None
     layer_skip: str = "where"  # the `layer-skip` setting: the form a loop gate's fix writes
     cuda_graphs: str = "auto"  # the `cuda-graphs` setting (see `cuda_graph_scope`)
     torch_version: tuple[int, int] | None = None  # the torch the code runs on (None: unknown, the newest)
@@ -111,21 +136,22 @@ class FixContext:
     taken_names: set[str] = field(default_factory=set)
     torch_import_requested: bool = False  # a rewrite used `torch_name` where the file imports no torch
     _next_number: dict[str, int] = field(default_factory=dict)  # per base name: where to continue counting
-    # Each name asked of `all_names` and the answer: what the unit's fixes depend on outside the unit
+    # Each name asked of `file_has_word` and the answer: what the unit's fixes depend on outside the unit
     # (`units.UnitCache` reuses them while every answer holds).
     asked_names: dict[str, bool] = field(default_factory=dict)
 
     @cached_property
-    def all_names(self) -> frozenset[str]:
-        """Every identifier the unit can see or bind, and every word of its comments and strings:
-        generated names must collide with none of them (a superset is only more careful, and a
-        regular expression over the text is many times faster than a walk of the tree)."""
-        words = frozenset(WORD.findall(self.source.text)) if self.name_words is None else self.name_words
-        return words | frozenset(self.index.imports) | frozenset(self.index.module_names)
+    def _file_words(self) -> frozenset[str]:
+        """The whole file's words, where no unit's are given (a superset is only more careful, and
+        a regular expression over the text is many times faster than a walk of the tree)."""
+        return frozenset(WORD.findall(self.source.text))
 
     def file_has_word(self, name: str) -> bool:
-        """Whether `name` is in `all_names` (a word of the file a generated name must avoid), noted."""
-        found = self.asked_names[name] = name in self.all_names
+        """Whether `name` is a word of the file a generated name must avoid (an identifier the unit
+        can see or bind, a word of its comments and strings), noted in `asked_names`."""
+        found = self.asked_names[name] = has_word(
+            self.name_words if self.name_words is not None else (self._file_words,), self.index, name
+        )
         return found
 
     @cached_property
@@ -210,20 +236,14 @@ class FixContext:
         self.taken_names.add(candidate)
         return candidate
 
-    @cached_property
+    @property
     def indent_unit(self) -> str:
         """One level of indentation as this file writes it: the first indented block's (a tab, two
-        spaces...), four spaces in a file with none."""
-        for node in walk(self.index.tree):
-            body = getattr(node, "body", None)
-            if isinstance(node, ast.stmt) and isinstance(body, list) and body and body[0].lineno > node.lineno:
-                outer = self.source.lines[node.lineno - 1]
-                inner = self.source.lines[body[0].lineno - 1]
-                outer_indent = outer[: len(outer) - len(outer.lstrip())]
-                inner_indent = inner[: len(inner) - len(inner.lstrip())]
-                if inner_indent.startswith(outer_indent) and len(inner_indent) > len(outer_indent):
-                    return inner_indent[len(outer_indent) :]
-        return "    "
+        spaces...), four spaces in a file with none. Found once per module, not once per unit."""
+        found = self.index.__dict__.get(_INDENT_UNIT)
+        if found is None:
+            found = self.index.__dict__[_INDENT_UNIT] = _indent_unit(self.index.tree, self.source.lines)
+        return found
 
     @property
     def top_level_functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -27,10 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import untrusted
 from ..files import decode_source, read_bytes
 from ..proof_records import DIFFERS, NOT_EXERCISED, PROOFS, PROVED
 from ..record.runner import BOOT, LIBRARY, POSIX, forwarding, in_own_group
-from ..record.runs import Run, read_run
+from ..record.runs import Run, kept_count, prune, read_run
 from ..record.trace import GRAPH_BREAK, RECOMPILE
 from ..reporting import plural
 from .candidates import Candidate, line_map, rewritten
@@ -105,7 +106,10 @@ class Prover:
         self.candidates = candidates
         self.workdir = workdir
         self.say = say
-        self.folder = root / PROOFS / f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
+        proofs = untrusted.owned_folders(root, PROOFS)  # not through a link a repository ships
+        keep = kept_count()
+        prune(proofs, "proof.json", None if keep is None else keep - 1)
+        self.folder = proofs / f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
         self.runs: list[RunResult] = []
         self.stdin, self.stdin_note = _read_stdin()
         self._texts: dict[Path, str] = {}  # the files as the fixes were made for them, read now

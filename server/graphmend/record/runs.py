@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
 import sysconfig
 import time
@@ -44,17 +46,69 @@ def project_root(start: Path) -> Path:
     return start
 
 
+KEEP = 20  # the runs (and proofs) kept per project, each a folder of up to a few hundred KB
+KEEP_VARIABLE = "GRAPHMEND_KEEP_RUNS"  # the user's own choice of how many (0: all), never a repository's
+_STAMPED = re.compile(r"\d{8}-\d{6}-\d+(-\d+)?")  # what `new_run` and the prover name their folders
+_STALE_SECONDS = 86_400.0  # a folder unfinished for a day is a run cut short, not one going on
+
+
+def kept_count() -> int | None:
+    """How many finished runs, and proofs, a project keeps: `GRAPHMEND_KEEP_RUNS` (0: all), else 20."""
+    value = os.environ.get(KEEP_VARIABLE, "").strip()
+    if not value.isdigit():
+        return KEEP
+    return int(value) or None
+
+
+def prune(folder: Path, finished: str, keep: int | None) -> list[str]:
+    """Delete all but the newest `keep` finished folders graphmend named in `folder` (finished:
+    `finished` is in it), and unfinished ones a day old; the names deleted. Only folders of the
+    user's own, named as graphmend names them, none through a link: nothing else is touched."""
+    if keep is None or not untrusted.real_folder(folder):
+        return []
+    try:
+        entries = sorted(
+            (e for e in os.scandir(folder) if _STAMPED.fullmatch(e.name) and e.is_dir(follow_symlinks=False)),
+            key=lambda e: e.name,
+            reverse=True,
+        )
+    except OSError:
+        return []
+    now, newer, removed = time.time(), 0, []
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            modified = entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue  # gone meanwhile
+        try:
+            done = stat.S_ISREG(os.lstat(path / finished).st_mode)
+        except OSError:
+            done = False
+        if (done and newer < keep) or (not done and now - modified < _STALE_SECONDS) or not untrusted.ours(path):
+            newer += done
+            continue
+        shutil.rmtree(path, ignore_errors=True)  # removes links inside, never follows them
+        removed.append(entry.name)
+    return removed
+
+
 def new_run(root: Path) -> Path:
-    """A fresh run folder under `root`'s runs (which git ignores)."""
-    runs = root / RUNS
-    runs.mkdir(parents=True, exist_ok=True)
-    ignore = root / ".graphmend" / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text(_GITIGNORE, encoding="utf-8")
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    run = runs / f"{stamp}-{os.getpid()}"
-    run.mkdir()
-    return run
+    """A fresh run folder under `root`'s runs (which git ignores), made in folders of the user's own
+    only (UntrustedFileError where `.graphmend` is a link); the oldest runs beyond `kept_count()` go."""
+    runs = untrusted.owned_folders(root, RUNS)
+    untrusted.write_new(root / RUNS.parent / ".gitignore", _GITIGNORE)
+    keep = kept_count()
+    prune(runs, "run.json", None if keep is None else keep - 1)  # with the new one, `keep`
+    stamp = f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
+    for number in range(1, 1000):  # a second run in the same second (`recording()` twice in a cell)
+        run = runs / (stamp if number == 1 else f"{stamp}-{number}")
+        try:
+            run.mkdir()
+        except FileExistsError:
+            continue
+        return run
+    raise FileExistsError(f"{runs / stamp}: a thousand runs this second")
 
 
 def finish_run(run: Path, command: list[str], started: float, code: int | None, error: str | None = None) -> None:
