@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from . import notebooks, reporting, run_report
-from .checker import NOT_ANALYSED_CODES
+from .checker import NOT_ANALYSED_CODES, too_large_note
 from .diagnostics import Applicability, Diagnostic, FindingData, Fix, Severity, TextEdit
 from .files import (
     SourceError,
@@ -92,6 +92,7 @@ __all__ = [
     "UntrustedFileError",
     "KNOWN_CODES",
     "NOT_ANALYSED_CODES",
+    "too_large_note",
     "OFF_BY_DEFAULT",
     "RULES",
     "Run",

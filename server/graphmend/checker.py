@@ -376,12 +376,15 @@ def over_size_limit(text: str, settings: Settings) -> int | None:
 
 
 def _too_large(size: int, settings: Settings) -> Diagnostic:
+    return too_large_note(size, f"the {settings.max_file_size_kb} KB limit (setting `max-file-size-kb`, 0 for none)")
+
+
+def too_large_note(size: int, limit: str) -> Diagnostic:
+    """GM002 at the file's start: `size` bytes are over `limit` (in words), so nothing was analysed."""
     origin = Position(0, 0)
-    megabytes = f"{size / 2**20:.1f} MB"
-    limit = f"{settings.max_file_size_kb} KB"
     return Diagnostic(
         code=TOO_LARGE_CODE,
-        message=f"File too large to analyse: {megabytes}, over the {limit} limit (setting `max-file-size-kb`, 0 for none); graphmend skipped it",
+        message=f"File too large to analyse: {size / 2**20:.1f} MB, over {limit}; graphmend skipped it",
         severity=Severity.INFORMATION,
         range=Range(origin, origin),
     )

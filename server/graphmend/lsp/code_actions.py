@@ -12,6 +12,7 @@ from . import notebook_analysis
 from .edit.diagnostics import to_lsp_diagnostic
 from .edit.locations import range_from_json
 from .edit.workspace_edits import cells_edit, document_edit, fix_edit, whole_document_edit
+from .oversize import placeholder_size
 from .session.capabilities import CODE_ACTION_OPTIONS, COMMAND_FIX_ALL, FIX_ALL_KIND
 from .session.state import GraphmendServer, server
 from .worker import Analysis
@@ -23,8 +24,8 @@ _IGNORE_COMMENT = re.compile(r"#\s*graphmend:\s*ignore(\[(?P<codes>[^\]]*)\])?")
 def code_actions(ls: GraphmendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
     result = ls.current(uri)
-    if result is None:
-        return []
+    if result is None or placeholder_size(result.text) is not None:
+        return []  # a document too large to read stands as a placeholder: no edit is ever made on it
     only = params.context.only
     wants_quick_fix = not only or any(k.startswith(types.CodeActionKind.QuickFix.value) for k in only)
     wants_fix_all = not only or any(FIX_ALL_KIND.startswith(k) for k in only)

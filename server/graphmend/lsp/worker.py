@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from .. import api
 from ..api import Diagnostic, SourceText
+from .oversize import MAX_MESSAGE_BYTES, placeholder_size
 
 PARENT_POLL_S = 0.5
 
@@ -98,6 +99,10 @@ def analyse(
 ) -> Analysis:
     """Diagnostics of a document's text in its project `context` (its summary for the workspace
     index is computed apart, when the editor pauses: `open_documents`)."""
+    size = placeholder_size(text)
+    if size is not None:  # a document the editor sent as more than the server reads
+        note = api.too_large_note(size, f"the {MAX_MESSAGE_BYTES >> 20} MB graphmend reads from the editor")
+        return Analysis(version, text, SourceText(text).lines, (note,), settings)
     if api.too_large(text, settings):  # at most one note, at the start: the first line is all positions need
         return Analysis(
             version, text, SourceText(text[:4096]).lines[:1], tuple(api.check_source(text, path, settings)), settings
