@@ -292,14 +292,46 @@ def _unbounded(node: ast.expr, operation: str) -> Hazard:
     )
 
 
-def _finite_number(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
-    """A finite Python number: written, or of Python kind and not from the caller (`scale=float("inf")`
-    makes a product's derivative inf, review 8): a product by it has a finite derivative."""
-    if _literal(expr) is not None:
-        return True
+def _finite_number(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[str] = frozenset()) -> bool:
+    """A Python number finite in every floating dtype, so that a product by it has a finite
+    derivative: a written one within float16's range (`1e39` and `2 ** 200` are inf in float32,
+    `1e5` in float16: review 10), or one of Python kind computed from such numbers, names the
+    function binds to such, attributes (a module's `self.scaling`) and calls that keep a finite
+    number finite (`math.sqrt`, `len`) — not from the caller (`scale=float("inf")`, review 8), and
+    with no power or division of written numbers (`1 / 1e-39`)."""
+    value = _literal(expr)
+    if value is not None:
+        return abs(value) <= _HALF_MAX
+    if analysis.kind(expr) is not Kind.PYTHON:
+        return False
     parameters = analysis.function.parameter_names if analysis.function is not None else frozenset()
-    from_caller = any(isinstance(n, ast.Name) and n.id in parameters for n in walk(expr))
-    return analysis.kind(expr) is Kind.PYTHON and not from_caller
+    for node in walk(expr):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in parameters:
+                return False
+            values = plain_values(node.id, analysis) if node.id not in seen else []
+            if not all(_finite_number(v, analysis, seen | {node.id}) for v in values):
+                return False
+        elif isinstance(node, ast.Constant) and not (_literal(node) is None or abs(_literal(node) or 0.0) <= _HALF_MAX):
+            return False
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.Div, ast.FloorDiv, ast.Mod)):
+            if _literal(node.right) is not None or _literal(node.left) is not None:
+                return False
+        elif isinstance(node, ast.Call) and _called(node, analysis) not in _FINITE_NUMBER_CALLS:
+            return False
+    return True
+
+
+def _called(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """What `call` calls: a qualified name, or a builtin's name (`len`)."""
+    func = call.func
+    if isinstance(func, ast.Name) and analysis.is_builtin(func.id):
+        return func.id
+    return analysis.qualified_name(func)
+
+
+# Calls whose result is a finite number wherever their arguments are (not `float("inf")`, `math.exp`).
+_FINITE_NUMBER_CALLS = frozenset({"len", "int", "round", "abs", "min", "max", "math.sqrt", "math.floor", "math.ceil"})
 
 
 def _maybe_tensor(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
@@ -731,9 +763,11 @@ def _function_hazard(node: ast.Call, operation: str, name: str, operands: list[a
 
 
 def _nonzero_literal(expr: ast.expr) -> bool:
-    """A number written in the code that is not zero: `x / 2` is finite wherever `x` is."""
+    """A number written in the code whose inverse is finite in every floating dtype: `x / 2` is
+    finite wherever `x` is, with a finite derivative (`x / 1e-46` divides by 0 in float32, and `1 /
+    1e-5` is past float16's range: review 10)."""
     value = _literal(expr)
-    return value is not None and value != 0
+    return value is not None and value != 0 and abs(value) >= 1 / _HALF_MAX
 
 
 def _polynomial_exponent(expr: ast.expr) -> bool:
