@@ -90,6 +90,19 @@ def test_a_hostile_trace_reads_nothing_outside_and_neither_crashes_nor_hangs(pro
     assert "localhost" not in done.stdout + done.stderr.split("OPENED")[0]
 
 
+def test_a_trace_line_nested_deep_is_no_record(project: Path, tmp_path: Path) -> None:
+    """One line with a log prefix and metadata nested 200,000 deep (issue 68: `record --import-trace`
+    ended in "internal error: RecursionError"): skipped, and the lines around it are read."""
+    (tmp_path / "trace").mkdir()
+    deep = "V1128 14:37:06.297000 8496 torch/_dynamo/convert_frame.py:2134] " + "[" * 200_000 + "]" * 200_000 + "\n"
+    (tmp_path / "trace" / "dedicated_log_torch_trace_1.log").write_text(
+        deep + _break(str(project / "prog.py"), 5), encoding="utf-8"
+    )
+    done = _import(project, tmp_path / "trace")
+    assert done.returncode == 0 and "RecursionError" not in done.stderr, done.stderr
+    assert "recorded nothing" not in done.stderr, done.stderr
+
+
 def test_devices_and_fifos_as_the_trace_are_read_as_nothing(project: Path, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "trace.log")
     for trace in (Path("/dev/zero"), tmp_path / "trace.log"):
@@ -174,3 +187,26 @@ def test_a_run_without_its_run_json_is_not_shown(project: Path) -> None:
     (run / "run.json").unlink()  # a run still being written, or one whose graphmend was killed
     (result,) = api.check_paths([prog], jobs=1)
     assert all(d.data.run is None for d in result.diagnostics)
+
+
+def test_a_run_of_many_events_is_read_in_bounded_work(project: Path) -> None:
+    """A shipped run of tens of thousands of distinct events (issue 68: 20,000 took `check` 39 s, and
+    the server answered nothing meanwhile: each break was compared with every other to merge
+    collapsed stacks). Past `MAX_EVENTS` distinct events the rest are counted as skipped, and a
+    collapsed stack is still merged into its full one."""
+    from graphmend.record.runs import MAX_EVENTS
+
+    prog = project / "prog.py"
+    prog.write_text("import torch\n\n\ndef f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n")
+    inner = {"path": str(prog), "line": 5, "func": "forward", "text": "if x.sum() > 0:"}
+    outer = {"path": str(prog), "line": 2, "func": "forward", "text": "y = self.block(x)"}
+    full = {"id": "full", "kind": "graph_break", "reason": "r", "frames": [outer, inner], "files": {}}
+    collapsed = {"id": "collapsed", "kind": "graph_break", "reason": "r", "frames": [inner], "files": {}}
+    many = [
+        {"id": f"e{n}", "kind": "graph_break", "reason": f"r{n}", "frames": [{**inner, "line": 1 + n % 7}], "files": {}}
+        for n in range(MAX_EVENTS + 50)
+    ]
+    read = api.read_run(_run_folder(project, [full, collapsed, *many]))
+    assert len(read.events) == MAX_EVENTS - 1  # "collapsed" counted in "full"
+    assert read.events[0].id == "full" and read.events[0].count == 2
+    assert read.skipped == 52

@@ -177,6 +177,20 @@ def test_a_linked_cache_folder_is_neither_read_nor_written(project: Path, tmp_pa
     assert list(elsewhere.iterdir()) == []  # no CACHEDIR.TAG, .gitignore or entry written through the link
 
 
+def test_linked_folders_inside_the_cache_are_not_written_through(project: Path, tmp_path: Path) -> None:
+    """The cache's own `diagnostics` and `summaries` folders shipped as links (the security pass
+    after issue 68's first part: empty folders were still made through them)."""
+    assert _graphmend(project, "check", ".").returncode == 1
+    (version,) = (project / ".graphmend_cache").glob("*-*")
+    for kind in ("diagnostics", "summaries"):
+        shutil.rmtree(version / kind)
+        (tmp_path / kind).mkdir()
+        (version / kind).symlink_to(tmp_path / kind)
+    (project / "model.py").write_text((project / "model.py").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert _graphmend(project, "check", ".").returncode == 1
+    assert not list((tmp_path / "diagnostics").iterdir()) and not list((tmp_path / "summaries").iterdir())
+
+
 def test_a_planted_cache_entry_hides_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every key carries this user's salt: an entry planted under a key a repository can compute
     (from the file, its path in CI, the settings and graphmend's version) is never looked up."""
@@ -218,11 +232,15 @@ def test_an_editor_cannot_turn_on_applying_proved_fixes() -> None:
 
 
 # ------------------------------------------------------------------------------- fix --prove's run
-def test_prove_owns_its_command_as_record_does(project: Path) -> None:
-    """SIGTERM to `graphmend fix --prove` reaches the command (its own process group), graphmend
-    exits 128 + 15 once it has ended, and no orphan is left; nothing is applied."""
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT"])
+def test_prove_owns_its_command_as_record_does(project: Path, signal_name: str) -> None:
+    """SIGTERM (or SIGINT, to graphmend alone) to `graphmend fix --prove` reaches the command (its
+    own process group), graphmend exits 128 + N once it has ended (SIGINT gave 2 with no word), and
+    no orphan is left; nothing is applied."""
     import signal
     import time
+
+    sent = getattr(signal, signal_name)
 
     (project / "train.py").write_text(
         "import os, time\nopen('started', 'w').write(str(os.getpid()))\ntime.sleep(120)\n", encoding="utf-8"
@@ -239,8 +257,8 @@ def test_prove_owns_its_command_as_record_does(project: Path) -> None:
             break
         time.sleep(0.1)
     command = int((project / "started").read_text())
-    proving.send_signal(signal.SIGTERM)
-    assert proving.wait(timeout=60) == 128 + signal.SIGTERM
+    proving.send_signal(sent)
+    assert proving.wait(timeout=60) == 128 + sent
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(command, 0)  # ended with graphmend, not left running

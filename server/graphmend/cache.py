@@ -152,9 +152,7 @@ class Cache:
                 return
             if not self._marked:
                 self._mark()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if os.path.islink(target.parent.parent) or os.path.islink(target.parent):
-                return
+            untrusted.owned_folders(self.root, target.parent.relative_to(self.root))  # none made through a link
             descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 json.dump(value, handle)

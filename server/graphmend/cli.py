@@ -7,6 +7,7 @@ import difflib
 import json
 import os
 import re
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -920,8 +921,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "rule": _run_rule,
         }
         return runners[args.command](args)
-    except KeyboardInterrupt:
-        return EXIT_ERROR
+    except KeyboardInterrupt:  # Ctrl-C: as a shell reports it (`fix --prove` once its command has ended)
+        print("graphmend: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
     except BrokenPipeError:  # `graphmend check | head`: the reader has gone; stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         return EXIT_ERROR

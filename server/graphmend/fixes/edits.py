@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Iterable
 
@@ -49,6 +50,7 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
     starts, breaks = _line_starts(source)
     line_break = _file_line_break(breaks)
     chosen: list[tuple[int, int, str]] = []
+    by_start: list[tuple[int, int]] = []  # the chosen spans' (start, end), sorted: clashes found by bisection
     seen: set[tuple[int, int, str]] = set()
     applied = 0
     for fix in fixes:
@@ -61,16 +63,36 @@ def apply_fixes(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
             for e in fix.edits
         ]
         fresh = [s for s in spans if s not in seen]
-        if any(_overlaps(span, other) for span in fresh for other in chosen):
+        if any(_clashes(span, by_start) for span in fresh):
             continue
         chosen.extend(fresh)
+        for span in fresh:
+            bisect.insort(by_start, span[:2])
         seen.update(fresh)
         applied += 1
-    # From the end backwards; insertions at one place end up in the order they were made.
-    ordered = sorted(range(len(chosen)), key=lambda i: (chosen[i][0], chosen[i][1], i), reverse=True)
+    # In order of place; insertions at one place in the order they were made. Joined once (a file of
+    # thousands of fixes rebuilt the text once per edit).
+    ordered = sorted(range(len(chosen)), key=lambda i: (chosen[i][0], chosen[i][1], i))
+    pieces, done = [], 0
     for start, end, new_text in (chosen[i] for i in ordered):
-        text = text[:start] + new_text + text[end:]
-    return text, applied
+        pieces += [text[done:start], new_text]
+        done = max(done, end)
+    return "".join([*pieces, text[done:]]), applied
+
+
+def _clashes(span: tuple[int, int, str], by_start: list[tuple[int, int]]) -> bool:
+    """Whether `span` overlaps one of the chosen spans (pairwise apart, sorted by start): the one
+    before it that is not an insertion, and those starting inside it."""
+    index = bisect.bisect_left(by_start, (span[0], span[0]))
+    before = next((s for s in reversed(by_start[:index]) if s[0] != s[1]), None)
+    if before is not None and _overlaps(span, (*before, "")):
+        return True
+    for other in by_start[index:]:
+        if other[0] > span[1]:
+            return False
+        if _overlaps(span, (*other, "")):
+            return True
+    return False
 
 
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:

@@ -204,6 +204,8 @@ def _number(value: object) -> bool:
 KINDS = ("graph_break", "recompile", "compile_failure", "cudagraph_skip")
 MAX_RECORD_LINE = 1 << 20  # a longer line of a run's file is skipped: no event is that large
 MAX_RUN_FILE = 256 << 20  # no more of one process's file is read
+MAX_EVENTS = 5_000  # distinct events read from a run (a real one has hundreds); more are counted as skipped
+_MERGE_CANDIDATES = 64  # full stacks a collapsed one is compared with, per reason and innermost frame
 
 
 def _text(value: object, limit: int = 4096) -> str | None:
@@ -286,7 +288,7 @@ def read_run(path: Path) -> Run:
             elif isinstance(item.get("again"), str) and item["again"] in events:
                 events[item["again"]].count += 1
                 events[item["again"]].processes.add(file.name)
-            elif (event := _event(item)) is None:
+            elif (event := _event(item)) is None or (event.id not in events and len(events) >= MAX_EVENTS):
                 skipped += 1
             else:
                 known = events.setdefault(event.id, event)
@@ -300,6 +302,11 @@ def read_run(path: Path) -> Run:
     except OSError:
         pass
     return Run(path, _merge_collapsed(list(events.values())), headers, ended, compiles, skipped, frozenset(compiled))
+
+
+def _merge_key(event: RecordedEvent) -> tuple[str, tuple[str, int, str] | None]:
+    """What a collapsed stack shares with its full one: the reason and the innermost frame."""
+    return event.reason, _site(event.frames[-1]) if event.frames else None
 
 
 def _compiled_code(raw: object) -> set[tuple[str, int]]:
@@ -331,11 +338,18 @@ def _collapsed(short: list[RecordedFrame], full: list[RecordedFrame]) -> bool:
 
 
 def _merge_collapsed(events: list[RecordedEvent]) -> list[RecordedEvent]:
-    """Each graph break seen through a collapsed stack counted in the same break with its full stack."""
-    breaks = [e for e in events if e.kind == "graph_break"]
+    """Each graph break seen through a collapsed stack counted in the same break with its full stack
+    (one with the same reason and innermost frame: each break is compared with those only, not with
+    every other, which a run of many events made quadratic: issue 68)."""
+    breaks: dict[tuple[str, tuple[str, int, str] | None], list[RecordedEvent]] = {}
+    for event in events:
+        same = breaks.setdefault(_merge_key(event), []) if event.kind == "graph_break" else None
+        if same is not None and len(same) < _MERGE_CANDIDATES:
+            same.append(event)
     kept = []
     for event in events:
-        full = next((o for o in breaks if o.reason == event.reason and _collapsed(event.frames, o.frames)), None)
+        candidates = breaks.get(_merge_key(event), []) if event.kind == "graph_break" else []
+        full = next((o for o in candidates if _collapsed(event.frames, o.frames)), None)
         if event.kind != "graph_break" or full is None:
             kept.append(event)
         else:
