@@ -399,3 +399,21 @@ def test_no_finite_backward_gives_torchs_immutable_zero_gradient(name: str) -> N
         return
     gradients = torch.autograd.grad(outputs, leaves, [torch.ones_like(t) for t in outputs], allow_unused=True)
     assert not [g for g in gradients if g is not None and torch._is_zerotensor(g)], name
+
+
+@pytest.mark.parametrize("name", ["torch.div", "torch.divide", "Tensor.div", "Tensor.divide"])
+def test_the_dtypes_division_with_a_rounding_mode_raises_for_are_listed(name: str) -> None:
+    """Review 10: `h.div(2, rounding_mode="floor")` raises for a complex `h`, which plain `h / 2`
+    does not; `dtype_limited(name, ["rounding_mode"])` says so, measured for both modes."""
+    raising = set()
+    for kind, dtypes in _DTYPE_KINDS.items():
+        for dtype in dtypes:
+            x = _inputs_of(dtype)["x"]
+            for mode in ("floor", "trunc"):
+                try:
+                    getattr(torch if name.startswith("torch.") else x, name.rsplit(".", 1)[-1])(
+                        *((x, 2) if name.startswith("torch.") else (2,)), rounding_mode=mode
+                    )
+                except Exception:  # noqa: BLE001 - any error is what is measured
+                    raising.add(kind)
+    assert raising == set(known_ops.dtype_limited(name, ["rounding_mode"])), name

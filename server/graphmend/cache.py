@@ -138,13 +138,9 @@ class Cache:
         self.root.mkdir(parents=True, exist_ok=True)
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             try:
-                descriptor = os.open(
-                    self.root / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644
-                )
+                untrusted.write_new(self.root / name, text)  # there already (or a link): left as it is
             except OSError:
-                continue  # there already (or a link): left as it is
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                handle.write(text)
+                continue
 
     def _write(self, target: Path, value: Any) -> None:
         try:

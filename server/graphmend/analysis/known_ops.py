@@ -27,6 +27,7 @@ one on zeros, negatives and large values).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import torch_ops
@@ -338,10 +339,20 @@ DTYPE_LIMITED: dict[str, frozenset[str]] = {
 }
 
 
-def dtype_limited(name: str) -> frozenset[str]:
+# What a keyword given (not None) adds: floor and trunc division have no complex kernel (review 10).
+_KEYWORD_DTYPE_LIMITED: dict[str, dict[str, frozenset[str]]] = {
+    "rounding_mode": {prefix + name: frozenset({"complex"}) for prefix in (TORCH, METHOD) for name in ("div", "divide")}
+}
+
+
+def dtype_limited(name: str, keywords: Iterable[str] = ()) -> frozenset[str]:
     """The dtype kinds (`bool`, `integer`, `complex`) `name` raises (or, for a cast of a complex
-    tensor, warns) for; empty where it takes every dtype."""
-    return DTYPE_LIMITED.get(name.replace("torch.Tensor.", METHOD, 1), frozenset())
+    tensor, warns) for, called with `keywords` given; empty where it takes every dtype."""
+    name = name.replace("torch.Tensor.", METHOD, 1)
+    kinds = DTYPE_LIMITED.get(name, frozenset())
+    for keyword in keywords:
+        kinds |= _KEYWORD_DTYPE_LIMITED.get(keyword, {}).get(name, frozenset())
+    return kinds
 
 
 # Products whose derivative is the other operand: finite wherever that operand is a number.

@@ -31,7 +31,7 @@ from .. import untrusted
 from ..files import decode_source, read_bytes
 from ..proof_records import DIFFERS, NOT_EXERCISED, PROOFS, PROVED
 from ..record.runner import BOOT, LIBRARY, POSIX, forwarding, in_own_group
-from ..record.runs import Run, kept_count, prune, read_run
+from ..record.runs import Run, make_room, read_run, stamp
 from ..record.trace import GRAPH_BREAK, RECOMPILE
 from ..reporting import plural
 from .candidates import Candidate, line_map, rewritten
@@ -107,9 +107,8 @@ class Prover:
         self.workdir = workdir
         self.say = say
         proofs = untrusted.owned_folders(root, PROOFS)  # not through a link a repository ships
-        keep = kept_count()
-        prune(proofs, "proof.json", None if keep is None else keep - 1)
-        self.folder = proofs / f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
+        make_room(proofs, "proof.json")
+        self.folder = proofs / stamp()
         self.runs: list[RunResult] = []
         self.stdin, self.stdin_note = _read_stdin()
         self._texts: dict[Path, str] = {}  # the files as the fixes were made for them, read now

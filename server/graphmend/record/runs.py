@@ -52,19 +52,24 @@ _STAMPED = re.compile(r"\d{8}-\d{6}-\d+(-\d+)?")  # what `new_run` and the prove
 _STALE_SECONDS = 86_400.0  # a folder unfinished for a day is a run cut short, not one going on
 
 
-def kept_count() -> int | None:
-    """How many finished runs, and proofs, a project keeps: `GRAPHMEND_KEEP_RUNS` (0: all), else 20."""
+def stamp() -> str:
+    """A new run's or proof's folder name (`_STAMPED`): when (UTC) and which process."""
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
+
+
+def make_room(folder: Path, finished: str) -> list[str]:
+    """`prune` before a new folder is made in `folder`: with it, a project keeps
+    `GRAPHMEND_KEEP_RUNS` finished runs, and proofs (0: all), else 20; the names deleted."""
     value = os.environ.get(KEEP_VARIABLE, "").strip()
-    if not value.isdigit():
-        return KEEP
-    return int(value) or None
+    keep = int(value) if value.isdigit() else KEEP
+    return prune(folder, finished, keep - 1) if keep else []
 
 
-def prune(folder: Path, finished: str, keep: int | None) -> list[str]:
+def prune(folder: Path, finished: str, keep: int) -> list[str]:
     """Delete all but the newest `keep` finished folders graphmend named in `folder` (finished:
     `finished` is in it), and unfinished ones a day old; the names deleted. Only folders of the
     user's own, named as graphmend names them, none through a link: nothing else is touched."""
-    if keep is None or not untrusted.real_folder(folder):
+    if not untrusted.real_folder(folder):
         return []
     try:
         entries = sorted(
@@ -95,20 +100,19 @@ def prune(folder: Path, finished: str, keep: int | None) -> list[str]:
 
 def new_run(root: Path) -> Path:
     """A fresh run folder under `root`'s runs (which git ignores), made in folders of the user's own
-    only (UntrustedFileError where `.graphmend` is a link); the oldest runs beyond `kept_count()` go."""
+    only (UntrustedFileError where `.graphmend` is a link); the oldest runs beyond those kept go (`make_room`)."""
     runs = untrusted.owned_folders(root, RUNS)
     untrusted.write_new(root / RUNS.parent / ".gitignore", _GITIGNORE)
-    keep = kept_count()
-    prune(runs, "run.json", None if keep is None else keep - 1)  # with the new one, `keep`
-    stamp = f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.getpid()}"
+    make_room(runs, "run.json")
+    name = stamp()
     for number in range(1, 1000):  # a second run in the same second (`recording()` twice in a cell)
-        run = runs / (stamp if number == 1 else f"{stamp}-{number}")
+        run = runs / (name if number == 1 else f"{name}-{number}")
         try:
             run.mkdir()
         except FileExistsError:
             continue
         return run
-    raise FileExistsError(f"{runs / stamp}: a thousand runs this second")
+    raise FileExistsError(f"{runs / name}: a thousand runs this second")
 
 
 def finish_run(run: Path, command: list[str], started: float, code: int | None, error: str | None = None) -> None:

@@ -289,12 +289,10 @@ def _limited_words(
         name, operand = known_ops.METHOD + node.func.attr, node.func.value
     else:
         return None
-    kinds = known_ops.dtype_limited(name)
-    if name.rsplit(".", 1)[-1] in ("div", "divide") and any(
-        k.arg == "rounding_mode" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
-        for k in node.keywords
-    ):
-        kinds |= {"complex"}  # floor and trunc division have no complex kernel (review 10)
+    given = [
+        k.arg for k in node.keywords if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+    ]
+    kinds = known_ops.dtype_limited(name, given)
     exponent = node.args[-1] if node.args and name in ("torch.pow", known_ops.METHOD + "pow") else None
     if exponent is not None and _negative_literal(exponent):  # `x.pow(-2)` of an integer tensor raises
         kinds |= {"integer"}
