@@ -13,6 +13,8 @@ random, in place or a host sync by torch's own account.
 
 from __future__ import annotations
 
+import ast
+import copy
 import warnings
 from typing import Any
 
@@ -417,3 +419,98 @@ def test_the_dtypes_division_with_a_rounding_mode_raises_for_are_listed(name: st
                 except Exception:  # noqa: BLE001 - any error is what is measured
                     raising.add(kind)
     assert raising == set(known_ops.dtype_limited(name, ["rounding_mode"])), name
+
+
+# Ranks and sizes a tensor may have where the branch did not run (issue 67, reviews 9 and 10:
+# `torch.cumsum(h, 1)`, `h.tril()`, `h.repeat(1)` of a 1-d or 0-d `h`): none, an empty vector, a
+# vector, an empty matrix, a matrix, three dimensions.
+SHAPES = ((), (0,), (5,), (3, 0), (3, 4), (2, 3, 4))
+# What a probe call may use: the tensors it is called on (all of one shape), a mask of them, torch.
+_PROBE_NAMES = frozenset({"x", "y", "m", "torch", "F"})
+
+
+def _probe_calls(name: str) -> list[str]:
+    """The calls that measure whether `name` runs on every shape: its sample call where that passes
+    only tensors of `x`'s shape, numbers and dimensions 0 or -1 (else none: its calls pass sizes),
+    and, where it takes a `dim`, the call with `dim=0` and with `dim=-1`."""
+    if known_ops.is_layer(name):
+        return [f"torch.nn.{name.rsplit('.', 1)[-1]}()(x)"]
+    text = _call_text(name)
+    tree = ast.parse(text, mode="eval")
+    call = tree.body
+    if not isinstance(call, ast.Call) or not _probeable(call):
+        return []
+    calls = [text]
+    positions = dict(torch_ops.INTEGER_ARGUMENTS.get(name, ()))
+    if "dim" in positions:
+        for dim in (0, -1):
+            probe = copy.deepcopy(call)
+            position = positions["dim"]
+            offset = 0 if name.startswith(known_ops.METHOD) else 0
+            if position >= 0 and len(probe.args) > position - offset:
+                del probe.args[position - offset :]
+            probe.keywords = [k for k in probe.keywords if k.arg != "dim"] + [
+                ast.keyword("dim", ast.Constant(dim) if dim >= 0 else ast.UnaryOp(ast.USub(), ast.Constant(1)))
+            ]
+            calls.append(ast.unparse(probe))
+    return calls
+
+
+def _probeable(call: ast.Call) -> bool:
+    """Only `x`, `y`, `m`, numbers, dimensions 0 or -1 and `torch.float64`-like attributes."""
+    for node in ast.walk(call):
+        if isinstance(node, ast.Name) and node.id not in _PROBE_NAMES:
+            return False
+        if isinstance(node, (ast.Subscript, ast.Lambda)):
+            return False
+        if isinstance(node, ast.Call) and node is not call and ast.unparse(node.func) != "torch.tensor":
+            return False
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value not in (0, 1):
+            return False
+        if isinstance(node, ast.Constant) and node.value == 1 and type(node.value) is int:
+            parent = next((p for p in ast.walk(call) if isinstance(p, ast.UnaryOp) and p.operand is node), None)
+            if parent is None:
+                return False  # 1 itself (a dimension of a matrix), not -1
+    return True
+
+
+def _runs_on(probe: str, shape: tuple[int, ...]) -> bool:
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    y = torch.randn(shape, generator=torch.Generator().manual_seed(1)).requires_grad_()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            result = eval(probe, {}, {"x": x, "y": y, "m": x > 0, "torch": torch, "F": F})  # noqa: S307
+            outputs = [
+                t
+                for t in (result if isinstance(result, (tuple, list)) else [result])
+                if isinstance(t, torch.Tensor) and t.requires_grad
+            ]
+            if outputs:
+                torch.autograd.grad(outputs, [x, y], [torch.ones_like(t) for t in outputs], allow_unused=True)
+    except Exception:  # noqa: BLE001 - any error (or warning) is what is measured
+        return False
+    return True
+
+
+def shape_free(name: str) -> bool:
+    """`name` runs (forward and backward, no warning) on every shape of `SHAPES`, in each probe call."""
+    probes = _probe_calls(name)
+    return bool(probes) and all(_runs_on(probe, shape) for probe in probes for shape in SHAPES)
+
+
+@pytest.mark.parametrize("name", sorted(known_ops.ALLOWED))
+def test_the_operations_taken_as_shape_free_are_the_ones_torch_runs_on_every_shape(name: str) -> None:
+    """`known_ops.SHAPE_FREE` is what torch does: each listed operation runs on every shape of
+    `SHAPES` (forward, backward, no warning), with its `dim` as 0 and as -1 where it takes one; each
+    other one fails on some shape, or its calls pass sizes (no probe), so it is not listed."""
+    assert (name in known_ops.SHAPE_FREE) == shape_free(name), (
+        f"{name}: runs on every shape: {shape_free(name)}, listed: {name in known_ops.SHAPE_FREE}"
+    )
+
+
+def test_an_operation_on_a_sequence_of_tensors_raises_for_an_empty_one() -> None:
+    """`torch_ops.TENSOR_LISTS` (review 10, S1: a helper's `torch.cat(parts)` of an empty list)."""
+    for name in torch_ops.TENSOR_LISTS:
+        with pytest.raises((RuntimeError, ValueError, IndexError)):
+            eval(f"{name}([])", {}, {"torch": torch})  # noqa: S307 - the names of the generated facts

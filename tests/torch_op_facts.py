@@ -558,6 +558,8 @@ class Facts:
     warns_without: dict[str, str] = field(default_factory=dict)
     conditional: dict[str, tuple[str, str]] = field(default_factory=dict)
     positions: dict[str, int] = field(default_factory=dict)
+    integers: dict[str, tuple[tuple[str, int], ...]] = field(default_factory=dict)
+    tensor_lists: set[str] = field(default_factory=set)
 
 
 def _declared(facts: Facts) -> None:
@@ -641,6 +643,58 @@ def _positions(facts: Facts) -> None:
                 facts.positions[f"{name}:{keyword}"] = index
 
 
+# Typed as integers in the schemas, but options, not shapes: a dtype, a layout, a memory format.
+_INTEGER_OPTIONS = frozenset({"dtype", "out_dtype", "layout", "memory_format"})
+
+
+def _integer_argument(name: str, annotation: object) -> bool:
+    return "int" in str(annotation).lower() and not name.startswith("_") and name not in _INTEGER_OPTIONS
+
+
+def _integer_arguments(facts: Facts) -> None:
+    """INTEGER_ARGUMENTS and TENSOR_LISTS: for each allowlisted operation, the arguments its signatures type as integers
+    (a dimension, a size, an index: `cumsum(Tensor self, int dim)`), with the position each may be passed
+    at (-1: keyword only), counted after the tensor a method is called on. A branch that passes one may
+    raise for a tensor of another rank or size (issue 67, reviews 9 and 10: `cumsum(h, 1)` of a 1-d `h`)."""
+    from graphmend.analysis import known_ops  # the allowlist: facts are kept for its entries only
+
+    functions = python_names()
+    for name in sorted(known_ops.ALLOWED):
+        if known_ops.is_layer(name) or name not in functions:
+            continue
+        aten, function = functions[name]
+        skipped = 1 if name.startswith("Tensor.") else 0
+        found: dict[str, int] = {}
+        try:
+            parameters = list(inspect.signature(function).parameters.values())
+        except (TypeError, ValueError):
+            parameters = []
+        annotated = [p for p in parameters if p.annotation is not inspect.Parameter.empty]
+        if annotated and not name.startswith("Tensor."):  # a Python function (most of F): its annotations
+            for index, parameter in enumerate(parameters):
+                if _integer_argument(parameter.name, parameter.annotation):
+                    keyword_only = parameter.kind in (parameter.KEYWORD_ONLY, parameter.VAR_KEYWORD)
+                    found.setdefault(parameter.name, -1 if keyword_only else index)
+        elif aten in aten_names():
+            first_types: set[bool] = set()  # whether each overload takes a list of tensors first
+            packet = getattr(torch.ops.aten, aten)
+            for overload in packet.overloads():
+                op = getattr(packet, overload)
+                arguments = op._schema.arguments
+                if _is_out_variant(op) or not arguments or "Tensor" not in str(arguments[0].type):
+                    continue  # TorchScript's ops on numbers and lists share the namespace (`add.int`)
+                first_types.add("List[Tensor]" in str(arguments[0].type))
+                for index, argument in enumerate(arguments):
+                    if _integer_argument(argument.name, argument.type):
+                        position = -1 if argument.kwarg_only or index < skipped else index - skipped
+                        known = found.get(argument.name, -1)
+                        found[argument.name] = max(known, position) if -1 in (known, position) else min(known, position)
+            if first_types == {True}:  # not `eq`, whose list overload is TorchScript's
+                facts.tensor_lists.add(name)
+        if found:
+            facts.integers[name] = tuple(sorted(found.items()))
+
+
 def compute() -> Facts:
     """All facts from the installed torch. Seeded, with the caller's random state and warnings kept."""
     facts = Facts(release=release())
@@ -650,6 +704,7 @@ def compute() -> Facts:
         _traced(facts)
         _functional(facts)
     _positions(facts)
+    _integer_arguments(facts)
     return facts
 
 
@@ -738,6 +793,18 @@ def render(facts: Facts) -> str:
             "dict[str, int]",
             "`name:argument`: the position the argument may be given at (from the signature; a layer's after `self`).",
             facts.positions,
+        ),
+        *_dict(
+            "INTEGER_ARGUMENTS",
+            "dict[str, tuple[tuple[str, int], ...]]",
+            "An allowlisted operation's integer arguments (a dimension, a size, an index) and their positions "
+            "(after a method's tensor; -1: keyword only).",
+            facts.integers,
+        ),
+        *_frozenset(
+            "TENSOR_LISTS",
+            "An allowlisted operation that takes a sequence of tensors first (`torch.cat`): an empty one raises.",
+            facts.tensor_lists,
         ),
     ]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -27,7 +27,7 @@ one on zeros, negatives and large values).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from . import torch_ops
@@ -353,6 +353,112 @@ def dtype_limited(name: str, keywords: Iterable[str] = ()) -> frozenset[str]:
     for keyword in keywords:
         kinds |= _KEYWORD_DTYPE_LIMITED.get(keyword, {}).get(name, frozenset())
     return kinds
+
+
+# The operations that run on a tensor of every rank and size (none, an empty vector, a vector, an
+# empty matrix, a matrix, three dimensions), forward and backward, called with tensors of one shape,
+# numbers, and a `dim` of 0 or -1 at most: measured on torch by `test_known_ops.py` (issue 67,
+# reviews 9 and 10: `torch.cumsum(h, 1)`, `h.tril()`, `F.normalize(h)` of a 1-d `h` raise where the
+# branch never saw one). Any other operation, or one of these given another dimension or a size, may
+# raise where the original did not run it.
+_SHAPE_FREE_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        (TORCH, METHOD),
+        "abs absolute acos add addcmul all any arcsinh arctan argsort asin asinh atan atanh ceil clamp "
+        "clamp_max clamp_min clip clone cos cosh count_nonzero cumsum detach div divide eq exp flatten flip "
+        "floor fmax fmin fmod frac ge greater greater_equal gt isclose isfinite isinf isnan isneginf isposinf "
+        "le lerp less less_equal lgamma log log10 log2 logical_and logical_not logical_or logical_xor "
+        "logsumexp lt masked_fill maximum mean minimum mul multiply nan_to_num nansum ne neg negative "
+        "not_equal positive pow reciprocal remainder round rsqrt sgn sigmoid sign signbit sin sinh sort sqrt "
+        "square squeeze sub subtract sum tan tanh true_divide trunc unsqueeze where",
+    ),
+    (
+        (FUNCTIONAL,),
+        "celu elu gelu hardshrink hardsigmoid hardswish hardtanh leaky_relu logsigmoid mish prelu relu6 selu "
+        "silu softmin softplus softshrink softsign tanhshrink",
+    ),
+    (
+        (LAYER,),
+        "CELU ELU GELU Hardsigmoid Hardswish Hardtanh Identity LeakyReLU Mish PReLU ReLU ReLU6 SELU SiLU "
+        "Sigmoid Softplus Softsign Tanh",
+    ),
+    (
+        (METHOD,),
+        "bfloat16 bool contiguous double expand_as float half int long reshape_as to type_as view_as",
+    ),
+    (
+        (TORCH, METHOD, SPECIAL),
+        "digamma erf erfc erfinv exp2 expm1 log1p",
+    ),
+    (
+        (TORCH,),
+        "full_like hstack ones_like rsub stack vstack zeros_like",
+    ),
+    (
+        (TORCH, METHOD, FUNCTIONAL),
+        "log_softmax relu softmax",
+    ),
+    (
+        (SPECIAL,),
+        "expit",
+    ),
+)
+SHAPE_FREE: frozenset[str] = frozenset(
+    prefix + name for prefixes, names in _SHAPE_FREE_NAMES for prefix in prefixes for name in names.split()
+)
+
+
+def shape_limit(name: str, call: ast.Call, is_tensor: Callable[[ast.expr], bool]) -> str | None:
+    """Why `call` of allowlisted `name` may raise for a tensor of another rank or size, or None: the
+    operation is not `SHAPE_FREE`, or the call gives one of its integer arguments (a dimension other
+    than 0 or -1, a size, an index: `torch_ops.INTEGER_ARGUMENTS`). `is_tensor` tells a tensor given
+    where an overload takes an integer (`torch.max(a, b)` beside `torch.max(a, 1)`)."""
+    name = name.replace("torch.Tensor.", METHOD, 1)
+    if name in torch_ops.TENSOR_LISTS and not _listed(argument_at(call, "tensors", 0)):
+        return "with a sequence graphmend does not know to hold a tensor, which raises where it is empty"
+    if name not in SHAPE_FREE:
+        return "which raises for a tensor of some rank or size (not every shape runs it, measured on torch)"
+    for keyword, position in torch_ops.INTEGER_ARGUMENTS.get(name, ()):
+        value = argument_at(call, keyword, position if position >= 0 else None)
+        if value is None or is_tensor(value) or (keyword == "dim" and _edge_dimension(value)):
+            continue
+        if isinstance(value, ast.Constant) and isinstance(value.value, float):
+            continue  # a number where an overload takes one (`pow(x, 2.5)`), not a size
+        return f"with `{keyword}` {ast.unparse(value)}, which raises for a tensor of too few dimensions or another size"
+    if any(k.arg is None for k in call.keywords) and name in torch_ops.INTEGER_ARGUMENTS:
+        return "with `**` arguments that may give a dimension or a size, which raises for a tensor of another shape"
+    return None
+
+
+def argument_at(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
+    """What `call` passes as `keyword`, by name or at `position`; a `*args` at or before it counts as it."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value
+    if position is None:
+        return None
+    for index, value in enumerate(call.args[: position + 1]):
+        if isinstance(value, ast.Starred):
+            return value
+        if index == position:
+            return value
+    return None
+
+
+def _listed(expr: ast.expr | None) -> bool:
+    """A list or tuple written with at least one element and no `*` (`torch.stack([a, b])`)."""
+    return (
+        isinstance(expr, (ast.List, ast.Tuple))
+        and bool(expr.elts)
+        and not any(isinstance(e, ast.Starred) for e in expr.elts)
+    )
+
+
+def _edge_dimension(expr: ast.expr) -> bool:
+    """0 or -1: a dimension every tensor has (a 0-d one too, as torch takes it)."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return isinstance(expr.operand, ast.Constant) and expr.operand.value == 1 and type(expr.operand.value) is int
+    return isinstance(expr, ast.Constant) and expr.value == 0 and type(expr.value) is int
 
 
 # Products whose derivative is the other operand: finite wherever that operand is a number.

@@ -688,7 +688,7 @@ def _unknown_operation(call: ast.Call, analysis: FunctionAnalysis) -> str | None
         unmet = None if entry is None else known_ops.unmet(entry, call)
         if entry is None or unmet is not None:
             return known_ops.unknown_words(qualname, unmet)
-        return None
+        return _shape_caveat(qualname, f"`{qualname}`", call, analysis)
     if not isinstance(func, ast.Attribute):
         return None
     method = func.attr
@@ -706,7 +706,23 @@ def _unknown_operation(call: ast.Call, analysis: FunctionAnalysis) -> str | None
     unmet = None if entry is None else known_ops.unmet(entry, call, method=True)
     if entry is None or unmet is not None:
         return known_ops.unknown_words(f".{method}()", unmet)
-    return None
+    return _shape_caveat(known_ops.METHOD + method, f"`.{method}()`", call, analysis)
+
+
+def _shape_caveat(name: str, shown: str, call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """The hazard of an allowlisted operation that raises for tensors of some ranks or sizes, or
+    called with a dimension or size (`torch.cumsum(h, 1)` of a 1-d `h`, `h.tril()` of a vector):
+    graphmend does not know the shapes that reach the branch where it did not run (issue 67,
+    reviews 9 and 10)."""
+    limit = known_ops.shape_limit(name, call, lambda expr: analysis.kind(expr).is_tensor)
+    return None if limit is None else _shape_words(shown, limit)
+
+
+def _shape_words(shown: str, limit: str, verb: str = "calls") -> str:
+    return (
+        f"a branch {verb} {shown}{',' if limit.startswith('which') else ''} {limit}: graphmend does not know the shapes that reach it where the branch did not "
+        "run, and the rewrite calls it on every call"
+    )
 
 
 def _unknown_layer(attribute: str, analysis: FunctionAnalysis) -> str | None:
@@ -720,6 +736,11 @@ def _unknown_layer(attribute: str, analysis: FunctionAnalysis) -> str | None:
                 return known_ops.unknown_words(
                     f"self.{attribute}", f"(`{constructor.rsplit('.', 1)[-1]}` built {built})"
                 )
+        if entry is not None and constructor not in known_ops.SHAPE_FREE:
+            return _shape_words(
+                f"`self.{attribute}` (a `{constructor.rsplit('.', 1)[-1]}`)",
+                "which raises for an input of some rank or size (its weights fix the sizes it takes)",
+            )
     return None
 
 
@@ -777,7 +798,7 @@ def call_caveat(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
         found = analysis.module.regions.context.foreign_verdict(qualname)
         if found is not None:
             return found[1]
-    unknown = _unknown_operation(call, analysis) or _caller_size_caveat(call, qualname, analysis)
+    unknown = _caller_size_caveat(call, qualname, analysis) or _unknown_operation(call, analysis)
     if unknown is not None or qualname is not None:
         return unknown
     for name, reason, caveat in _callee_verdicts(call, analysis) or ():
@@ -884,7 +905,7 @@ def caveats(exprs: list[ast.expr], analysis: FunctionAnalysis, always: frozenset
             if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
                 caveat = _index_caveat(node, analysis) or _lookup_caveat(node, analysis)
             if isinstance(node, (ast.BinOp, ast.UnaryOp)):
-                caveat = caveat or _omitted_operand_caveat(node, analysis)
+                caveat = caveat or _omitted_operand_caveat(node, analysis) or _matrix_product_caveat(node, analysis)
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and id(node) not in called:
                 caveat = caveat or _foreign_attribute_caveat(node, analysis)
             if caveat is not None and caveat not in reasons:
@@ -904,12 +925,17 @@ def _index_caveat(node: ast.Subscript, analysis: FunctionAnalysis) -> str | None
     if not (kind.is_tensor or (isinstance(node.value, ast.Name) and analysis.has_tensor_evidence(node.value.id))):
         return None
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if not any(_integer(part) for part in parts):
-        return None
-    return (
-        f"a branch indexes `{ast.unparse(node)}`, which raises IndexError where the tensor has no such element "
-        "(graphmend does not know its size), and the rewrite indexes it on every call"
-    )
+    if any(_integer(part) for part in parts):
+        return (
+            f"a branch indexes `{ast.unparse(node)}`, which raises IndexError where the tensor has no such element "
+            "(graphmend does not know its size), and the rewrite indexes it on every call"
+        )
+    if any(isinstance(part, ast.Slice) for part in parts):  # `h[:, :2]` of a vector, `h[1:]` of a 0-d tensor
+        return (
+            f"a branch slices `{ast.unparse(node)}`, which raises IndexError for a tensor of fewer dimensions (a 0-d "
+            "one cannot be sliced; graphmend does not know its rank), and the rewrite slices it on every call"
+        )
+    return None
 
 
 def _lookup_caveat(node: ast.Subscript, analysis: FunctionAnalysis) -> str | None:
@@ -938,6 +964,16 @@ def _sizes(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
     elif not (isinstance(expr, ast.Attribute) and expr.attr == "shape"):
         return False
     return analysis.kind(expr.value) is not Kind.SELF and not analysis.is_self(expr.value)
+
+
+def _matrix_product_caveat(node: ast.BinOp | ast.UnaryOp, analysis: FunctionAnalysis) -> str | None:
+    """`a @ b`: it raises for a 0-d operand or sizes that do not match, which graphmend cannot rule
+    out for the shapes that reach the branch where it did not run."""
+    if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.MatMult):
+        return None
+    return _shape_words(
+        f"`{ast.unparse(node)}`", "which raises for a 0-d operand or sizes that do not match", "computes"
+    )
 
 
 def _omitted_operand_caveat(node: ast.BinOp | ast.UnaryOp, analysis: FunctionAnalysis) -> str | None:
