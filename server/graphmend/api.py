@@ -68,10 +68,12 @@ from .rules import RULES, RULES_BY_CODE
 from .rules.base import Family
 from .settings import CUDA_GRAPH_SCOPES, DEFAULT_MAX_FILE_SIZE_KB, Settings, SettingsError, settings_for
 from .source import Position, Range, SourceText
+from .text_diff import unified_diff
 from .units import UnitCache
 from .untrusted import UntrustedFileError
 
 __all__ = [
+    "unified_diff",
     "prove_command",
     "project_relative",
     "proof_sentence",

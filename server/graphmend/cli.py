@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import re
@@ -471,11 +470,8 @@ def _diff(path: Path, original: str, fixed: str) -> list[str]:
     (`a/nb.ipynb:cell 3`), not of the JSON."""
     if not api.is_notebook(path):
         return list(
-            difflib.unified_diff(
-                original.splitlines(keepends=True),
-                fixed.splitlines(keepends=True),
-                fromfile=f"a/{path}",
-                tofile=f"b/{path}",
+            api.unified_diff(
+                original.splitlines(keepends=True), fixed.splitlines(keepends=True), f"a/{path}", f"b/{path}"
             )
         )
     before, after = json.loads(original)["cells"], json.loads(fixed)["cells"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import difflib
 import json
 import logging
 import re
@@ -20,7 +19,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from . import untrusted
+from . import text_diff, untrusted
 from .diagnostics import Diagnostic, RelatedLocation, TextEdit
 from .source import Position, Range
 
@@ -165,11 +164,11 @@ def cell_diff(name: str, changes: list[tuple[int, str, str]]) -> list[str]:
     `a/NAME:cell N`: what `fix --diff` and the editor's diff command show for a notebook."""
     lines: list[str] = []
     for number, before, after in changes:
-        lines += difflib.unified_diff(
+        lines += text_diff.unified_diff(
             (before + "\n").splitlines(keepends=True),
             (after + "\n").splitlines(keepends=True),
-            fromfile=f"a/{name}:cell {number}",
-            tofile=f"b/{name}:cell {number}",
+            f"a/{name}:cell {number}",
+            f"b/{name}:cell {number}",
         )
     return lines
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -171,7 +170,7 @@ def show_fix_diff(ls: GraphmendServer, *arguments: Any) -> str:
     fixed = api.fix_source(result.text, path_of(uri), result.settings, unsafe=unsafe)  # type: ignore[arg-type]
     name = Path(path_of(uri) or "file.py").name  # type: ignore[arg-type]
     return "".join(
-        difflib.unified_diff(result.text.splitlines(True), fixed.fixed.splitlines(True), f"a/{name}", f"b/{name}")
+        api.unified_diff(result.text.splitlines(True), fixed.fixed.splitlines(True), f"a/{name}", f"b/{name}")
     )
 
 
