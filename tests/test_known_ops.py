@@ -514,3 +514,75 @@ def test_an_operation_on_a_sequence_of_tensors_raises_for_an_empty_one() -> None
     for name in torch_ops.TENSOR_LISTS:
         with pytest.raises((RuntimeError, ValueError, IndexError)):
             eval(f"{name}([])", {}, {"torch": torch})  # noqa: S307 - the names of the generated facts
+
+
+# Layers the freshness of whose output is measured, built as a model would build them (a layer that
+# needs no argument is built bare).
+LAYER_CALLS: dict[str, str] = {
+    "torch.nn.Linear": "torch.nn.Linear(4, 4)(x)",
+    "torch.nn.Bilinear": "torch.nn.Bilinear(4, 4, 5)(x, y)",
+    "torch.nn.LayerNorm": "torch.nn.LayerNorm(4)(x)",
+    "torch.nn.RMSNorm": "torch.nn.RMSNorm(4)(x)",
+    "torch.nn.GroupNorm": "torch.nn.GroupNorm(1, 2)(img)",
+    "torch.nn.Embedding": "torch.nn.Embedding(5, 4)(i)",
+    "torch.nn.Conv1d": "torch.nn.Conv1d(2, 3, 3)(seq)",
+    "torch.nn.Conv2d": "torch.nn.Conv2d(2, 3, 3)(img)",
+    "torch.nn.Conv3d": "torch.nn.Conv3d(2, 3, 3)(vol)",
+    "torch.nn.ConvTranspose1d": "torch.nn.ConvTranspose1d(2, 3, 3)(seq)",
+    "torch.nn.ConvTranspose2d": "torch.nn.ConvTranspose2d(2, 3, 3)(img)",
+    "torch.nn.ConvTranspose3d": "torch.nn.ConvTranspose3d(2, 3, 3)(vol)",
+    "torch.nn.Softmax": "torch.nn.Softmax(dim=-1)(x)",
+    "torch.nn.LogSoftmax": "torch.nn.LogSoftmax(dim=-1)(x)",
+    "torch.nn.Softmin": "torch.nn.Softmin(dim=-1)(x)",
+    "torch.nn.Unflatten": "torch.nn.Unflatten(1, (2, 2))(x)",
+    "torch.nn.PixelShuffle": "torch.nn.PixelShuffle(2)(img.repeat(1, 2, 1, 1))",
+    "torch.nn.PixelUnshuffle": "torch.nn.PixelUnshuffle(2)(img)",
+    **{
+        f"torch.nn.{kind}Pool{n}d": f"torch.nn.{kind}Pool{n}d(2)({t})"
+        for kind in ("Avg", "Max")
+        for n, t in ((1, "seq"), (2, "img"), (3, "vol"))
+    },
+    **{
+        f"torch.nn.Adaptive{kind}Pool{n}d": f"torch.nn.Adaptive{kind}Pool{n}d(1)({t})"
+        for kind in ("Avg", "Max")
+        for n, t in ((1, "seq"), (2, "img"), (3, "vol"))
+    },
+}
+# The dtypes each fresh operation is run in: one it may convert to (a cast to what the tensor is
+# already gives the tensor itself: `x.float()` of a float tensor).
+_FRESH_DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.bool)
+
+
+def _fresh_call(name: str) -> str:
+    if known_ops.is_layer(name):
+        return LAYER_CALLS.get(name, f"torch.nn.{name.rsplit('.', 1)[-1]}()(x)")
+    return _call_text(name)
+
+
+def fresh(name: str) -> bool:
+    """Every tensor `name`'s call gives has memory of its own (no input's storage, not an input
+    itself), in every dtype of `_FRESH_DTYPES` it runs for (a layer: on float32)."""
+    for dtype in _FRESH_DTYPES[:1] if known_ops.is_layer(name) else _FRESH_DTYPES:
+        inputs = _inputs_of(dtype) if dtype != torch.float32 else _inputs()
+        storages = {
+            v.untyped_storage().data_ptr() for v in inputs.values() if isinstance(v, torch.Tensor) and v.numel()
+        }
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = eval(_fresh_call(name), {}, inputs)  # noqa: S307 - the test's own call texts
+        except Exception:  # noqa: BLE001 - no kernel for the dtype: nothing to give back
+            continue
+        results = result if isinstance(result, (tuple, list)) else [result]
+        for tensor in (t for t in results if isinstance(t, torch.Tensor) and t.numel()):
+            if tensor.untyped_storage().data_ptr() in storages:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(known_ops.ALLOWED))
+def test_the_operations_taken_as_making_new_tensors_are_the_ones_torch_allocates_for(name: str) -> None:
+    """`known_ops.FRESH` is what torch does (review 11: `torch.atleast_1d(x)` and `x.float()` of a
+    float tensor give `x` itself, so a rewrite that selects a new tensor in their place changes what
+    an in-place change of the result reaches)."""
+    assert (name in known_ops.FRESH) == fresh(name), f"{name}: fresh {fresh(name)}, listed {name in known_ops.FRESH}"

@@ -26,7 +26,7 @@ from .. import torch_api
 from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..semantics import walk
-from . import known_ops
+from . import known_ops, liveness
 from .purity import assigned_once, names_in, plain_values
 from .shapes import FLOATING
 
@@ -183,12 +183,14 @@ def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | Non
     if analysis.function is None or isinstance(node.op, (ast.MatMult, ast.Pow, ast.LShift, ast.RShift)):
         return None
     parameters = {a.arg for a in (*analysis.function.node.args.args, *analysis.function.node.args.kwonlyargs)}
-    sides = []
     for side in (node.left, node.right):
         kind = analysis.kind(side)
         if not (kind.is_tensor or kind is Kind.UNKNOWN) or isinstance(side, ast.Constant):
             return None
-        sides.append(names_in(side) & parameters - {"self"})
+    at = _statement_holding(node, analysis.function.node)
+    sides = [
+        _parameters_reached(side, analysis, parameters - {"self"}, at, frozenset()) for side in (node.left, node.right)
+    ]
     if not all(sides) or sides[0] == sides[1]:
         return None
     return _raising(
@@ -198,6 +200,37 @@ def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | Non
         "to broadcast: where they do not (a sentinel of another shape the condition excluded), it raises, and the "
         "rewrite computes it on every call",
     )
+
+
+def _parameters_reached(
+    expr: ast.expr, analysis: FunctionAnalysis, parameters: set[str], at: ast.stmt | None, seen: frozenset[str]
+) -> set[str]:
+    """The parameters `expr` (read just before `at`) is computed from, through the values its names
+    may hold there (`h = self.lin(x)`: `x`; review 11: `h + y` of a layer's output and a caller's
+    tensor)."""
+    function = analysis.function
+    reached: set[str] = set()
+    for name in names_in(expr) - seen:
+        if name in parameters:
+            reached.add(name)
+            continue
+        values = liveness.reaching_values(function.node, at, name) if function is not None and at is not None else None
+        if values is None:
+            value = assigned_once(name, analysis)
+            values = [] if value is None else [(None, value)]
+        for where, value in values:
+            if where is not None or not (isinstance(value, ast.Name) and value.id == name):
+                reached |= _parameters_reached(value, analysis, parameters, where, seen | {name})
+    return reached
+
+
+def _statement_holding(node: ast.AST, function: ast.AST) -> ast.stmt | None:
+    """The innermost statement of `function` that holds `node`."""
+    innermost: ast.stmt | None = None
+    for candidate in walk(function):
+        if isinstance(candidate, ast.stmt) and candidate is not function and any(n is node for n in walk(candidate)):
+            innermost = candidate
+    return innermost
 
 
 # A function's first hazardous operation (its text), by module and function: judged once each.

@@ -461,6 +461,67 @@ def _edge_dimension(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Constant) and expr.value == 0 and type(expr.value) is int
 
 
+# The operations whose every result has memory of its own: never an input itself, nor a view of
+# one, in any dtype (a cast to the dtype a tensor has gives the tensor: `x.float()`), measured on
+# torch by `test_known_ops.py`. A rewrite that selects `torch.where`'s new tensor where a path gave
+# one of these changes nothing anyone can see; where it gave any other value, it may have been a
+# tensor somebody else holds (issue 67, review 11: `torch.atleast_1d(x)`, `x.float()`).
+_FRESH_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        (TORCH, METHOD),
+        "abs absolute acos add addcmul addmm all amax amin any arcsinh arctan argmax argmin argsort asin "
+        "asinh atan atanh baddbmm bmm ceil clamp clamp_max clamp_min clip clone cos cosh count_nonzero cumsum "
+        "diag_embed div divide eq exp flip floor floor_divide fmax fmin fmod frac gather ge greater "
+        "greater_equal gt index_select isclose isfinite isinf isnan isneginf isposinf le lerp less less_equal "
+        "lgamma log log10 log2 logical_and logical_not logical_or logical_xor logsumexp lt masked_fill matmul "
+        "max maximum mean min minimum mm mul multiply nan_to_num nansum ne neg negative not_equal outer pow "
+        "reciprocal remainder roll round rsqrt sgn sigmoid sign signbit sin sinh sort sqrt square sub "
+        "subtract sum take_along_dim tan tanh tile tril triu true_divide trunc where",
+    ),
+    (
+        (FUNCTIONAL,),
+        "adaptive_avg_pool1d adaptive_avg_pool2d adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d "
+        "adaptive_max_pool3d avg_pool1d avg_pool2d avg_pool3d batch_norm bilinear celu conv1d conv2d conv3d "
+        "conv_transpose1d conv_transpose2d conv_transpose3d elu embedding gelu glu group_norm hardshrink "
+        "hardsigmoid hardswish hardtanh layer_norm leaky_relu linear logsigmoid max_pool1d max_pool2d "
+        "max_pool3d mish normalize pad pixel_shuffle pixel_unshuffle prelu relu6 rms_norm selu silu softmin "
+        "softplus softshrink softsign tanhshrink",
+    ),
+    (
+        (LAYER,),
+        "AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d "
+        "AdaptiveMaxPool3d AvgPool1d AvgPool2d AvgPool3d Bilinear CELU Conv1d Conv2d Conv3d ConvTranspose1d "
+        "ConvTranspose2d ConvTranspose3d ELU Embedding GELU GLU GroupNorm Hardsigmoid Hardswish Hardtanh "
+        "LayerNorm LeakyReLU Linear LogSoftmax MaxPool1d MaxPool2d MaxPool3d Mish PReLU PixelShuffle "
+        "PixelUnshuffle RMSNorm ReLU ReLU6 SELU SiLU Sigmoid Softmax Softmin Softplus Softsign Tanh",
+    ),
+    (
+        (TORCH,),
+        "arange cat concat concatenate einsum eye full full_like hstack ones ones_like rsub stack vstack "
+        "zeros zeros_like",
+    ),
+    (
+        (TORCH, METHOD, SPECIAL),
+        "digamma erf erfc erfinv exp2 expm1 log1p",
+    ),
+    (
+        (METHOD,),
+        "new_full new_ones new_zeros repeat",
+    ),
+    (
+        (TORCH, METHOD, FUNCTIONAL),
+        "log_softmax relu softmax",
+    ),
+    (
+        (SPECIAL,),
+        "expit",
+    ),
+)
+FRESH: frozenset[str] = frozenset(
+    prefix + name for prefixes, names in _FRESH_NAMES for prefix in prefixes for name in names.split()
+)
+
+
 # Products whose derivative is the other operand: finite wherever that operand is a number.
 SCALINGS = frozenset({"mul", "multiply", "div", "divide", "true_divide"})
 

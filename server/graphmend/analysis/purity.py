@@ -1090,7 +1090,19 @@ def _argument_checks(function: FunctionInfo, analysis: FunctionAnalysis) -> list
     return found
 
 
+# Decorators that leave a function's call what its body does (`torch.compile` compiles the same body).
+_TRANSPARENT_DECORATORS = frozenset({"staticmethod", "classmethod", "property", "torch.compile"})
+
+
 def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> tuple[str | None, str | None]:
+    for decorator in function.node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = analysis.qualified_name(target) or dotted(target) or ast.unparse(target)
+        if name not in _TRANSPARENT_DECORATORS:  # a wrapper may print, count or time each call (review 11)
+            return (
+                f"a branch is decorated with `{ast.unparse(decorator)}`, whose wrapper may run code around it",
+                None,
+            )
     parameters = function.parameter_names
     fresh = _fresh_locals(function, analysis, parameters)
     checks = _argument_checks(function, analysis)

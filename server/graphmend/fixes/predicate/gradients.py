@@ -120,15 +120,6 @@ def _own_method(node: ast.AST, analysis: FunctionAnalysis) -> FunctionInfo | Non
     return analysis.module.regions.resolve_call(node, analysis.function)
 
 
-def new_identity(name: str) -> str:
-    """The hazard of selecting where a path gave the caller's own tensor back."""
-    return (
-        f"`{name}` is the caller's own tensor on a path where the branch does not change it (or a view of it), and the rewrite makes "
-        "it a new tensor: an in-place change of the result no longer reaches the caller's, and a returned leaf "
-        "tensor no longer collects `.grad`"
-    )
-
-
 # What gives a tensor strides of another order than elementwise arithmetic on its input would
 # (a transpose, an expansion, a copy made contiguous): `torch.where` lays its result out by all of
 # its inputs, so a selected value may come back with other strides than its path gave it.

@@ -10,15 +10,16 @@ from contextlib import contextmanager
 
 import libcst as cst
 
-from ...analysis import liveness, torch_ops
+from ...analysis import liveness
 from ...analysis.module_state import read_only_without_grad
 from ...kinds import Kind
 from ...semantics import walk
 from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
 from ..exact_where import exact_where, script_hazard
+from . import identity
 from .arms import Arm, Store, code, is_number
-from .gradients import layout_hazard, new_identity, piece_hazard
+from .gradients import layout_hazard, piece_hazard
 from .signatures import old_signature, shape_difference, signature
 from .site import Site
 
@@ -176,16 +177,65 @@ def _escapes_in(statements: list[ast.stmt], name: str) -> bool | None:
 
 def _identity_hazards(site: Site, arms: list[Arm], name: str, missing: bool) -> None:
     """`name`'s object reaches someone after the `if`, and the rewrite makes it `torch.where`'s new
-    tensor: named where a path gave it the caller's own tensor (or a view of it: `else: y = x`,
-    `x.squeeze()`), or an output autograd saved."""
+    tensor: named where a path gave it an object somebody else may hold (`identity`: the caller's
+    tensor, a buffer, another name's, an input an operation gave back), or an output autograd saved."""
     _saved_output(site, name, [arm.values.get(name) for arm in arms])
-    if missing:
-        _require_new_identity(site, name)
     for arm in arms:
-        value = arm.values.get(name)
-        root = aliased_root(value) if value is not None else None
-        if root is not None and root not in arm.mapping:
-            _require_new_identity(site, root)
+        if name in arm.values and arm.values[name] is not None:
+            _require_own_value(site, arm, name, arm.values[name])
+    if missing:
+        _require_own_value(site, None, name, ast.Name(id=name, ctx=ast.Load()))
+
+
+def _require_own_value(site: Site, arm: Arm | None, name: str, value: ast.expr) -> None:
+    """A path gives `name` (or the return) `value`: unsafe unless it is a tensor this call made
+    that no other name read after the `if` holds (a name bound in the branch is followed there)."""
+    seen: set[str] = set()
+    while (
+        arm is not None
+        and isinstance(value, ast.Name)
+        and value.id not in seen
+        and arm.values.get(value.id) is not None
+        and arm.values[value.id] is not value
+    ):
+        seen.add(value.id)
+        shared = identity.shared_with(value, name, _live_after(site, value.id))
+        if shared is not None:
+            site.unsafe(shared)
+            return
+        value = arm.values[value.id]
+    if isinstance(value, ast.Name) and value.id != name:
+        shared = identity.shared_with(value, name, _live_after(site, value.id))
+        if shared is not None:
+            site.unsafe(shared)
+            return
+    if isinstance(value, ast.Name):
+        other = _bound_together_before(site, value.id)
+        if other is not None:
+            site.unsafe(identity.shared_with(ast.Name(id=other), name, {other}) or "")
+            return
+    held = identity.held_elsewhere(value, site.analysis, site.node)
+    if held is not None:
+        site.unsafe(identity.identity_words(name, held))
+
+
+def _live_after(site: Site, name: str) -> set[str]:
+    return {name} if liveness.live_after(site.function.node, site.end, name) else set()
+
+
+def _bound_together_before(site: Site, name: str) -> str | None:
+    """Another name bound to `name`'s object before the `if` (`g = h`, `h = g`) and read after it."""
+    for node in walk(site.function.node):
+        if not isinstance(node, ast.Assign) or node.lineno >= site.node.lineno or not isinstance(node.value, ast.Name):
+            continue
+        targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        names = {node.value.id, *targets}
+        if name not in names:
+            continue
+        for other in sorted(names - {name}):
+            if liveness.live_after(site.function.node, site.end, other):
+                return other
+    return None
 
 
 # Operations whose backward reads their own output (`exp`'s derivative is its result): autograd saves
@@ -207,63 +257,6 @@ def _saved_output(site: Site, name: str, values: list[ast.expr | None]) -> None:
                 "change of it raised in backward, and after the rewrite it is a new tensor, so that no longer raises"
             )
             return
-
-
-def _require_new_identity(site: Site, name: str) -> None:
-    """A path that leaves `name` as the caller's own tensor (a parameter not rebound before the
-    `if`, or a value that may be it or share its memory: `y = x.float()`, `bufs[0]`, `self.buf`)
-    gave the caller that object back; the selection is always a new tensor (issue 42)."""
-    if name in ("self", "cls"):
-        return
-    if _may_be_the_callers(site, name, set()):
-        site.unsafe(new_identity(name))
-
-
-# Methods that may give back the tensor they are called on, or a view of it, besides the views
-# torch's schemas declare (`torch_ops.VIEWS`): a cast to the dtype or device it has, a reshape that
-# needs no copy, `detach` (issue 67, review 5).
-_MAY_ALIAS = frozenset(
-    {
-        "to", "type", "type_as", "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte",
-        "char", "cpu", "cuda", "contiguous", "reshape", "reshape_as", "flatten", "detach", "requires_grad_",
-    }
-)  # fmt: skip
-
-
-def _may_be_the_callers(site: Site, name: str, seen: set[str]) -> bool:
-    """Whether `name` may hold, before the `if`, a tensor the caller or the module holds too: one
-    that enters the function (a parameter, a global), or one reached from such a name through casts,
-    views, items and attributes (`x.float()`, `bufs[0]`, `self.buf`)."""
-    if name in seen:
-        return False
-    seen.add(name)
-    values = liveness.reaching_values(site.function.node, site.node, name)
-    if values is None:
-        return name in site.function.parameter_names
-    for where, value in values:
-        if where is None:  # its value on entry: a parameter, or a global the module holds
-            if name not in ("self", "cls"):
-                return True
-            continue
-        root = aliased_root(value)
-        if root is not None and (root in ("self", "cls") or _may_be_the_callers(site, root, seen)):
-            return True
-    return False
-
-
-def aliased_root(value: ast.expr) -> str | None:
-    """The name whose tensor `value` may be or share memory with (through `_MAY_ALIAS` methods,
-    declared views, items and attributes), or None for a value that is a new tensor."""
-    while True:
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-            method = value.func.attr
-            if method not in _MAY_ALIAS and f"Tensor.{method}" not in torch_ops.VIEWS:
-                return None
-            value = value.func.value
-        elif isinstance(value, (ast.Subscript, ast.Attribute)):
-            value = value.value
-        else:
-            return value.id if isinstance(value, ast.Name) else None
 
 
 def require_mergeable(
@@ -534,6 +527,6 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
     _require_same_gradient_flow(site, [arm.returned for arm in arms])
     laid_out = _require_same_layout(site, "the returned value", [arm.returned for arm in arms])
     for arm in arms:
-        if isinstance(arm.returned, ast.Name) and arm.returned.id not in arm.mapping:
-            _require_new_identity(site, arm.returned.id)
+        if arm.returned is not None:
+            _require_own_value(site, arm, "the returned value", arm.returned)
     return f"return {_select(site, [a.returned_text or '' for a in arms], conditions_, _selector(site, difference, kinds, strides=not laid_out))}"

@@ -12,14 +12,15 @@ from ...analysis.purity import caveats, evaluated_always, impurity, names_in
 from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
-from ...semantics import FunctionInfo, walk
+from ...semantics import walk
 from ..base import FixContext, Refusal, Refused
 from ..exact_where import exact_where, script_hazard
 from ..newly_compiled import statement_of
+from . import identity
 from .arms import code
 from .condition import floating_names, reordered_operand
-from .gradients import layout_hazard, new_identity, one_path_gradients, state_read
-from .merge import aliased_root, require_mergeable
+from .gradients import layout_hazard, one_path_gradients, state_read
+from .merge import require_mergeable
 from .render import offer
 from .shield import Shields, add_shields, shielded
 from .signatures import dtype_difference, ordered_names, unproven_finfo
@@ -113,11 +114,19 @@ def _gradients(node: ast.IfExp, analysis: FunctionAnalysis) -> list[str]:
     layout = layout_hazard("the selected value", [node.body, node.orelse])
     if layout is not None:
         hazards.append(layout)
-    if _value_escapes(node, function.node):
+    statement = statement_of(node, function.node)
+    if statement is not None and _value_escapes(node, function.node):
         for operand in (node.body, node.orelse):
-            root = aliased_root(operand)  # `x`, or `x.squeeze()`: a view of it
-            if root is not None and _callers_own(ast.Name(id=root, ctx=ast.Load()), function):
-                hazards.append(new_identity(root))
+            read_after = (
+                {operand.id}
+                if isinstance(operand, ast.Name) and liveness.live_after(function.node, statement, operand.id)
+                else set()
+            )
+            shared = identity.shared_with(operand, "the selected value", read_after)
+            held = identity.held_elsewhere(operand, analysis, statement)
+            if shared is not None or held is not None:
+                hazards.append(shared or identity.identity_words("the selected value", held or ""))
+                break
     return hazards
 
 
@@ -126,18 +135,6 @@ def _value_escapes(node: ast.IfExp, function: ast.AST) -> bool:
     something else): the object it gives may reach the caller."""
     return any(
         isinstance(stmt, (ast.Return, ast.Assign, ast.AnnAssign)) and stmt.value is node for stmt in walk(function)
-    )
-
-
-def _callers_own(operand: ast.expr, function: FunctionInfo) -> bool:
-    """A parameter the function never rebinds: the caller's own object."""
-    return (
-        isinstance(operand, ast.Name)
-        and operand.id in function.parameter_names
-        and operand.id not in (function.self_name, "cls")
-        and not any(
-            isinstance(n, ast.Name) and n.id == operand.id and isinstance(n.ctx, ast.Store) for n in walk(function.node)
-        )
     )
 
 
