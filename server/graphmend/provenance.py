@@ -14,6 +14,7 @@ from .diagnostics import RelatedLocation
 from .inference import FunctionAnalysis
 from .kinds import OPTIONAL_TENSORS, TENSORISH, Kind
 from .regions import bound_names
+from .semantics import walk
 from .source import SourceText
 
 _TRACED = (*TENSORISH, *OPTIONAL_TENSORS, Kind.NUMPY, Kind.TENSOR_ON_SOME_PATHS)
@@ -58,7 +59,7 @@ def value_chain(expr: ast.AST, analysis: FunctionAnalysis, source: SourceText) -
 
 
 def _tensor_name(expr: ast.AST, analysis: FunctionAnalysis, exclude: str | None) -> str | None:
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Name) and node.id != exclude and analysis.kind(node) in _TRACED:
             return node.id
     return None

@@ -14,7 +14,7 @@ import ast
 
 from .diagnostics import Range, RelatedLocation
 from .inference import FunctionAnalysis
-from .semantics import walk
+from .semantics import ancestors
 from .source import SourceText
 
 
@@ -25,15 +25,19 @@ def resumed_call_breaks(target: ast.AST, analysis: FunctionAnalysis, source: Sou
     if function is None or line is None:
         return ()
     found = []
-    for call in walk(function.node):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
-            continue
+    chain = ancestors(target, function.node)
+    calls = [
+        call
+        for child, call in zip(chain, chain[1:])
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and any(child is argument for argument in [*call.args, *call.keywords])
+    ]
+    for call in reversed(calls):  # the outermost first
         method = call.func
+        assert isinstance(method, ast.Attribute)
         call_line = method.end_lineno or method.lineno
         if call_line == line or not (call.lineno <= line <= (call.end_lineno or call.lineno)):
-            continue
-        arguments = [*call.args, *(k.value for k in call.keywords)]
-        if not any(node is target for argument in arguments for node in walk(argument)):
             continue
         if not analysis.kind(method.value).is_tensor:
             continue

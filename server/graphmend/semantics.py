@@ -282,7 +282,7 @@ class ModuleIndex:
     @cached_property
     def declared_global(self) -> frozenset[str]:
         """Names a function of the module declares `global`: it may rebind them to anything."""
-        return frozenset(name for n in ast.walk(self.tree) if isinstance(n, ast.Global) for name in n.names)
+        return frozenset(name for n in walk(self.tree) if isinstance(n, ast.Global) for name in n.names)
 
     @cached_property
     def rebound_names(self) -> frozenset[str]:
@@ -470,7 +470,7 @@ def _function_tables(tree: ast.Module, functions: Mapping[str, FunctionInfo]) ->
         ):
             tables[name] = tuple(dict.fromkeys(v.id for v in value.values))  # type: ignore[attr-defined]
     if tables:  # a table filled in elsewhere (`TABLE[k] = f`, `TABLE.update(...)`) holds unknown functions
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if (
                 isinstance(node, ast.Subscript)
                 and isinstance(node.ctx, (ast.Store, ast.Del))
@@ -562,6 +562,56 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
             else:
                 extend(item for item in value if item is not None)
         yield current
+
+
+def _parents(root: ast.AST) -> dict[int, ast.AST]:
+    """Each node under `root` by id -> the node holding it, kept on `root` (trees are not changed
+    after parsing): the analyses ask for the statement, loop or call around a node thousands of
+    times per file, and a walk of the function for each was most of a 4,000-function file's time."""
+    kept: dict[int, ast.AST] | None = root.__dict__.get("_graphmend_parents")
+    if kept is None:
+        kept = {}
+        for node in walk(root):
+            for child in child_nodes(node):
+                kept[id(child)] = node
+        root.__dict__["_graphmend_parents"] = kept
+    return kept
+
+
+def parent_of(node: ast.AST, root: ast.AST) -> ast.AST | None:
+    """The node of `root`'s tree that holds `node` (None for `root` and for a node not under it)."""
+    return _parents(root).get(id(node))
+
+
+def ancestors(node: ast.AST, root: ast.AST) -> list[ast.AST]:
+    """`node`, then each node holding it up to `root` (included), innermost first; `[]` when `node`
+    is not under `root`."""
+    parents = _parents(root)
+    if node is not root and id(node) not in parents:
+        return []
+    chain = [node]
+    while chain[-1] is not root:
+        chain.append(parents[id(chain[-1])])
+    return chain
+
+
+def statement_of(node: ast.AST, root: ast.AST) -> ast.stmt | None:
+    """The innermost statement under `root` (not `root` itself) that holds `node` (or is it)."""
+    for holder in ancestors(node, root):
+        if holder is root:
+            return None
+        if isinstance(holder, ast.stmt):
+            return holder
+    return None
+
+
+def node_ids(node: ast.AST) -> frozenset[int]:
+    """The ids of `node` and every node under it, kept on `node`."""
+    kept: frozenset[int] | None = node.__dict__.get("_graphmend_node_ids")
+    if kept is None:
+        kept = frozenset(id(n) for n in walk(node))
+        node.__dict__["_graphmend_node_ids"] = kept
+    return kept
 
 
 def attribute_chain(expr: ast.expr) -> tuple[str, list[str]] | None:

@@ -16,7 +16,7 @@ import ast
 from collections.abc import Iterator
 
 from ..inference import FunctionAnalysis
-from ..semantics import walk
+from ..semantics import ancestors, node_ids, walk
 from ..torch_api import VIEW_METHODS
 from .liveness import reaching_values, target_names
 from .purity import built_in_place, dotted, in_place
@@ -279,9 +279,9 @@ def _layer_writes(call: ast.Call, analysis: FunctionAnalysis) -> tuple[bool, set
 def loop_nodes(function: ast.AST, node: ast.AST) -> set[int]:
     """The ids of the nodes of every loop around `node`: they run again after it."""
     again: set[int] = set()
-    for loop in walk(function):
-        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and any(n is node for n in walk(loop)):
-            again |= {id(n) for n in walk(loop)}
+    for loop in ancestors(node, function):
+        if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+            again |= node_ids(loop)
     return again
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .. import torch_api
 from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
-from ..semantics import walk
+from ..semantics import statement_of, walk
 from . import known_ops, liveness
 from .purity import assigned_once, names_in, plain_values
 from .shapes import FLOATING
@@ -187,7 +187,7 @@ def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | Non
         kind = analysis.kind(side)
         if not (kind.is_tensor or kind is Kind.UNKNOWN) or isinstance(side, ast.Constant):
             return None
-    at = _statement_holding(node, analysis.function.node)
+    at = statement_of(node, analysis.function.node)
     sides = [
         _parameters_reached(side, analysis, parameters - {"self"}, at, frozenset()) for side in (node.left, node.right)
     ]
@@ -222,15 +222,6 @@ def _parameters_reached(
             if where is not None or not (isinstance(value, ast.Name) and value.id == name):
                 reached |= _parameters_reached(value, analysis, parameters, where, seen | {name})
     return reached
-
-
-def _statement_holding(node: ast.AST, function: ast.AST) -> ast.stmt | None:
-    """The innermost statement of `function` that holds `node`."""
-    innermost: ast.stmt | None = None
-    for candidate in walk(function):
-        if isinstance(candidate, ast.stmt) and candidate is not function and any(n is node for n in walk(candidate)):
-            innermost = candidate
-    return innermost
 
 
 # A function's first hazardous operation (its text), by module and function: judged once each.

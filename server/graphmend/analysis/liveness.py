@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 from functools import partial
 
-from ..semantics import argument_names, walk
+from ..semantics import argument_names, parent_of, walk
 
 Block = list[ast.stmt]
 _FIELDS = ("body", "orelse", "finalbody")
@@ -21,18 +21,17 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def locate(function: ast.AST, stmt: ast.stmt) -> tuple[ast.AST, Block, int] | None:
-    """The statement holding `stmt` (or the function), the block it is in, and its index there."""
-    for holder in walk(function):
-        for field in _FIELDS:
-            block = getattr(holder, field, None)
-            if isinstance(block, list):
-                for index, candidate in enumerate(block):
-                    if candidate is stmt:
-                        return holder, block, index
-        for handler in getattr(holder, "handlers", ()) or ():
-            for index, candidate in enumerate(handler.body):
+    """The statement holding `stmt` (or the function, or an `except` handler), the block it is in,
+    and its index there."""
+    holder = parent_of(stmt, function)
+    if holder is None:
+        return None
+    for field in _FIELDS:
+        block = getattr(holder, field, None)
+        if isinstance(block, list):
+            for index, candidate in enumerate(block):
                 if candidate is stmt:
-                    return handler, handler.body, index
+                    return holder, block, index
     return None
 
 

@@ -396,7 +396,7 @@ def _in_nested_code(call: ast.Call, function: ast.AST) -> bool:
     """`call` sits in a lambda or a comprehension of `function`: the name Python records there is
     `<lambda>`, `<listcomp>` (3.11) or the function's (3.12 inlines comprehensions), so no function
     name is the call's own on every Python (review 9)."""
-    return any(isinstance(node, _NESTED_CODE) and any(n is call for n in ast.walk(node)) for node in ast.walk(function))
+    return any(isinstance(node, _NESTED_CODE) and any(n is call for n in walk(node)) for node in walk(function))
 
 
 @once_per_module  # asked for every message call of a file: walking its functions each time is quadratic
@@ -410,8 +410,7 @@ def _in_graph_helpers(tree: ast.Module) -> dict[str, tuple[int, bool]]:
         name
         for name, function in functions.items()
         if any(  # issue 67's token form, or issue 50's ordered effect
-            isinstance(n, ast.Attribute) and n.attr in ("skip_code", "_register_effectful_op")
-            for n in ast.walk(function)
+            isinstance(n, ast.Attribute) and n.attr in ("skip_code", "_register_effectful_op") for n in walk(function)
         )
     }
     helpers: dict[str, tuple[int, bool]] = {}

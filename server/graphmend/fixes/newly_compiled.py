@@ -25,7 +25,7 @@ from ..analysis.liveness import enclosing_loops
 from ..analysis.purity import draws_random
 from ..diagnostics import Applicability, Fix
 from ..inference import FunctionAnalysis
-from ..semantics import walk
+from ..semantics import ancestors, statement_of, walk
 from ..torch_api import IS_COMPILING_FUNCTIONS
 
 
@@ -58,12 +58,14 @@ def _eager_frame(node: ast.AST, function: ast.AST) -> str | None:
     `with` beside loops), in words; None elsewhere."""
     if loop_nodes(function, node):
         return "a loop"
-    for holder in walk(function):
-        if isinstance(holder, (ast.Try, ast.With, ast.AsyncWith)) and any(
-            n is node for s in holder.body for n in walk(s)
-        ):
-            return "a `try`" if isinstance(holder, ast.Try) else "a `with`"
-    return None
+    chain = ancestors(node, function)
+    outermost: ast.AST | None = None
+    for child, holder in zip(chain, chain[1:]):
+        if isinstance(holder, (ast.Try, ast.With, ast.AsyncWith)) and any(child is s for s in holder.body):
+            outermost = holder
+    if outermost is None:
+        return None
+    return "a `try`" if isinstance(outermost, ast.Try) else "a `with`"
 
 
 def loop_recompiles(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
@@ -84,17 +86,6 @@ def loop_recompiles(node: ast.AST, analysis: FunctionAnalysis) -> str | None:
                 "batch size; past `recompile_limit`, 8, it runs eagerly again)"
             )
     return None
-
-
-def statement_of(node: ast.AST, function: ast.AST) -> ast.stmt | None:
-    """The statement of `function` that holds `node`."""
-    if isinstance(node, ast.stmt):
-        return node
-    innermost: ast.stmt | None = None
-    for candidate in walk(function):
-        if isinstance(candidate, ast.stmt) and candidate is not function and any(n is node for n in walk(candidate)):
-            innermost = candidate  # walk goes outside in: the last holder found is the innermost
-    return innermost
 
 
 def _fixed_count(iterable: ast.expr, analysis: FunctionAnalysis) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..analysis.call_facts import KindFacts
 from ..inference.compile_time import returned_compile_constant
 from ..regions import CompiledRegions, ExternalRef, cuda_graph_request
-from ..semantics import ClassInfo, FunctionInfo, ModuleIndex, init_bindings
+from ..semantics import ClassInfo, FunctionInfo, ModuleIndex, init_bindings, walk
 from ..source import SourceText
 
 
@@ -105,7 +105,7 @@ def summarize(
 
 def _replaces_forward(node: ast.AST) -> bool:
     """`x.forward = ...` (x not `self`) or `setattr(x, "forward", ...)` anywhere in the function."""
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Assign):
             if any(
                 isinstance(t, ast.Attribute)
@@ -221,7 +221,7 @@ def _call_arguments(index: ModuleIndex) -> tuple[tuple[tuple[str, int, tuple[str
     keywords: dict[str, set[str]] = {}
     callees: set[int] = set()
     loaded: list[ast.Name | ast.Attribute] = []
-    for node in ast.walk(index.tree):
+    for node in walk(index.tree):
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

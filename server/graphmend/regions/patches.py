@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from ..message_sets import message_sets
-from ..semantics import FunctionInfo, ModuleIndex
+from ..semantics import FunctionInfo, ModuleIndex, walk
 from .records import CAPTURE_SETTINGS, CONFIGS, MESSAGE_SETTINGS
 
 
@@ -46,13 +46,13 @@ def with_patches(index: ModuleIndex, compile_lines: list[int] | None) -> dict[in
     found: dict[int, frozenset[str]] = {}
     if not compile_lines and compile_lines is not None:
         return found
-    for node in ast.walk(index.tree):
+    for node in walk(index.tree):
         if not isinstance(node, (ast.With, ast.AsyncWith)):
             continue
         scope = _scope_at(index, node)
         settings = frozenset().union(*(patched_settings(index, item.context_expr, scope) for item in node.items))
         if settings:
-            for inner in (n for statement in node.body for n in ast.walk(statement) if isinstance(n, ast.Call)):
+            for inner in (n for statement in node.body for n in walk(statement) if isinstance(n, ast.Call)):
                 found[id(inner)] = found.get(id(inner), frozenset()) | settings
     return found
 

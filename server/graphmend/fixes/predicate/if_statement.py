@@ -107,15 +107,13 @@ def _require_frame_local(site: Site, arms: list[Arm]) -> None:
     frame_read = _frame_reader(node)
     if frame_read is not None:
         raise Refused(f"the function reads its own frame ({frame_read}): the rewrite's new names and values would show")
-    declared = {n for s in ast.walk(node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
+    declared = {n for s in walk(node) if isinstance(s, (ast.Global, ast.Nonlocal)) for n in s.names}
     captured: set[str] = set()
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if inner is not node and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            captured |= {n.id for n in ast.walk(inner) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            captured |= {n.id for n in walk(inner) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     for arm in arms:
-        assigned = {
-            n.id for s in arm.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        }
+        assigned = {n.id for s in arm.body for n in walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         for name in sorted(assigned):
             if name in declared:
                 raise Refused(
@@ -132,7 +130,7 @@ _FRAME_FUNCTIONS = frozenset({"_getframe", "currentframe"})
 
 def _frame_reader(function: ast.AST) -> str | None:
     """`locals()` (or `vars()`, `sys._getframe()`, `inspect.currentframe()`) called in `function`."""
-    for call in ast.walk(function):
+    for call in walk(function):
         if not isinstance(call, ast.Call):
             continue
         func = call.func

@@ -12,10 +12,9 @@ from ...analysis.purity import caveats, evaluated_always, impurity, names_in
 from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
-from ...semantics import walk
+from ...semantics import statement_of, walk
 from ..base import FixContext, Refusal, Refused
 from ..exact_where import exact_where, script_hazard
-from ..newly_compiled import statement_of
 from . import identity
 from .arms import code
 from .condition import floating_names, reordered_operand
