@@ -17,7 +17,9 @@ PROGRAMS = Path(__file__).parent / "prove_programs"
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--standalone"]
 
 
-def prove(tmp_path: Path, program: str, command: list[str] | None = None, stdin: str = "", *options: str):
+def prove(
+    tmp_path: Path, program: str, command: list[str] | None = None, stdin: str = "", *options: str, exit_code: int = 0
+):
     """Run `fix --prove --unsafe-fixes` on a copy of the program; its output and proof record."""
     project = tmp_path / program
     shutil.copytree(PROGRAMS / program, project)
@@ -30,7 +32,7 @@ def prove(tmp_path: Path, program: str, command: list[str] | None = None, stdin:
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == exit_code, done.stderr
     (record,) = (project / ".graphmend" / "proofs").glob("*/proof.json")
     return done, json.loads(record.read_text(encoding="utf-8")), project
 
@@ -304,3 +306,27 @@ def test_fixes_that_overlap_wait_for_the_next_proof() -> None:
     chain = Path(__file__).parent / "fixtures" / "GM101" / "fix_elif_chain.in.py"
     candidates = find_candidates([chain], unsafe=True)
     assert len(candidates) == 1
+
+
+def test_a_command_that_fails_as_it_is_proves_nothing(tmp_path: Path) -> None:
+    """Issue 69: a run that fails is a failed proof: said first, with the exit code and the end of
+    stderr; nothing applied; graphmend exits non-zero."""
+    done, record, project = prove(tmp_path, "fails_as_it_is", exit_code=2)
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("graphmend: the proof failed: the command fails as it is (exit code 1)"), done.stdout
+    assert "FileNotFoundError" in done.stdout and "missing-checkpoint.pt" in done.stdout
+    assert record["fixes"] == [] and record["failure"] and len(record["runs"]) == 1
+    assert "if y.mean() > 0:" in (project / "model.py").read_text(encoding="utf-8")
+
+
+def test_a_command_whose_own_runs_differ_blames_no_fix(tmp_path: Path) -> None:
+    """Issue 69: the fixed run prints another run id than the original, and so does the original
+    run again: the difference is the command's, so no fix differs or is proved, and the report
+    suggests --mask and --workdir by name; with --mask, the fix is proved."""
+    done, record, project = prove(tmp_path / "a", "noisy_output", exit_code=2)
+    assert done.stdout.startswith("graphmend: the proof failed: two runs of the command as it is differ"), done.stdout
+    assert "stdout differs" in done.stdout and "--mask REGEX" in done.stdout and "--workdir DIR" in done.stdout
+    assert record["fixes"] == [] and len(record["runs"]) == 3  # the original, the fixes, the original again
+    assert "if y.mean() > 0:" in (project / "model.py").read_text(encoding="utf-8")
+    _, masked_record, _ = prove(tmp_path / "b", "noisy_output", None, "", "--mask", r"run [0-9a-f]{12}")
+    assert only_fix(masked_record)["verdict"] == "proved"

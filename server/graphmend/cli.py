@@ -462,7 +462,7 @@ def _run_prove(args: argparse.Namespace) -> int:
         else:  # what was written: a file edited during the proof keeps its text
             said = f"Applied {plural(len(outcome.applied), 'proved fix')}"
         print(f"{said}; record: {api.project_relative(outcome.record, root)}")
-    return EXIT_CLEAN
+    return EXIT_ERROR if outcome.proof is not None and outcome.proof.failure else EXIT_CLEAN
 
 
 def _diff(path: Path, original: str, fixed: str) -> list[str]:

@@ -194,7 +194,7 @@ PURITY_TABLE: tuple[tuple[str, str], ...] = (
     ),
     (
         "a function or method of the same file; `self.x(...)` with `self.x = SameFileModule(...)` (its `forward`); `self.x(...)` with `self.x = function` or `self.x = TABLE[key]`, `TABLE` a module-level dict of functions (every one of them)",
-        "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw",
+        "pure when its body passes this table, transitively: no store to an attribute or to a value it did not create, no in-place change of an argument, no message, no `raise`, no random draw; and when it has no decorator other than `staticmethod`, `classmethod`, `property` or `torch.compile` (a wrapper may print, count or time each call)",
     ),
     (
         "... whose only `raise` is an argument check (`if config is not None and kwargs: raise ...`, a test of its parameters alone, none a tensor)",

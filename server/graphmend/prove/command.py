@@ -57,7 +57,7 @@ def prove_command(
     )
     prover = Prover(command, root, candidates, workdir, say, patterns)
     proof = prover.prove()
-    proved = [v.candidate for v in proof.verdicts if v.verdict == PROVED]
+    proved = [v.candidate for v in proof.verdicts if v.verdict == PROVED]  # none where the proof failed
     changed = {}
     applied = []
     for path in sorted({c.path for c in proved}):
@@ -80,6 +80,14 @@ def report(outcome: ProofOutcome, root: Path) -> list[str]:
     proof = outcome.proof
     if proof is None:
         return ["graphmend: no fix to prove here (--unsafe-fixes also tries the unsafe ones)."]
+    if proof.failure:  # first, as the one thing to know
+        seconds = sum(run.seconds for run in proof.runs)
+        return [
+            f"graphmend: the proof failed: {proof.failure[0]}",
+            *proof.failure[1:],
+            f"{plural(len(proof.runs), 'run')}, {seconds:.1f} s in all; "
+            f"its output: {project_relative(proof.original.folder, root)}",
+        ]
     exact = all(p.exact for run in proof.runs for p in run.processes)
     lines = [
         f"Verdicts on `{' '.join(proof.command)}` ({plural(proof.processes, 'process')}, "
@@ -87,11 +95,6 @@ def report(outcome: ProofOutcome, root: Path) -> list[str]:
         + ("compared exactly" if exact else f"compiled with inductor: floating values compared within {TOLERANCE}")
         + "):"
     ]
-    if proof.original.exit_code:
-        lines.append(
-            f"  (the command exits with {proof.original.exit_code} as it is: "
-            f"{project_relative(proof.original.folder / 'stderr.txt', root)} has its output)"
-        )
     for verdict in sorted(proof.verdicts, key=lambda v: (str(v.candidate.path), v.candidate.line)):
         candidate = verdict.candidate
         label = candidate.label(root)

@@ -32,6 +32,7 @@ def write_record(proof: Proof, root: Path, applied: set[str]) -> Path:
         "calls": proof.calls,
         "seeds": proof.seeds,
         "stdin": proof.stdin,
+        "failure": proof.failure,
         "runs": [
             {
                 "folder": run.folder.name,

@@ -71,6 +71,8 @@ class Proof:
     seeds: list[str]  # what the command seeds itself, or that graphmend seeded it
     stdin: str  # "piped (N bytes, given to every run)", "a terminal: none", "none"
     final: RunResult | None = None  # the run with the proved fixes together
+    # why the proof proves nothing: the command failed as it is, or two runs of it as it is differ
+    failure: list[str] = field(default_factory=list)
 
     @property
     def processes(self) -> int:
@@ -112,12 +114,13 @@ class Prover:
         self.runs: list[RunResult] = []
         self.stdin, self.stdin_note = _read_stdin()
         self._texts: dict[Path, str] = {}  # the files as the fixes were made for them, read now
+        self._noise_checked = False
         for path in {c.path for c in candidates}:
             self._original(path)
 
     # ------------------------------------------------------------------ runs
     def run(self, fixes: tuple[Candidate, ...], trace_lines: bool = False) -> RunResult:
-        name = "original" if not fixes else f"fixes-{len(self.runs)}"
+        name = f"fixes-{len(self.runs)}" if fixes else "original" if not self.runs else f"original-{len(self.runs)}"
         folder = self.folder / name
         folder.mkdir(parents=True)
         served: dict[str, str] = {}
@@ -135,7 +138,7 @@ class Prover:
         plan = {"served": served, "lines": lines}
         (folder / "plan.json").write_text(json.dumps(plan, indent=1), encoding="utf-8")
         (folder / "line-maps.json").write_text(json.dumps(line_maps), encoding="utf-8")
-        self.say(f"graphmend: run {len(self.runs) + 1}: {_what(fixes)}")
+        self.say(f"graphmend: run {len(self.runs) + 1}: {_what(fixes, trace_lines, bool(self.runs))}")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(BOOT), *filter(None, [env.get("PYTHONPATH")])])
         env["GRAPHMEND_RECORD_DIR"] = str(folder.resolve())
@@ -182,6 +185,18 @@ class Prover:
         return result
 
     def compare(self, original: RunResult, fixed: RunResult) -> list[Difference]:
+        """What `fixed` does not do as `original` did; the first time something differs, the
+        command runs once more as it is, and what differs between its own two runs ends the proof
+        (`_Noisy`): no fix is blamed for the command's noise."""
+        found = self._differences(original, fixed)
+        if found and not self._noise_checked:
+            self._noise_checked = True
+            noise = self._differences(original, self.run(()))
+            if noise:
+                raise _Noisy(noise)
+        return found
+
+    def _differences(self, original: RunResult, fixed: RunResult) -> list[Difference]:
         line_maps = fixed.line_maps
         found = differences(original.processes, fixed.processes, line_maps, self.masks)
         loaded = {path for process in fixed.processes for path in process.served}
@@ -213,6 +228,28 @@ class Prover:
     # ------------------------------------------------------------------ the proof
     def prove(self) -> Proof:
         original = self.run((), trace_lines=True)
+        if original.exit_code:  # a run that fails proves nothing (issue 69)
+            return self._failed(original, _failed_words(original))
+        try:
+            return self._verdicts(original)
+        except _Noisy as noisy:
+            return self._failed(original, _noise_words(noisy.differences))
+
+    def _failed(self, original: RunResult, failure: list[str]) -> Proof:
+        return Proof(
+            self.command,
+            self.folder,
+            [],
+            self.runs,
+            original,
+            original.recorded.torch,
+            _seeds(original.processes),
+            self.stdin_note,
+            None,
+            failure,
+        )
+
+    def _verdicts(self, original: RunResult) -> Proof:
         exercised = [c for c in self.candidates if _exercised(c, original)]
         verdicts = {id(c): Verdict(c, NOT_EXERCISED) for c in self.candidates}
         final = None
@@ -286,6 +323,44 @@ class Prover:
             verdict.breaks_removed = len(before - after)
 
 
+class _Noisy(Exception):
+    """Two runs of the command as it is differ: what differs is the command's, not a fix's."""
+
+    def __init__(self, differences: list[Difference]) -> None:
+        super().__init__(str(differences[0]))
+        self.differences = differences
+
+
+# Kinds of difference that are text a run writes: `--mask` hides what varies in them.
+_TEXT_KINDS = frozenset({"stdout", "stderr", "log", "warning"})
+
+
+def _failed_words(original: RunResult) -> list[str]:
+    """The failure of the original run, with the end of its stderr."""
+    tail = [line for line in _program_text(original, "stderr.txt").splitlines() if line.strip()][-6:]
+    return [
+        f"the command fails as it is (exit code {original.exit_code}): nothing is proved, nothing applied",
+        *(f"    {line[:200]}" for line in tail),
+    ]
+
+
+def _noise_words(noise: list[Difference]) -> list[str]:
+    """What differed between two runs of the command as it is, and how to keep it out of a proof."""
+    words = [
+        "two runs of the command as it is differ, so no fix can be judged on it: nothing is proved, nothing applied",
+        *(f"    {difference}" for difference in noise[:5]),
+    ]
+    if any(d.kind in _TEXT_KINDS for d in noise):
+        words.append(
+            "    text that varies from run to run (a clock, a duration, an id) can be masked: --mask REGEX (repeatable)"
+        )
+    words.append(
+        "    a command that reads what an earlier run wrote (a checkpoint it resumes from, a cache) can run in fresh "
+        "folders: --workdir DIR"
+    )
+    return words
+
+
 def graphs(run: RunResult) -> int:
     return sum(f["graphs"] for p in run.processes for f in p.functions.values())
 
@@ -355,7 +430,9 @@ def _program_text(run: RunResult, stream: str) -> str:
     return text
 
 
-def _what(fixes: tuple[Candidate, ...]) -> str:
-    if not fixes:
-        return "the command as it is (tracing the lines the fixes rewrite)"
-    return f"with {plural(len(fixes), 'fix')} served"
+def _what(fixes: tuple[Candidate, ...], traced: bool, again: bool) -> str:
+    if fixes:
+        return f"with {plural(len(fixes), 'fix')} served"
+    if again:
+        return "the command as it is, again (what differs between its own runs is no fix's doing)"
+    return "the command as it is" + (" (tracing the lines the fixes rewrite)" if traced else "")
