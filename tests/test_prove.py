@@ -18,13 +18,19 @@ TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "
 
 
 def prove(
-    tmp_path: Path, program: str, command: list[str] | None = None, stdin: str = "", *options: str, exit_code: int = 0
+    tmp_path: Path,
+    program: str,
+    command: list[str] | None = None,
+    stdin: str = "",
+    *options: str,
+    exit_code: int = 0,
+    dashes: bool = True,
 ):
     """Run `fix --prove --unsafe-fixes` on a copy of the program; its output and proof record."""
     project = tmp_path / program
     shutil.copytree(PROGRAMS / program, project)
     done = subprocess.run(
-        [sys.executable, "-m", "graphmend", "fix", "--prove", "--unsafe-fixes", *options, "--"]
+        [sys.executable, "-m", "graphmend", "fix", "--prove", "--unsafe-fixes", *options, *(["--"] if dashes else [])]
         + (command or [sys.executable, "train.py"]),
         cwd=project,
         input=stdin,
@@ -53,6 +59,12 @@ def test_a_deferred_print_in_an_inlined_forward_differs(tmp_path: Path) -> None:
     )
     assert "print(" in (project / "model.py").read_text(encoding="utf-8")  # not applied
     assert "model.py:11 GM201 in Block.forward: differs (unsafe)" in done.stdout
+
+
+def test_the_command_may_follow_without_dashes_as_record_takes_it(tmp_path: Path) -> None:
+    """Issue 69: `fix --prove python train.py`: the first word that is not a path starts the command."""
+    _, record, _ = prove(tmp_path, "no_grad_if", [sys.executable, "train.py"], dashes=False)
+    assert record["command"] == [sys.executable, "train.py"] and only_fix(record)["verdict"] == "proved"
 
 
 def test_a_predicated_if_under_no_grad_is_proved_and_applied(tmp_path: Path) -> None:

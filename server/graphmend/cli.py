@@ -892,6 +892,26 @@ def _against_baseline(args: argparse.Namespace, run: api.Run, root: Path, code: 
     return code
 
 
+def _command_start(parser: argparse.ArgumentParser, argv: list[str], start: int) -> int | None:
+    """Where `fix --prove`'s command starts when no `--` marks it: the first word after the options
+    that is not a file or folder here, or is a program (`python`, `torchrun`, `/usr/bin/python3`), so `fix --prove src python train.py
+    --epochs 3` fixes `src` and runs `python train.py --epochs 3`; None where every word names a path."""
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    fix = subcommands.choices["fix"]
+    taking_values = {option for action in fix._actions if action.nargs != 0 for option in action.option_strings}
+    index = start
+    while index < len(argv):
+        word = argv[index]
+        if word.startswith("-"):
+            index += 2 if word in taking_values else 1
+            continue
+        path = Path(word)
+        if not path.exists() or (path.is_file() and os.access(path, os.X_OK) and path.suffix not in (".py", ".ipynb")):
+            return index  # a program (`python`, `/usr/bin/python3`), not something to fix
+        index += 1  # a file or folder to fix: `fix --prove src python train.py`
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -899,6 +919,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "fix" in argv and "--" in argv[argv.index("fix") :]:  # `fix --prove -- COMMAND`: the command is not a path
         split = argv.index("--", argv.index("fix"))
         argv, run_command = argv[:split], argv[split + 1 :]
+    elif "fix" in argv and "--prove" in argv:  # `fix --prove python train.py`, as `record` takes it
+        start = _command_start(parser, argv, argv.index("fix") + 1)
+        if start is not None:
+            argv, run_command = argv[:start], argv[start:]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
