@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .. import torch_api
 from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
-from ..semantics import statement_of, walk
+from ..semantics import ancestors, statement_of, walk
 from . import known_ops, liveness
 from .purity import assigned_once, names_in, plain_values
 from .shapes import FLOATING
@@ -191,7 +191,7 @@ def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | Non
     sides = [
         _parameters_reached(side, analysis, parameters - {"self"}, at, frozenset()) for side in (node.left, node.right)
     ]
-    if not all(sides) or sides[0] == sides[1]:
+    if not all(sides) or sides[0] == sides[1] or _broadcast_anyway(node, sides, analysis, parameters - {"self"}):
         return None
     return _raising(
         node,
@@ -200,6 +200,40 @@ def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | Non
         "to broadcast: where they do not (a sentinel of another shape the condition excluded), it raises, and the "
         "rewrite computes it on every call",
     )
+
+
+def _broadcast_anyway(node: ast.BinOp, sides: list[set[str]], analysis: FunctionAnalysis, parameters: set[str]) -> bool:
+    """Whether the same two caller tensors are combined elementwise on the path the branch of `node`
+    did not take too (the `if`'s other branch: `x_1 + y_1` beside `x_1 - y_1`), or before the `if`
+    in the function's own block: where their shapes do not broadcast, the original raised as well."""
+    assert analysis.function is not None
+    function = analysis.function.node
+    chain = ancestors(node, function)
+    branch: tuple[ast.If, list[ast.stmt]] | None = None
+    for child, holder in zip(chain, chain[1:]):
+        if isinstance(holder, ast.If) and any(child is s for s in [*holder.body, *holder.orelse]):
+            branch = (holder, holder.orelse if any(child is s for s in holder.body) else holder.body)
+            break
+    if branch is None:
+        return False
+    the_if, other_block = branch
+    wanted = {frozenset(sides[0]), frozenset(sides[1])}
+    for other in walk(function):
+        if other is node or not isinstance(other, ast.BinOp) or isinstance(other.op, (ast.MatMult, ast.Pow)):
+            continue
+        statement = statement_of(other, function)
+        if statement is None:
+            continue
+        in_function_block = any(statement is s for s in getattr(function, "body", []))
+        if not (any(statement is s for s in other_block) or (in_function_block and statement.lineno < the_if.lineno)):
+            continue
+        found = {
+            frozenset(_parameters_reached(side, analysis, parameters, statement, frozenset()))
+            for side in (other.left, other.right)
+        }
+        if found == wanted:
+            return True
+    return False
 
 
 def _parameters_reached(
