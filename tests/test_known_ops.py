@@ -586,3 +586,43 @@ def test_the_operations_taken_as_making_new_tensors_are_the_ones_torch_allocates
     float tensor give `x` itself, so a rewrite that selects a new tensor in their place changes what
     an in-place change of the result reaches)."""
     assert (name in known_ops.FRESH) == fresh(name), f"{name}: fresh {fresh(name)}, listed {name in known_ops.FRESH}"
+
+
+def gradient_free(name: str) -> bool:
+    """No tensor `name`'s call gives requires grad, called on inputs that do (a comparison, an
+    index, a cast to an integer, `zeros_like`, `detach`)."""
+    inputs = _inputs() if not known_ops.is_layer(name) else _inputs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = eval(_fresh_call(name), {}, inputs)  # noqa: S307 - the test's own call texts
+    results = result if isinstance(result, (tuple, list)) else [result]
+    return not any(isinstance(t, torch.Tensor) and t.requires_grad for t in results)
+
+
+@pytest.mark.parametrize("name", sorted(known_ops.ALLOWED))
+def test_the_operations_taken_as_giving_no_gradient_are_the_ones_whose_results_never_require_it(name: str) -> None:
+    """`known_ops.NO_GRADIENT` is what torch does (review 12: `torch.where(h > 0, 1.0, 0.0)` and
+    `zeros_like(h).masked_fill(...)` beside a path with a gradient: the original's backward raised,
+    or gave none; merged, a zero gradient)."""
+    assert (name in known_ops.NO_GRADIENT) == gradient_free(name), name
+
+
+def saves_output(name: str) -> bool:
+    """Autograd saves `name`'s result for its backward (`exp`, `sigmoid`, `relu`): an in-place change
+    of the result before backward raises, which a new tensor from `torch.where` no longer does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = eval(_fresh_call(name), {}, _inputs())  # noqa: S307 - the test's own call texts
+    results = result if isinstance(result, (tuple, list)) else [result]
+    for tensor in results:
+        function = getattr(tensor, "grad_fn", None) if isinstance(tensor, torch.Tensor) else None
+        if function is not None and hasattr(function, "_saved_result"):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(known_ops.ALLOWED))
+def test_the_operations_taken_as_saving_their_result_are_the_ones_autograd_saves(name: str) -> None:
+    """`known_ops.SAVES_OUTPUT` is what autograd does (review 12: `return torch.relu(h)`,
+    `h.exp() if ... else h + 2`, `h = x.exp()` before the `if`)."""
+    assert (name in known_ops.SAVES_OUTPUT) == saves_output(name), name

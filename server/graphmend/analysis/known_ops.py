@@ -522,6 +522,66 @@ FRESH: frozenset[str] = frozenset(
 )
 
 
+# The operations whose results never require grad, called on tensors that do: comparisons, tests,
+# indices, casts to integers, `zeros_like`, `detach` (measured on torch by `test_known_ops.py`). A
+# value made only of these, of numbers and of other such values has no gradient; merged beside a
+# path that has one, it passes a zero gradient where the original gave none (issue 67, review 12).
+_NO_GRADIENT_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        (TORCH, METHOD),
+        "all any argmax argmin argsort count_nonzero detach eq ge greater greater_equal gt isclose isfinite "
+        "isinf isnan isneginf isposinf le less less_equal logical_and logical_not logical_or logical_xor lt "
+        "ne not_equal signbit",
+    ),
+    (
+        (TORCH,),
+        "arange eye full full_like ones ones_like zeros zeros_like",
+    ),
+    (
+        (METHOD,),
+        "bool int long new_full new_ones new_zeros",
+    ),
+)
+NO_GRADIENT: frozenset[str] = frozenset(
+    prefix + name for prefixes, names in _NO_GRADIENT_NAMES for prefix in prefixes for name in names.split()
+)
+
+
+# The operations whose result autograd saves for their backward (`exp`, `sigmoid`, `relu`, `softmax`:
+# the grad_fn's `_saved_result`, measured on torch by `test_known_ops.py`): an in-place change of the
+# result before backward raises. A rewrite that selects `torch.where`'s new tensor in its place
+# raises no more (issue 67, reviews 9 and 12).
+_SAVES_OUTPUT_NAMES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        (TORCH, METHOD),
+        "amax amin exp logsumexp max min reciprocal rsqrt sgn sigmoid sqrt tan tanh",
+    ),
+    (
+        (LAYER,),
+        "LogSoftmax ReLU Sigmoid Softmax Softmin Tanh",
+    ),
+    (
+        (TORCH, METHOD, FUNCTIONAL),
+        "log_softmax relu softmax",
+    ),
+    (
+        (TORCH, METHOD, SPECIAL),
+        "exp2 expm1",
+    ),
+    (
+        (FUNCTIONAL,),
+        "softmin",
+    ),
+    (
+        (SPECIAL,),
+        "expit",
+    ),
+)
+SAVES_OUTPUT: frozenset[str] = frozenset(
+    prefix + name for prefixes, names in _SAVES_OUTPUT_NAMES for prefix in prefixes for name in names.split()
+)
+
+
 # Products whose derivative is the other operand: finite wherever that operand is a number.
 SCALINGS = frozenset({"mul", "multiply", "div", "divide", "true_divide"})
 

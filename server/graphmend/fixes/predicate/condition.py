@@ -110,6 +110,42 @@ def _lazy_operands(site: Site, test: ast.expr) -> None:
                     f"`{ast.unparse(operand)}` is now evaluated also where `{earlier}` decided the condition, and "
                     f"raises where `{name}` is None (its default)"
                 )
+            if not site.analysis.kind(operand).is_tensor and not _known_truth(operand, site.analysis):
+                site.unsafe(  # review 12: `h.sum() > 0 or flag`, `flag` a NumPy array or an object's `__bool__`
+                    f"`{ast.unparse(operand)}` is now made a bool also where `{earlier}` decided the condition: for a "
+                    "value graphmend does not know to be a bool or a number (a NumPy array, an object whose "
+                    "`__bool__` runs code), that raises or has an effect where Python skipped it"
+                )
+
+
+# Calls whose result is a bool, whatever they are given (that they may raise is judged apart).
+_BOOL_CALLS = frozenset({"isinstance", "callable", "hasattr", "bool"})
+_BOOL_METHODS = frozenset({"is_floating_point", "is_complex", "is_contiguous", "startswith", "endswith"})
+
+
+def _known_truth(expr: ast.expr, analysis: FunctionAnalysis) -> bool:
+    """`expr` is a bool or a number already (its truth runs no code and raises nothing): a
+    literal, an `is` test, a comparison of Python values, `not`/`and`/`or` of such, a bool builtin's
+    result, `self.training`; not a parameter, whatever its default or annotation says (a caller may
+    pass a NumPy array)."""
+    if isinstance(expr, ast.Constant):
+        return True
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return _known_truth(expr.operand, analysis)
+    if isinstance(expr, ast.BoolOp):
+        return all(_known_truth(value, analysis) for value in expr.values)
+    if isinstance(expr, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in expr.ops) or all(
+            analysis.kind(part) is Kind.PYTHON for part in (expr.left, *expr.comparators)
+        )
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        if isinstance(func, ast.Name):
+            return func.id in _BOOL_CALLS and analysis.is_builtin(func.id)
+        return isinstance(func, ast.Attribute) and func.attr in _BOOL_METHODS
+    if isinstance(expr, ast.Attribute):
+        return expr.attr == "training" and analysis.is_self(expr.value)
+    return False
 
 
 # Reductions torch computes for floating (and complex) tensors only: an integer input raises.

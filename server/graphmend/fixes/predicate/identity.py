@@ -112,3 +112,46 @@ def identity_words(name: str, held: str) -> str:
 def _label(name: str) -> str:
     """`y` for a name, as it is for what is not one (the returned value)."""
     return f"`{name}`" if name.isidentifier() else name
+
+
+def saved_output(value: ast.expr, analysis: FunctionAnalysis, at: ast.stmt) -> str | None:
+    """The call whose result `value` is (read just before `at`, through names) when autograd saves
+    that result for backward (`known_ops.SAVES_OUTPUT`: `exp`, `sigmoid`, `relu`...), or None."""
+    return _saved(value, analysis, at, frozenset())
+
+
+def _saved(value: ast.expr, analysis: FunctionAnalysis, at: ast.stmt, seen: frozenset[str]) -> str | None:
+    if isinstance(value, ast.Name):
+        if value.id in seen or analysis.function is None:
+            return None
+        for where, bound in liveness.reaching_values(analysis.function.node, at, value.id) or ():
+            if where is not None:
+                saved = _saved(bound, analysis, at, seen | {value.id})
+                if saved is not None:
+                    return saved
+        return None
+    if isinstance(value, ast.Call) and _saves(value, analysis):
+        return ast.unparse(value)
+    return None
+
+
+def _saves(call: ast.Call, analysis: FunctionAnalysis) -> bool:
+    func = call.func
+    qualname = analysis.qualified_name(func)
+    if qualname is not None:
+        return qualname.replace("torch.Tensor.", known_ops.METHOD, 1) in known_ops.SAVES_OUTPUT
+    if not isinstance(func, ast.Attribute):
+        return False
+    if analysis.is_self(func.value):
+        owner = analysis.owner
+        constructors = analysis.module.constructors(owner).get(func.attr, frozenset()) if owner is not None else ()
+        return any(c in known_ops.SAVES_OUTPUT for c in constructors)
+    return known_ops.METHOD + func.attr in known_ops.SAVES_OUTPUT
+
+
+def saved_words(name: str, call: str) -> str:
+    """The hazard of selecting a new tensor where a path gave an output autograd saved."""
+    return (
+        f"{_label(name)} was the output of `{call}`, which autograd saves for backward: an in-place change of it "
+        "raised in backward, and after the rewrite it is a new tensor, so that no longer raises"
+    )

@@ -14,11 +14,11 @@ from ...analysis import liveness
 from ...analysis.module_state import read_only_without_grad
 from ...kinds import Kind
 from ...semantics import walk
-from ...torch_api import FACTORY_FUNCTIONS
 from ..base import Refused, zero_gradients
 from ..exact_where import exact_where, script_hazard
 from . import identity
 from .arms import Arm, Store, code, is_number
+from .gradient_flow import gradient_free
 from .gradients import layout_hazard, piece_hazard
 from .signatures import old_signature, shape_difference, signature
 from .site import Site
@@ -179,7 +179,8 @@ def _identity_hazards(site: Site, arms: list[Arm], name: str, missing: bool) -> 
     """`name`'s object reaches someone after the `if`, and the rewrite makes it `torch.where`'s new
     tensor: named where a path gave it an object somebody else may hold (`identity`: the caller's
     tensor, a buffer, another name's, an input an operation gave back), or an output autograd saved."""
-    _saved_output(site, name, [arm.values.get(name) for arm in arms])
+    kept = [ast.Name(id=name, ctx=ast.Load())] if missing else []  # the value from before the `if`
+    _saved_output(site, name, [*(arm.values.get(name) for arm in arms), *kept])
     for arm in arms:
         if name in arm.values and arm.values[name] is not None:
             _require_own_value(site, arm, name, arm.values[name])
@@ -238,24 +239,15 @@ def _bound_together_before(site: Site, name: str) -> str | None:
     return None
 
 
-# Operations whose backward reads their own output (`exp`'s derivative is its result): autograd saves
-# the output, so changing it in place before backward raises.
-_SAVES_OUTPUT = frozenset("exp expm1 exp2 sigmoid tanh softmax log_softmax sqrt rsqrt reciprocal relu".split())
-
-
 def _saved_output(site: Site, name: str, values: list[ast.expr | None]) -> None:
-    """A path gave `name` the output of an operation autograd saved (`x.exp()`): an in-place change
-    of it after the `if` (`y.mul_(2)`, by the function or the caller) raised in backward; after the
-    rewrite `name` is `torch.where`'s result, which nothing saved, so it no longer does (review 9)."""
+    """A path gave `name` the output of an operation autograd saved (`x.exp()`), in the branch or
+    before the `if`: an in-place change of it after the `if` (`y.mul_(2)`, by the function or the
+    caller) raised in backward; after the rewrite `name` is `torch.where`'s result, which nothing
+    saved, so it no longer does (reviews 9 and 12)."""
     for value in values:
-        if not isinstance(value, ast.Call):
-            continue
-        called = value.func.attr if isinstance(value.func, ast.Attribute) else None
-        if called in _SAVES_OUTPUT:
-            site.unsafe(
-                f"`{name}` was the output of `{ast.unparse(value)}`, which autograd saves for backward: an in-place "
-                "change of it raised in backward, and after the rewrite it is a new tensor, so that no longer raises"
-            )
+        saved = identity.saved_output(value, site.analysis, site.node) if value is not None else None
+        if saved is not None:
+            site.unsafe(identity.saved_words(name, saved))
             return
 
 
@@ -324,55 +316,9 @@ def _require_same_gradient_flow(site: Site, values: list[ast.expr | None]) -> No
     """A path whose value is a constant (`return torch.tensor(0.0)`, `y = 0`) gives no gradient;
     selected by `torch.where` beside a computed value, it passes a zero one to what that value was
     computed from (a distillation loss on a batch whose labels are all ignored)."""
-    constant = [value is not None and _gradient_free(value, site) for value in values]
+    constant = [value is not None and gradient_free(value, site.analysis) for value in values]
     if any(constant) and not all(constant):
         site.unsafe(zero_gradients("where a path gives a constant, the tensors the other paths use"))
-
-
-# Casts that keep a value's lack of gradient (a comparison's bool made a float still has none), and
-# what keeps it too (`h.detach().clone()`, `h.data.view(-1)`).
-_CASTS = frozenset(
-    "float double half bfloat16 int long bool to type type_as clone contiguous view reshape flatten".split()
-)
-# Methods whose result has no autograd history whatever they are called on.
-_FRESH_METHODS = frozenset("detach new_zeros new_ones new_full new_empty new_tensor zeros_like ones_like".split())
-
-
-def _gradient_free(value: ast.expr, site: Site) -> bool:
-    """A number, a tensor made from sizes or data (`torch.zeros(...)`, `torch.tensor(0.0)`,
-    `torch.zeros_like(x)`), a detached one, a comparison, or arithmetic and casts of these
-    (`h.detach() * 2`, `(h > 2).float()`): no gradient flows from it."""
-    if is_number(value) or isinstance(value, ast.Compare):
-        return True
-    if isinstance(value, ast.Attribute) and value.attr == "data":  # `h.data`: no history
-        return True
-    if isinstance(value, ast.BinOp):
-        return _gradient_free(value.left, site) and _gradient_free(value.right, site)
-    if isinstance(value, ast.UnaryOp):
-        return _gradient_free(value.operand, site)
-    if not isinstance(value, ast.Call):
-        return False
-    if isinstance(value.func, ast.Attribute) and value.func.attr in _FRESH_METHODS:
-        return True
-    own = _own_method_returns(value, site)
-    if own:  # `self.stop(h)` whose every `return` gives `h.detach()` (review 8)
-        return all(r is not None and _gradient_free(r, site) for r in own)
-    if isinstance(value.func, ast.Attribute) and value.func.attr in _CASTS:
-        return _gradient_free(value.func.value, site)
-    qualname = site.analysis.qualified_name(value.func) or ""
-    last = qualname.rsplit(".", 1)[-1]
-    return qualname.startswith("torch.") and (last in FACTORY_FUNCTIONS or last.endswith("_like"))
-
-
-def _own_method_returns(call: ast.Call, site: Site) -> list[ast.expr | None]:
-    """What each `return` of the method of this module's class `call` calls gives (empty: not one)."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and site.analysis.is_self(func.value) and site.owner is not None):
-        return []
-    method = site.owner.find_method(func.attr)
-    if method is None:
-        return []
-    return [node.value for node in walk(method.node) if isinstance(node, ast.Return)]
 
 
 def _select(site: Site, values: list[str], conditions_: list[str], selector: str | None = None) -> str:
@@ -526,6 +472,7 @@ def _merged_return(site: Site, arms: list[Arm], conditions_: list[str]) -> str:
     difference = shape_difference(site, [signature(site, arm.returned, arm.signatures) for arm in arms])  # type: ignore[arg-type]
     _require_same_gradient_flow(site, [arm.returned for arm in arms])
     laid_out = _require_same_layout(site, "the returned value", [arm.returned for arm in arms])
+    _saved_output(site, "the returned value", [arm.returned for arm in arms])
     for arm in arms:
         if arm.returned is not None:
             _require_own_value(site, arm, "the returned value", arm.returned)

@@ -84,22 +84,12 @@ def _without_promotion(site: Site, signature: Signature | None) -> Signature | N
     return signature
 
 
-# torch.nn layers whose output is floating point whatever their input (their weights are).
-_FLOATING_LAYERS = frozenset(
-    """
-    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d LayerNorm
-    RMSNorm GroupNorm BatchNorm1d BatchNorm2d BatchNorm3d Embedding
-    """.split()
-)
-
-
 def _made_floating(site: Site, name: str) -> bool:
-    """`name` holds a floating point tensor before the `if` by every assignment that can reach it:
-    a submodule built in `__init__` as a layer with floating weights (`h = self.final_layer_norm(h)`
-    after `self.final_layer_norm = nn.LayerNorm(d)`), a sum, difference, product or quotient with
-    such a value (`h = residual + h`: int or bool with float is float), or what keeps its operand's
-    dtype (dropout, clamp). An `if` before it counts when each of its paths
-    leaves `name` floating (rt_detr's `if not self.normalize_before: h = self.final_layer_norm(h)`)."""
+    """`name` holds a floating point tensor before the `if` by every assignment that can reach it: a
+    cast (`h = x.float()`), a function whose result is floating for a floating input, arithmetic of a
+    floating tensor with real values, or what keeps its operand's dtype (dropout, clamp). An `if`
+    before it counts when each of its paths leaves `name` floating. A layer's output does not: its
+    weights are complex after `module.to(torch.cfloat)` (issue 67, review 12)."""
     if "." in name:
         return False
     return _floating_before(site, site.node, name, _DEPTH)
@@ -127,9 +117,11 @@ def _floating_value(site: Site, stmt: ast.stmt, value: ast.expr, depth: int) -> 
     if isinstance(value, ast.Name):
         return _floating_before(site, stmt, value.id, depth)
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-        # a floating tensor with anything it combines with is floating (promotion by category; a
-        # complex operand would make it complex, but a layer fed one raised before: `_built_with_dtype`)
-        return _floating_value(site, stmt, value.left, depth - 1) or _floating_value(site, stmt, value.right, depth - 1)
+        # floating where one operand is a floating tensor and the other real (a complex one would make
+        # it complex: `x.float() * freqs_cis`, review 12)
+        return all(_real_operand(site, stmt, side, depth - 1) for side in (value.left, value.right)) and any(
+            _floating_value(site, stmt, side, depth - 1) for side in (value.left, value.right)
+        )
     if not isinstance(value, ast.Call):
         return False
     func = value.func
@@ -137,48 +129,18 @@ def _floating_value(site: Site, stmt: ast.stmt, value: ast.expr, depth: int) -> 
         return site.analysis.kind(func.value).is_tensor
     qualname = site.analysis.qualified_name(func)
     if qualname is not None and qualname.startswith("torch.") and qualname.rsplit(".", 1)[-1] in FLOATING:
-        return bool(value.args)  # floating for any input dtype
+        return bool(value.args) and _floating_value(site, stmt, value.args[0], depth - 1)  # complex stays complex
     if qualname in _DTYPE_KEEPING and value.args:
         return _floating_value(site, stmt, value.args[0], depth - 1)
-    return _floating_layer(site, value)
+    return False  # a layer's output too: `module.to(torch.cfloat)` makes its weights complex (review 12)
 
 
-def _floating_layer(site: Site, call: ast.Call) -> bool:
-    """`call` runs a submodule built in `__init__` as a layer with floating weights."""
-    owner = site.owner
-    func = call.func
-    if not (
-        owner is not None
-        and isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id == site.self_name
-        and owner.find_method(func.attr) is None
-    ):
-        return False
-    built = site.analysis.module.constructors(owner).get(func.attr, frozenset())
-    return (
-        bool(built)
-        and all(c.startswith("torch.nn.") and c.rsplit(".", 1)[-1] in _FLOATING_LAYERS for c in built)
-        and not _built_with_dtype(site, func.attr)
-    )
-
-
-def _built_with_dtype(site: Site, attribute: str) -> bool:
-    """`self.<attribute> = nn.Linear(..., dtype=...)` somewhere in the class: its weights may be of
-    a complex dtype (issue 67, review 8: `dtype=torch.cfloat`), not floating point."""
-    owner = site.owner
-    if owner is None:
-        return True
-    for method in owner.methods.values():
-        for node in walk(method.node):
-            if (
-                isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Attribute) and t.attr == attribute for t in node.targets)
-                and isinstance(node.value, ast.Call)
-                and any(k.arg in ("dtype", None) for k in node.value.keywords)
-            ):
-                return True
-    return False
+def _real_operand(site: Site, stmt: ast.stmt, value: ast.expr, depth: int) -> bool:
+    """A real number written in the code, or a floating point tensor: combined, nothing complex."""
+    literal = value.operand if isinstance(value, ast.UnaryOp) else value
+    if isinstance(literal, ast.Constant):
+        return type(literal.value) in (int, float)
+    return _floating_value(site, stmt, value, depth)
 
 
 def _floating_bases(site: Site) -> list[frozenset[str]]:

@@ -13,11 +13,12 @@ from ...analysis.shapes import elementwise_bases, is_scalar_condition
 from ...diagnostics import Fix, TextEdit
 from ...inference import FunctionAnalysis
 from ...semantics import statement_of, walk
-from ..base import FixContext, Refusal, Refused
+from ..base import FixContext, Refusal, Refused, zero_gradients
 from ..exact_where import exact_where, script_hazard
 from . import identity
 from .arms import code
 from .condition import floating_names, reordered_operand
+from .gradient_flow import gradient_free
 from .gradients import layout_hazard, one_path_gradients, state_read
 from .merge import require_mergeable
 from .render import offer
@@ -113,6 +114,15 @@ def _gradients(node: ast.IfExp, analysis: FunctionAnalysis) -> list[str]:
     layout = layout_hazard("the selected value", [node.body, node.orelse])
     if layout is not None:
         hazards.append(layout)
+    statement = statement_of(node, function.node)
+    for operand in (node.body, node.orelse):
+        saved = identity.saved_output(operand, analysis, statement) if statement is not None else None
+        if saved is not None and _value_escapes(node, function.node):  # review 12: `h.exp() if ... else h + 2`
+            hazards.append(identity.saved_words("the selected value", saved))
+            break
+    constant = [gradient_free(operand, analysis) for operand in (node.body, node.orelse)]
+    if any(constant) and not all(constant):  # review 12: `zeros_like(h) if ... else h + 2`
+        hazards.append(zero_gradients("where one value has no gradient, the tensors the other uses"))
     statement = statement_of(node, function.node)
     if statement is not None and _value_escapes(node, function.node):
         for operand in (node.body, node.orelse):
