@@ -106,11 +106,20 @@ NAMED_BY = {
     "meta": ("fake", "meta"),
     # gradients (the outputs of `torch.func.grad`): what a hazard about gradients, grad mode or an
     # operation graphmend does not know names
-    "func_grad": ("torch.func", "vmap", "functorch", "gradient", "requires grad", "does not know", "caller's own"),
+    "func_grad": (
+        "torch.func",
+        "vmap",
+        "functorch",
+        "gradient",
+        "requires grad",
+        "does not know",
+        "caller's own",
+        "held elsewhere",
+    ),
     "vmap": ("torch.func", "vmap", "functorch"),
     "fx": ("symbolic_trace", "torch.fx"),
     # its two passes over the same inputs show an in-place change of the caller's tensor twice
-    "warnings_error": ("warn", "caller's own"),
+    "warnings_error": ("warn", "caller's own", "held elsewhere"),
     "adamw": ("zero gradient", "weight decay", "optimi", "gradient", "requires grad", "does not know"),
     "inductor_train": ("inductor",),
     "inductor_eval": ("inductor",),

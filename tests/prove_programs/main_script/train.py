@@ -20,4 +20,4 @@ if __name__ == "__main__":
     for _ in range(4):
         x = step(x)
     print(x.tolist())
-    sys.exit(3)
+    sys.exit(0)  # an exit code other than 0 is a failed run, which proves nothing (issue 69)
