@@ -1132,8 +1132,9 @@ def _body_impurity(function: FunctionInfo, analysis: FunctionAnalysis) -> tuple[
                 return "a branch writes a message (print, logging, warnings)", None
             if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
                 base = _base_name(func.value)
-                if base is not None and base in fresh:
-                    continue  # in place on a tensor the function made itself
+                if base is not None and base in fresh and isinstance(func.value, ast.Name):
+                    continue  # in place on a tensor the function made itself (not an item of a list it made,
+                    # which may be an argument: `L = [x]; L[0].add_(1)`, review 12)
                 return f"a branch changes a tensor in place (`.{func.attr}`)", None
             reason = call_impurity(node, analysis)
             if reason is not None:

@@ -31,7 +31,7 @@ from ..diagnostics import Applicability, Fix, TextEdit
 from ..inference import FunctionAnalysis, is_logger_factory
 from ..kinds import Kind
 from ..messages import STDLIB_LEVEL_FUNCTIONS, is_logging, is_message, is_print, is_warning
-from ..semantics import walk
+from ..semantics import ancestors, walk
 from .base import FixContext, Refusal, Refused, may_be_scripted
 from .helpers import LEVEL, OPERATOR, Helper, helper_edit, resolved
 from .in_graph import (
@@ -175,7 +175,33 @@ def _plan_operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) 
         reasons.append(IN_GRAPH_WARNING_AS_ERROR)
     if may_be_scripted(analysis):
         reasons.append(IN_GRAPH_SCRIPTED)
+    nested = _nested_code(call, analysis)
+    if nested is not None and is_logging(call, analysis):  # review 12's S1
+        reasons.append(
+            f"the log record's `funcName` was `{nested}` (Python names the lambda, and before 3.12 the comprehension, the call "
+            "is written in); the operator's record names the function around it"
+        )
     return Plan(helper, arguments, title, reasons)
+
+
+_NESTED_NAMES = {
+    ast.Lambda: "<lambda>",
+    ast.ListComp: "<listcomp>",
+    ast.SetComp: "<setcomp>",
+    ast.DictComp: "<dictcomp>",
+    ast.GeneratorExp: "<genexpr>",
+}
+
+
+def _nested_code(call: ast.Call, analysis: FunctionAnalysis) -> str | None:
+    """The name Python gives the code object of the lambda or comprehension `call` is written in."""
+    if analysis.function is None:
+        return None
+    for holder in ancestors(call, analysis.function.node)[1:]:
+        name = _NESTED_NAMES.get(type(holder))
+        if name is not None:
+            return name
+    return None
 
 
 def _operator(call: ast.Call, analysis: FunctionAnalysis, ctx: FixContext) -> tuple[Helper, list[str], str] | None:
