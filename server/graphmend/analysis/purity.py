@@ -8,6 +8,7 @@ and draws no random numbers (which would shift every later random draw).
 from __future__ import annotations
 
 import ast
+import math
 import weakref
 
 from .. import torch_api
@@ -457,8 +458,11 @@ def computed_harmlessly(
     for node in walk(value):
         if isinstance(node, ast.Call) and not _total_operation(node, analysis):
             return False
-        if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.MatMult)):
-            return False
+        if isinstance(node, ast.BinOp) and not (
+            isinstance(node.op, (ast.Add, ast.Sub))
+            or (isinstance(node.op, ast.Mult) and any(_finite_literal(side) for side in (node.left, node.right)))
+        ):
+            return False  # `h * h`: its derivative is the other operand, inf times the zero gradient is NaN
         if isinstance(node, ast.Attribute) and trained_state(node, analysis) is not None:
             return False
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in called:
@@ -479,7 +483,22 @@ def _total_operation(call: ast.Call, analysis: FunctionAnalysis) -> bool:
     else:
         return False
     entry = known_ops.known(name)
-    return entry is not None and not entry.shielded and known_ops.unmet(entry, call, method) is None
+    return (
+        entry is not None
+        and not entry.shielded
+        and known_ops.finite_backward(name)  # `sin` at inf: a zero gradient times NaN (review 13)
+        and known_ops.unmet(entry, call, method) is None
+    )
+
+
+def _finite_literal(expr: ast.expr) -> bool:
+    """A number written in the code within float16's range: a product by it keeps a zero gradient zero."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    value = expr.value if isinstance(expr, ast.Constant) else None
+    return (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and abs(value) <= 65504
+    )
 
 
 def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:

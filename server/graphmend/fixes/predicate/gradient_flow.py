@@ -17,7 +17,7 @@ from ...analysis import known_ops
 from ...analysis.purity import assigned_once
 from ...inference import FunctionAnalysis
 from ...kinds import Kind
-from ...semantics import walk
+from ...semantics import ancestors, walk
 from ...torch_api import FACTORY_FUNCTIONS
 from .arms import is_number
 
@@ -37,6 +37,8 @@ def gradient_free(value: ast.expr, analysis: FunctionAnalysis, seen: frozenset[s
     if isinstance(value, ast.Attribute) and value.attr == "data":  # `h.data`: no history
         return True
     if isinstance(value, ast.Name) and value.id not in seen:
+        if _assigned_without_grad(value.id, analysis):
+            return True
         assigned = assigned_once(value.id, analysis)
         return assigned is not None and gradient_free(assigned, analysis, seen | {value.id})
     if isinstance(value, ast.BinOp):
@@ -51,9 +53,11 @@ def gradient_free(value: ast.expr, analysis: FunctionAnalysis, seen: frozenset[s
     own = _own_method_returns(value, analysis)
     if own:  # `self.stop(h)` whose every `return` gives `h.detach()` (review 8)
         return all(r is not None and gradient_free(r, analysis, seen) for r in own)
+    qualname = analysis.qualified_name(func)
+    if qualname is None and isinstance(func, ast.Attribute) and known_ops.METHOD + func.attr in known_ops.NO_GRADIENT:
+        return True  # `h.long()`: an integer result has no gradient, whatever a later cast makes of it (review 13)
     if isinstance(func, ast.Attribute) and func.attr in _CASTS:
         return gradient_free(func.value, analysis, seen)
-    qualname = analysis.qualified_name(func)
     name = (
         qualname
         if qualname is not None
@@ -77,6 +81,40 @@ def gradient_free(value: ast.expr, analysis: FunctionAnalysis, seen: frozenset[s
         for operand in operands
         if (analysis.kind(operand).is_tensor or analysis.kind(operand) is Kind.UNKNOWN) and not _option(operand)
     )
+
+
+# Blocks whose tensors record no autograd history.
+_GRAD_FREE_BLOCKS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled"})
+
+
+def _assigned_without_grad(name: str, analysis: FunctionAnalysis) -> bool:
+    """Every assignment of `name` is inside `with torch.no_grad():` (or `inference_mode()`,
+    `set_grad_enabled(False)`): its value has no gradient (review 13)."""
+    function = analysis.function
+    if function is None:
+        return False
+    assignments = [
+        node
+        for node in walk(function.node)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    ]
+    return bool(assignments) and all(_in_grad_free_block(node, analysis) for node in assignments)
+
+
+def _in_grad_free_block(node: ast.AST, analysis: FunctionAnalysis) -> bool:
+    assert analysis.function is not None
+    for holder in ancestors(node, analysis.function.node)[1:]:
+        if not isinstance(holder, ast.With):
+            continue
+        for item in holder.items:
+            call = item.context_expr
+            if not isinstance(call, ast.Call) or analysis.qualified_name(call.func) not in _GRAD_FREE_BLOCKS:
+                continue
+            if analysis.qualified_name(call.func) != "torch.set_grad_enabled" or (
+                call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
+            ):
+                return True
+    return False
 
 
 def _option(expr: ast.expr) -> bool:

@@ -48,6 +48,9 @@ def one_path_gradients(
     candidates = [a.arg for a in parameters] + [n for n in before if n not in function.parameter_names]
     reached: set[str] = set()
     one_path: list[str] = []
+    # a read after the rewritten code takes its gradient to the result anyway; one before it may only
+    # define a value that some paths read (`h = x.float() * 1`, read on one path: review 13)
+    last = max((getattr(n, "end_lineno", 0) or 0 for n in walk(node) if id(n) in inside), default=0)
     annotated = {a.arg for a in parameters if _python_annotation(a.annotation)}
     for name in dict.fromkeys(candidates):
         is_parameter = name in function.parameter_names
@@ -58,7 +61,7 @@ def one_path_gradients(
             continue
         reading = [path for path in paths if any(differentiable_reads(part, name) for part in path)]
         if (every_path and len(reading) == len(paths)) or any(
-            id(n) not in inside for n in differentiable_reads(node, name)
+            id(n) not in inside and getattr(n, "lineno", 0) > last for n in differentiable_reads(node, name)
         ):
             reached.add(name)
         elif reading:

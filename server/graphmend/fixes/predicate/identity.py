@@ -17,6 +17,7 @@ import ast
 from ...analysis import known_ops, liveness
 from ...inference import FunctionAnalysis
 from ...kinds import Kind
+from ...semantics import walk
 from .arms import is_number
 
 
@@ -58,6 +59,9 @@ def _name_held(name: str, analysis: FunctionAnalysis, at: ast.stmt, seen: frozen
         return None
     if name in ("self", "cls"):
         return f"`{name}`"
+    touched = _autograd_settings(name, analysis.function.node)
+    if touched is not None:
+        return f"`{name}`, a tensor whose autograd settings the function changes (`.{touched}()`)"
     values = liveness.reaching_values(analysis.function.node, at, name)
     if values is None:
         return f"`{name}`, a value graphmend does not follow (bound in a loop, an unpacking, a `try`, a `:=`)"
@@ -67,6 +71,25 @@ def _name_held(name: str, analysis: FunctionAnalysis, at: ast.stmt, seen: frozen
         held = _held(bound, analysis, at, seen | {name})
         if held is not None:
             return held
+    return None
+
+
+# Methods that make a tensor's identity matter to autograd: its `.grad` kept, its hooks.
+_AUTOGRAD_SETTINGS = frozenset({"retain_grad", "requires_grad_", "register_hook", "register_post_accumulate_grad_hook"})
+
+
+def _autograd_settings(name: str, function: ast.AST) -> str | None:
+    """The method of `_AUTOGRAD_SETTINGS` the function calls on `name`, if any (review 13:
+    `h.retain_grad()` before the `if`: the returned `h` kept its `.grad`, a new tensor does not)."""
+    for node in walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _AUTOGRAD_SETTINGS
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name
+        ):
+            return node.func.attr
     return None
 
 
