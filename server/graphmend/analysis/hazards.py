@@ -169,40 +169,51 @@ def hazards(expr: ast.AST, analysis: FunctionAnalysis) -> list[Hazard]:
         )
         if hazard is not None:
             found.append(hazard)
-        if isinstance(node, ast.BinOp):
+        if isinstance(node, (ast.BinOp, ast.Compare)):
             mismatch = _callers_shapes(node, analysis)
             if mismatch is not None:
                 found.append(mismatch)
     return found
 
 
-def _callers_shapes(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard | None:
+def _callers_shapes(node: ast.BinOp | ast.Compare, analysis: FunctionAnalysis) -> Hazard | None:
     """`x + b` of two tensors the caller passes (parameters, or computed from different ones): their
     shapes may broadcast only where the branch runs (an empty `b` as "no bias"), so run on every call
     it raises where the original did not (review 9)."""
-    if analysis.function is None or isinstance(node.op, (ast.MatMult, ast.Pow, ast.LShift, ast.RShift)):
+    operands = _elementwise_operands(node)
+    if analysis.function is None or operands is None:
         return None
     parameters = {a.arg for a in (*analysis.function.node.args.args, *analysis.function.node.args.kwonlyargs)}
-    for side in (node.left, node.right):
+    for side in operands:
         kind = analysis.kind(side)
         if not (kind.is_tensor or kind is Kind.UNKNOWN) or isinstance(side, ast.Constant):
             return None
     at = statement_of(node, analysis.function.node)
-    sides = [
-        _parameters_reached(side, analysis, parameters - {"self"}, at, frozenset()) for side in (node.left, node.right)
-    ]
+    sides = [_parameters_reached(side, analysis, parameters - {"self"}, at, frozenset()) for side in operands]
     if not all(sides) or sides[0] == sides[1] or _broadcast_anyway(node, sides, analysis, parameters - {"self"}):
         return None
+    symbol = _SYMBOLS.get(type(node.op), "an operator") if isinstance(node, ast.BinOp) else "a comparison"
     return _raising(
         node,
-        f"`{_SYMBOLS.get(type(node.op), 'an operator')}`",
+        f"`{symbol}`",
         f"a branch computes `{ast.unparse(node)}` of tensors the caller passes, whose shapes graphmend does not know "
         "to broadcast: where they do not (a sentinel of another shape the condition excluded), it raises, and the "
         "rewrite computes it on every call",
     )
 
 
-def _broadcast_anyway(node: ast.BinOp, sides: list[set[str]], analysis: FunctionAnalysis, parameters: set[str]) -> bool:
+def _elementwise_operands(node: ast.BinOp | ast.Compare) -> tuple[ast.expr, ast.expr] | None:
+    """The two operands torch broadcasts together: `a + b`, `a == b` (one comparison, not `is`/`in`)."""
+    if isinstance(node, ast.BinOp):
+        return None if isinstance(node.op, (ast.MatMult, ast.Pow, ast.LShift, ast.RShift)) else (node.left, node.right)
+    if len(node.ops) != 1 or isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+        return None
+    return node.left, node.comparators[0]
+
+
+def _broadcast_anyway(
+    node: ast.BinOp | ast.Compare, sides: list[set[str]], analysis: FunctionAnalysis, parameters: set[str]
+) -> bool:
     """Whether the same two caller tensors are combined elementwise on the path the branch of `node`
     did not take too (the `if`'s other branch: `x_1 + y_1` beside `x_1 - y_1`), or before the `if`
     in the function's own block: where their shapes do not broadcast, the original raised as well."""
@@ -219,7 +230,10 @@ def _broadcast_anyway(node: ast.BinOp, sides: list[set[str]], analysis: Function
     the_if, other_block = branch
     wanted = {frozenset(sides[0]), frozenset(sides[1])}
     for other in walk(function):
-        if other is node or not isinstance(other, ast.BinOp) or isinstance(other.op, (ast.MatMult, ast.Pow)):
+        if other is node or not isinstance(other, (ast.BinOp, ast.Compare)):
+            continue
+        operands = _elementwise_operands(other)
+        if operands is None:
             continue
         statement = statement_of(other, function)
         if statement is None:
@@ -228,8 +242,7 @@ def _broadcast_anyway(node: ast.BinOp, sides: list[set[str]], analysis: Function
         if not (any(statement is s for s in other_block) or (in_function_block and statement.lineno < the_if.lineno)):
             continue
         found = {
-            frozenset(_parameters_reached(side, analysis, parameters, statement, frozenset()))
-            for side in (other.left, other.right)
+            frozenset(_parameters_reached(side, analysis, parameters, statement, frozenset())) for side in operands
         }
         if found == wanted:
             return True

@@ -4,6 +4,7 @@ and the condition's Python part, which stays a Python `if` around the rewrite.""
 from __future__ import annotations
 
 import ast
+from functools import partial
 
 from ...analysis import conditions
 from ...analysis.hazards import hazards
@@ -15,6 +16,7 @@ from ...kinds import Kind
 from ...semantics import walk
 from ..base import Refused
 from .arms import Arm
+from .signatures import floating_before, unproven_finfo
 from .site import Site
 
 
@@ -61,6 +63,32 @@ def name_conditions(site: Site, arms: list[Arm], lines: list[str]) -> list[str]:
     return names
 
 
+def _skipped(site: Site, expr: ast.expr, where: str) -> None:
+    """What code Python skipped on some calls (an `elif` condition, a later `and`/`or` operand) may
+    do now that the rewrite evaluates it on every call, `where` saying when it was skipped: an
+    operation torch does not compute for a dtype graphmend does not know (`x.mean()` of an integer
+    tensor), and a parameter read nowhere that always runs before it (`y.sum()` with `y=None`;
+    review 14). Shapes that may not combine are `hazards`' own (`x == y`)."""
+    analysis = site.analysis
+    for words in unproven_finfo([expr], analysis, partial(floating_before, site), frozenset()):
+        site.unsafe(f"`{ast.unparse(expr)}` is now evaluated also {where}: {words}")
+    function = analysis.function
+    if function is None:
+        return
+    read_before = {
+        n.id
+        for stmt in function.node.body
+        if stmt.lineno < site.node.lineno
+        for n in walk(stmt)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    } | set(names_in(site.node.test) - names_in(expr) if isinstance(site.node.test, ast.BoolOp) else set())
+    for name in sorted((names_in(expr) & function.parameter_names) - read_before - {"self", "cls"}):
+        site.unsafe(  # its use here is no evidence of what it is where this was skipped
+            f"`{ast.unparse(expr)}` reads `{name}`, which a caller passes and nothing before it uses: evaluated "
+            f"also {where}, it raises for a value that is not a tensor there (None, a number)"
+        )
+
+
 def _later_condition(site: Site, test: ast.expr) -> None:
     """An `elif` condition, which the rewrite evaluates on every call, also where an earlier one
     held: an operation of it that raises there refuses the fix (`h.amax()` of an empty tensor the
@@ -78,6 +106,7 @@ def _later_condition(site: Site, test: ast.expr) -> None:
                 "where an earlier condition held: it raises for an integer or bool tensor, which that condition may "
                 "have let through"
             )
+    _skipped(site, test, "where an earlier condition held")
 
 
 def _lazy_operands(site: Site, test: ast.expr) -> None:
@@ -99,6 +128,7 @@ def _lazy_operands(site: Site, test: ast.expr) -> None:
             continue
         earlier = ast.unparse(node.values[0])
         for operand in node.values[1:]:
+            _skipped(site, operand, f"where `{earlier}` decided the condition")
             for hazard in hazards(operand, site.analysis):
                 if hazard.raises is not None or hazard.named is not None:
                     site.unsafe(

@@ -66,9 +66,23 @@ def one_path_gradients(
             reached.add(name)
         elif reading:
             one_path.append(name)
+    bound = {n.id for n in walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | {
+        a.arg for a in parameters
+    }
+    for name in dict.fromkeys(n.id for path in paths for part in path for n in walk(part) if isinstance(n, ast.Name)):
+        if name in bound or name in one_path or name in reached or analysis.is_builtin(name):
+            continue
+        if analysis.qualified_name(ast.Name(id=name, ctx=ast.Load())) is not None or name in analysis.module.module_env:
+            continue  # a module, a function, a class, a module-level name (judged apart): not a closure's tensor
+        reading = [path for path in paths if any(differentiable_reads(part, name) for part in path)]
+        every = every_path and len(reading) == len(paths)
+        if reading and not every and analysis.kind(ast.Name(id=name)) is not Kind.PYTHON:
+            one_path.append(name)  # a cell of an enclosing function (review 14)
     hazards: list[str] = []
     for name in one_path:
-        if name in function.parameter_names:
+        if name not in bound:
+            hazards.append(zero_gradients(f"`{name}` (a tensor of an enclosing function)"))
+        elif name in function.parameter_names:
             hazards.append(zero_gradients(f"`{name}` (where the caller passes a trained parameter)"))
         elif not gradient_free(name, analysis) and not computed_harmlessly(name, analysis, reached):
             hazards.append(unreached_gradients(name))
