@@ -22,7 +22,7 @@ from ...analysis.purity import (
 )
 from ...inference import FunctionAnalysis
 from ...kinds import Env, Kind
-from ...semantics import FunctionInfo, walk
+from ...semantics import FunctionInfo, ModuleIndex, once_per_module, walk
 from ..base import unreached_gradients, zero_gradients
 
 SUBMODULE_HOOKS = (
@@ -72,7 +72,7 @@ def one_path_gradients(
     for name in dict.fromkeys(n.id for path in paths for part in path for n in walk(part) if isinstance(n, ast.Name)):
         if name in bound or name in one_path or name in reached or analysis.is_builtin(name):
             continue
-        if analysis.qualified_name(ast.Name(id=name, ctx=ast.Load())) is not None or name in analysis.module.module_env:
+        if analysis.qualified_name(ast.Name(id=name, ctx=ast.Load())) is not None or name in _module_names(analysis):
             continue  # a module, a function, a class, a module-level name (judged apart): not a closure's tensor
         reading = [path for path in paths if any(differentiable_reads(part, name) for part in path)]
         every = every_path and len(reading) == len(paths)
@@ -87,6 +87,24 @@ def one_path_gradients(
         elif not gradient_free(name, analysis) and not computed_harmlessly(name, analysis, reached):
             hazards.append(unreached_gradients(name))
     return hazards
+
+
+def _module_names(analysis: FunctionAnalysis) -> frozenset[str]:
+    """The names the module's own top level binds (functions, classes, imports, globals)."""
+    return frozenset(analysis.module.module_env) | _top_level_names(analysis.module.index)
+
+
+@once_per_module
+def _top_level_names(index: ModuleIndex) -> frozenset[str]:
+    names: set[str] = set()
+    for stmt in index.tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in stmt.names)
+        else:
+            names.update(n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return frozenset(names)
 
 
 def _python_annotation(annotation: ast.expr | None) -> bool:
