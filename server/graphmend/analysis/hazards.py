@@ -27,7 +27,7 @@ from ..inference import FunctionAnalysis, ModuleFacts
 from ..kinds import Kind
 from ..semantics import ancestors, statement_of, walk
 from . import known_ops, liveness
-from .purity import assigned_once, names_in, plain_values
+from .purity import assigned_once, names_in, number_literal, plain_values
 from .shapes import FLOATING
 
 # Operations defined (finite, with a finite derivative) at 1 but not everywhere: roots, logarithms,
@@ -323,7 +323,7 @@ def _unbounded_derivative(node: ast.AST, analysis: FunctionAnalysis) -> Hazard |
     number, keep a zero gradient zero on every value."""
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Pow):
-            exponent = _literal(node.right)
+            exponent = number_literal(node.right)
             if exponent in (0.0, 1.0) or not _maybe_tensor(node.left, analysis):
                 return None
         elif isinstance(node.op, (ast.Mult, ast.MatMult)):
@@ -346,7 +346,7 @@ def _unbounded_derivative(node: ast.AST, analysis: FunctionAnalysis) -> Hazard |
     entry = known_ops.known(name)
     if entry is None or (entry.shielded and short != "pow"):
         return None  # not allowlisted (named as such), or a domain `_hazard` shields
-    if short == "pow" and any(_literal(o) in (0.0, 1.0) for o in operands[-1:]):
+    if short == "pow" and any(number_literal(o) in (0.0, 1.0) for o in operands[-1:]):
         return None
     return _unbounded(node, f"`{name.replace(known_ops.METHOD, '.', 1)}`")
 
@@ -370,7 +370,7 @@ def _finite_number(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[s
     function binds to such, attributes (a module's `self.scaling`) and calls that keep a finite
     number finite (`math.sqrt`, `len`) — not from the caller (`scale=float("inf")`, review 8), and
     with no power or division of written numbers (`1 / 1e-39`)."""
-    value = _literal(expr)
+    value = number_literal(expr)
     if value is not None:
         return abs(value) <= _HALF_MAX
     if analysis.kind(expr) is not Kind.PYTHON:
@@ -383,10 +383,12 @@ def _finite_number(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[s
             values = plain_values(node.id, analysis) if node.id not in seen else []
             if not all(_finite_number(v, analysis, seen | {node.id}) for v in values):
                 return False
-        elif isinstance(node, ast.Constant) and not (_literal(node) is None or abs(_literal(node) or 0.0) <= _HALF_MAX):
+        elif isinstance(node, ast.Constant) and not (
+            number_literal(node) is None or abs(number_literal(node) or 0.0) <= _HALF_MAX
+        ):
             return False
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.Div, ast.FloorDiv, ast.Mod)):
-            if _literal(node.right) is not None or _literal(node.left) is not None:
+            if number_literal(node.right) is not None or number_literal(node.left) is not None:
                 return False
         elif isinstance(node, ast.Call) and _called(node, analysis) not in _FINITE_NUMBER_CALLS:
             return False
@@ -644,12 +646,12 @@ def _overflowing_operand(node: ast.BinOp, analysis: FunctionAnalysis) -> Hazard 
     if symbol is None:
         return None
     if isinstance(node.op, ast.Pow):
-        exponent = _literal(node.right)
+        exponent = number_literal(node.right)
         if exponent is not None and (exponent >= 3 or (exponent > 1 and _may_overflow(node.left, analysis))):
             return _zeroed(node, symbol, node.left, analysis)
         return None
     for side, other in ((node.left, node.right), (node.right, node.left)):
-        if _literal(other) is None and _may_overflow(side, analysis):
+        if number_literal(other) is None and _may_overflow(side, analysis):
             return _zeroed(node, symbol, side, analysis)
     return None
 
@@ -676,9 +678,9 @@ def _may_overflow(expr: ast.expr, analysis: FunctionAnalysis, seen: frozenset[st
         if analysis.kind(expr.left) is Kind.PYTHON and analysis.kind(expr.right) is Kind.PYTHON:
             return False
         if isinstance(expr.op, (ast.Mult, ast.MatMult)):
-            return _literal(expr.left) is None and _literal(expr.right) is None
+            return number_literal(expr.left) is None and number_literal(expr.right) is None
         if isinstance(expr.op, ast.Pow):
-            exponent = _literal(expr.right)
+            exponent = number_literal(expr.right)
             return exponent is None or exponent > 1
         return False
     if isinstance(expr, ast.Call):
@@ -723,7 +725,7 @@ def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast
     sizes = operands[2:] if name == "unflatten" else operands[1:]
     if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
         sizes = list(sizes[0].elts)
-    fixed = [size for size in sizes if (_literal(size) or 0) > 1]
+    fixed = [size for size in sizes if (number_literal(size) or 0) > 1]
     if fixed:  # `x.unflatten(0, (2, -1))` of a dimension of 3 (review 9)
         return _raising(
             node,
@@ -731,7 +733,9 @@ def _empty_reshape(node: ast.Call, operation: str, name: str, operands: list[ast
             f"a branch calls {operation} with the fixed size {ast.unparse(fixed[0])}: where the tensor's size does not "
             "fit it, it raises, and the rewrite calls it on every call",
         )
-    if not any(_literal(size) == -1 for size in sizes) or all(_literal(size) not in (None, 0) for size in sizes):
+    if not any(number_literal(size) == -1 for size in sizes) or all(
+        number_literal(size) not in (None, 0) for size in sizes
+    ):
         return None
     return _raising(
         node,
@@ -795,7 +799,7 @@ def _is_dtype(expr: ast.expr) -> bool:
 
 def _is_dim(expr: ast.expr) -> bool:
     """A dimension argument (`x.max(-1)`), not a second tensor (`torch.max(a, b)`)."""
-    return _literal(expr) is not None
+    return number_literal(expr) is not None
 
 
 def _number_for_tensor(
@@ -837,20 +841,11 @@ def _nonzero_literal(expr: ast.expr) -> bool:
     """A number written in the code whose inverse is finite in every floating dtype: `x / 2` is
     finite wherever `x` is, with a finite derivative (`x / 1e-46` divides by 0 in float32, and `1 /
     1e-5` is past float16's range: review 10)."""
-    value = _literal(expr)
+    value = number_literal(expr)
     return value is not None and value != 0 and abs(value) >= 1 / _HALF_MAX
 
 
 def _polynomial_exponent(expr: ast.expr) -> bool:
     """`x ** 2`: a whole, non-negative power is finite (with a finite derivative) wherever `x` is."""
-    value = _literal(expr)
+    value = number_literal(expr)
     return value is not None and value >= 0 and float(value).is_integer()
-
-
-def _literal(expr: ast.expr) -> float | None:
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
-        return float(expr.value)
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        inner = _literal(expr.operand)
-        return None if inner is None else (-inner if isinstance(expr.op, ast.USub) else inner)
-    return None

@@ -493,12 +493,18 @@ def _total_operation(call: ast.Call, analysis: FunctionAnalysis) -> bool:
 
 def _finite_literal(expr: ast.expr) -> bool:
     """A number written in the code within float16's range: a product by it keeps a zero gradient zero."""
+    value = number_literal(expr)
+    return value is not None and math.isfinite(value) and abs(value) <= 65504
+
+
+def number_literal(expr: ast.expr) -> float | None:
+    """The value of a number written in the code (`2`, `-1e-5`), or None: not a bool, not a name."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return float(expr.value)
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-        expr = expr.operand
-    value = expr.value if isinstance(expr, ast.Constant) else None
-    return (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and abs(value) <= 65504
-    )
+        inner = number_literal(expr.operand)
+        return None if inner is None else (-inner if isinstance(expr.op, ast.USub) else inner)
+    return None
 
 
 def trained_state(node: ast.AST, analysis: FunctionAnalysis) -> str | None:

@@ -20,6 +20,7 @@ from ...kinds import Kind
 from ...semantics import ancestors, walk
 from ...torch_api import FACTORY_FUNCTIONS
 from .arms import is_number
+from .surroundings import GRAD_MODES
 
 # Casts that keep a value's lack of gradient (a comparison's bool made a float still has none), and
 # what keeps it too (`h.detach().clone()`, `h.data.view(-1)`).
@@ -83,10 +84,6 @@ def gradient_free(value: ast.expr, analysis: FunctionAnalysis, seen: frozenset[s
     )
 
 
-# Blocks whose tensors record no autograd history.
-_GRAD_FREE_BLOCKS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled"})
-
-
 def _assigned_without_grad(name: str, analysis: FunctionAnalysis) -> bool:
     """Every assignment of `name` is inside `with torch.no_grad():` (or `inference_mode()`,
     `set_grad_enabled(False)`): its value has no gradient (review 13)."""
@@ -108,9 +105,10 @@ def _in_grad_free_block(node: ast.AST, analysis: FunctionAnalysis) -> bool:
             continue
         for item in holder.items:
             call = item.context_expr
-            if not isinstance(call, ast.Call) or analysis.qualified_name(call.func) not in _GRAD_FREE_BLOCKS:
+            mode = analysis.qualified_name(call.func) if isinstance(call, ast.Call) else None
+            if not isinstance(call, ast.Call) or mode not in GRAD_MODES or mode.endswith(".enable_grad"):
                 continue
-            if analysis.qualified_name(call.func) != "torch.set_grad_enabled" or (
+            if not mode.endswith(".set_grad_enabled") or (
                 call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value is False
             ):
                 return True

@@ -192,24 +192,16 @@ def _require_own_value(site: Site, arm: Arm | None, name: str, value: ast.expr) 
     """A path gives `name` (or the return) `value`: unsafe unless it is a tensor this call made
     that no other name read after the `if` holds (a name bound in the branch is followed there)."""
     seen: set[str] = set()
-    while (
-        arm is not None
-        and isinstance(value, ast.Name)
-        and value.id not in seen
-        and arm.values.get(value.id) is not None
-        and arm.values[value.id] is not value
-    ):
+    while isinstance(value, ast.Name):
+        shared = identity.shared_with(value, name, _live_after(site, value.id))
+        if shared is not None:
+            site.unsafe(shared)
+            return
+        bound = arm.values.get(value.id) if arm is not None and value.id not in seen else None
+        if bound is None or bound is value:
+            break
         seen.add(value.id)
-        shared = identity.shared_with(value, name, _live_after(site, value.id))
-        if shared is not None:
-            site.unsafe(shared)
-            return
-        value = arm.values[value.id]
-    if isinstance(value, ast.Name) and value.id != name:
-        shared = identity.shared_with(value, name, _live_after(site, value.id))
-        if shared is not None:
-            site.unsafe(shared)
-            return
+        value = bound
     if isinstance(value, ast.Name):
         other = _bound_together_before(site, value.id)
         if other is not None:

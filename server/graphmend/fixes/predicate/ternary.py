@@ -115,16 +115,16 @@ def _gradients(node: ast.IfExp, analysis: FunctionAnalysis) -> list[str]:
     if layout is not None:
         hazards.append(layout)
     statement = statement_of(node, function.node)
-    for operand in (node.body, node.orelse):
-        saved = identity.saved_output(operand, analysis, statement) if statement is not None else None
-        if saved is not None and _value_escapes(node, function.node):  # review 12: `h.exp() if ... else h + 2`
-            hazards.append(identity.saved_words("the selected value", saved))
-            break
+    escapes = statement is not None and _value_escapes(node, function.node)
+    if statement is not None and escapes:  # review 12: `h.exp() if ... else h + 2`
+        saved = (identity.saved_output(operand, analysis, statement) for operand in (node.body, node.orelse))
+        call = next((found for found in saved if found is not None), None)
+        if call is not None:
+            hazards.append(identity.saved_words("the selected value", call))
     constant = [gradient_free(operand, analysis) for operand in (node.body, node.orelse)]
     if any(constant) and not all(constant):  # review 12: `zeros_like(h) if ... else h + 2`
         hazards.append(zero_gradients("where one value has no gradient, the tensors the other uses"))
-    statement = statement_of(node, function.node)
-    if statement is not None and _value_escapes(node, function.node):
+    if statement is not None and escapes:
         for operand in (node.body, node.orelse):
             read_after = (
                 {operand.id}
